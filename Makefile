@@ -1,0 +1,94 @@
+# kcorpus build. make (tools) · make test (CPU suite, CI) · make test-gpu · make bench · make deps
+# O=<dir> puts objects and binaries elsewhere (bin/ and obj/ by default); SAN=1 builds with ASan/UBSan.
+
+O        ?= .
+CUDA     ?= /usr/local/cuda
+CC       ?= cc
+BIN      := $(O)/bin
+OBJ      := $(O)/obj
+GEN      := $(O)/gen
+VERSION  := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
+
+CFLAGS   ?= -O2 -g
+CFLAGS   += -std=c17 -Wall -Wextra -Wshadow -Wno-missing-field-initializers -D_GNU_SOURCE \
+            -DKC_VERSION='"$(VERSION)"' -I. -I$(GEN) -I$(CUDA)/include -MMD -MP
+ifeq ($(SAN),1)
+CFLAGS   += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+LDFLAGS  += -fsanitize=address,undefined
+endif
+CUDA_LIB := -L$(CUDA)/lib64 -Wl,-rpath,$(CUDA)/lib64 -Wl,-rpath,/usr/local/cuda/lib64
+LIBS     := -lsqlite3 -ljansson -lcrypto -lm -lpthread -ldl
+NVRTC    := $(CUDA_LIB) -lnvrtc
+CUDADRV  := -L$(CUDA)/lib64/stubs -lcuda $(CUDA_LIB) -lcupti
+
+COMMON_SRC  := $(wildcard common/*.c) $(GEN)/kc_sql.c
+VERIFY_SRC  := $(filter-out verify/main.c verify/gpu_main.c,$(wildcard verify/*.c))
+GPU_SRC     := $(filter gpu_%,$(notdir $(VERIFY_SRC)))
+COLLECT_SRC := $(filter-out collect/main.c,$(wildcard collect/*.c))
+CURATE_SRC  := $(filter-out curate/main.c,$(wildcard curate/*.c))
+EXPORT_SRC  := $(filter-out export/main.c,$(wildcard export/*.c))
+
+obj = $(patsubst %.c,$(OBJ)/%.o,$(patsubst $(GEN)/%,gen/%,$(1)))
+COMMON_OBJ  := $(call obj,$(COMMON_SRC))
+# Host-side verifier modules (no driver API) and GPU-side ones (linked only into kverify-gpu).
+VERIFY_HOST := $(call obj,$(filter-out verify/gpu_%,$(VERIFY_SRC)))
+VERIFY_GPU  := $(call obj,$(filter verify/gpu_%,$(VERIFY_SRC)))
+
+# A tool is built once its main.c exists.
+TOOLS := $(if $(wildcard verify/main.c),$(BIN)/kverify) \
+         $(if $(wildcard verify/gpu_main.c),$(BIN)/kverify-gpu) \
+         $(if $(wildcard collect/main.c),$(BIN)/kcollect) \
+         $(if $(wildcard curate/main.c),$(BIN)/kcurate) \
+         $(if $(wildcard export/main.c),$(BIN)/kexport)
+
+.PHONY: all test test-gpu bench deps clean demo check-tools
+all: $(TOOLS)
+
+$(GEN)/kc_sql.c: schemas/kc.sql
+	@mkdir -p $(GEN)
+	@{ echo '/* generated from schemas/kc.sql by make: do not edit */'; \
+	   echo 'const char kc_schema_sql[] ='; \
+	   sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $<; echo ';'; } > $@
+
+$(GEN)/harness_cu.c: verify/harness.cu
+	@mkdir -p $(GEN)
+	@{ echo '/* generated from verify/harness.cu by make: do not edit */'; \
+	   echo 'const char kc_harness_source[] ='; \
+	   sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $<; echo ';'; } > $@
+
+$(OBJ)/gen/%.o: $(GEN)/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(OBJ)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(BIN)/kverify: $(OBJ)/verify/main.o $(VERIFY_HOST) $(COMMON_OBJ)
+	@mkdir -p $(BIN)
+	$(CC) $(LDFLAGS) -o $@ $^ $(NVRTC) $(LIBS)
+
+$(BIN)/kverify-gpu: $(OBJ)/verify/gpu_main.o $(VERIFY_GPU) $(filter-out $(OBJ)/verify/main.o,$(VERIFY_HOST)) $(COMMON_OBJ) $(OBJ)/gen/harness_cu.o
+	@mkdir -p $(BIN)
+	$(CC) $(LDFLAGS) -o $@ $^ $(NVRTC) $(CUDADRV) $(LIBS)
+
+$(BIN)/kcollect: $(OBJ)/collect/main.o $(call obj,$(COLLECT_SRC)) $(VERIFY_HOST) $(COMMON_OBJ)
+	@mkdir -p $(BIN)
+	$(CC) $(LDFLAGS) -o $@ $^ $(NVRTC) -lcurl $(LIBS)
+
+$(BIN)/kcurate: $(OBJ)/curate/main.o $(call obj,$(CURATE_SRC)) $(COMMON_OBJ)
+	@mkdir -p $(BIN)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+
+$(BIN)/kexport: $(OBJ)/export/main.o $(call obj,$(EXPORT_SRC)) $(call obj,$(CURATE_SRC)) $(COMMON_OBJ)
+	@mkdir -p $(BIN)
+	$(CC) $(LDFLAGS) -o $@ $^ -larchive -lz $(LIBS)
+
+deps:
+	@sh tools/deps.sh
+
+clean:
+	rm -rf $(BIN) $(OBJ) $(GEN) build
+
+-include $(shell find $(OBJ) -name '*.d' 2>/dev/null)
+-include tests/tests.mk

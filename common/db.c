@@ -1,0 +1,200 @@
+/* db: SQLite database access shared by every tool (see db.h). */
+#include "common/db.h"
+#include "common/error.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+extern const char kc_schema_sql[]; /* generated from schemas/kc.sql */
+
+static const char *migration_marker = "-- migration ";
+
+/* Finds migration n's text in the schema; returns its start and sets *len. */
+static const char *find_migration(int n, size_t *len)
+{
+    const char *p = kc_schema_sql;
+    while ((p = strstr(p, migration_marker)) != NULL) {
+        int num = atoi(p + strlen(migration_marker));
+        const char *body = strchr(p, '\n');
+        if (!body)
+            return NULL;
+        const char *next = strstr(body, migration_marker);
+        if (num == n) {
+            *len = next ? (size_t)(next - body) : strlen(body);
+            return body;
+        }
+        p = body;
+    }
+    return NULL;
+}
+
+int kc_schema_newest_version(void)
+{
+    int n = 0;
+    size_t len;
+    while (find_migration(n + 1, &len))
+        n++;
+    return n;
+}
+
+int kc_db_exec(sqlite3 *db, const char *sql, strbuf *err)
+{
+    char *msg = NULL;
+    if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+        kc_fail(err, "database: %s", msg ? msg : sqlite3_errmsg(db));
+        sqlite3_free(msg);
+        return -1;
+    }
+    return 0;
+}
+
+int kc_db_user_version(sqlite3 *db) { return (int)kc_db_query_int(db, "PRAGMA user_version"); }
+
+long long kc_db_query_int(sqlite3 *db, const char *sql)
+{
+    sqlite3_stmt *st = NULL;
+    long long v = -1;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    if (sqlite3_step(st) == SQLITE_ROW)
+        v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return v;
+}
+
+static int apply_migration(sqlite3 *db, int n, strbuf *err)
+{
+    size_t len;
+    const char *body = find_migration(n, &len);
+    strbuf sql = STRBUF_INIT;
+    sb_adds(&sql, "BEGIN IMMEDIATE;\n");
+    sb_add(&sql, body, len);
+    sb_addf(&sql, "\nPRAGMA user_version = %d;\nCOMMIT;\n", n);
+    int rc = kc_db_exec(db, sql.buf, err);
+    if (rc)
+        kc_db_exec(db, "ROLLBACK", NULL);
+    sb_free(&sql);
+    return rc;
+}
+
+static int migrate(sqlite3 *db, enum kc_db_mode mode, const char *path, strbuf *err)
+{
+    int have = kc_db_user_version(db);
+    int newest = kc_schema_newest_version();
+    if (have < 0)
+        return kc_fail(err, "'%s' is not a readable kcorpus database: %s", path,
+                       sqlite3_errmsg(db));
+    if (have > newest)
+        return kc_fail(err, "'%s' has schema version %d, newer than this tool's %d", path, have,
+                       newest);
+    if (have == newest)
+        return 0;
+    if (mode == KC_DB_READONLY)
+        return kc_fail(err, "'%s' has schema version %d; run a writing tool to migrate to %d",
+                       path, have, newest);
+    for (int n = have + 1; n <= newest; n++)
+        if (apply_migration(db, n, err))
+            return -1;
+    return 0;
+}
+
+int kc_db_open(const char *path, enum kc_db_mode mode, sqlite3 **out, strbuf *err)
+{
+    int flags = SQLITE_OPEN_FULLMUTEX;
+    if (mode == KC_DB_READONLY)
+        flags |= SQLITE_OPEN_READONLY;
+    else
+        flags |= SQLITE_OPEN_READWRITE | (mode == KC_DB_CREATE ? SQLITE_OPEN_CREATE : 0);
+    sqlite3 *db = NULL;
+    if (sqlite3_open_v2(path, &db, flags, NULL) != SQLITE_OK) {
+        kc_fail(err, "cannot open database '%s': %s", path, db ? sqlite3_errmsg(db) : "no memory");
+        sqlite3_close(db);
+        return -1;
+    }
+    sqlite3_busy_timeout(db, 30000);
+    const char *pragmas = mode == KC_DB_READONLY
+                              ? "PRAGMA foreign_keys = ON;"
+                              : "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;"
+                                "PRAGMA foreign_keys = ON;";
+    if (kc_db_exec(db, pragmas, err) || migrate(db, mode, path, err)) {
+        sqlite3_close(db);
+        return -1;
+    }
+    *out = db;
+    return 0;
+}
+
+void kc_db_close(sqlite3 *db)
+{
+    if (db)
+        sqlite3_close(db);
+}
+
+int kc_db_begin(sqlite3 *db, strbuf *err) { return kc_db_exec(db, "BEGIN IMMEDIATE", err); }
+int kc_db_commit(sqlite3 *db, strbuf *err) { return kc_db_exec(db, "COMMIT", err); }
+void kc_db_rollback(sqlite3 *db)
+{
+    if (!sqlite3_get_autocommit(db))
+        kc_db_exec(db, "ROLLBACK", NULL);
+}
+
+sqlite3_stmt *kc_db_prepare(sqlite3 *db, const char *sql, strbuf *err)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+        kc_fail(err, "database: %s (in: %.80s)", sqlite3_errmsg(db), sql);
+        return NULL;
+    }
+    return st;
+}
+
+int kc_bind_text_or_null(sqlite3_stmt *st, int idx, const char *s)
+{
+    if (!s || !*s)
+        return sqlite3_bind_null(st, idx);
+    return sqlite3_bind_text(st, idx, s, -1, SQLITE_TRANSIENT);
+}
+
+int kc_blob_put(sqlite3 *db, const void *data, size_t len, char *sha, strbuf *err)
+{
+    sha256_hex(data, len, sha);
+    sqlite3_stmt *st =
+        kc_db_prepare(db, "INSERT OR IGNORE INTO blobs(sha256, size, data) VALUES (?,?,?)", err);
+    if (!st)
+        return -1;
+    sqlite3_bind_text(st, 1, sha, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, (sqlite3_int64)len);
+    sqlite3_bind_blob64(st, 3, len ? data : "", (sqlite3_uint64)len, SQLITE_STATIC);
+    int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : kc_fail(err, "database: storing blob: %s",
+                                                           sqlite3_errmsg(db));
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int kc_blob_put_str(sqlite3 *db, const char *s, char *sha, strbuf *err)
+{
+    return kc_blob_put(db, s, strlen(s), sha, err);
+}
+
+int kc_blob_get(sqlite3 *db, const char *sha, strbuf *out, strbuf *err)
+{
+    sqlite3_stmt *st = kc_db_prepare(db, "SELECT data FROM blobs WHERE sha256 = ?", err);
+    if (!st)
+        return -1;
+    sqlite3_bind_text(st, 1, sha, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(st);
+    if (rc != SQLITE_ROW) {
+        sqlite3_finalize(st);
+        if (rc == SQLITE_DONE)
+            return kc_fail(err, "missing blob %s", sha);
+        return kc_fail(err, "database: reading blob %s: %s", sha, sqlite3_errmsg(db));
+    }
+    sb_reset(out);
+    sb_add(out, sqlite3_column_blob(st, 0), (size_t)sqlite3_column_bytes(st, 0));
+    sqlite3_finalize(st);
+    char check[SHA256_HEX_LEN + 1];
+    sha256_hex(out->buf, out->len, check);
+    if (strcmp(check, sha) != 0)
+        return kc_fail(err, "blob %s is corrupt (content hashes to %s)", sha, check);
+    return 0;
+}

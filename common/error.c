@@ -1,0 +1,100 @@
+/* error: die/error/warning reporting and the kc_fail error-message convention. */
+#include "common/error.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *progname = "kcorpus";
+
+void kc_set_progname(const char *name) { progname = name; }
+const char *kc_progname(void) { return progname; }
+
+static void report(const char *prefix, const char *fmt, va_list ap)
+{
+    strbuf sb = STRBUF_INIT;
+    sb_addf(&sb, "%s: %s", progname, prefix);
+    sb_vaddf(&sb, fmt, ap);
+    sb_addch(&sb, '\n');
+    fputs(sb.buf, stderr);
+    sb_free(&sb);
+}
+
+void die(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    report("fatal: ", fmt, ap);
+    va_end(ap);
+    exit(1);
+}
+
+int error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    report("error: ", fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+void warning(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    report("warning: ", fmt, ap);
+    va_end(ap);
+}
+
+int kc_fail(strbuf *err, const char *fmt, ...)
+{
+    if (!err)
+        return -1;
+    va_list ap;
+    va_start(ap, fmt);
+    sb_reset(err);
+    sb_vaddf(err, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+void *xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p)
+        die("out of memory allocating %zu bytes", n);
+    return p;
+}
+
+void *xcalloc(size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size ? size : 1);
+    if (!p)
+        die("out of memory allocating %zu x %zu bytes", n, size);
+    return p;
+}
+
+void *xrealloc(void *p, size_t n)
+{
+    void *q = realloc(p, n ? n : 1);
+    if (!q)
+        die("out of memory reallocating %zu bytes", n);
+    return q;
+}
+
+char *xstrdup(const char *s)
+{
+    char *p = strdup(s);
+    if (!p)
+        die("out of memory duplicating a string");
+    return p;
+}
+
+char *xstrndup(const char *s, size_t n)
+{
+    char *p = strndup(s, n);
+    if (!p)
+        die("out of memory duplicating a string");
+    return p;
+}

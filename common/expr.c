@@ -1,0 +1,254 @@
+/* expr: recursive-descent evaluator for dim expressions (see expr.h). */
+#include "common/expr.h"
+#include "common/error.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void dimset_free(dimset *d)
+{
+    for (int i = 0; i < d->n; i++)
+        free(d->names[i]);
+    d->n = 0;
+}
+
+void dimset_copy(dimset *dst, const dimset *src)
+{
+    dimset_free(dst);
+    for (int i = 0; i < src->n; i++)
+        dimset_set(dst, src->names[i], src->values[i]);
+}
+
+int dimset_set(dimset *d, const char *name, int64_t value)
+{
+    for (int i = 0; i < d->n; i++)
+        if (strcmp(d->names[i], name) == 0) {
+            d->values[i] = value;
+            return 0;
+        }
+    if (d->n >= KC_MAX_DIMS)
+        return -1;
+    d->names[d->n] = xstrdup(name);
+    d->values[d->n++] = value;
+    return 0;
+}
+
+int dimset_get(const dimset *d, const char *name, int64_t *value)
+{
+    for (int i = 0; i < d->n; i++)
+        if (strcmp(d->names[i], name) == 0) {
+            *value = d->values[i];
+            return 1;
+        }
+    return 0;
+}
+
+struct parser {
+    const char *text;
+    const char *p;
+    const dimset *env;
+    strbuf *err;
+    int failed;
+    /* name collection mode */
+    char (*names)[64];
+    int max_names, n_names;
+};
+
+static int64_t fail(struct parser *ps, const char *fmt, const char *arg)
+{
+    if (!ps->failed) {
+        strbuf msg = STRBUF_INIT;
+        sb_addf(&msg, fmt, arg);
+        kc_fail(ps->err, "%s in expression '%s'", msg.buf, ps->text);
+        sb_free(&msg);
+    }
+    ps->failed = 1;
+    return 0;
+}
+
+static void skip_space(struct parser *ps)
+{
+    while (isspace((unsigned char)*ps->p))
+        ps->p++;
+}
+
+static int accept(struct parser *ps, char c)
+{
+    skip_space(ps);
+    if (*ps->p == c) {
+        ps->p++;
+        return 1;
+    }
+    return 0;
+}
+
+static int64_t parse_sum(struct parser *ps);
+
+enum arith { ADD, SUB, MUL };
+
+static int64_t arith(struct parser *ps, enum arith op, int64_t a, int64_t b)
+{
+    int64_t out = 0;
+    int overflow = op == ADD   ? __builtin_add_overflow(a, b, &out)
+                   : op == SUB ? __builtin_sub_overflow(a, b, &out)
+                               : __builtin_mul_overflow(a, b, &out);
+    if (overflow)
+        return fail(ps, "%sinteger overflow", "");
+    return out;
+}
+
+static int64_t apply_call(struct parser *ps, const char *name, int64_t a, int64_t b)
+{
+    if (strcmp(name, "min") == 0)
+        return a < b ? a : b;
+    if (strcmp(name, "max") == 0)
+        return a > b ? a : b;
+    if (b == 0)
+        return fail(ps, "%sdivision by zero in cdiv", "");
+    if (ps->names)
+        return 0;
+    return a / b + ((a % b != 0) && ((a < 0) == (b < 0)));
+}
+
+static int64_t parse_call(struct parser *ps, const char *name)
+{
+    if (strcmp(name, "cdiv") && strcmp(name, "min") && strcmp(name, "max"))
+        return fail(ps, "unknown function '%s'", name);
+    int64_t a = parse_sum(ps);
+    if (!accept(ps, ','))
+        return fail(ps, "expected ',' in %s()", name);
+    int64_t b = parse_sum(ps);
+    if (!accept(ps, ')'))
+        return fail(ps, "expected ')' closing %s()", name);
+    if (ps->failed)
+        return 0;
+    if (ps->names && strcmp(name, "cdiv") == 0)
+        return 1;
+    return apply_call(ps, name, a, b);
+}
+
+static int64_t lookup_name(struct parser *ps, const char *name)
+{
+    if (ps->names) {
+        for (int i = 0; i < ps->n_names; i++)
+            if (strcmp(ps->names[i], name) == 0)
+                return 1;
+        if (ps->n_names < ps->max_names)
+            snprintf(ps->names[ps->n_names++], 64, "%s", name);
+        return 1;
+    }
+    int64_t v;
+    if (!dimset_get(ps->env, name, &v))
+        return fail(ps, "unknown name '%s'", name);
+    return v;
+}
+
+static int64_t parse_primary(struct parser *ps)
+{
+    skip_space(ps);
+    if (accept(ps, '(')) {
+        int64_t v = parse_sum(ps);
+        if (!accept(ps, ')'))
+            return fail(ps, "%sexpected ')'", "");
+        return v;
+    }
+    if (accept(ps, '-')) {
+        int64_t v = parse_primary(ps);
+        return arith(ps, SUB, 0, v);
+    }
+    if (isdigit((unsigned char)*ps->p)) {
+        char *end;
+        errno = 0;
+        long long v = strtoll(ps->p, &end, 0);
+        if (errno)
+            return fail(ps, "%sliteral out of range", "");
+        ps->p = end;
+        while (*ps->p == 'L' || *ps->p == 'l' || *ps->p == 'u' || *ps->p == 'U')
+            ps->p++;
+        return v;
+    }
+    if (isalpha((unsigned char)*ps->p) || *ps->p == '_') {
+        char name[64];
+        size_t n = 0;
+        while (isalnum((unsigned char)*ps->p) || *ps->p == '_') {
+            if (n < sizeof(name) - 1)
+                name[n++] = *ps->p;
+            ps->p++;
+        }
+        name[n] = '\0';
+        if (accept(ps, '('))
+            return parse_call(ps, name);
+        return lookup_name(ps, name);
+    }
+    if (!*ps->p)
+        return fail(ps, "%sunexpected end", "");
+    char tok[2] = {*ps->p, 0};
+    return fail(ps, "unexpected '%s'", tok);
+}
+
+static int64_t parse_product(struct parser *ps)
+{
+    int64_t v = parse_primary(ps);
+    for (;;) {
+        skip_space(ps);
+        char op = *ps->p;
+        if (op != '*' && op != '/' && op != '%')
+            return v;
+        ps->p++;
+        int64_t r = parse_primary(ps);
+        if (ps->failed)
+            return 0;
+        if (op == '*') {
+            v = arith(ps, MUL, v, r);
+        } else if (!ps->names) {
+            if (r == 0)
+                return fail(ps, "%sdivision by zero", "");
+            v = op == '/' ? v / r : v % r;
+        }
+    }
+}
+
+static int64_t parse_sum(struct parser *ps)
+{
+    int64_t v = parse_product(ps);
+    for (;;) {
+        if (accept(ps, '+'))
+            v = arith(ps, ADD, v, parse_product(ps));
+        else if (accept(ps, '-'))
+            v = arith(ps, SUB, v, parse_product(ps));
+        else
+            return v;
+        if (ps->failed)
+            return 0;
+    }
+}
+
+static int run_parser(struct parser *ps, int64_t *out)
+{
+    int64_t v = parse_sum(ps);
+    skip_space(ps);
+    if (!ps->failed && *ps->p)
+        fail(ps, "unexpected trailing text '%s'", ps->p);
+    if (ps->failed)
+        return -1;
+    if (out)
+        *out = v;
+    return 0;
+}
+
+int expr_eval(const char *text, const dimset *env, int64_t *out, strbuf *err)
+{
+    struct parser ps = {.text = text, .p = text, .env = env, .err = err};
+    return run_parser(&ps, out);
+}
+
+int expr_names(const char *text, char names[][64], int max, strbuf *err)
+{
+    struct parser ps = {.text = text, .p = text, .err = err, .names = names, .max_names = max};
+    if (run_parser(&ps, NULL))
+        return -1;
+    return ps.n_names;
+}

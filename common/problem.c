@@ -1,0 +1,645 @@
+/* problem: loads and validates kc-problem v1 manifests (see problem.h). */
+#include "common/problem.h"
+#include "common/error.h"
+#include "common/fsutil.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *dtype_names[KC_DTYPE_COUNT] = {"f32", "f16", "bf16", "f64",
+                                                  "i32", "i64", "u8",  "bool"};
+static const size_t dtype_sizes[KC_DTYPE_COUNT] = {4, 2, 2, 8, 4, 8, 1, 1};
+static const char *dist_names[KC_DIST_COUNT] = {"none",    "normal", "uniform",
+                                                "randint", "sign",   "simplex"};
+
+const char *dtype_name(enum kc_dtype t) { return t < KC_DTYPE_COUNT ? dtype_names[t] : "?"; }
+size_t dtype_size(enum kc_dtype t) { return t < KC_DTYPE_COUNT ? dtype_sizes[t] : 0; }
+int dtype_is_float(enum kc_dtype t) { return t <= KC_F64; }
+const char *dist_name(enum kc_dist d) { return d < KC_DIST_COUNT ? dist_names[d] : "?"; }
+
+int dtype_parse(const char *s, enum kc_dtype *out)
+{
+    for (int i = 0; i < KC_DTYPE_COUNT; i++)
+        if (strcmp(s, dtype_names[i]) == 0) {
+            *out = (enum kc_dtype)i;
+            return 0;
+        }
+    return -1;
+}
+
+/* ---- field access with precise errors ---- */
+
+struct ctx {
+    const char *file;
+    strbuf *err;
+};
+
+static int field_fail(struct ctx *c, const char *field, const char *what)
+{
+    return kc_fail(c->err, "%s: field '%s': %s", c->file, field, what);
+}
+
+static int get_string(struct ctx *c, json_t *obj, const char *key, const char *field, int required,
+                      char **out)
+{
+    json_t *v = json_object_get(obj, key);
+    if (!v) {
+        if (!required)
+            return 0;
+        return field_fail(c, field, "missing (expected a string)");
+    }
+    if (!json_is_string(v))
+        return field_fail(c, field, "expected a string");
+    *out = xstrdup(json_string_value(v));
+    return 0;
+}
+
+static int get_number(struct ctx *c, json_t *obj, const char *key, const char *field, int required,
+                      double *out)
+{
+    json_t *v = json_object_get(obj, key);
+    if (!v) {
+        if (!required)
+            return 0;
+        return field_fail(c, field, "missing (expected a number)");
+    }
+    if (!json_is_number(v))
+        return field_fail(c, field, "expected a number");
+    *out = json_number_value(v);
+    return 0;
+}
+
+static int isalpha_c(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
+
+static int valid_name(const char *s)
+{
+    if (!*s || !(isalpha_c(*s)))
+        return 0;
+    for (; *s; s++)
+        if (!(isalpha_c(*s) || (*s >= '0' && *s <= '9')))
+            return 0;
+    return 1;
+}
+
+/* ---- dims ---- */
+
+static int load_dimset(struct ctx *c, json_t *obj, const char *field, dimset *out)
+{
+    if (!json_is_object(obj))
+        return field_fail(c, field, "expected an object of dim name -> positive integer");
+    const char *key;
+    json_t *v;
+    json_object_foreach(obj, key, v)
+    {
+        strbuf f = STRBUF_INIT;
+        sb_addf(&f, "%s.%s", field, key);
+        int bad = !valid_name(key) ? field_fail(c, f.buf, "dim names are identifiers")
+                  : !json_is_integer(v) || json_integer_value(v) < 0
+                      ? field_fail(c, f.buf, "expected a non-negative integer")
+                      : 0;
+        if (!bad && dimset_set(out, key, json_integer_value(v)))
+            bad = field_fail(c, f.buf, "too many dims");
+        sb_free(&f);
+        if (bad)
+            return -1;
+    }
+    return 0;
+}
+
+static int apply_derived(struct ctx *c, problem *p, dimset *d, const char *which)
+{
+    for (int i = 0; i < p->n_derived; i++) {
+        int64_t v;
+        strbuf e = STRBUF_INIT;
+        if (expr_eval(p->derived_expr[i], d, &v, &e)) {
+            strbuf f = STRBUF_INIT;
+            sb_addf(&f, "derived.%s", p->derived_name[i]);
+            sb_addf(&e, " (with dims.%s)", which);
+            field_fail(c, f.buf, e.buf);
+            sb_free(&f), sb_free(&e);
+            return -1;
+        }
+        sb_free(&e);
+        dimset_set(d, p->derived_name[i], v);
+    }
+    return 0;
+}
+
+static int same_names(const dimset *a, const dimset *b)
+{
+    if (a->n != b->n)
+        return 0;
+    int64_t v;
+    for (int i = 0; i < a->n; i++)
+        if (!dimset_get(b, a->names[i], &v))
+            return 0;
+    return 1;
+}
+
+static int load_dims(struct ctx *c, json_t *root, problem *p)
+{
+    json_t *dims = json_object_get(root, "dims");
+    if (!json_is_object(dims))
+        return field_fail(c, "dims", "missing (expected an object with default, small, alt)");
+    json_t *derived = json_object_get(root, "derived");
+    if (derived) {
+        if (!json_is_object(derived))
+            return field_fail(c, "derived", "expected an object of name -> dim expression");
+        const char *key;
+        json_t *v;
+        json_object_foreach(derived, key, v)
+        {
+            if (!json_is_string(v) || !valid_name(key) || p->n_derived >= KC_MAX_DERIVED)
+                return field_fail(c, "derived", "expected identifier -> expression string");
+            p->derived_name[p->n_derived] = xstrdup(key);
+            p->derived_expr[p->n_derived++] = xstrdup(json_string_value(v));
+        }
+    }
+    if (load_dimset(c, json_object_get(dims, "default"), "dims.default", &p->dims_default) ||
+        load_dimset(c, json_object_get(dims, "small"), "dims.small", &p->dims_small))
+        return -1;
+    if (!same_names(&p->dims_default, &p->dims_small))
+        return field_fail(c, "dims.small", "must name exactly the dims of dims.default");
+    json_t *alt = json_object_get(dims, "alt");
+    if (!json_is_array(alt) || json_array_size(alt) == 0 || json_array_size(alt) > KC_MAX_ALT)
+        return field_fail(c, "dims.alt", "expected an array of 1 to 8 dim sets");
+    for (size_t i = 0; i < json_array_size(alt); i++) {
+        strbuf f = STRBUF_INIT;
+        sb_addf(&f, "dims.alt[%zu]", i);
+        int rc = load_dimset(c, json_array_get(alt, i), f.buf, &p->dims_alt[i]);
+        if (!rc && !same_names(&p->dims_default, &p->dims_alt[i]))
+            rc = field_fail(c, f.buf, "must name exactly the dims of dims.default");
+        if (!rc)
+            rc = apply_derived(c, p, &p->dims_alt[i], f.buf + 5);
+        sb_free(&f);
+        if (rc)
+            return -1;
+        p->n_alt++;
+    }
+    return apply_derived(c, p, &p->dims_default, "default") ||
+           apply_derived(c, p, &p->dims_small, "small");
+}
+
+/* ---- tensors and params ---- */
+
+static int check_expr(struct ctx *c, const problem *p, const char *expr, const char *field)
+{
+    int64_t v;
+    strbuf e = STRBUF_INIT;
+    const dimset *sets[2 + KC_MAX_ALT] = {&p->dims_default, &p->dims_small};
+    int n = 2;
+    for (int i = 0; i < p->n_alt; i++)
+        sets[n++] = &p->dims_alt[i];
+    for (int i = 0; i < n; i++) {
+        if (expr_eval(expr, sets[i], &v, &e)) {
+            field_fail(c, field, e.buf);
+            sb_free(&e);
+            return -1;
+        }
+    }
+    sb_free(&e);
+    return 0;
+}
+
+static int load_init(struct ctx *c, const problem *p, json_t *init, const char *field,
+                     tensor_spec *t)
+{
+    strbuf f = STRBUF_INIT;
+    sb_addf(&f, "%s.init", field);
+    int rc = 0;
+    char *dist = NULL;
+    if (!json_is_object(init) || get_string(c, init, "dist", f.buf, 1, &dist)) {
+        rc = json_is_object(init) ? -1 : field_fail(c, f.buf, "missing (expected {\"dist\": ...})");
+        goto out;
+    }
+    t->dist = KC_DIST_NONE;
+    for (int i = 1; i < KC_DIST_COUNT; i++)
+        if (strcmp(dist, dist_names[i]) == 0)
+            t->dist = (enum kc_dist)i;
+    switch (t->dist) {
+    case KC_DIST_NORMAL:
+        t->a = 0, t->b = 1;
+        rc = get_number(c, init, "mean", f.buf, 0, &t->a) ||
+             get_number(c, init, "std", f.buf, 0, &t->b);
+        break;
+    case KC_DIST_UNIFORM:
+        t->a = 0, t->b = 1;
+        rc = get_number(c, init, "lo", f.buf, 0, &t->a) || get_number(c, init, "hi", f.buf, 0, &t->b);
+        if (!rc && !(t->a < t->b))
+            rc = field_fail(c, f.buf, "uniform needs lo < hi");
+        break;
+    case KC_DIST_RANDINT: {
+        json_t *lo = json_object_get(init, "lo"), *hi = json_object_get(init, "hi");
+        if (!lo || !hi) {
+            rc = field_fail(c, f.buf, "randint needs lo and hi (integers or dim expressions)");
+            break;
+        }
+        if ((!json_is_string(lo) && !json_is_integer(lo)) ||
+            (!json_is_string(hi) && !json_is_integer(hi))) {
+            rc = field_fail(c, f.buf, "randint lo and hi must be integers or dim expressions");
+            break;
+        }
+        t->lo_expr = json_is_string(lo) ? xstrdup(json_string_value(lo)) : NULL;
+        t->hi_expr = json_is_string(hi) ? xstrdup(json_string_value(hi)) : NULL;
+        strbuf tmp = STRBUF_INIT;
+        if (!t->lo_expr) {
+            sb_addf(&tmp, "%lld", (long long)json_integer_value(lo));
+            t->lo_expr = sb_detach(&tmp);
+        }
+        if (!t->hi_expr) {
+            sb_addf(&tmp, "%lld", (long long)json_integer_value(hi));
+            t->hi_expr = sb_detach(&tmp);
+        }
+        rc = check_expr(c, p, t->lo_expr, f.buf) || check_expr(c, p, t->hi_expr, f.buf);
+        if (!rc && t->dtype != KC_I32 && t->dtype != KC_I64 && t->dtype != KC_U8)
+            rc = field_fail(c, f.buf, "randint needs an integer dtype (i32, i64, u8)");
+        break;
+    }
+    case KC_DIST_SIGN:
+        break;
+    case KC_DIST_SIMPLEX:
+        t->b = 1;
+        rc = get_number(c, init, "std", f.buf, 0, &t->b);
+        break;
+    default:
+        rc = field_fail(c, f.buf, "dist must be normal, uniform, randint, sign or simplex");
+    }
+    if (!rc && t->dist != KC_DIST_RANDINT && !dtype_is_float(t->dtype))
+        rc = field_fail(c, f.buf, "integer tensors take dist randint");
+out:
+    free(dist);
+    sb_free(&f);
+    return rc;
+}
+
+static int load_tensor(struct ctx *c, problem *p, json_t *obj, const char *field, int is_input,
+                       tensor_spec *t)
+{
+    char *dtype = NULL;
+    strbuf f = STRBUF_INIT;
+    int rc = -1;
+    if (!json_is_object(obj)) {
+        field_fail(c, field, "expected an object with name, dtype, shape");
+        goto out;
+    }
+    sb_addf(&f, "%s.name", field);
+    if (get_string(c, obj, "name", f.buf, 1, &t->name))
+        goto out;
+    if (!valid_name(t->name)) {
+        field_fail(c, f.buf, "tensor names are identifiers");
+        goto out;
+    }
+    sb_reset(&f), sb_addf(&f, "%s.dtype", field);
+    if (get_string(c, obj, "dtype", f.buf, 1, &dtype))
+        goto out;
+    if (dtype_parse(dtype, &t->dtype)) {
+        field_fail(c, f.buf, "expected one of f32, f16, bf16, f64, i32, i64, u8, bool");
+        goto out;
+    }
+    json_t *shape = json_object_get(obj, "shape");
+    sb_reset(&f), sb_addf(&f, "%s.shape", field);
+    if (!json_is_array(shape) || json_array_size(shape) > KC_MAX_RANK) {
+        field_fail(c, f.buf, "expected an array of up to 8 dim expressions");
+        goto out;
+    }
+    for (size_t i = 0; i < json_array_size(shape); i++) {
+        json_t *d = json_array_get(shape, i);
+        strbuf fi = STRBUF_INIT;
+        sb_addf(&fi, "%s[%zu]", f.buf, i);
+        int bad = 0;
+        if (json_is_integer(d)) {
+            strbuf num = STRBUF_INIT;
+            sb_addf(&num, "%lld", (long long)json_integer_value(d));
+            t->shape[t->rank++] = sb_detach(&num);
+        } else if (json_is_string(d)) {
+            t->shape[t->rank++] = xstrdup(json_string_value(d));
+        } else {
+            bad = field_fail(c, fi.buf, "expected a dim expression");
+        }
+        if (!bad)
+            bad = check_expr(c, p, t->shape[t->rank - 1], fi.buf);
+        sb_free(&fi);
+        if (bad)
+            goto out;
+    }
+    if (is_input) {
+        if (load_init(c, p, json_object_get(obj, "init"), field, t))
+            goto out;
+    } else if (json_object_get(obj, "init")) {
+        field_fail(c, field, "outputs take no init (they are poisoned by the harness)");
+        goto out;
+    }
+    rc = 0;
+out:
+    free(dtype);
+    sb_free(&f);
+    return rc;
+}
+
+static int load_tensor_list(struct ctx *c, problem *p, json_t *root, const char *key, int is_input)
+{
+    json_t *arr = json_object_get(root, key);
+    tensor_spec *list = is_input ? p->inputs : p->outputs;
+    int *n = is_input ? &p->n_inputs : &p->n_outputs;
+    if (!json_is_array(arr) || json_array_size(arr) == 0 || json_array_size(arr) > KC_MAX_TENSORS)
+        return field_fail(c, key, "expected an array of 1 to 16 tensors");
+    for (size_t i = 0; i < json_array_size(arr); i++) {
+        strbuf f = STRBUF_INIT;
+        sb_addf(&f, "%s[%zu]", key, i);
+        int rc = load_tensor(c, p, json_array_get(arr, i), f.buf, is_input, &list[i]);
+        sb_free(&f);
+        (*n)++;
+        if (rc)
+            return -1;
+    }
+    return 0;
+}
+
+static int load_params(struct ctx *c, problem *p, json_t *root)
+{
+    json_t *arr = json_object_get(root, "params");
+    if (!arr)
+        return 0;
+    if (!json_is_array(arr) || json_array_size(arr) > KC_MAX_PARAMS)
+        return field_fail(c, "params", "expected an array of {name, dtype, value}");
+    for (size_t i = 0; i < json_array_size(arr); i++) {
+        json_t *o = json_array_get(arr, i);
+        param_spec *ps = &p->params[p->n_params++];
+        strbuf f = STRBUF_INIT;
+        char *dtype = NULL;
+        sb_addf(&f, "params[%zu]", i);
+        int rc = !json_is_object(o) ? field_fail(c, f.buf, "expected {name, dtype, value}") : 0;
+        if (!rc)
+            rc = get_string(c, o, "name", f.buf, 1, &ps->name) ||
+                 get_string(c, o, "dtype", f.buf, 1, &dtype) ||
+                 get_number(c, o, "value", f.buf, 1, &ps->value);
+        if (!rc && !valid_name(ps->name))
+            rc = field_fail(c, f.buf, "param names are identifiers");
+        if (!rc && (dtype_parse(dtype, &ps->dtype) || ps->dtype == KC_F16 || ps->dtype == KC_BF16))
+            rc = field_fail(c, f.buf, "param dtype must be f32, f64, i32 or i64");
+        free(dtype);
+        sb_free(&f);
+        if (rc)
+            return -1;
+    }
+    return 0;
+}
+
+static int check_unique_names(struct ctx *c, const problem *p)
+{
+    const char *names[2 * KC_MAX_TENSORS + KC_MAX_PARAMS + KC_MAX_DIMS];
+    int n = 0;
+    for (int i = 0; i < p->n_inputs; i++)
+        names[n++] = p->inputs[i].name;
+    for (int i = 0; i < p->n_outputs; i++)
+        names[n++] = p->outputs[i].name;
+    for (int i = 0; i < p->n_params; i++)
+        names[n++] = p->params[i].name;
+    for (int i = 0; i < p->dims_default.n; i++)
+        names[n++] = p->dims_default.names[i];
+    for (int i = 0; i < n; i++)
+        for (int j = i + 1; j < n; j++)
+            if (strcmp(names[i], names[j]) == 0) {
+                strbuf m = STRBUF_INIT;
+                sb_addf(&m, "name '%s' is used twice among tensors, params and dims", names[i]);
+                field_fail(c, "inputs/outputs/params/dims", m.buf);
+                sb_free(&m);
+                return -1;
+            }
+    return 0;
+}
+
+/* ---- top level ---- */
+
+static const char *known_fields[] = {
+    "format",    "id",      "title",    "level",  "kernelbench", "description", "torch_reference",
+    "dims",      "derived", "inputs",   "outputs", "params",     "tolerance",   "bytes",
+    "flops",     "reference", NULL};
+
+static int check_known_fields(struct ctx *c, json_t *root)
+{
+    const char *key;
+    json_t *v;
+    json_object_foreach(root, key, v)
+    {
+        int ok = 0;
+        for (int i = 0; known_fields[i]; i++)
+            ok |= strcmp(key, known_fields[i]) == 0;
+        if (!ok)
+            return field_fail(c, key, "unknown field (see schemas/problem.schema.json)");
+    }
+    return 0;
+}
+
+static int load_header(struct ctx *c, json_t *root, problem *p)
+{
+    char *format = NULL;
+    if (get_string(c, root, "format", "format", 1, &format))
+        return -1;
+    int bad = strcmp(format, "kc-problem v1") != 0;
+    free(format);
+    if (bad)
+        return field_fail(c, "format", "expected \"kc-problem v1\"");
+    if (get_string(c, root, "id", "id", 1, &p->id) ||
+        get_string(c, root, "title", "title", 1, &p->title) ||
+        get_string(c, root, "description", "description", 1, &p->description) ||
+        get_string(c, root, "torch_reference", "torch_reference", 1, &p->torch_reference))
+        return -1;
+    const char *slash = strchr(p->id, '/');
+    if (!slash || slash == p->id || !slash[1] || strchr(slash + 1, '/'))
+        return field_fail(c, "id", "expected '<suite>/<name>', e.g. level1/019_relu");
+    p->suite = xstrndup(p->id, (size_t)(slash - p->id));
+    json_t *level = json_object_get(root, "level");
+    if (!json_is_integer(level) || json_integer_value(level) < 1)
+        return field_fail(c, "level", "expected a positive integer");
+    p->level = (int)json_integer_value(level);
+    json_t *kb = json_object_get(root, "kernelbench");
+    if (kb) {
+        json_t *pid = json_object_get(kb, "problem_id");
+        if (!json_is_integer(pid))
+            return field_fail(c, "kernelbench.problem_id", "expected an integer");
+        p->kernelbench_id = (int)json_integer_value(pid);
+    }
+    return 0;
+}
+
+static int load_tolerance(struct ctx *c, json_t *root, problem *p)
+{
+    json_t *tol = json_object_get(root, "tolerance");
+    if (!json_is_object(tol))
+        return field_fail(c, "tolerance", "missing (expected {atol, rtol, why})");
+    if (get_number(c, tol, "atol", "tolerance.atol", 1, &p->atol) ||
+        get_number(c, tol, "rtol", "tolerance.rtol", 1, &p->rtol) ||
+        get_string(c, tol, "why", "tolerance.why", 1, &p->tolerance_why))
+        return -1;
+    if (p->atol < 0 || p->rtol < 0 || p->atol > 1 || p->rtol > 1)
+        return field_fail(c, "tolerance", "atol and rtol must lie in [0, 1]");
+    return 0;
+}
+
+static int load_reference(struct ctx *c, json_t *root, problem *p)
+{
+    char *ref = NULL;
+    if (get_string(c, root, "reference", "reference", 1, &ref))
+        return -1;
+    if (strchr(ref, '/')) {
+        free(ref);
+        return field_fail(c, "reference", "expected a file name beside the manifest");
+    }
+    strbuf dir = STRBUF_INIT, path = STRBUF_INIT, e = STRBUF_INIT;
+    path_dirname(p->manifest_path, &dir);
+    path_join(&path, dir.buf, ref);
+    free(ref);
+    p->reference_path = sb_detach(&path);
+    int rc = read_file(p->reference_path, &p->reference_source, &e);
+    if (rc)
+        field_fail(c, "reference", e.buf);
+    sb_free(&dir), sb_free(&e);
+    return rc;
+}
+
+static int check_id_matches_path(struct ctx *c, const problem *p)
+{
+    /* level1/019_relu must live at <root>/level1/019_relu.json */
+    strbuf tail = STRBUF_INIT;
+    sb_addf(&tail, "%s.json", p->id);
+    size_t n = strlen(p->manifest_path);
+    int ok = n >= tail.len && strcmp(p->manifest_path + n - tail.len, tail.buf) == 0 &&
+             (n == tail.len || p->manifest_path[n - tail.len - 1] == '/');
+    sb_free(&tail);
+    return ok ? 0 : field_fail(c, "id", "does not match the manifest's path <suite>/<name>.json");
+}
+
+int problem_load(const char *manifest_path, problem *p, strbuf *err)
+{
+    memset(p, 0, sizeof(*p));
+    p->manifest_path = xstrdup(manifest_path);
+    struct ctx c = {.file = manifest_path, .err = err};
+    strbuf e = STRBUF_INIT;
+    if (read_file(manifest_path, &p->manifest_text, &e)) {
+        kc_fail(err, "%s", e.buf);
+        sb_free(&e);
+        return -1;
+    }
+    sb_free(&e);
+    json_error_t je;
+    json_t *root = json_loadb(p->manifest_text.buf, p->manifest_text.len, 0, &je);
+    if (!root)
+        return kc_fail(err, "%s:%d:%d: invalid JSON: %s", manifest_path, je.line, je.column,
+                       je.text);
+    int rc = -1;
+    if (!json_is_object(root)) {
+        kc_fail(err, "%s: expected a JSON object at the top level", manifest_path);
+        goto out;
+    }
+    if (check_known_fields(&c, root) || load_header(&c, root, p) ||
+        check_id_matches_path(&c, p) || load_dims(&c, root, p) || load_params(&c, p, root) ||
+        load_tensor_list(&c, p, root, "inputs", 1) || load_tensor_list(&c, p, root, "outputs", 0) ||
+        check_unique_names(&c, p) || load_tolerance(&c, root, p) ||
+        get_string(&c, root, "bytes", "bytes", 1, &p->bytes_expr) ||
+        check_expr(&c, p, p->bytes_expr, "bytes") ||
+        get_string(&c, root, "flops", "flops", 1, &p->flops_expr) ||
+        check_expr(&c, p, p->flops_expr, "flops") || load_reference(&c, root, p))
+        goto out;
+    rc = 0;
+out:
+    json_decref(root);
+    return rc;
+}
+
+static void tensor_free(tensor_spec *t)
+{
+    free(t->name);
+    for (int i = 0; i < t->rank; i++)
+        free(t->shape[i]);
+    free(t->lo_expr);
+    free(t->hi_expr);
+}
+
+void problem_free(problem *p)
+{
+    free(p->id), free(p->suite), free(p->title), free(p->description), free(p->torch_reference);
+    free(p->manifest_path), free(p->reference_path), free(p->tolerance_why);
+    free(p->bytes_expr), free(p->flops_expr);
+    sb_free(&p->manifest_text), sb_free(&p->reference_source);
+    dimset_free(&p->dims_default), dimset_free(&p->dims_small);
+    for (int i = 0; i < p->n_alt; i++)
+        dimset_free(&p->dims_alt[i]);
+    for (int i = 0; i < p->n_derived; i++)
+        free(p->derived_name[i]), free(p->derived_expr[i]);
+    for (int i = 0; i < p->n_inputs; i++)
+        tensor_free(&p->inputs[i]);
+    for (int i = 0; i < p->n_outputs; i++)
+        tensor_free(&p->outputs[i]);
+    for (int i = 0; i < p->n_params; i++)
+        free(p->params[i].name);
+    memset(p, 0, sizeof(*p));
+}
+
+const dimset *problem_dims(const problem *p, enum kc_dims_kind kind, int alt_index)
+{
+    if (kind == KC_DIMS_SMALL)
+        return &p->dims_small;
+    if (kind == KC_DIMS_ALT)
+        return alt_index >= 0 && alt_index < p->n_alt ? &p->dims_alt[alt_index] : NULL;
+    return &p->dims_default;
+}
+
+int dims_kind_parse(const char *s, enum kc_dims_kind *kind, int *alt_index)
+{
+    *alt_index = 0;
+    if (strcmp(s, "default") == 0)
+        *kind = KC_DIMS_DEFAULT;
+    else if (strcmp(s, "small") == 0)
+        *kind = KC_DIMS_SMALL;
+    else if (strncmp(s, "alt", 3) == 0) {
+        *kind = KC_DIMS_ALT;
+        if (s[3])
+            *alt_index = atoi(s + 3);
+    } else
+        return -1;
+    return 0;
+}
+
+int tensor_numel(const tensor_spec *t, const dimset *dims, int64_t *out, strbuf *err)
+{
+    int64_t n = 1;
+    for (int i = 0; i < t->rank; i++) {
+        int64_t d;
+        if (expr_eval(t->shape[i], dims, &d, err))
+            return -1;
+        if (d < 0)
+            return kc_fail(err, "tensor '%s' has negative extent %lld", t->name, (long long)d);
+        if (__builtin_mul_overflow(n, d, &n))
+            return kc_fail(err, "tensor '%s' is too large", t->name);
+    }
+    *out = n;
+    return 0;
+}
+
+const tensor_spec *problem_tensor(const problem *p, const char *name, int *is_output)
+{
+    for (int i = 0; i < p->n_inputs; i++)
+        if (strcmp(p->inputs[i].name, name) == 0) {
+            if (is_output)
+                *is_output = 0;
+            return &p->inputs[i];
+        }
+    for (int i = 0; i < p->n_outputs; i++)
+        if (strcmp(p->outputs[i].name, name) == 0) {
+            if (is_output)
+                *is_output = 1;
+            return &p->outputs[i];
+        }
+    return NULL;
+}
+
+const param_spec *problem_param(const problem *p, const char *name)
+{
+    for (int i = 0; i < p->n_params; i++)
+        if (strcmp(p->params[i].name, name) == 0)
+            return &p->params[i];
+    return NULL;
+}

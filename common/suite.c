@@ -1,0 +1,173 @@
+/* suite: finding problem manifests on disk, selecting them by suite, id or glob,
+ * and rendering a problem's spec as shown to a model. */
+#include "common/error.h"
+#include "common/fsutil.h"
+#include "common/problem.h"
+
+#include <dirent.h>
+#include <fnmatch.h>
+#include <stdlib.h>
+#include <string.h>
+
+void problems_root(strbuf *out)
+{
+    sb_reset(out);
+    const char *env = getenv("KC_PROBLEMS");
+    if (env && *env) {
+        sb_adds(out, env);
+        return;
+    }
+    strbuf dir = STRBUF_INIT;
+    if (self_exe_dir(&dir, NULL) == 0) {
+        path_join(out, dir.buf, "../problems");
+        sb_free(&dir);
+        if (file_exists(out->buf))
+            return;
+    }
+    sb_free(&dir);
+    sb_reset(out);
+    sb_adds(out, "problems");
+}
+
+int problem_manifest_path(const char *root, const char *id, strbuf *out, strbuf *err)
+{
+    if (!strchr(id, '/') || strstr(id, ".."))
+        return kc_fail(err, "bad problem id '%s' (expected <suite>/<name>, e.g. level1/019_relu)",
+                       id);
+    sb_reset(out);
+    sb_addf(out, "%s/%s.json", root, id);
+    if (!file_exists(out->buf))
+        return kc_fail(err, "no problem '%s' (looked for %s)", id, out->buf);
+    return 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Adds every id under root/suite whose name matches pattern (fnmatch). */
+static int add_suite_matches(const char *root, const char *suite, const char *pattern,
+                             char ***ids, int *n, int *cap)
+{
+    strbuf dir = STRBUF_INIT;
+    sb_addf(&dir, "%s/%s", root, suite);
+    DIR *d = opendir(dir.buf);
+    sb_free(&dir);
+    if (!d)
+        return 0;
+    struct dirent *de;
+    int found = 0;
+    while ((de = readdir(d)) != NULL) {
+        size_t len = strlen(de->d_name);
+        if (len < 6 || strcmp(de->d_name + len - 5, ".json") != 0)
+            continue;
+        strbuf id = STRBUF_INIT;
+        sb_addf(&id, "%s/%.*s", suite, (int)(len - 5), de->d_name);
+        if (fnmatch(pattern, id.buf, 0) != 0) {
+            sb_free(&id);
+            continue;
+        }
+        if (*n == *cap) {
+            *cap = *cap ? *cap * 2 : 64;
+            *ids = xrealloc(*ids, (size_t)*cap * sizeof(char *));
+        }
+        (*ids)[(*n)++] = sb_detach(&id);
+        found++;
+    }
+    closedir(d);
+    return found;
+}
+
+static void dedup_sorted(char **ids, int *n)
+{
+    int w = 0;
+    for (int i = 0; i < *n; i++) {
+        if (w && strcmp(ids[w - 1], ids[i]) == 0) {
+            free(ids[i]);
+            continue;
+        }
+        ids[w++] = ids[i];
+    }
+    *n = w;
+}
+
+int problems_select(const char *root, const char *selector, char ***ids, int *n, strbuf *err)
+{
+    *ids = NULL;
+    *n = 0;
+    int cap = 0;
+    char *copy = xstrdup(selector);
+    int rc = 0;
+    for (char *save = NULL, *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        char *slash = strchr(tok, '/');
+        strbuf suite = STRBUF_INIT, pattern = STRBUF_INIT;
+        if (slash) {
+            sb_add(&suite, tok, (size_t)(slash - tok));
+            sb_adds(&pattern, tok);
+        } else {
+            sb_adds(&suite, tok);
+            sb_addf(&pattern, "%s/*", tok);
+        }
+        int found = add_suite_matches(root, suite.buf, pattern.buf, ids, n, &cap);
+        sb_free(&suite), sb_free(&pattern);
+        if (found == 0) {
+            rc = kc_fail(err, "no problems match '%s' under %s", tok, root);
+            break;
+        }
+    }
+    free(copy);
+    if (rc) {
+        problems_free_ids(*ids, *n);
+        *ids = NULL, *n = 0;
+        return -1;
+    }
+    qsort(*ids, (size_t)*n, sizeof(char *), cmp_str);
+    dedup_sorted(*ids, n);
+    return 0;
+}
+
+void problems_free_ids(char **ids, int n)
+{
+    for (int i = 0; i < n; i++)
+        free(ids[i]);
+    free(ids);
+}
+
+static void add_dims_line(strbuf *out, const dimset *d)
+{
+    for (int i = 0; i < d->n; i++)
+        sb_addf(out, "%s%s=%lld", i ? ", " : "", d->names[i], (long long)d->values[i]);
+}
+
+static void add_tensor_line(strbuf *out, const tensor_spec *t)
+{
+    sb_addf(out, "- %s: %s[", t->name, dtype_name(t->dtype));
+    for (int i = 0; i < t->rank; i++)
+        sb_addf(out, "%s%s", i ? ", " : "", t->shape[i]);
+    sb_adds(out, "] (contiguous, row-major)\n");
+}
+
+void problem_spec_text(const problem *p, strbuf *out)
+{
+    sb_addf(out, "Problem %s: %s\n\n%s\n\n", p->id, p->title, p->description);
+    sb_addf(out, "PyTorch reference (the semantics to match):\n```python\n%s\n```\n\n",
+            p->torch_reference);
+    sb_adds(out, "Inputs (device pointers, in this order):\n");
+    for (int i = 0; i < p->n_inputs; i++)
+        add_tensor_line(out, &p->inputs[i]);
+    sb_adds(out, "Outputs (poisoned before your kernel runs; write every element):\n");
+    for (int i = 0; i < p->n_outputs; i++)
+        add_tensor_line(out, &p->outputs[i]);
+    if (p->n_params) {
+        sb_adds(out, "Scalar params:\n");
+        for (int i = 0; i < p->n_params; i++)
+            sb_addf(out, "- %s: %s = %.9g\n", p->params[i].name, dtype_name(p->params[i].dtype),
+                    p->params[i].value);
+    }
+    sb_adds(out, "Dims (usable by name in @launch and @scratch expressions): ");
+    add_dims_line(out, &p->dims_default);
+    sb_adds(out, "\nYour kernel is also checked on other sizes, for example: ");
+    add_dims_line(out, &p->dims_alt[0]);
+    sb_addf(out, "\nTolerance: atol=%g, rtol=%g.\n", p->atol, p->rtol);
+}

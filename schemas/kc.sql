@@ -1,0 +1,274 @@
+-- kc.sql: the kcorpus SQLite schema, the single source of truth for every stage.
+-- Migrations are applied in order by common/db.c; each starts with a line
+-- "-- migration N" and runs in one transaction, after which PRAGMA user_version = N.
+-- Large texts (prompts, responses, sources, logs) live once in `blobs`, addressed by sha256.
+-- API keys are never stored: requests are recorded as sent minus their auth headers.
+
+-- migration 1
+CREATE TABLE blobs (
+    sha256      TEXT PRIMARY KEY,           -- hex sha256 of data
+    size        INTEGER NOT NULL,
+    data        BLOB NOT NULL
+) WITHOUT ROWID;
+
+CREATE TABLE problems (
+    id              TEXT PRIMARY KEY,       -- 'level1/019_relu'
+    suite           TEXT NOT NULL,          -- 'level1'
+    level           INTEGER NOT NULL,
+    title           TEXT NOT NULL,
+    manifest_sha    TEXT NOT NULL REFERENCES blobs(sha256),
+    reference_sha   TEXT NOT NULL REFERENCES blobs(sha256),
+    spec_sha        TEXT REFERENCES blobs(sha256),  -- the spec as shown to the model
+    added_at        TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ','now'))
+);
+
+CREATE TABLE runs (
+    id              INTEGER PRIMARY KEY,
+    run_key         TEXT NOT NULL UNIQUE,   -- hash of the run's identity (config minus secrets)
+    tool            TEXT NOT NULL,          -- 'kcollect', 'kverify'
+    tool_version    TEXT NOT NULL,
+    config_json     TEXT NOT NULL,          -- flags and config as used, secrets removed
+    model           TEXT,
+    endpoint        TEXT,                   -- base URL, never a key
+    api             TEXT,                   -- 'openai' | 'anthropic' | 'none'
+    host            TEXT,
+    status          TEXT NOT NULL DEFAULT 'running',  -- running | finished | interrupted
+    started_at      TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ','now')),
+    finished_at     TEXT
+);
+
+CREATE TABLE trajectories (
+    id              INTEGER PRIMARY KEY,
+    run_id          INTEGER NOT NULL REFERENCES runs(id),
+    problem_id      TEXT NOT NULL REFERENCES problems(id),
+    sample_index    INTEGER NOT NULL,
+    status          TEXT NOT NULL DEFAULT 'open',     -- open | done
+    stop_reason     TEXT,           -- first_correct | target_speedup | turns | minutes | tokens | error
+    started_at      TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ','now')),
+    finished_at     TEXT,
+    UNIQUE (run_id, problem_id, sample_index)
+);
+
+CREATE TABLE requests (
+    id              INTEGER PRIMARY KEY,
+    request_hash    TEXT NOT NULL,          -- sha256 of the canonical request (cache key)
+    endpoint        TEXT NOT NULL,
+    api             TEXT NOT NULL,
+    model           TEXT NOT NULL,
+    body_sha        TEXT NOT NULL REFERENCES blobs(sha256),  -- request JSON as sent, minus secrets
+    created_at      TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ','now'))
+);
+CREATE INDEX requests_by_hash ON requests(request_hash);
+
+CREATE TABLE responses (
+    id              INTEGER PRIMARY KEY,
+    request_id      INTEGER NOT NULL REFERENCES requests(id),
+    http_status     INTEGER,
+    raw_sha         TEXT REFERENCES blobs(sha256),   -- raw body (or SSE stream) as received
+    content_sha     TEXT REFERENCES blobs(sha256),   -- the answer text
+    reasoning_sha   TEXT REFERENCES blobs(sha256),   -- reasoning kept apart from the answer
+    finish_reason   TEXT,                            -- stop | length | ... ; 'length' is labelled truncated
+    prompt_tokens   INTEGER,
+    completion_tokens INTEGER,
+    reasoning_tokens INTEGER,
+    latency_ms      REAL,
+    cost_usd        REAL,
+    attempts        INTEGER NOT NULL DEFAULT 1,
+    from_cache      INTEGER NOT NULL DEFAULT 0,
+    error           TEXT,
+    created_at      TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ','now'))
+);
+CREATE INDEX responses_by_request ON responses(request_id);
+
+-- The response cache: request hash -> the response that answered it.
+CREATE TABLE response_cache (
+    request_hash    TEXT PRIMARY KEY,
+    response_id     INTEGER NOT NULL REFERENCES responses(id)
+) WITHOUT ROWID;
+
+CREATE TABLE candidates (
+    id              INTEGER PRIMARY KEY,
+    problem_id      TEXT NOT NULL REFERENCES problems(id),
+    source_sha      TEXT REFERENCES blobs(sha256),   -- extracted kernel (NULL on extract_error)
+    origin          TEXT NOT NULL,                   -- turn | import | reference
+    status          TEXT NOT NULL DEFAULT 'pending', -- pending | compiled | verified
+    extract_error   TEXT,
+    created_at      TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ','now'))
+);
+CREATE INDEX candidates_by_status ON candidates(status);
+CREATE INDEX candidates_by_problem ON candidates(problem_id);
+
+CREATE TABLE turns (
+    id              INTEGER PRIMARY KEY,
+    trajectory_id   INTEGER NOT NULL REFERENCES trajectories(id),
+    turn_index      INTEGER NOT NULL,
+    prompt_sha      TEXT REFERENCES blobs(sha256),   -- the new user message of this turn
+    request_id      INTEGER REFERENCES requests(id),
+    response_id     INTEGER REFERENCES responses(id),
+    candidate_id    INTEGER REFERENCES candidates(id),
+    feedback_sha    TEXT REFERENCES blobs(sha256),   -- feedback text sent on the next turn
+    tokens_in       INTEGER,
+    tokens_out      INTEGER,
+    latency_ms      REAL,
+    cost_usd        REAL,
+    started_at      TEXT,
+    finished_at     TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ','now')),
+    UNIQUE (trajectory_id, turn_index)
+);
+
+CREATE TABLE compiles (
+    id              INTEGER PRIMARY KEY,
+    candidate_id    INTEGER NOT NULL REFERENCES candidates(id),
+    ok              INTEGER NOT NULL,
+    stage           TEXT NOT NULL,          -- parse | policy | compile
+    log_sha         TEXT REFERENCES blobs(sha256),
+    duration_ms     REAL,
+    arch            TEXT,
+    nvrtc_version   TEXT,
+    kernels_json    TEXT,                   -- per kernel: registers, shared bytes, local (spill) bytes
+    cubin_sha       TEXT REFERENCES blobs(sha256),
+    created_at      TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ','now'))
+);
+CREATE INDEX compiles_by_candidate ON compiles(candidate_id);
+
+CREATE TABLE verifications (
+    id              INTEGER PRIMARY KEY,
+    candidate_id    INTEGER NOT NULL REFERENCES candidates(id),
+    verdict         TEXT NOT NULL CHECK (verdict IN ('extract_error','policy_violation',
+                        'compile_error','launch_error','runtime_error','timeout','mismatch',
+                        'unsafe','correct','compiled')),
+    flags           TEXT NOT NULL DEFAULT '',   -- comma separated: alt_shape_fail,nondeterministic,...
+    message         TEXT,                       -- one line saying what happened
+    evidence_json   TEXT,                       -- per seed/dims: errors, worst index, checksums
+    seeds           TEXT,                       -- comma separated seeds used
+    max_abs_err     REAL,
+    max_rel_err     REAL,
+    rel_l2_err      REAL,
+    verifier_version TEXT NOT NULL,
+    gpu_name        TEXT,
+    driver_version  TEXT,
+    cuda_version    TEXT,
+    nvrtc_version   TEXT,
+    created_at      TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ','now'))
+);
+CREATE INDEX verifications_by_candidate ON verifications(candidate_id);
+
+CREATE TABLE timings (
+    id              INTEGER PRIMARY KEY,
+    verification_id INTEGER NOT NULL REFERENCES verifications(id),
+    median_ms       REAL NOT NULL,
+    mean_ms         REAL,
+    stdev_ms        REAL,
+    min_ms          REAL,
+    p10_ms          REAL,
+    p90_ms          REAL,
+    n               INTEGER,
+    cupti_ms        REAL,                   -- sum of per-kernel device time (median)
+    gbps            REAL,
+    tflops          REAL,
+    eager_ms        REAL,
+    compile_ms      REAL,
+    speedup_eager   REAL,
+    speedup_compile REAL
+);
+CREATE INDEX timings_by_verification ON timings(verification_id);
+
+CREATE TABLE curate_runs (
+    id              INTEGER PRIMARY KEY,
+    params_json     TEXT NOT NULL,
+    tool_version    TEXT NOT NULL,
+    created_at      TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ','now'))
+);
+
+CREATE TABLE candidate_labels (
+    candidate_id    INTEGER PRIMARY KEY REFERENCES candidates(id),
+    curate_run_id   INTEGER NOT NULL REFERENCES curate_runs(id),
+    normalized_sha  TEXT,
+    exact_rep_id    INTEGER REFERENCES candidates(id),  -- representative of the exact-dup cluster
+    near_rep_id     INTEGER REFERENCES candidates(id),  -- representative of the near-dup cluster
+    verdict_class   TEXT,
+    correct_alt     INTEGER,
+    speedup_eager   REAL,
+    speedup_compile REAL,
+    tier_eager      TEXT,                   -- fast_0 | fast_1 | fast_1.5 | fast_2
+    tier_compile    TEXT,
+    improved        INTEGER,                -- better than the previous turn
+    truncated       INTEGER,
+    suspicious      INTEGER,
+    reasoning_chars INTEGER,
+    reward          REAL,
+    discounted_return REAL,
+    labels_json     TEXT
+);
+
+CREATE TABLE trajectory_labels (
+    trajectory_id   INTEGER PRIMARY KEY REFERENCES trajectories(id),
+    curate_run_id   INTEGER NOT NULL REFERENCES curate_runs(id),
+    solved          INTEGER,
+    first_correct_turn INTEGER,
+    best_speedup_eager REAL,
+    best_speedup_compile REAL,
+    n_turns         INTEGER,
+    split           TEXT,                   -- train | valid | test | heldout
+    labels_json     TEXT
+);
+
+CREATE TABLE exports (
+    id              INTEGER PRIMARY KEY,
+    format          TEXT NOT NULL,
+    config_json     TEXT NOT NULL,
+    out_dir         TEXT NOT NULL,
+    manifest_sha    TEXT REFERENCES blobs(sha256),
+    records         INTEGER NOT NULL,
+    created_at      TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ','now'))
+);
+
+-- Auditing views: answer questions from the sqlite3 shell, Datasette or DuckDB.
+CREATE VIEW v_blob_text AS
+    SELECT sha256, size, CAST(data AS TEXT) AS text FROM blobs;
+
+CREATE VIEW v_latest_verification AS
+    SELECT v.* FROM verifications v
+    WHERE v.id = (SELECT max(id) FROM verifications w WHERE w.candidate_id = v.candidate_id);
+
+CREATE VIEW v_candidate_audit AS
+    SELECT c.id AS candidate_id, c.problem_id, c.origin, c.status,
+           t.trajectory_id, t.turn_index,
+           CAST(pb.data AS TEXT) AS prompt,
+           CAST(rb.data AS TEXT) AS response,
+           CAST(sb.data AS TEXT) AS source,
+           cp.ok AS compiled_ok, CAST(lb.data AS TEXT) AS compile_log, cp.kernels_json,
+           v.verdict, v.flags, v.message, v.max_abs_err, v.max_rel_err, v.rel_l2_err,
+           v.seeds, v.gpu_name, v.verifier_version,
+           tm.median_ms, tm.gbps, tm.tflops, tm.speedup_eager, tm.speedup_compile,
+           CAST(fb.data AS TEXT) AS feedback
+    FROM candidates c
+    LEFT JOIN turns t ON t.candidate_id = c.id
+    LEFT JOIN blobs pb ON pb.sha256 = t.prompt_sha
+    LEFT JOIN responses r ON r.id = t.response_id
+    LEFT JOIN blobs rb ON rb.sha256 = r.content_sha
+    LEFT JOIN blobs sb ON sb.sha256 = c.source_sha
+    LEFT JOIN compiles cp ON cp.id = (SELECT max(id) FROM compiles WHERE candidate_id = c.id)
+    LEFT JOIN blobs lb ON lb.sha256 = cp.log_sha
+    LEFT JOIN v_latest_verification v ON v.candidate_id = c.id
+    LEFT JOIN timings tm ON tm.verification_id = v.id
+    LEFT JOIN blobs fb ON fb.sha256 = t.feedback_sha;
+
+CREATE VIEW v_trajectory_summary AS
+    SELECT tr.id AS trajectory_id, tr.run_id, tr.problem_id, tr.sample_index, tr.status,
+           tr.stop_reason, count(t.id) AS turns,
+           sum(v.verdict = 'correct') AS correct_turns,
+           min(CASE WHEN v.verdict = 'correct' THEN t.turn_index END) AS first_correct_turn,
+           max(tm.speedup_eager) AS best_speedup_eager,
+           sum(t.tokens_in) AS tokens_in, sum(t.tokens_out) AS tokens_out,
+           sum(t.cost_usd) AS cost_usd
+    FROM trajectories tr
+    LEFT JOIN turns t ON t.trajectory_id = tr.id
+    LEFT JOIN v_latest_verification v ON v.candidate_id = t.candidate_id
+    LEFT JOIN timings tm ON tm.verification_id = v.id
+    GROUP BY tr.id;
+
+CREATE VIEW v_verdict_counts AS
+    SELECT c.problem_id, v.verdict, count(*) AS n
+    FROM candidates c JOIN v_latest_verification v ON v.candidate_id = c.id
+    GROUP BY c.problem_id, v.verdict;

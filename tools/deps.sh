@@ -1,0 +1,24 @@
+#!/bin/sh
+# deps.sh: installs the Debian packages kcorpus builds and tests with (idempotent;
+# `make deps`). The CUDA 13 toolkit is expected at $CUDA (default /usr/local/cuda).
+set -eu
+PKGS="gcc make pkg-config libsqlite3-dev sqlite3 libjansson-dev libcurl4-openssl-dev libssl-dev
+      libarchive-dev zlib1g-dev libcmocka-dev ca-certificates"
+missing=""
+for p in $PKGS; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+    SUDO=""
+    [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+    echo "deps: installing$missing"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing
+else
+    echo "deps: all Debian packages present"
+fi
+CUDA="${CUDA:-/usr/local/cuda}"
+if [ ! -f "$CUDA/include/nvrtc.h" ] || [ ! -e "$CUDA/lib64/libnvrtc.so" ]; then
+    echo "deps: the CUDA toolkit (NVRTC) is missing at $CUDA; install CUDA 13 or set CUDA=" >&2
+    exit 1
+fi

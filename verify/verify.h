@@ -1,0 +1,78 @@
+/* verify: the verification service used by kverify and kcollect.
+ * Stages: extract -> policy -> compile (sandboxed NVRTC child process) ->
+ * GPU worker (kverify-gpu, one process per GPU: correctness over seeds and alt
+ * dims, then timing) -> a result with verdict, flags and evidence.
+ * kv_verify() is thread-safe and blocking: callers may verify many candidates
+ * at once from several threads; compiles run in parallel CPU processes while
+ * the GPU workers take one candidate at a time. */
+#ifndef KC_VERIFY_H
+#define KC_VERIFY_H
+#include "common/db.h"
+#include "common/problem.h"
+#include "common/strbuf.h"
+#include <stdint.h>
+
+#define KV_MAX_SEEDS 16
+
+typedef struct kv_options {
+    int compile_only;     /* no GPU: stop after compile, verdict "compiled" */
+    int n_seeds;          /* default 5 */
+    uint64_t seeds[KV_MAX_SEEDS]; /* used when fixed_seeds; else fresh random seeds */
+    int fixed_seeds;
+    int no_timing;        /* correctness only */
+    int compile_procs;    /* parallel compile processes (default: CPU count, at most 8) */
+    int gpus;             /* GPU workers (default: all visible GPUs) */
+    double timing_cap_ms; /* time cap of the timing stage (default 1000) */
+    const char *arch;     /* NVRTC arch, default "sm_90" (from the device when present) */
+    const char *baselines_dir; /* default <problems root>/<suite>/baselines */
+} kv_options;
+
+typedef struct kv_timing {
+    double median_ms, mean_ms, stdev_ms, min_ms, p10_ms, p90_ms;
+    int n;
+    double cupti_ms;          /* sum of per-kernel device time of one launch unit (median) */
+    double gbps, tflops;      /* achieved, from the manifest's bytes and flops */
+    double eager_ms, compile_ms;     /* baselines; 0 when unknown */
+    double speedup_eager, speedup_compile; /* 0 when unknown */
+} kv_timing;
+
+typedef struct kv_result {
+    char verdict[24];   /* extract_error policy_violation compile_error launch_error
+                           runtime_error timeout mismatch unsafe correct | compiled */
+    strbuf flags;       /* comma separated: alt_shape_fail, nondeterministic, ... */
+    strbuf message;     /* one line: what happened */
+    strbuf source;      /* the extracted kernel source */
+    strbuf compile_log; /* sanitized NVRTC log */
+    int compile_stage_ok;
+    double compile_ms;
+    strbuf kernels_json; /* [{"name", "registers", "shared_bytes", "local_bytes", ...}] */
+    strbuf evidence_json; /* per run: dims, seed, errors, worst index, checksums */
+    double max_abs_err, max_rel_err, rel_l2_err;
+    int has_errors;
+    int timed;
+    kv_timing timing;
+    strbuf seeds;        /* comma separated */
+    char gpu_name[128], driver_version[32], cuda_version[32], nvrtc_version[32];
+    char arch[16];
+} kv_result;
+
+typedef struct kv_service kv_service;
+
+void kv_options_default(kv_options *o);
+int kv_service_start(const kv_options *o, kv_service **out, strbuf *err);
+void kv_service_stop(kv_service *s);
+/* The response may be a whole LLM answer (the code block is extracted) or bare source. */
+int kv_verify(kv_service *s, const problem *p, const char *response, kv_result *r, strbuf *err);
+void kv_result_init(kv_result *r);
+void kv_result_free(kv_result *r);
+/* Exit status of kverify check for a verdict: 0 correct/compiled, 1 incorrect, 2 error... */
+int kv_verdict_exit_code(const char *verdict);
+/* Records the result for a candidate (compiles, verifications, timings rows; status). The caller
+ * owns the transaction. */
+int kv_record(sqlite3 *db, int64_t candidate_id, const kv_result *r, strbuf *err);
+/* The feedback the model sees next turn: verdict plus the useful evidence. */
+void kv_feedback(const problem *p, const kv_result *r, strbuf *out);
+/* The result as JSON (kverify --json). */
+void kv_result_json(const problem *p, const kv_result *r, strbuf *out);
+
+#endif
