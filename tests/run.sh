@@ -1,0 +1,46 @@
+#!/bin/sh
+# run.sh: runs the CPU suite against the build in $1 (default .): every cmocka
+# binary in $1/bin/tests and every tests/cli/test_*.sh, then prints the closing
+# line "N passed, N failed". Exit status 0 only when nothing failed.
+BUILD="${1:-.}"
+export KC_BIN="$(cd "$BUILD" && pwd)/bin"
+export KC_ROOT="$(pwd)"
+export KC_PROBLEMS="$KC_ROOT/problems"
+export CMOCKA_MESSAGE_OUTPUT=stdout
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+export LSAN_OPTIONS="${LSAN_OPTIONS:-suppressions=$KC_ROOT/tests/lsan.supp:print_suppressions=0}"
+passed=0
+failed=0
+failures=""
+log=$(mktemp)
+for t in "$KC_BIN"/tests/test_*; do
+    [ -x "$t" ] || continue
+    name=$(basename "$t")
+    if "$t" >"$log" 2>&1; then status=ok; else status=fail; fi
+    p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -1)
+    f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -1)
+    p=${p:-0}; f=${f:-0}
+    if [ "$status" = fail ] && [ "$f" -eq 0 ]; then f=1; fi   # crashed or sanitizer abort
+    passed=$((passed + p)); failed=$((failed + f))
+    if [ "$status" = fail ]; then
+        failures="$failures $name"
+        echo "---- $name FAILED:"; tail -40 "$log"
+    else
+        echo "ok   $name ($p tests)"
+    fi
+done
+for t in tests/cli/test_*.sh; do
+    [ -f "$t" ] || continue
+    name=$(basename "$t" .sh)
+    if sh "$t" >"$log" 2>&1; then
+        passed=$((passed + 1)); echo "ok   $name"
+    else
+        failed=$((failed + 1)); failures="$failures $name"
+        echo "---- $name FAILED:"; tail -40 "$log"
+    fi
+done
+rm -f "$log"
+[ -n "$failures" ] && echo "failed:$failures"
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

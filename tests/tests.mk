@@ -1,0 +1,36 @@
+# tests.mk: the test targets (included by the Makefile).
+# make test      installs Debian deps, builds everything with ASan/UBSan under build/asan,
+#                runs the CPU suite: tests/unit/test_*.c (cmocka) and tests/cli/test_*.sh.
+# make test-gpu  builds normally and runs tests/gpu/run.sh (skips cleanly without a GPU).
+# make bench     runs tests/bench/run.sh (GPU parts skip without a GPU).
+
+TEST_O      ?= build/asan
+UNIT_SRC    := $(wildcard tests/unit/test_*.c)
+UNIT_BIN    := $(patsubst tests/unit/%.c,$(BIN)/tests/%,$(UNIT_SRC))
+TESTLIB_SRC := $(wildcard tests/lib/*.c)
+ALL_MODULE_OBJ = $(COMMON_OBJ) $(VERIFY_HOST) $(call obj,$(COLLECT_SRC)) \
+                 $(call obj,$(CURATE_SRC)) $(call obj,$(EXPORT_SRC)) $(call obj,$(TESTLIB_SRC))
+TEST_HELPERS := $(patsubst tests/helpers/%.c,$(BIN)/%,$(wildcard tests/helpers/*.c))
+
+$(BIN)/tests/%: $(OBJ)/tests/unit/%.o $(ALL_MODULE_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka -lcurl -larchive -lz $(NVRTC) $(LIBS)
+
+# Test servers and helper programs (fake LLM server, fixture generators): one file each.
+$(BIN)/%: $(OBJ)/tests/helpers/%.o $(COMMON_OBJ) $(call obj,$(TESTLIB_SRC))
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -lcurl -larchive -lz $(LIBS)
+
+.PHONY: unit-tests test-build
+unit-tests: $(UNIT_BIN) $(TEST_HELPERS)
+test-build: all unit-tests
+
+test: deps
+	@$(MAKE) --no-print-directory O=$(TEST_O) SAN=1 test-build
+	@sh tests/run.sh $(TEST_O)
+
+test-gpu: all $(TEST_HELPERS)
+	@sh tests/gpu/run.sh $(O)
+
+bench: all $(TEST_HELPERS)
+	@sh tests/bench/run.sh $(O)
