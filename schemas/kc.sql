@@ -272,3 +272,31 @@ CREATE VIEW v_verdict_counts AS
     SELECT c.problem_id, v.verdict, count(*) AS n
     FROM candidates c JOIN v_latest_verification v ON v.candidate_id = c.id
     GROUP BY c.problem_id, v.verdict;
+
+-- migration 2
+-- kcurate/kexport: a database identity (random, set once) for merges and export manifests,
+-- problem-level labels (the split lives here: splits are by problem, never by record), and the
+-- merge map that makes `kcurate merge` idempotent: every row copied from another database
+-- remembers where it first came from (origin database uuid, table, id there).
+CREATE TABLE db_info (
+    key             TEXT PRIMARY KEY,
+    value           TEXT NOT NULL
+) WITHOUT ROWID;
+INSERT INTO db_info(key, value) VALUES ('uuid', lower(hex(randomblob(16))));
+
+CREATE TABLE problem_labels (
+    problem_id      TEXT PRIMARY KEY REFERENCES problems(id),
+    curate_run_id   INTEGER NOT NULL REFERENCES curate_runs(id),
+    split           TEXT NOT NULL,          -- train | valid | test | heldout
+    heldout         INTEGER NOT NULL DEFAULT 0,  -- on the decontamination list
+    labels_json     TEXT
+) WITHOUT ROWID;
+
+CREATE TABLE merge_map (
+    origin_uuid     TEXT NOT NULL,          -- db_info uuid of the database the row was born in
+    tbl             TEXT NOT NULL,
+    origin_id       INTEGER NOT NULL,
+    local_id        INTEGER NOT NULL,
+    PRIMARY KEY (origin_uuid, tbl, origin_id)
+) WITHOUT ROWID;
+CREATE INDEX merge_map_by_local ON merge_map(tbl, local_id);
