@@ -300,3 +300,9 @@ CREATE TABLE merge_map (
     PRIMARY KEY (origin_uuid, tbl, origin_id)
 ) WITHOUT ROWID;
 CREATE INDEX merge_map_by_local ON merge_map(tbl, local_id);
+
+-- migration 3
+-- kcollect: each turn's wall time (per-trajectory minute budgets survive a resume) and
+-- answers cut by the token limit labelled as truncated (finish_reason 'length').
+ALTER TABLE turns ADD COLUMN wall_ms REAL;
+ALTER TABLE responses ADD COLUMN truncated INTEGER NOT NULL DEFAULT 0;
