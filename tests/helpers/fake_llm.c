@@ -1,0 +1,773 @@
+/* fake_llm: the test LLM server (as curl tests run against their own servers).
+ * A small HTTP/1.1 server on loopback (plain sockets, poll on the listening
+ * socket, a thread per connection) that speaks OpenAI chat completions
+ * (POST .../chat/completions) and Anthropic messages (POST .../messages),
+ * streamed (SSE with keep-alive comments and a usage chunk) or not.
+ *
+ * Answers: reference-echo mode (default) answers with the reference kernel of
+ * the problem named on the first user message's "Problem <id>:" line, loaded
+ * from $KC_PROBLEMS; --bug compile|runtime makes turn 0 wrong (a compile error,
+ * or an extra launch flipping a high bit of the first output element) and the
+ * next turn right. Script mode (--script FILE) answers turn k (the number of
+ * assistant messages in the request) with answers[k] of the file, the last one
+ * repeating: {"answers": [{"content", "reasoning", "finish_reason"}]}, where
+ * "{{reference}}" in a content stands for the echo answer.
+ *
+ * Faults (--faults LIST, or POST /faults with LIST as body) are consumed one per
+ * request in arrival order: ok 429[:secs] 500 503 quota auth model bad hang idle
+ * reset cut malformed huge, each optionally *N to repeat.
+ * GET /stats reports requests counted by body sha256 (all, and those answered
+ * in full), so tests can assert that nothing was sent twice.
+ *
+ * Usage: fake_llm [--port N] [--script FILE] [--bug none|compile|runtime]
+ *   [--think none|field|tags|tags-no-open] [--faults LIST] [--delay-ms N]
+ *   [--chunk N] [--verbose]
+ * Prints "fake_llm listening on 127.0.0.1:PORT" on stdout once ready. */
+#include "common/error.h"
+#include "common/fsutil.h"
+#include "common/hash.h"
+#include "common/problem.h"
+#include "common/strbuf.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <jansson.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+enum bug_kind { BUG_NONE, BUG_COMPILE, BUG_RUNTIME };
+enum think_kind { THINK_NONE, THINK_FIELD, THINK_TAGS, THINK_TAGS_NO_OPEN };
+
+static struct {
+    int port;
+    enum bug_kind bug;
+    enum think_kind think;
+    json_t *script;
+    int delay_ms;
+    int chunk;
+    int verbose;
+} opt = {.chunk = 48};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static volatile sig_atomic_t stopping;
+
+/* ---- fault queue ---- */
+
+#define MAX_FAULTS 256
+static char faults[MAX_FAULTS][32];
+static int n_faults, next_fault;
+
+static void set_faults(const char *list)
+{
+    pthread_mutex_lock(&lock);
+    n_faults = next_fault = 0;
+    char *copy = xstrdup(list), *save = NULL;
+    for (char *tok = strtok_r(copy, ", \n", &save); tok; tok = strtok_r(NULL, ", \n", &save)) {
+        int times = 1;
+        char *star = strchr(tok, '*');
+        if (star) {
+            *star = 0;
+            times = atoi(star + 1);
+        }
+        for (int i = 0; i < times && n_faults < MAX_FAULTS; i++)
+            snprintf(faults[n_faults++], sizeof faults[0], "%s", tok);
+    }
+    free(copy);
+    pthread_mutex_unlock(&lock);
+}
+
+static void take_fault(char *out, size_t n)
+{
+    pthread_mutex_lock(&lock);
+    snprintf(out, n, "%s", next_fault < n_faults ? faults[next_fault++] : "ok");
+    pthread_mutex_unlock(&lock);
+}
+
+/* ---- request counting ---- */
+
+struct count {
+    char sha[SHA256_HEX_LEN + 1];
+    int seen, answered;
+};
+static struct count *counts;
+static int n_counts, cap_counts;
+static long total_requests, total_answered;
+
+static struct count *count_for(const char *sha)
+{
+    for (int i = 0; i < n_counts; i++)
+        if (!strcmp(counts[i].sha, sha))
+            return &counts[i];
+    if (n_counts == cap_counts) {
+        cap_counts = cap_counts ? 2 * cap_counts : 64;
+        counts = xrealloc(counts, (size_t)cap_counts * sizeof *counts);
+    }
+    struct count *c = &counts[n_counts++];
+    memset(c, 0, sizeof *c);
+    memcpy(c->sha, sha, sizeof c->sha);
+    return c;
+}
+
+static void count_request(const char *sha, int answered)
+{
+    pthread_mutex_lock(&lock);
+    struct count *c = count_for(sha);
+    if (answered) {
+        c->answered++;
+        total_answered++;
+    } else {
+        c->seen++;
+        total_requests++;
+    }
+    pthread_mutex_unlock(&lock);
+}
+
+static char *stats_json(void)
+{
+    pthread_mutex_lock(&lock);
+    json_t *seen = json_object(), *answered = json_object();
+    for (int i = 0; i < n_counts; i++) {
+        json_object_set_new(seen, counts[i].sha, json_integer(counts[i].seen));
+        json_object_set_new(answered, counts[i].sha, json_integer(counts[i].answered));
+    }
+    json_t *o = json_pack("{s:I, s:I, s:i, s:o, s:o}", "requests", (json_int_t)total_requests,
+                          "answered", (json_int_t)total_answered, "faults_left",
+                          n_faults - next_fault, "bodies", seen, "answered_bodies", answered);
+    pthread_mutex_unlock(&lock);
+    char *s = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
+    json_decref(o);
+    return s;
+}
+
+/* ---- socket I/O ---- */
+
+static int send_all(int fd, const char *data, size_t len)
+{
+    while (len) {
+        ssize_t n = send(fd, data, len, MSG_NOSIGNAL);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        data += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+static int send_str(int fd, const char *s) { return send_all(fd, s, strlen(s)); }
+
+static void send_simple(int fd, int status, const char *reason, const char *extra_headers,
+                        const char *ctype, const char *body)
+{
+    strbuf sb = STRBUF_INIT;
+    sb_addf(&sb, "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n%sConnection: close\r\n\r\n",
+            status, reason, ctype, strlen(body), extra_headers ? extra_headers : "");
+    sb_adds(&sb, body);
+    send_all(fd, sb.buf, sb.len);
+    sb_free(&sb);
+}
+
+struct http_request {
+    char method[16];
+    char path[512];
+    strbuf body;
+};
+
+/* Reads one request (headers and a Content-Length body). */
+static int read_request(int fd, struct http_request *rq)
+{
+    strbuf in = STRBUF_INIT;
+    char buf[65536];
+    char *end = NULL;
+    while (!(end = strstr(sb_str(&in), "\r\n\r\n"))) {
+        ssize_t n = recv(fd, buf, sizeof buf, 0);
+        if (n <= 0 || in.len > (1u << 20)) {
+            sb_free(&in);
+            return -1;
+        }
+        sb_add(&in, buf, (size_t)n);
+    }
+    size_t header_len = (size_t)(end - in.buf) + 4;
+    if (sscanf(in.buf, "%15s %511s", rq->method, rq->path) != 2) {
+        sb_free(&in);
+        return -1;
+    }
+    long content_length = 0;
+    for (const char *h = strstr(in.buf, "\r\n"); h && h < end; h = strstr(h + 2, "\r\n"))
+        if (strncasecmp(h + 2, "content-length:", 15) == 0)
+            content_length = atol(h + 17);
+    while ((long)(in.len - header_len) < content_length) {
+        ssize_t n = recv(fd, buf, sizeof buf, 0);
+        if (n <= 0) {
+            sb_free(&in);
+            return -1;
+        }
+        sb_add(&in, buf, (size_t)n);
+    }
+    sb_add(&rq->body, in.buf + header_len, (size_t)content_length);
+    sb_free(&in);
+    return 0;
+}
+
+/* ---- answers ---- */
+
+struct answer {
+    strbuf content, reasoning;
+    char finish[32];
+};
+
+static const char *first_user_text(json_t *messages)
+{
+    size_t i;
+    json_t *m;
+    json_array_foreach(messages, i, m) {
+        const char *role = json_string_value(json_object_get(m, "role"));
+        if (role && !strcmp(role, "user"))
+            return json_string_value(json_object_get(m, "content"));
+    }
+    return NULL;
+}
+
+static int count_assistant(json_t *messages)
+{
+    int n = 0;
+    size_t i;
+    json_t *m;
+    json_array_foreach(messages, i, m) {
+        const char *role = json_string_value(json_object_get(m, "role"));
+        n += role && !strcmp(role, "assistant");
+    }
+    return n;
+}
+
+/* The problem id from "Problem <id>:" in the spec. */
+static int problem_id_of(const char *spec, char *id, size_t n)
+{
+    const char *p = spec ? strstr(spec, "Problem ") : NULL;
+    if (!p)
+        return -1;
+    p += strlen("Problem ");
+    size_t k = strcspn(p, ": \n");
+    if (!k || k >= n)
+        return -1;
+    memcpy(id, p, k);
+    id[k] = 0;
+    return 0;
+}
+
+static void inject_bug(const problem *p, int turn, strbuf *src)
+{
+    if (turn > 0 || opt.bug == BUG_NONE)
+        return;
+    if (opt.bug == BUG_COMPILE) {
+        sb_adds(src, "\n// (turn 0 of a bug-then-fix script: this helper does not compile)\n"
+                     "__device__ int kc_injected_bug() { return undeclared_identifier_kc; }\n");
+    } else if (p->n_outputs > 0) {
+        sb_addf(src, "\n// (turn 0 of a bug-then-fix script: flips a high bit of the first output)\n"
+                     "extern \"C\" __global__ void kc_injected_bug(unsigned int *out) { out[0] ^= 0x40000000u; }\n"
+                     "// @launch kc_injected_bug<<<1, 1>>>(%s);\n",
+                p->outputs[0].name);
+    }
+}
+
+/* The echo answer: the problem's reference kernel as a fenced block. */
+static void echo_answer(const char *spec, int turn, strbuf *out)
+{
+    char id[256];
+    strbuf root = STRBUF_INIT, path = STRBUF_INIT, err = STRBUF_INIT;
+    problem p;
+    memset(&p, 0, sizeof p);
+    problems_root(&root);
+    if (problem_id_of(spec, id, sizeof id) < 0) {
+        sb_adds(out, "I could not find a \"Problem <id>:\" line in your message.");
+    } else if (problem_manifest_path(root.buf, id, &path, &err) < 0 ||
+               problem_load(path.buf, &p, &err) < 0) {
+        sb_addf(out, "I do not know problem %s (%s).", id, sb_str(&err));
+    } else {
+        strbuf src = STRBUF_INIT;
+        sb_add(&src, p.reference_source.buf, p.reference_source.len);
+        inject_bug(&p, turn, &src);
+        sb_addf(out, "Here is a kernel for %s.\n\n```cuda\n%s%s```\n", id, src.buf,
+                src.len && src.buf[src.len - 1] == '\n' ? "" : "\n");
+        sb_free(&src);
+        problem_free(&p);
+    }
+    sb_free(&root);
+    sb_free(&path);
+    sb_free(&err);
+}
+
+static void replace_all(strbuf *s, const char *what, const char *with)
+{
+    strbuf out = STRBUF_INIT;
+    const char *p = sb_str(s), *q;
+    while ((q = strstr(p, what))) {
+        sb_add(&out, p, (size_t)(q - p));
+        sb_adds(&out, with);
+        p = q + strlen(what);
+    }
+    sb_adds(&out, p);
+    sb_reset(s);
+    sb_add(s, sb_str(&out), out.len);
+    sb_free(&out);
+}
+
+static void make_answer(json_t *req, const char *fault, struct answer *a)
+{
+    json_t *messages = json_object_get(req, "messages");
+    const char *spec = first_user_text(messages);
+    int turn = count_assistant(messages);
+    strbuf echo = STRBUF_INIT;
+    echo_answer(spec, turn, &echo);
+    snprintf(a->finish, sizeof a->finish, "stop");
+    if (opt.script) {
+        json_t *list = json_object_get(opt.script, "answers");
+        size_t n = json_array_size(list);
+        json_t *item = n ? json_array_get(list, (size_t)turn < n ? (size_t)turn : n - 1) : NULL;
+        sb_adds(&a->content, json_string_value(json_object_get(item, "content")) ?: "");
+        replace_all(&a->content, "{{reference}}", sb_str(&echo));
+        sb_adds(&a->reasoning, json_string_value(json_object_get(item, "reasoning")) ?: "");
+        const char *fr = json_string_value(json_object_get(item, "finish_reason"));
+        if (fr)
+            snprintf(a->finish, sizeof a->finish, "%s", fr);
+    } else {
+        sb_add(&a->content, sb_str(&echo), echo.len);
+        if (opt.think != THINK_NONE)
+            sb_addf(&a->reasoning, "Turn %d: the reference approach, one thread per element.", turn);
+    }
+    sb_free(&echo);
+    if (!strcmp(fault, "huge")) { /* a 20 MB answer: prose padding before the code */
+        strbuf big = STRBUF_INIT;
+        const char *line = "This line pads a very long answer so that clients must cope with it.\n";
+        while (big.len < 20u << 20)
+            sb_adds(&big, line);
+        sb_add(&big, sb_str(&a->content), a->content.len);
+        sb_reset(&a->content);
+        sb_add(&a->content, big.buf, big.len);
+        sb_free(&big);
+    }
+    if (a->reasoning.len && (opt.think == THINK_TAGS || opt.think == THINK_TAGS_NO_OPEN)) {
+        strbuf c = STRBUF_INIT;
+        sb_addf(&c, "%s%s</think>\n\n%s", opt.think == THINK_TAGS ? "<think>" : "",
+                a->reasoning.buf, sb_str(&a->content));
+        sb_reset(&a->content);
+        sb_add(&a->content, c.buf, c.len);
+        sb_reset(&a->reasoning);
+        sb_free(&c);
+    }
+}
+
+static void answer_free(struct answer *a)
+{
+    sb_free(&a->content);
+    sb_free(&a->reasoning);
+}
+
+/* ---- replies ---- */
+
+static long approx_tokens(size_t chars) { return (long)(chars / 4) + 1; }
+
+static char *dump(json_t *o)
+{
+    char *s = json_dumps(o, JSON_COMPACT);
+    json_decref(o);
+    return s;
+}
+
+static char *openai_body(const char *model, const struct answer *a, long in)
+{
+    json_t *msg = json_pack("{s:s, s:s}", "role", "assistant", "content", sb_str(&a->content));
+    if (a->reasoning.len)
+        json_object_set_new(msg, "reasoning_content", json_string(a->reasoning.buf));
+    long out = approx_tokens(a->content.len + a->reasoning.len);
+    return dump(json_pack("{s:s, s:s, s:s, s:[{s:i, s:o, s:s}], s:{s:i, s:i, s:i, s:{s:i}}}",
+                          "id", "chatcmpl-fake", "object", "chat.completion", "model", model,
+                          "choices", "index", 0, "message", msg, "finish_reason", a->finish,
+                          "usage", "prompt_tokens", in, "completion_tokens", out, "total_tokens",
+                          in + out, "completion_tokens_details", "reasoning_tokens",
+                          a->reasoning.len ? approx_tokens(a->reasoning.len) : 0));
+}
+
+static const char *anthropic_stop(const char *finish)
+{
+    return !strcmp(finish, "length") ? "max_tokens" : "end_turn";
+}
+
+static char *anthropic_body(const char *model, const struct answer *a, long in)
+{
+    json_t *content = json_array();
+    if (a->reasoning.len)
+        json_array_append_new(content, json_pack("{s:s, s:s, s:s}", "type", "thinking", "thinking",
+                                                 a->reasoning.buf, "signature", "fake"));
+    json_array_append_new(content, json_pack("{s:s, s:s}", "type", "text", "text", sb_str(&a->content)));
+    return dump(json_pack("{s:s, s:s, s:s, s:s, s:o, s:s, s:{s:i, s:i}}", "id", "msg_fake", "type",
+                          "message", "role", "assistant", "model", model, "content", content,
+                          "stop_reason", anthropic_stop(a->finish), "usage", "input_tokens", in,
+                          "output_tokens", approx_tokens(a->content.len + a->reasoning.len)));
+}
+
+/* SSE events of an answer, one string per event. */
+struct events {
+    char **ev;
+    int n, cap;
+};
+
+static void ev_add(struct events *e, const char *name, json_t *data)
+{
+    if (e->n == e->cap) {
+        e->cap = e->cap ? 2 * e->cap : 64;
+        e->ev = xrealloc(e->ev, (size_t)e->cap * sizeof *e->ev);
+    }
+    char *d = data ? dump(data) : xstrdup("[DONE]");
+    strbuf sb = STRBUF_INIT;
+    if (name)
+        sb_addf(&sb, "event: %s\n", name);
+    sb_addf(&sb, "data: %s\n\n", d);
+    free(d);
+    e->ev[e->n++] = sb_detach(&sb);
+}
+
+static void ev_free(struct events *e)
+{
+    for (int i = 0; i < e->n; i++)
+        free(e->ev[i]);
+    free(e->ev);
+}
+
+static size_t chunk_size(size_t total)
+{
+    size_t c = (size_t)opt.chunk;
+    return total / 256 > c ? total / 256 : c;
+}
+
+static void openai_events(const char *model, const struct answer *a, long in, int usage,
+                          struct events *e)
+{
+    ev_add(e, NULL, json_pack("{s:s, s:s, s:[{s:i, s:{s:s, s:s}, s:n}]}", "id", "chatcmpl-fake",
+                              "model", model, "choices", "index", 0, "delta", "role", "assistant",
+                              "content", "", "finish_reason"));
+    const strbuf *parts[2] = {&a->reasoning, &a->content};
+    const char *field[2] = {"reasoning_content", "content"};
+    for (int k = 0; k < 2; k++) {
+        size_t step = chunk_size(parts[k]->len);
+        for (size_t i = 0; i < parts[k]->len; i += step) {
+            size_t n = parts[k]->len - i < step ? parts[k]->len - i : step;
+            json_t *delta = json_object();
+            json_object_set_new(delta, field[k], json_stringn(parts[k]->buf + i, n));
+            ev_add(e, NULL, json_pack("{s:s, s:[{s:i, s:o, s:n}]}", "id", "chatcmpl-fake",
+                                      "choices", "index", 0, "delta", delta, "finish_reason"));
+        }
+    }
+    ev_add(e, NULL, json_pack("{s:s, s:[{s:i, s:{}, s:s}]}", "id", "chatcmpl-fake", "choices",
+                              "index", 0, "delta", "finish_reason", a->finish));
+    if (usage) {
+        long out = approx_tokens(a->content.len + a->reasoning.len);
+        ev_add(e, NULL, json_pack("{s:s, s:[], s:{s:i, s:i, s:i, s:{s:i}}}", "id", "chatcmpl-fake",
+                                  "choices", "usage", "prompt_tokens", in, "completion_tokens", out,
+                                  "total_tokens", in + out, "completion_tokens_details",
+                                  "reasoning_tokens",
+                                  a->reasoning.len ? approx_tokens(a->reasoning.len) : 0));
+    }
+    ev_add(e, NULL, NULL);
+}
+
+static void anthropic_events(const char *model, const struct answer *a, long in, struct events *e)
+{
+    ev_add(e, "message_start",
+           json_pack("{s:s, s:{s:s, s:s, s:s, s:s, s:[], s:n, s:{s:i, s:i}}}", "type",
+                     "message_start", "message", "id", "msg_fake", "type", "message", "role",
+                     "assistant", "model", model, "content", "stop_reason", "usage",
+                     "input_tokens", in, "output_tokens", 1));
+    ev_add(e, "ping", json_pack("{s:s}", "type", "ping"));
+    int index = 0;
+    const strbuf *parts[2] = {&a->reasoning, &a->content};
+    const char *btype[2] = {"thinking", "text"}, *dtype[2] = {"thinking_delta", "text_delta"};
+    for (int k = 0; k < 2; k++) {
+        if (k == 0 && !a->reasoning.len)
+            continue;
+        ev_add(e, "content_block_start",
+               json_pack("{s:s, s:i, s:{s:s, s:s}}", "type", "content_block_start", "index", index,
+                         "content_block", "type", btype[k], btype[k], ""));
+        size_t step = chunk_size(parts[k]->len);
+        for (size_t i = 0; i < parts[k]->len; i += step) {
+            size_t n = parts[k]->len - i < step ? parts[k]->len - i : step;
+            json_t *delta = json_pack("{s:s}", "type", dtype[k]);
+            json_object_set_new(delta, btype[k], json_stringn(parts[k]->buf + i, n));
+            ev_add(e, "content_block_delta", json_pack("{s:s, s:i, s:o}", "type",
+                                                       "content_block_delta", "index", index,
+                                                       "delta", delta));
+        }
+        ev_add(e, "content_block_stop",
+               json_pack("{s:s, s:i}", "type", "content_block_stop", "index", index));
+        index++;
+    }
+    ev_add(e, "message_delta",
+           json_pack("{s:s, s:{s:s}, s:{s:i}}", "type", "message_delta", "delta", "stop_reason",
+                     anthropic_stop(a->finish), "usage", "output_tokens",
+                     approx_tokens(a->content.len + a->reasoning.len)));
+    ev_add(e, "message_stop", json_pack("{s:s}", "type", "message_stop"));
+}
+
+static void error_reply(int fd, int anthropic, int status, const char *type, const char *code,
+                        const char *message, const char *headers)
+{
+    json_t *o = anthropic ? json_pack("{s:s, s:{s:s, s:s}}", "type", "error", "error", "type",
+                                      type, "message", message)
+                          : json_pack("{s:{s:s, s:s, s:s}}", "error", "message", message, "type",
+                                      type, "code", code);
+    char *body = dump(o);
+    send_simple(fd, status, "Error", headers, "application/json", body);
+    free(body);
+}
+
+static void hold_open(int fd, int keepalives)
+{
+    if (keepalives)
+        send_str(fd, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n");
+    char buf[256];
+    while (!stopping) {
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        if (poll(&p, 1, 200) > 0 && recv(fd, buf, sizeof buf, MSG_DONTWAIT) == 0)
+            return; /* the client gave up */
+        if (keepalives && send_str(fd, ": keep-alive\n\n") < 0)
+            return;
+    }
+}
+
+static void reset_connection(int fd)
+{
+    struct linger l = {.l_onoff = 1, .l_linger = 0};
+    setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof l);
+}
+
+/* Handles a fault that replaces the answer; returns 1 when one was sent. */
+static int send_fault(int fd, int anthropic, const char *fault, int stream)
+{
+    if (!strncmp(fault, "429", 3)) {
+        char headers[64];
+        snprintf(headers, sizeof headers, "Retry-After: %s\r\n", fault[3] == ':' ? fault + 4 : "1");
+        error_reply(fd, anthropic, 429, anthropic ? "rate_limit_error" : "requests",
+                    "rate_limit_exceeded", "Rate limit reached; try again later.", headers);
+    } else if (!strcmp(fault, "500") || !strcmp(fault, "503")) {
+        error_reply(fd, anthropic, atoi(fault), anthropic ? "api_error" : "server_error",
+                    "server_error", "The server had an error while processing your request.", NULL);
+    } else if (!strcmp(fault, "quota")) {
+        error_reply(fd, anthropic, 429, anthropic ? "billing_error" : "insufficient_quota",
+                    "insufficient_quota", "You exceeded your current quota.", NULL);
+    } else if (!strcmp(fault, "auth")) {
+        error_reply(fd, anthropic, 401, anthropic ? "authentication_error" : "invalid_request_error",
+                    "invalid_api_key", "Incorrect API key provided.", NULL);
+    } else if (!strcmp(fault, "model")) {
+        error_reply(fd, anthropic, 404, anthropic ? "not_found_error" : "invalid_request_error",
+                    "model_not_found", "The model does not exist.", NULL);
+    } else if (!strcmp(fault, "bad")) {
+        error_reply(fd, anthropic, 400, "invalid_request_error", "context_length_exceeded",
+                    "This request is too long.", NULL);
+    } else if (!strcmp(fault, "hang")) {
+        hold_open(fd, 0);
+    } else if (!strcmp(fault, "idle")) {
+        hold_open(fd, stream);
+    } else if (!strcmp(fault, "reset")) {
+        reset_connection(fd);
+    } else if (!strcmp(fault, "malformed")) {
+        send_simple(fd, 200, "OK", NULL, stream ? "text/event-stream" : "application/json",
+                    stream ? "data: {\"choices\": [{\"delta\": {\"content\": \"half\n\n"
+                           : "{\"choices\": [{\"message\": {\"content\": \"unterminated");
+    } else {
+        return 0;
+    }
+    return 1;
+}
+
+static void send_answer(int fd, json_t *req, int anthropic, const char *fault, const char *sha)
+{
+    const char *model = json_string_value(json_object_get(req, "model")) ?: "fake";
+    int stream = json_is_true(json_object_get(req, "stream"));
+    int usage = json_is_true(json_object_get(json_object_get(req, "stream_options"), "include_usage"));
+    struct answer a = {0};
+    make_answer(req, fault, &a);
+    char *text = json_dumps(json_object_get(req, "messages"), JSON_COMPACT);
+    long in = approx_tokens(strlen(text ? text : ""));
+    free(text);
+    int cut = !strcmp(fault, "cut"), ok = 0;
+    if (!stream) {
+        char *body = anthropic ? anthropic_body(model, &a, in) : openai_body(model, &a, in);
+        size_t len = strlen(body);
+        strbuf head = STRBUF_INIT;
+        sb_addf(&head, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n", len);
+        ok = send_all(fd, head.buf, head.len) == 0 && send_all(fd, body, cut ? len / 2 : len) == 0;
+        sb_free(&head);
+        free(body);
+    } else {
+        struct events e = {0};
+        if (anthropic)
+            anthropic_events(model, &a, in, &e);
+        else
+            openai_events(model, &a, in, usage, &e);
+        ok = send_str(fd, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n") == 0;
+        int upto = cut ? e.n / 2 : e.n;
+        for (int i = 0; ok && i < upto; i++) {
+            if (i < 3)
+                ok = send_str(fd, ": keep-alive\n\n") == 0;
+            ok = ok && send_str(fd, e.ev[i]) == 0;
+        }
+        ev_free(&e);
+    }
+    if (ok && !cut)
+        count_request(sha, 1);
+    answer_free(&a);
+}
+
+static void handle_api(int fd, struct http_request *rq, int anthropic)
+{
+    char sha[SHA256_HEX_LEN + 1], fault[32];
+    sha256_hex(rq->body.buf ? rq->body.buf : "", rq->body.len, sha);
+    count_request(sha, 0);
+    take_fault(fault, sizeof fault);
+    if (opt.verbose)
+        fprintf(stderr, "fake_llm: %s %s body %.12s fault %s\n", rq->method, rq->path, sha, fault);
+    json_t *req = json_loadb(sb_str(&rq->body), rq->body.len, 0, NULL);
+    if (!json_is_object(req)) {
+        error_reply(fd, anthropic, 400, "invalid_request_error", "bad_json", "Body is not JSON.", NULL);
+        json_decref(req);
+        return;
+    }
+    if (opt.delay_ms)
+        usleep((useconds_t)opt.delay_ms * 1000);
+    int stream = json_is_true(json_object_get(req, "stream"));
+    if (!send_fault(fd, anthropic, fault, stream))
+        send_answer(fd, req, anthropic, fault, sha);
+    json_decref(req);
+}
+
+static int path_ends(const char *path, const char *suffix)
+{
+    size_t n = strlen(path), k = strlen(suffix);
+    return n >= k && !strcmp(path + n - k, suffix);
+}
+
+static void *serve(void *arg)
+{
+    int fd = (int)(intptr_t)arg;
+    struct http_request rq = {0};
+    if (read_request(fd, &rq) == 0) {
+        if (!strcmp(rq.method, "GET") && !strcmp(rq.path, "/stats")) {
+            char *s = stats_json();
+            send_simple(fd, 200, "OK", NULL, "application/json", s);
+            free(s);
+        } else if (!strcmp(rq.method, "GET") && !strcmp(rq.path, "/health")) {
+            send_simple(fd, 200, "OK", NULL, "text/plain", "ok\n");
+        } else if (!strcmp(rq.method, "POST") && !strcmp(rq.path, "/faults")) {
+            set_faults(sb_str(&rq.body));
+            send_simple(fd, 200, "OK", NULL, "text/plain", "ok\n");
+        } else if (!strcmp(rq.method, "POST") && path_ends(rq.path, "/chat/completions")) {
+            handle_api(fd, &rq, 0);
+        } else if (!strcmp(rq.method, "POST") && path_ends(rq.path, "/messages")) {
+            handle_api(fd, &rq, 1);
+        } else {
+            send_simple(fd, 404, "Not Found", NULL, "text/plain", "no such path\n");
+        }
+    }
+    sb_free(&rq.body);
+    close(fd);
+    return NULL;
+}
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    stopping = 1;
+}
+
+static void usage(void)
+{
+    fputs("usage: fake_llm [--port N] [--script FILE] [--bug none|compile|runtime]\n"
+          "                [--think none|field|tags|tags-no-open] [--faults LIST] [--delay-ms N]\n"
+          "                [--chunk N] [--verbose]\n", stderr);
+    exit(2);
+}
+
+static void parse_args(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--verbose")) {
+            opt.verbose = 1;
+            continue;
+        }
+        if (!v)
+            usage();
+        i++;
+        if (!strcmp(a, "--port"))
+            opt.port = atoi(v);
+        else if (!strcmp(a, "--delay-ms"))
+            opt.delay_ms = atoi(v);
+        else if (!strcmp(a, "--chunk"))
+            opt.chunk = atoi(v) > 0 ? atoi(v) : 48;
+        else if (!strcmp(a, "--faults"))
+            set_faults(v);
+        else if (!strcmp(a, "--bug"))
+            opt.bug = !strcmp(v, "compile") ? BUG_COMPILE : !strcmp(v, "runtime") ? BUG_RUNTIME : BUG_NONE;
+        else if (!strcmp(a, "--think"))
+            opt.think = !strcmp(v, "field") ? THINK_FIELD : !strcmp(v, "tags") ? THINK_TAGS
+                      : !strcmp(v, "tags-no-open") ? THINK_TAGS_NO_OPEN : THINK_NONE;
+        else if (!strcmp(a, "--script")) {
+            json_error_t je;
+            opt.script = json_load_file(v, 0, &je);
+            if (!opt.script)
+                die("%s: %s (line %d)", v, je.text, je.line);
+        } else
+            usage();
+    }
+}
+
+int main(int argc, char **argv)
+{
+    kc_set_progname("fake_llm");
+    parse_args(argc, argv);
+    struct sigaction sa = {.sa_handler = on_signal};
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    int ls = socket(AF_INET, SOCK_STREAM, 0);
+    int one = 1;
+    setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons((uint16_t)opt.port)};
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (bind(ls, (struct sockaddr *)&addr, sizeof addr) < 0 || listen(ls, 128) < 0)
+        die("cannot listen on 127.0.0.1:%d: %s", opt.port, strerror(errno));
+    socklen_t alen = sizeof addr;
+    getsockname(ls, (struct sockaddr *)&addr, &alen);
+    printf("fake_llm listening on 127.0.0.1:%d\n", ntohs(addr.sin_port));
+    fflush(stdout);
+    while (!stopping) {
+        struct pollfd p = {.fd = ls, .events = POLLIN};
+        if (poll(&p, 1, 200) <= 0)
+            continue;
+        int fd = accept(ls, NULL, NULL);
+        if (fd < 0)
+            continue;
+        pthread_t t;
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        if (pthread_create(&t, &attr, serve, (void *)(intptr_t)fd) != 0)
+            close(fd);
+        pthread_attr_destroy(&attr);
+    }
+    close(ls);
+    json_decref(opt.script);
+    free(counts);
+    return 0;
+}
