@@ -22,21 +22,21 @@ NVRTC    := $(CUDA_LIB) -lnvrtc
 CUDADRV  := -L$(CUDA)/lib64/stubs -lcuda $(CUDA_LIB) -lcupti
 
 COMMON_SRC  := $(wildcard common/*.c) $(GEN)/kc_sql.c
-VERIFY_SRC  := $(filter-out verify/main.c verify/gpu_main.c,$(wildcard verify/*.c))
-GPU_SRC     := $(filter gpu_%,$(notdir $(VERIFY_SRC)))
+VERIFY_SRC  := $(filter-out verify/main.c verify/worker_main.c,$(wildcard verify/*.c))
 COLLECT_SRC := $(filter-out collect/main.c,$(wildcard collect/*.c))
 CURATE_SRC  := $(filter-out curate/main.c,$(wildcard curate/*.c))
 EXPORT_SRC  := $(filter-out export/main.c,$(wildcard export/*.c))
 
 obj = $(patsubst %.c,$(OBJ)/%.o,$(patsubst $(GEN)/%,gen/%,$(1)))
 COMMON_OBJ  := $(call obj,$(COMMON_SRC))
-# Host-side verifier modules (no driver API) and GPU-side ones (linked only into kverify-gpu).
-VERIFY_HOST := $(call obj,$(filter-out verify/gpu_%,$(VERIFY_SRC)))
-VERIFY_GPU  := $(call obj,$(filter verify/gpu_%,$(VERIFY_SRC)))
+# Host-side verifier modules (no driver API) and the GPU worker's (verify/worker_*.c, linked
+# only into kverify-gpu, the one binary that loads libcuda and CUPTI).
+VERIFY_HOST := $(call obj,$(filter-out verify/worker_%,$(VERIFY_SRC)))
+VERIFY_GPU  := $(call obj,$(filter verify/worker_%,$(VERIFY_SRC)))
 
 # A tool is built once its main.c exists.
 TOOLS := $(if $(wildcard verify/main.c),$(BIN)/kverify) \
-         $(if $(wildcard verify/gpu_main.c),$(BIN)/kverify-gpu) \
+         $(if $(wildcard verify/worker_main.c),$(BIN)/kverify-gpu) \
          $(if $(wildcard collect/main.c),$(BIN)/kcollect) \
          $(if $(wildcard curate/main.c),$(BIN)/kcurate) \
          $(if $(wildcard export/main.c),$(BIN)/kexport)
@@ -68,7 +68,7 @@ $(BIN)/kverify: $(OBJ)/verify/main.o $(VERIFY_HOST) $(COMMON_OBJ)
 	@mkdir -p $(BIN)
 	$(CC) $(LDFLAGS) -o $@ $^ $(NVRTC) $(LIBS)
 
-$(BIN)/kverify-gpu: $(OBJ)/verify/gpu_main.o $(VERIFY_GPU) $(filter-out $(OBJ)/verify/main.o,$(VERIFY_HOST)) $(COMMON_OBJ) $(OBJ)/gen/harness_cu.o
+$(BIN)/kverify-gpu: $(OBJ)/verify/worker_main.o $(VERIFY_GPU) $(filter-out $(OBJ)/verify/main.o,$(VERIFY_HOST)) $(COMMON_OBJ) $(OBJ)/gen/harness_cu.o
 	@mkdir -p $(BIN)
 	$(CC) $(LDFLAGS) -o $@ $^ $(NVRTC) $(CUDADRV) $(LIBS)
 

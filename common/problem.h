@@ -98,4 +98,10 @@ int problem_manifest_path(const char *root, const char *id, strbuf *out, strbuf 
 int problems_select(const char *root, const char *selector, char ***ids, int *n, strbuf *err);
 void problems_free_ids(char **ids, int n);
 
+/* Loads a problem by id from problems_root(). */
+int problem_load_by_id(const char *id, problem *p, strbuf *err);
+/* Inserts or updates the problem's row (manifest, reference, spec as blobs). problem_db.c */
+typedef struct sqlite3 sqlite3;
+int problem_register(sqlite3 *db, const problem *p, strbuf *err);
+
 #endif

@@ -54,6 +54,7 @@ typedef struct kv_result {
     strbuf seeds;        /* comma separated */
     char gpu_name[128], driver_version[32], cuda_version[32], nvrtc_version[32];
     char arch[16];
+    strbuf cubin;        /* internal: the compiled module between stages */
 } kv_result;
 
 typedef struct kv_service kv_service;

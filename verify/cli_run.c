@@ -1,0 +1,237 @@
+/* cli_run: `kverify import` (candidate files into a database, pending) and
+ * `kverify run` (verify every pending candidate and record the results; many
+ * compiles in flight keep the GPU workers fed). */
+#include "common/db.h"
+#include "common/error.h"
+#include "common/fsutil.h"
+#include "common/problem.h"
+#include "verify/gpu_client.h"
+#include "verify/verify_cli.h"
+
+#include <getopt.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int insert_candidate(sqlite3 *db, const char *problem_id, const char *source, strbuf *err)
+{
+    char sha[SHA256_HEX_LEN + 1];
+    if (kc_blob_put_str(db, source, sha, err))
+        return -1;
+    sqlite3_stmt *st = kc_db_prepare(db,
+        "INSERT INTO candidates(problem_id, source_sha, origin) VALUES (?, ?, 'import')", err);
+    if (!st)
+        return -1;
+    sqlite3_bind_text(st, 1, problem_id, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, sha, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : kc_fail(err, "database: %s", sqlite3_errmsg(db));
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int cli_import(int argc, char **argv)
+{
+    static const struct option opts[] = {{"db", required_argument, NULL, 'd'},
+                                         {"problem", required_argument, NULL, 'p'},
+                                         {NULL, 0, NULL, 0}};
+    const char *db_path = NULL, *problem_id = NULL;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "d:p:", opts, NULL)) != -1) {
+        if (c == 'd')
+            db_path = optarg;
+        else if (c == 'p')
+            problem_id = optarg;
+        else
+            return 4;
+    }
+    if (!db_path || !problem_id || optind >= argc)
+        return error("usage: kverify import --db PATH --problem ID FILE..."), 4;
+    strbuf err = STRBUF_INIT, text = STRBUF_INIT;
+    problem p;
+    sqlite3 *db = NULL;
+    int status = 4;
+    if (problem_load_by_id(problem_id, &p, &err))
+        goto out;
+    if (kc_db_open(db_path, KC_DB_CREATE, &db, &err) || kc_db_begin(db, &err) ||
+        problem_register(db, &p, &err))
+        goto out_problem;
+    for (int i = optind; i < argc; i++)
+        if (read_file(argv[i], &text, &err) || insert_candidate(db, p.id, text.buf, &err))
+            goto out_problem;
+    if (kc_db_commit(db, &err))
+        goto out_problem;
+    printf("imported %d candidates for %s into %s\n", argc - optind, p.id, db_path);
+    status = 0;
+out_problem:
+    problem_free(&p);
+out:
+    if (status)
+        error("%s", err.buf);
+    if (db)
+        kc_db_rollback(db);
+    kc_db_close(db);
+    sb_free(&err), sb_free(&text);
+    return status;
+}
+
+/* ---- run ---- */
+
+struct pending {
+    int64_t id;
+    char *problem_id;
+    char *source_sha;
+};
+
+struct run_state {
+    sqlite3 *db;
+    pthread_mutex_t db_lock;
+    kv_service *svc;
+    struct pending *items;
+    int n, next;
+    int done, failed, correct;
+    double start_ms;
+};
+
+static int load_pending(sqlite3 *db, int limit, struct pending **out, int *n, strbuf *err)
+{
+    sqlite3_stmt *st = kc_db_prepare(db,
+        "SELECT id, problem_id, source_sha FROM candidates WHERE status = 'pending' AND "
+        "source_sha IS NOT NULL ORDER BY problem_id, id LIMIT ?", err);
+    if (!st)
+        return -1;
+    sqlite3_bind_int(st, 1, limit > 0 ? limit : -1);
+    int cap = 0;
+    *out = NULL, *n = 0;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        if (*n == cap)
+            cap = cap ? cap * 2 : 64, *out = xrealloc(*out, (size_t)cap * sizeof(struct pending));
+        struct pending *p = &(*out)[(*n)++];
+        p->id = sqlite3_column_int64(st, 0);
+        p->problem_id = xstrdup((const char *)sqlite3_column_text(st, 1));
+        p->source_sha = xstrdup((const char *)sqlite3_column_text(st, 2));
+    }
+    sqlite3_finalize(st);
+    return 0;
+}
+
+static int fetch_source(struct run_state *s, const struct pending *c, strbuf *src, strbuf *err)
+{
+    pthread_mutex_lock(&s->db_lock);
+    int rc = kc_blob_get(s->db, c->source_sha, src, err);
+    pthread_mutex_unlock(&s->db_lock);
+    return rc;
+}
+
+static int record(struct run_state *s, const struct pending *c, const kv_result *r, strbuf *err)
+{
+    pthread_mutex_lock(&s->db_lock);
+    int rc = kc_db_begin(s->db, err) || kv_record(s->db, c->id, r, err) || kc_db_commit(s->db, err);
+    if (rc)
+        kc_db_rollback(s->db);
+    s->done++;
+    s->correct += strcmp(r->verdict, "correct") == 0;
+    pthread_mutex_unlock(&s->db_lock);
+    return rc ? -1 : 0;
+}
+
+static void verify_one(struct run_state *s, const struct pending *c)
+{
+    strbuf err = STRBUF_INIT, src = STRBUF_INIT;
+    problem p;
+    kv_result r;
+    kv_result_init(&r);
+    int rc = problem_load_by_id(c->problem_id, &p, &err);
+    if (rc == 0) {
+        rc = fetch_source(s, c, &src, &err) || kv_verify(s->svc, &p, src.buf, &r, &err) ||
+             record(s, c, &r, &err);
+        problem_free(&p);
+    }
+    if (rc) {
+        error("candidate %lld: %s", (long long)c->id, err.buf);
+        pthread_mutex_lock(&s->db_lock);
+        s->failed++;
+        pthread_mutex_unlock(&s->db_lock);
+    } else {
+        printf("candidate %lld %-36s %s\n", (long long)c->id, c->problem_id, r.verdict);
+        fflush(stdout);
+    }
+    kv_result_free(&r);
+    sb_free(&err), sb_free(&src);
+}
+
+static void *run_thread(void *arg)
+{
+    struct run_state *s = arg;
+    for (;;) {
+        pthread_mutex_lock(&s->db_lock);
+        int i = s->next++;
+        pthread_mutex_unlock(&s->db_lock);
+        if (i >= s->n)
+            return NULL;
+        verify_one(s, &s->items[i]);
+    }
+}
+
+static void run_all(struct run_state *s, int threads)
+{
+    pthread_t tid[64];
+    if (threads > 64)
+        threads = 64;
+    for (int t = 0; t < threads; t++)
+        pthread_create(&tid[t], NULL, run_thread, s);
+    for (int t = 0; t < threads; t++)
+        pthread_join(tid[t], NULL);
+}
+
+int cli_run(int argc, char **argv)
+{
+    static const struct option opts[] = {{"db", required_argument, NULL, 'd'},
+                                         {"compile-only", no_argument, NULL, 'c'},
+                                         {"limit", required_argument, NULL, 'l'},
+                                         {"threads", required_argument, NULL, 't'},
+                                         {"no-timing", no_argument, NULL, 'n'},
+                                         {NULL, 0, NULL, 0}};
+    kv_options o;
+    kv_options_default(&o);
+    const char *db_path = NULL;
+    int limit = 0, threads = 0, c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "d:cl:t:n", opts, NULL)) != -1) {
+        switch (c) {
+        case 'd': db_path = optarg; break;
+        case 'c': o.compile_only = 1; break;
+        case 'l': limit = atoi(optarg); break;
+        case 't': threads = atoi(optarg); break;
+        case 'n': o.no_timing = 1; break;
+        default: return 4;
+        }
+    }
+    if (!db_path)
+        return error("usage: kverify run --db PATH [--compile-only] [--limit N]"), 4;
+    struct run_state s = {0};
+    strbuf err = STRBUF_INIT;
+    pthread_mutex_init(&s.db_lock, NULL);
+    int status = 4;
+    if (kc_db_open(db_path, KC_DB_EXISTING, &s.db, &err) ||
+        load_pending(s.db, limit, &s.items, &s.n, &err) || kv_service_start(&o, &s.svc, &err)) {
+        error("%s", err.buf);
+        goto out;
+    }
+    s.start_ms = now_ms();
+    run_all(&s, threads > 0 ? threads : o.compile_procs + 2);
+    double secs = (now_ms() - s.start_ms) / 1000;
+    printf("verified %d of %d pending candidates in %.1f s (%.2f candidates/s), %d correct, "
+           "%d errors\n", s.done, s.n, secs, secs > 0 ? s.done / secs : 0.0, s.correct, s.failed);
+    status = s.failed ? 1 : 0;
+out:
+    kv_service_stop(s.svc);
+    for (int i = 0; i < s.n; i++)
+        free(s.items[i].problem_id), free(s.items[i].source_sha);
+    free(s.items);
+    kc_db_close(s.db);
+    pthread_mutex_destroy(&s.db_lock);
+    sb_free(&err);
+    return status;
+}

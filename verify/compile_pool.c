@@ -1,0 +1,233 @@
+/* compile_pool: the compile server process and the thread-safe client pool. */
+#include "verify/compile_pool.h"
+#include "common/error.h"
+#include "common/fsutil.h"
+#include "verify/ipc.h"
+#include "verify/policy.h"
+#include "verify/proc_pool.h"
+#include "verify/sandbox.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---- server ---- */
+
+static const char *warmup_source = "extern \"C\" __global__ void kc_warmup(float *x) { x[0] = 1.0f; }\n";
+
+static void send_json(json_t *j, const compile_output *o)
+{
+    if (!o) {
+        ipc_send(1, j, NULL, NULL, 0);
+        return;
+    }
+    const void *blobs[2] = {o->log.buf ? o->log.buf : "", o->cubin.buf ? o->cubin.buf : ""};
+    size_t lens[2] = {o->log.len, o->cubin.len};
+    ipc_send(1, j, blobs, lens, 2);
+}
+
+static void serve_one(ipc_msg *job, const char *include_dir, int pch_ok)
+{
+    const char *arch = json_string_value(json_object_get(job->json, "arch"));
+    const char *source = job->n_blobs ? job->blobs[0].buf : NULL;
+    compile_output out;
+    compile_output_init(&out);
+    strbuf err = STRBUF_INIT;
+    json_t *reply = json_object();
+    if (!arch || !source) {
+        json_object_set_new(reply, "error", json_string("bad compile job"));
+    } else if (nvrtc_compile(source, arch, include_dir, pch_ok && policy_has_include(source), &out,
+                             &err)) {
+        json_object_set_new(reply, "error", json_string(err.buf));
+    } else {
+        json_object_set_new(reply, "ok", json_boolean(out.ok));
+        json_object_set_new(reply, "ms", json_real(out.ms));
+        json_object_set_new(reply, "kernels", json_string(sb_str(&out.kernels_json)));
+    }
+    send_json(reply, &out);
+    json_decref(reply);
+    compile_output_free(&out);
+    sb_free(&err);
+}
+
+int compile_server_main(int no_sandbox)
+{
+    char version[32];
+    nvrtc_version_string(version, sizeof(version));
+    /* Warm up outside the sandbox: NVRTC loads its builtins library on first use. */
+    compile_output warm;
+    compile_output_init(&warm);
+    strbuf err = STRBUF_INIT;
+    nvrtc_compile(warmup_source, "sm_90", NULL, 0, &warm, &err);
+    compile_output_free(&warm);
+    const char *include_dir = cuda_include_dir();
+    json_t *hello = json_object();
+    int pch_ok = 0;
+    if (!no_sandbox) {
+        sandbox_limits limits = {.address_space_bytes = 16LL << 30, .file_size_bytes = 1LL << 30};
+        if (sandbox_enter(include_dir, &limits, &err)) {
+            json_object_set_new(hello, "fatal", json_string(err.buf));
+            send_json(hello, NULL);
+            return 1;
+        }
+        include_dir = SANDBOX_INCLUDE_DIR;
+        pch_ok = 1;
+    }
+    json_object_set_new(hello, "ready", json_true());
+    json_object_set_new(hello, "nvrtc", json_string(version));
+    json_object_set_new(hello, "sandbox", json_boolean(!no_sandbox));
+    send_json(hello, NULL);
+    json_decref(hello);
+    sb_free(&err);
+    for (;;) {
+        ipc_msg job;
+        strbuf rerr = STRBUF_INIT;
+        enum ipc_status st = ipc_recv(0, &job, -1, &rerr);
+        sb_free(&rerr);
+        if (st != IPC_OK) {
+            ipc_msg_free(&job);
+            return st == IPC_EOF ? 0 : 1;
+        }
+        serve_one(&job, include_dir, pch_ok);
+        ipc_msg_free(&job);
+    }
+}
+
+/* ---- client pool ---- */
+
+struct compile_pool {
+    compile_pool_options opt;
+    proc_pool *procs;
+    char nvrtc_version[32];
+    strbuf exe;
+};
+
+void kverify_exe_path(strbuf *out)
+{
+    const char *env = getenv("KC_KVERIFY");
+    sb_reset(out);
+    if (env && *env) {
+        sb_adds(out, env);
+        return;
+    }
+    strbuf dir = STRBUF_INIT;
+    if (self_exe_dir(&dir, NULL) == 0)
+        path_join(out, dir.buf, "kverify");
+    else
+        sb_adds(out, "kverify");
+    sb_free(&dir);
+}
+
+static int spawn_server(void *ctx, int slot, ipc_child *child, strbuf *err)
+{
+    (void)slot;
+    compile_pool *pool = ctx;
+    char *argv[] = {pool->exe.buf, "compile-server", pool->opt.no_sandbox ? "--no-sandbox" : NULL,
+                    NULL};
+    if (ipc_spawn(argv, child, err))
+        return -1;
+    ipc_msg hello;
+    enum ipc_status st = ipc_recv(child->from_child, &hello, now_ms() + 60000, err);
+    int rc = 0;
+    if (st != IPC_OK) {
+        rc = kc_fail(err, "the compile server (%s) did not start", pool->exe.buf);
+    } else if (json_object_get(hello.json, "fatal")) {
+        rc = kc_fail(err, "%s", json_string_value(json_object_get(hello.json, "fatal")));
+    } else {
+        const char *v = json_string_value(json_object_get(hello.json, "nvrtc"));
+        snprintf(pool->nvrtc_version, sizeof(pool->nvrtc_version), "%s", v ? v : "?");
+    }
+    ipc_msg_free(&hello);
+    if (rc)
+        ipc_kill(child);
+    return rc;
+}
+
+int compile_pool_start(const compile_pool_options *o, compile_pool **out, strbuf *err)
+{
+    compile_pool *pool = xcalloc(1, sizeof(*pool));
+    pool->opt = *o;
+    if (pool->opt.servers < 1)
+        pool->opt.servers = 1;
+    if (pool->opt.timeout_ms <= 0)
+        pool->opt.timeout_ms = 20000;
+    kverify_exe_path(&pool->exe);
+    pool->procs = proc_pool_new(pool->opt.servers, spawn_server, pool);
+    /* Start one server now so that a missing sandbox is reported at once. */
+    int slot;
+    ipc_child *child;
+    if (proc_pool_acquire(pool->procs, &slot, &child, err)) {
+        compile_pool_stop(pool);
+        return -1;
+    }
+    proc_pool_release(pool->procs, slot);
+    *out = pool;
+    return 0;
+}
+
+static void fail_output(compile_output *out, const char *why)
+{
+    out->ok = 0;
+    sb_reset(&out->log);
+    sb_adds(&out->log, why);
+}
+
+int compile_pool_compile(compile_pool *pool, const char *source, const char *arch,
+                         compile_output *out, strbuf *err)
+{
+    int slot;
+    ipc_child *child;
+    if (proc_pool_acquire(pool->procs, &slot, &child, err))
+        return -1;
+    json_t *job = json_object();
+    json_object_set_new(job, "arch", json_string(arch));
+    const void *blobs[1] = {source};
+    size_t lens[1] = {strlen(source)};
+    double start = now_ms();
+    int rc = 0;
+    if (ipc_send(child->to_child, job, blobs, lens, 1) != 0) {
+        ipc_kill(child);
+        fail_output(out, "the compiler process died before compiling");
+    } else {
+        ipc_msg reply;
+        strbuf rerr = STRBUF_INIT;
+        enum ipc_status st = ipc_recv(child->from_child, &reply, start + pool->opt.timeout_ms, &rerr);
+        if (st == IPC_TIMEOUT) {
+            ipc_kill(child);
+            strbuf why = STRBUF_INIT;
+            sb_addf(&why, "compilation exceeded the time limit of %.0f s", pool->opt.timeout_ms / 1000);
+            fail_output(out, why.buf);
+            sb_free(&why);
+        } else if (st != IPC_OK) {
+            ipc_kill(child);
+            fail_output(out, "the compiler crashed on this source (killed by a signal or out of memory)");
+        } else if (json_object_get(reply.json, "error")) {
+            rc = kc_fail(err, "compile server: %s",
+                         json_string_value(json_object_get(reply.json, "error")));
+        } else {
+            out->ok = json_is_true(json_object_get(reply.json, "ok"));
+            out->ms = json_real_value(json_object_get(reply.json, "ms"));
+            sb_reset(&out->kernels_json);
+            sb_adds(&out->kernels_json, json_string_value(json_object_get(reply.json, "kernels")));
+            sb_reset(&out->log), sb_reset(&out->cubin);
+            sb_add(&out->log, reply.blobs[0].buf ? reply.blobs[0].buf : "", reply.blobs[0].len);
+            sb_add(&out->cubin, reply.blobs[1].buf ? reply.blobs[1].buf : "", reply.blobs[1].len);
+        }
+        ipc_msg_free(&reply);
+        sb_free(&rerr);
+    }
+    json_decref(job);
+    proc_pool_release(pool->procs, slot);
+    return rc;
+}
+
+const char *compile_pool_nvrtc_version(compile_pool *pool) { return pool->nvrtc_version; }
+
+void compile_pool_stop(compile_pool *pool)
+{
+    if (!pool)
+        return;
+    proc_pool_free(pool->procs);
+    sb_free(&pool->exe);
+    free(pool);
+}

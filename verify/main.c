@@ -1,0 +1,82 @@
+/* kverify: the verifier's command line. check and compile single candidates,
+ * validate a suite (problems --check), dump inputs and reference outputs,
+ * verify every pending candidate of a database (run), import candidates. */
+#include "common/db.h"
+#include "common/error.h"
+#include "common/fsutil.h"
+#include "common/problem.h"
+#include "verify/compile_pool.h"
+#include "verify/gpu_client.h"
+#include "verify/verify.h"
+#include "verify/verify_cli.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char usage[] =
+    "usage: kverify <command> [options]\n"
+    "\n"
+    "  check --problem ID FILE [--json] [--compile-only] [--no-timing] [--seeds S1,S2,..]\n"
+    "        [--n-seeds N] [--timing-cap-ms MS]\n"
+    "        verify one candidate (an LLM answer or bare kc-cuda v1 code); exit status:\n"
+    "        0 correct (or compiled with --compile-only), 1 mismatch/unsafe,\n"
+    "        2 extract/policy/compile error, 3 launch/runtime error or timeout, 4 usage or system error\n"
+    "  compile --problem ID FILE [--json]\n"
+    "        extract, check policy and compile in the sandbox (no GPU needed)\n"
+    "  problems [--suite S] [--check] [--json]\n"
+    "        list a suite's problems; --check validates every manifest and compiles every reference\n"
+    "  dump --problem ID --seed S [--dims default|small|altN] --out DIR\n"
+    "        write inputs and reference outputs as .npy, with meta.json (needs a GPU)\n"
+    "  import --db PATH --problem ID FILE...\n"
+    "        add candidate files to a database as pending (origin 'import')\n"
+    "  run --db PATH [--compile-only] [--limit N] [--threads N]\n"
+    "        verify every pending candidate of a database and record the results\n"
+    "  gpus [--count]\n"
+    "        list the visible GPUs\n"
+    "\n"
+    "Problems are read from $KC_PROBLEMS, else <bin>/../problems, else ./problems.\n";
+
+static int cmd_gpus(int argc, char **argv)
+{
+    strbuf exe = STRBUF_INIT;
+    kverify_gpu_exe_path(&exe);
+    char **args = xcalloc((size_t)argc + 2, sizeof(char *));
+    args[0] = exe.buf;
+    for (int i = 0; i < argc; i++)
+        args[i + 1] = argv[i];
+    execv(exe.buf, args);
+    die("cannot run %s: %m", exe.buf);
+}
+
+int main(int argc, char **argv)
+{
+    kc_set_progname("kverify");
+    if (argc < 2 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
+        fputs(usage, argc < 2 ? stderr : stdout);
+        return argc < 2 ? 4 : 0;
+    }
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "--version") == 0) {
+        printf("kverify %s\n", KC_VERSION);
+        return 0;
+    }
+    if (strcmp(cmd, "compile-server") == 0)
+        return compile_server_main(argc > 2 && strcmp(argv[2], "--no-sandbox") == 0);
+    if (strcmp(cmd, "check") == 0)
+        return cli_check(argc - 1, argv + 1, 0);
+    if (strcmp(cmd, "compile") == 0)
+        return cli_check(argc - 1, argv + 1, 1);
+    if (strcmp(cmd, "problems") == 0)
+        return cli_problems(argc - 1, argv + 1);
+    if (strcmp(cmd, "import") == 0)
+        return cli_import(argc - 1, argv + 1);
+    if (strcmp(cmd, "run") == 0)
+        return cli_run(argc - 1, argv + 1);
+    if (strcmp(cmd, "gpus") == 0 || strcmp(cmd, "dump") == 0)
+        return cmd_gpus(argc - 1, argv + 1);
+    error("unknown command '%s'", cmd);
+    fputs(usage, stderr);
+    return 4;
+}

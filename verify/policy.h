@@ -1,0 +1,19 @@
+/* policy: what a candidate's source may contain before it reaches the compiler.
+ * Includes only from an allow-list of toolkit headers, written literally as
+ * #include <name>; no __has_include probes, #include_next, #embed, #import,
+ * digraph or trigraph directive forms; a size limit. The sandbox (sandbox.c)
+ * stops whatever slips past this check. */
+#ifndef KC_POLICY_H
+#define KC_POLICY_H
+#include "common/strbuf.h"
+
+#define KC_MAX_SOURCE_BYTES (256 * 1024)
+
+/* Returns 0 when allowed; otherwise -1 with "line N: ..." in err. */
+int policy_check(const char *source, strbuf *err);
+/* Whether the source has any #include (decides precompiled-header use). */
+int policy_has_include(const char *source);
+/* The allow-list, NULL-terminated. */
+extern const char *const policy_allowed_includes[];
+
+#endif

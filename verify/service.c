@@ -1,0 +1,202 @@
+/* service: the verification pipeline behind kv_verify (see verify.h):
+ * extract -> parse launch lines -> policy -> sandboxed compile -> GPU worker. */
+#include "common/candidate.h"
+#include "common/error.h"
+#include "common/fsutil.h"
+#include "verify/compile_pool.h"
+#include "verify/gpu_client.h"
+#include "verify/policy.h"
+#include "verify/verify.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+struct kv_service {
+    kv_options opt;
+    compile_pool *compiles;
+    gpu_client *gpus;
+};
+
+void kv_options_default(kv_options *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->n_seeds = 5;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    o->compile_procs = cpus < 1 ? 1 : cpus > 8 ? 8 : (int)cpus;
+    o->timing_cap_ms = 1000;
+    o->arch = "sm_90";
+}
+
+void kv_result_init(kv_result *r)
+{
+    memset(r, 0, sizeof(*r));
+    snprintf(r->verdict, sizeof(r->verdict), "pending");
+}
+
+void kv_result_free(kv_result *r)
+{
+    sb_free(&r->flags), sb_free(&r->message), sb_free(&r->source), sb_free(&r->compile_log);
+    sb_free(&r->kernels_json), sb_free(&r->evidence_json), sb_free(&r->seeds);
+    memset(r, 0, sizeof(*r));
+}
+
+int kv_verdict_exit_code(const char *verdict)
+{
+    if (strcmp(verdict, "correct") == 0 || strcmp(verdict, "compiled") == 0)
+        return 0;
+    if (strcmp(verdict, "mismatch") == 0 || strcmp(verdict, "unsafe") == 0)
+        return 1;
+    if (strcmp(verdict, "timeout") == 0 || strcmp(verdict, "runtime_error") == 0 ||
+        strcmp(verdict, "launch_error") == 0)
+        return 3;
+    return 2; /* extract_error, policy_violation, compile_error */
+}
+
+int kv_service_start(const kv_options *o, kv_service **out, strbuf *err)
+{
+    kv_service *s = xcalloc(1, sizeof(*s));
+    s->opt = *o;
+    if (s->opt.n_seeds < 1 || s->opt.n_seeds > KV_MAX_SEEDS)
+        s->opt.n_seeds = 5;
+    compile_pool_options co = {.servers = o->compile_procs,
+                               .no_sandbox = getenv("KC_UNSAFE_NO_SANDBOX") != NULL};
+    if (compile_pool_start(&co, &s->compiles, err)) {
+        free(s);
+        return -1;
+    }
+    if (!o->compile_only && gpu_client_start(o, &s->gpus, err)) {
+        compile_pool_stop(s->compiles);
+        free(s);
+        return -1;
+    }
+    *out = s;
+    return 0;
+}
+
+void kv_service_stop(kv_service *s)
+{
+    if (!s)
+        return;
+    gpu_client_stop(s->gpus);
+    compile_pool_stop(s->compiles);
+    free(s);
+}
+
+static void set_verdict(kv_result *r, const char *verdict, const char *message)
+{
+    snprintf(r->verdict, sizeof(r->verdict), "%s", verdict);
+    sb_reset(&r->message);
+    sb_adds(&r->message, message);
+}
+
+static int extract_source(const char *response, kv_result *r)
+{
+    strbuf err = STRBUF_INIT;
+    int rc = 0;
+    if (strstr(response, "```")) {
+        if (candidate_extract(response, &r->source, &err)) {
+            set_verdict(r, "extract_error", err.buf);
+            rc = -1;
+        }
+    } else {
+        sb_reset(&r->source);
+        sb_adds(&r->source, response);
+    }
+    sb_free(&err);
+    return rc;
+}
+
+static void choose_seeds(const kv_service *s, uint64_t *seeds)
+{
+    for (int i = 0; i < s->opt.n_seeds; i++) {
+        if (s->opt.fixed_seeds) {
+            seeds[i] = s->opt.seeds[i];
+            continue;
+        }
+        if (getrandom(&seeds[i], sizeof(seeds[i]), 0) != sizeof(seeds[i]))
+            seeds[i] = (uint64_t)now_ms() * 2654435761u + (uint64_t)i;
+    }
+}
+
+/* A launch naming a kernel the module does not define fails before any GPU work. */
+static int check_entry_points(const launch_unit *u, kv_result *r)
+{
+    for (int i = 0; i < u->n_launches; i++) {
+        strbuf quoted = STRBUF_INIT;
+        sb_addf(&quoted, "\"name\":\"%s\"", u->launches[i].kernel);
+        int found = strstr(sb_str(&r->kernels_json), quoted.buf) != NULL;
+        sb_free(&quoted);
+        if (!found) {
+            strbuf msg = STRBUF_INIT;
+            sb_addf(&msg, "line %d: @launch names kernel '%s', which the code does not define as "
+                          "an extern \"C\" __global__ function",
+                    u->launches[i].line, u->launches[i].kernel);
+            set_verdict(r, "launch_error", msg.buf);
+            sb_free(&msg);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int compile_stage(kv_service *s, kv_result *r, strbuf *err)
+{
+    compile_output co;
+    compile_output_init(&co);
+    if (compile_pool_compile(s->compiles, r->source.buf, r->arch, &co, err)) {
+        compile_output_free(&co);
+        return -1;
+    }
+    r->compile_stage_ok = co.ok;
+    r->compile_ms = co.ms;
+    sb_reset(&r->compile_log), sb_reset(&r->kernels_json);
+    sb_add(&r->compile_log, sb_str(&co.log), co.log.len);
+    sb_add(&r->kernels_json, sb_str(&co.kernels_json), co.kernels_json.len);
+    if (!co.ok)
+        set_verdict(r, "compile_error", "NVRTC rejected the code (see the compile log)");
+    else
+        r->cubin = co.cubin, sb_init(&co.cubin);
+    compile_output_free(&co);
+    return 0;
+}
+
+int kv_verify(kv_service *s, const problem *p, const char *response, kv_result *r, strbuf *err)
+{
+    snprintf(r->arch, sizeof(r->arch), "%s", s->opt.arch ? s->opt.arch : "sm_90");
+    snprintf(r->nvrtc_version, sizeof(r->nvrtc_version), "%s",
+             compile_pool_nvrtc_version(s->compiles));
+    if (extract_source(response, r))
+        return 0;
+    launch_unit unit;
+    strbuf perr = STRBUF_INIT;
+    int rc = 0;
+    if (candidate_parse(r->source.buf, p, &unit, &perr)) {
+        set_verdict(r, "extract_error", perr.buf);
+        goto out;
+    }
+    if (policy_check(r->source.buf, &perr)) {
+        set_verdict(r, "policy_violation", perr.buf);
+        goto out;
+    }
+    if (compile_stage(s, r, err)) {
+        rc = -1;
+        goto out;
+    }
+    if (!r->compile_stage_ok || check_entry_points(&unit, r))
+        goto out;
+    if (s->opt.compile_only) {
+        set_verdict(r, "compiled", "compiled for the GPU; not run (compile-only)");
+        goto out;
+    }
+    uint64_t seeds[KV_MAX_SEEDS];
+    choose_seeds(s, seeds);
+    rc = gpu_client_verify(s->gpus, p, seeds, s->opt.n_seeds, r, err);
+out:
+    launch_unit_free(&unit);
+    sb_free(&r->cubin);
+    sb_free(&perr);
+    return rc;
+}
