@@ -1,0 +1,108 @@
+/* labels: verdict classes, KernelBench speedup tiers, Kevin-style rewards and returns. */
+#include "curate/labels.h"
+
+#include <string.h>
+
+const char *curate_verdict_class(const char *v)
+{
+    if (!v || !*v)
+        return "unverified";
+    if (!strcmp(v, "correct"))
+        return "correct";
+    if (!strcmp(v, "mismatch"))
+        return "incorrect";
+    if (!strcmp(v, "launch_error") || !strcmp(v, "runtime_error") || !strcmp(v, "timeout") ||
+        !strcmp(v, "unsafe"))
+        return "runtime_fail";
+    if (!strcmp(v, "compile_error"))
+        return "compile_fail";
+    if (!strcmp(v, "extract_error") || !strcmp(v, "policy_violation"))
+        return "format_fail";
+    if (!strcmp(v, "compiled"))
+        return "compiled";
+    return "unverified";
+}
+
+int curate_has_flag(const char *flags, const char *flag)
+{
+    size_t n = strlen(flag);
+    for (const char *p = flags; p && *p;) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        if (len == n && !memcmp(p, flag, n))
+            return 1;
+        p = comma ? comma + 1 : NULL;
+    }
+    return 0;
+}
+
+const char *curate_speedup_tier(int correct, double s)
+{
+    if (!correct)
+        return NULL;
+    return s > 2 ? "fast_2" : s > 1.5 ? "fast_1.5" : s > 1 ? "fast_1" : "fast_0";
+}
+
+/* Rank of a verdict class, for "better than the previous turn". */
+static int class_rank(const char *cls)
+{
+    static const char *const order[] = {"unverified", "format_fail", "compile_fail", "compiled",
+                                        "runtime_fail", "incorrect", "correct"};
+    for (int i = 0; i < (int)(sizeof(order) / sizeof(order[0])); i++)
+        if (!strcmp(cls, order[i]))
+            return i;
+    return 0;
+}
+
+void curate_label_item(const curate_params *p, curate_item *it)
+{
+    int correct = !strcmp(it->verdict, "correct");
+    it->verdict_class = curate_verdict_class(it->verdict);
+    it->tier_eager = curate_speedup_tier(correct, it->speedup_eager);
+    it->tier_compile = curate_speedup_tier(correct, it->speedup_compile);
+    if (curate_has_flag(it->flags, "alt_shape_fail"))
+        it->correct_alt = 0;
+    else
+        it->correct_alt = correct ? 1 : -1;
+    it->suspicious = curate_has_flag(it->flags, "suspicious_speedup") ||
+                     (correct && it->speedup_eager > p->suspicious_speedup);
+    double s = it->speedup_eager < p->speedup_cap ? it->speedup_eager : p->speedup_cap;
+    it->reward = correct ? p->reward_correct + p->speedup_weight * s : p->reward_incorrect;
+    it->discounted_return = it->reward;
+    it->improved = -1;
+}
+
+static int better_than(const curate_item *a, const curate_item *b)
+{
+    int ra = class_rank(a->verdict_class), rb = class_rank(b->verdict_class);
+    if (ra != rb)
+        return ra > rb;
+    return !strcmp(a->verdict_class, "correct") && a->speedup_eager > b->speedup_eager;
+}
+
+void curate_label_trajectory(const curate_params *p, curate_item **t, int n,
+                             curate_trajectory_labels *out)
+{
+    *out = (curate_trajectory_labels){.first_correct_turn = -1, .n_turns = n};
+    double later = 0;
+    for (int i = n - 1; i >= 0; i--) {
+        t[i]->discounted_return = t[i]->reward + p->gamma * later;
+        later = t[i]->discounted_return;
+    }
+    for (int i = 0; i < n; i++) {
+        curate_item *it = t[i];
+        it->improved = i == 0 ? -1 : better_than(it, t[i - 1]);
+        out->total_reward += it->reward;
+        out->truncated_turns += it->truncated;
+        out->suspicious_turns += it->suspicious;
+        if (strcmp(it->verdict, "correct"))
+            continue;
+        if (!out->solved)
+            out->first_correct_turn = it->turn_index;
+        out->solved = 1;
+        if (it->speedup_eager > out->best_speedup_eager)
+            out->best_speedup_eager = it->speedup_eager;
+        if (it->speedup_compile > out->best_speedup_compile)
+            out->best_speedup_compile = it->speedup_compile;
+    }
+}

@@ -1,0 +1,170 @@
+/* kcurate: deduplicates, labels and splits a kcorpus database; merges databases; prints stats.
+ *   kcurate run --db FILE [options]      (label; replaces the previous labels)
+ *   kcurate merge A.db B.db ... -o OUT.db
+ *   kcurate stats --db FILE */
+#include "common/db.h"
+#include "common/error.h"
+#include "curate/merge.h"
+#include "curate/params.h"
+#include "curate/run.h"
+#include "curate/stats.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage_text[] =
+    "usage: kcurate run --db FILE [options]\n"
+    "       kcurate merge A.db B.db ... -o OUT.db\n"
+    "       kcurate stats --db FILE\n"
+    "\n"
+    "run options (defaults in brackets; the values used are recorded in curate_runs):\n"
+    "  --shingle N            tokens per MinHash shingle [5]\n"
+    "  --num-hashes N         MinHash signature length [128]\n"
+    "  --bands N              LSH bands; rows = hashes / bands [16]\n"
+    "  --near-threshold F     estimated Jaccard that makes a near duplicate [0.75]\n"
+    "  --reward-correct F     reward of a correct turn before its speedup [0.3]\n"
+    "  --reward-incorrect F   reward of any other turn [0]\n"
+    "  --speedup-weight F     weight of the eager speedup in the reward [1]\n"
+    "  --speedup-cap F        speedups above count as this in rewards [10]\n"
+    "  --gamma F              discount of later turns in returns [0.4]\n"
+    "  --suspicious F         eager speedup flagged for audit [10]\n"
+    "  --valid-fraction F     share of problems in valid [0.05]\n"
+    "  --test-fraction F      share of problems in test [0.05]\n"
+    "  --split-salt S         salt of the problem-id hash [kcorpus-v1]\n"
+    "  --heldout IDS          comma separated ids or globs never in train\n"
+    "  --heldout-file FILE    the same, one a line ('#' comments)\n";
+
+static _Noreturn void usage(int status)
+{
+    fputs(usage_text, status ? stderr : stdout);
+    exit(status);
+}
+
+static double number_arg(const char *opt, const char *v)
+{
+    char *end;
+    double d = strtod(v, &end);
+    if (!*v || *end)
+        die("%s wants a number, not '%s'", opt, v);
+    return d;
+}
+
+static int run_command(int argc, char **argv)
+{
+    curate_params p;
+    curate_params_defaults(&p);
+    const char *db_path = NULL;
+    strbuf err = STRBUF_INIT;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help"))
+            usage(0);
+        if (!v)
+            die("%s needs a value (see kcurate --help)", a);
+        i++;
+        if (!strcmp(a, "--db")) db_path = v;
+        else if (!strcmp(a, "--shingle")) p.minhash.shingle = (int)number_arg(a, v);
+        else if (!strcmp(a, "--num-hashes")) p.minhash.num_hashes = (int)number_arg(a, v);
+        else if (!strcmp(a, "--bands")) p.minhash.bands = (int)number_arg(a, v);
+        else if (!strcmp(a, "--near-threshold")) p.minhash.threshold = number_arg(a, v);
+        else if (!strcmp(a, "--reward-correct")) p.reward_correct = number_arg(a, v);
+        else if (!strcmp(a, "--reward-incorrect")) p.reward_incorrect = number_arg(a, v);
+        else if (!strcmp(a, "--speedup-weight")) p.speedup_weight = number_arg(a, v);
+        else if (!strcmp(a, "--speedup-cap")) p.speedup_cap = number_arg(a, v);
+        else if (!strcmp(a, "--gamma")) p.gamma = number_arg(a, v);
+        else if (!strcmp(a, "--suspicious")) p.suspicious_speedup = number_arg(a, v);
+        else if (!strcmp(a, "--valid-fraction")) p.valid_fraction = number_arg(a, v);
+        else if (!strcmp(a, "--test-fraction")) p.test_fraction = number_arg(a, v);
+        else if (!strcmp(a, "--split-salt")) free(p.split_salt), p.split_salt = xstrdup(v);
+        else if (!strcmp(a, "--heldout")) curate_params_add_heldout(&p, v);
+        else if (!strcmp(a, "--heldout-file")) {
+            if (curate_params_load_heldout(&p, v, &err))
+                die("%s", err.buf);
+        } else
+            die("unknown option '%s' (see kcurate --help)", a);
+    }
+    if (!db_path)
+        die("kcurate run needs --db FILE");
+    sqlite3 *db;
+    if (kc_db_open(db_path, KC_DB_EXISTING, &db, &err))
+        die("%s", err.buf);
+    curate_summary s;
+    if (curate_run(db, &p, &s, &err))
+        die("%s: %s", db_path, err.buf);
+    printf("curate run %lld: %ld candidates (%ld with a kernel) in %ld problems, %ld trajectories\n"
+           "duplicates: %ld exact, %ld near; dedup %.2f s, total %.2f s\n",
+           (long long)s.curate_run_id, s.candidates, s.with_source, s.problems, s.trajectories,
+           s.exact_duplicates, s.near_duplicates, s.dedup_seconds, s.total_seconds);
+    kc_db_close(db);
+    curate_params_free(&p);
+    sb_free(&err);
+    return 0;
+}
+
+static int merge_command(int argc, char **argv)
+{
+    const char *out = NULL;
+    int n_src = 0;
+    const char **src = calloc((size_t)argc + 1, sizeof(*src));
+    for (int i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--out")) {
+            if (i + 1 >= argc)
+                die("-o needs a file");
+            out = argv[++i];
+        } else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            usage(0);
+        } else {
+            src[n_src++] = argv[i];
+        }
+    }
+    if (!out || !n_src)
+        die("usage: kcurate merge A.db B.db ... -o OUT.db");
+    strbuf err = STRBUF_INIT;
+    sqlite3 *db;
+    if (kc_db_open(out, KC_DB_CREATE, &db, &err))
+        die("%s", err.buf);
+    curate_merge_counts c = {0};
+    for (int i = 0; i < n_src; i++)
+        if (curate_merge_one(db, src[i], &c, &err))
+            die("%s", err.buf);
+    printf("merged %d database(s) into %s: %ld rows added, %ld already present, %ld blobs and %ld "
+           "problems added\n", n_src, out, c.rows_added, c.rows_known, c.blobs_added,
+           c.problems_added);
+    kc_db_close(db);
+    free(src);
+    sb_free(&err);
+    return 0;
+}
+
+static int stats_command(int argc, char **argv)
+{
+    if (argc != 2 || strcmp(argv[0], "--db"))
+        die("usage: kcurate stats --db FILE");
+    strbuf err = STRBUF_INIT, out = STRBUF_INIT;
+    sqlite3 *db;
+    if (kc_db_open(argv[1], KC_DB_READONLY, &db, &err) || curate_stats(db, &out, &err))
+        die("%s", err.buf);
+    fputs(out.buf, stdout);
+    kc_db_close(db);
+    sb_free(&err), sb_free(&out);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    kc_set_progname("kcurate");
+    if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))
+        usage(argc < 2 ? 2 : 0);
+    if (!strcmp(argv[1], "--version"))
+        return puts("kcurate " KC_VERSION), 0;
+    if (!strcmp(argv[1], "run"))
+        return run_command(argc - 2, argv + 2);
+    if (!strcmp(argv[1], "merge"))
+        return merge_command(argc - 2, argv + 2);
+    if (!strcmp(argv[1], "stats"))
+        return stats_command(argc - 2, argv + 2);
+    if (!strcmp(argv[1], "--db"))
+        return run_command(argc - 1, argv + 1);
+    die("unknown command '%s' (see kcurate --help)", argv[1]);
+}

@@ -1,0 +1,293 @@
+/* merge: idempotent merge of kcorpus databases through ATTACH and the merge_map table. */
+#include "curate/merge.h"
+#include "common/error.h"
+
+#include <string.h>
+
+/* The tables copied row by row, parents first, with their foreign keys. */
+typedef struct fk {
+    const char *column, *table;
+} fk;
+typedef struct table_plan {
+    const char *name;
+    fk fks[4];
+} table_plan;
+
+static const table_plan plans[] = {
+    {"runs", {{0}}},
+    {"trajectories", {{"run_id", "runs"}}},
+    {"requests", {{0}}},
+    {"responses", {{"request_id", "requests"}}},
+    {"candidates", {{0}}},
+    {"turns", {{"trajectory_id", "trajectories"}, {"request_id", "requests"},
+               {"response_id", "responses"}, {"candidate_id", "candidates"}}},
+    {"compiles", {{"candidate_id", "candidates"}}},
+    {"verifications", {{"candidate_id", "candidates"}}},
+    {"timings", {{"verification_id", "verifications"}}},
+};
+
+typedef struct merger {
+    sqlite3 *db;
+    strbuf src_uuid, dst_uuid;
+    sqlite3_stmt *src_origin, *dst_lookup, *remember, *map_put;
+    curate_merge_counts *counts;
+} merger;
+
+int curate_db_uuid(sqlite3 *db, const char *schema, strbuf *out, strbuf *err)
+{
+    strbuf sql = STRBUF_INIT;
+    sb_addf(&sql, "SELECT value FROM %s.db_info WHERE key = 'uuid'", schema);
+    sqlite3_stmt *st = kc_db_prepare(db, sql.buf, err);
+    sb_free(&sql);
+    if (!st)
+        return -1;
+    int rc = sqlite3_step(st) == SQLITE_ROW ? 0 : kc_fail(err, "database has no identity (db_info)");
+    if (!rc) {
+        sb_reset(out);
+        sb_adds(out, (const char *)sqlite3_column_text(st, 0));
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+static int step_done(merger *m, sqlite3_stmt *st, strbuf *err)
+{
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    return rc == SQLITE_DONE ? 0 : kc_fail(err, "database: %s", sqlite3_errmsg(m->db));
+}
+
+/* The SELECT that reads one source row with its foreign keys translated to destination ids. */
+static int build_copy_sql(merger *m, const table_plan *t, strbuf *sql, strbuf *err)
+{
+    strbuf cols = STRBUF_INIT, vals = STRBUF_INIT, q = STRBUF_INIT;
+    sb_addf(&q, "PRAGMA main.table_info(%s)", t->name);
+    sqlite3_stmt *st = kc_db_prepare(m->db, q.buf, err);
+    sb_free(&q);
+    if (!st)
+        return -1;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        const char *c = (const char *)sqlite3_column_text(st, 1);
+        if (!strcmp(c, "id"))
+            continue;
+        const char *ref = NULL;
+        for (int i = 0; i < 4 && t->fks[i].column; i++)
+            if (!strcmp(t->fks[i].column, c))
+                ref = t->fks[i].table;
+        sb_addf(&cols, "%s%s", cols.len ? ", " : "", c);
+        if (ref)
+            sb_addf(&vals, "%s(SELECT dst_id FROM temp.merge_ids WHERE tbl = '%s' AND src_id = s.%s)",
+                    vals.len ? ", " : "", ref, c);
+        else
+            sb_addf(&vals, "%ss.%s", vals.len ? ", " : "", c);
+    }
+    sqlite3_finalize(st);
+    sb_reset(sql);
+    sb_addf(sql, "INSERT INTO main.%s (%s) SELECT %s FROM src.%s s WHERE s.id = ?", t->name,
+            cols.buf, vals.buf, t->name);
+    sb_free(&cols);
+    sb_free(&vals);
+    return 0;
+}
+
+/* Where a source row was born: the source's own merge_map, else the source itself. */
+static void origin_of(merger *m, const char *tbl, sqlite3_int64 id, strbuf *uuid,
+                      sqlite3_int64 *origin_id)
+{
+    sqlite3_bind_text(m->src_origin, 1, tbl, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(m->src_origin, 2, id);
+    sb_reset(uuid);
+    if (sqlite3_step(m->src_origin) == SQLITE_ROW) {
+        sb_adds(uuid, (const char *)sqlite3_column_text(m->src_origin, 0));
+        *origin_id = sqlite3_column_int64(m->src_origin, 1);
+    } else {
+        sb_adds(uuid, m->src_uuid.buf);
+        *origin_id = id;
+    }
+    sqlite3_reset(m->src_origin);
+}
+
+/* The destination id of a row born elsewhere, or 0 when the destination lacks it. */
+static sqlite3_int64 known_as(merger *m, const char *tbl, const char *uuid, sqlite3_int64 oid)
+{
+    if (!strcmp(uuid, m->dst_uuid.buf))
+        return oid;
+    sqlite3_bind_text(m->dst_lookup, 1, uuid, -1, SQLITE_STATIC);
+    sqlite3_bind_text(m->dst_lookup, 2, tbl, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(m->dst_lookup, 3, oid);
+    sqlite3_int64 id = sqlite3_step(m->dst_lookup) == SQLITE_ROW
+                           ? sqlite3_column_int64(m->dst_lookup, 0) : 0;
+    sqlite3_reset(m->dst_lookup);
+    return id;
+}
+
+/* A run with the same run_key already in the destination is the same run (resumed elsewhere). */
+static sqlite3_int64 same_run(merger *m, sqlite3_int64 src_id)
+{
+    sqlite3_stmt *st = NULL;
+    sqlite3_prepare_v2(m->db, "SELECT d.id FROM main.runs d JOIN src.runs s ON s.run_key = d.run_key"
+                              " WHERE s.id = ?", -1, &st, NULL);
+    sqlite3_bind_int64(st, 1, src_id);
+    sqlite3_int64 id = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+    sqlite3_finalize(st);
+    return id;
+}
+
+static int map_row(merger *m, const char *tbl, sqlite3_int64 src_id, sqlite3_int64 dst_id,
+                   strbuf *err)
+{
+    sqlite3_bind_text(m->map_put, 1, tbl, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(m->map_put, 2, src_id);
+    sqlite3_bind_int64(m->map_put, 3, dst_id);
+    return step_done(m, m->map_put, err);
+}
+
+static int copy_row(merger *m, const table_plan *t, sqlite3_stmt *copy, sqlite3_int64 src_id,
+                    strbuf *err)
+{
+    strbuf uuid = STRBUF_INIT;
+    sqlite3_int64 oid, dst_id;
+    origin_of(m, t->name, src_id, &uuid, &oid);
+    dst_id = known_as(m, t->name, uuid.buf, oid);
+    if (!dst_id && !strcmp(t->name, "runs"))
+        dst_id = same_run(m, src_id);
+    int rc = 0;
+    if (dst_id) {
+        m->counts->rows_known++;
+    } else {
+        sqlite3_bind_int64(copy, 1, src_id);
+        rc = step_done(m, copy, err);
+        if (rc)
+            kc_fail(err, "merging %s row %lld: %s", t->name, (long long)src_id,
+                    sqlite3_errmsg(m->db));
+        dst_id = sqlite3_last_insert_rowid(m->db);
+        m->counts->rows_added++;
+    }
+    if (!rc && strcmp(uuid.buf, m->dst_uuid.buf)) {
+        sqlite3_bind_text(m->remember, 1, uuid.buf, -1, SQLITE_STATIC);
+        sqlite3_bind_text(m->remember, 2, t->name, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(m->remember, 3, oid);
+        sqlite3_bind_int64(m->remember, 4, dst_id);
+        rc = step_done(m, m->remember, err);
+    }
+    if (!rc)
+        rc = map_row(m, t->name, src_id, dst_id, err);
+    sb_free(&uuid);
+    return rc;
+}
+
+static int merge_table(merger *m, const table_plan *t, strbuf *err)
+{
+    strbuf sql = STRBUF_INIT;
+    if (build_copy_sql(m, t, &sql, err)) {
+        sb_free(&sql);
+        return -1;
+    }
+    sqlite3_stmt *copy = kc_db_prepare(m->db, sql.buf, err);
+    sb_reset(&sql);
+    sb_addf(&sql, "SELECT id FROM src.%s ORDER BY id", t->name);
+    sqlite3_stmt *ids = copy ? kc_db_prepare(m->db, sql.buf, err) : NULL;
+    int rc = ids ? 0 : -1;
+    while (!rc && sqlite3_step(ids) == SQLITE_ROW)
+        rc = copy_row(m, t, copy, sqlite3_column_int64(ids, 0), err);
+    sqlite3_finalize(ids);
+    sqlite3_finalize(copy);
+    sb_free(&sql);
+    return rc;
+}
+
+static int merge_keyed_tables(merger *m, strbuf *err)
+{
+    long before = (long)sqlite3_total_changes(m->db);
+    if (kc_db_exec(m->db, "INSERT OR IGNORE INTO main.blobs SELECT * FROM src.blobs", err))
+        return -1;
+    m->counts->blobs_added += (long)sqlite3_total_changes(m->db) - before;
+    long conflicts = (long)kc_db_query_int(
+        m->db, "SELECT count(*) FROM src.problems s JOIN main.problems d ON d.id = s.id"
+               " WHERE d.manifest_sha <> s.manifest_sha OR d.reference_sha <> s.reference_sha");
+    if (conflicts > 0) {
+        m->counts->problem_conflicts += conflicts;
+        warning("%ld problem(s) differ between the databases (same id, other manifest or "
+                "reference); keeping the destination's", conflicts);
+    }
+    before = (long)sqlite3_total_changes(m->db);
+    if (kc_db_exec(m->db, "INSERT OR IGNORE INTO main.problems SELECT * FROM src.problems", err))
+        return -1;
+    m->counts->problems_added += (long)sqlite3_total_changes(m->db) - before;
+    return 0;
+}
+
+static int prepare_merger(merger *m, strbuf *err)
+{
+    if (curate_db_uuid(m->db, "main", &m->dst_uuid, err) ||
+        curate_db_uuid(m->db, "src", &m->src_uuid, err))
+        return -1;
+    if (!strcmp(m->src_uuid.buf, m->dst_uuid.buf))
+        return kc_fail(err, "cannot merge a database into itself");
+    if (kc_db_exec(m->db, "CREATE TEMP TABLE IF NOT EXISTS merge_ids (tbl TEXT, src_id INTEGER,"
+                          " dst_id INTEGER, PRIMARY KEY (tbl, src_id)); DELETE FROM temp.merge_ids",
+                   err))
+        return -1;
+    m->src_origin = kc_db_prepare(m->db, "SELECT origin_uuid, origin_id FROM src.merge_map"
+                                         " WHERE tbl = ? AND local_id = ?", err);
+    m->dst_lookup = kc_db_prepare(m->db, "SELECT local_id FROM main.merge_map WHERE origin_uuid = ?"
+                                         " AND tbl = ? AND origin_id = ?", err);
+    m->remember = kc_db_prepare(m->db, "INSERT OR IGNORE INTO main.merge_map(origin_uuid, tbl,"
+                                       " origin_id, local_id) VALUES (?,?,?,?)", err);
+    m->map_put = kc_db_prepare(m->db, "INSERT OR REPLACE INTO temp.merge_ids VALUES (?,?,?)", err);
+    return m->src_origin && m->dst_lookup && m->remember && m->map_put ? 0 : -1;
+}
+
+static int merge_attached(merger *m, strbuf *err)
+{
+    int rc = prepare_merger(m, err);
+    if (!rc)
+        rc = kc_db_begin(m->db, err);
+    if (rc)
+        return -1;
+    rc = merge_keyed_tables(m, err);
+    for (size_t i = 0; !rc && i < sizeof(plans) / sizeof(plans[0]); i++)
+        rc = merge_table(m, &plans[i], err);
+    if (!rc)
+        rc = kc_db_exec(m->db, "INSERT OR IGNORE INTO main.response_cache(request_hash, response_id)"
+                               " SELECT s.request_hash, i.dst_id FROM src.response_cache s"
+                               " JOIN temp.merge_ids i ON i.tbl = 'responses'"
+                               " AND i.src_id = s.response_id", err);
+    if (!rc)
+        rc = kc_db_commit(m->db, err);
+    if (rc)
+        kc_db_rollback(m->db);
+    return rc;
+}
+
+int curate_merge_one(sqlite3 *dst, const char *src_path, curate_merge_counts *counts, strbuf *err)
+{
+    sqlite3 *src = NULL;
+    /* opening it migrates it to the newest schema, which gives it an identity */
+    if (kc_db_open(src_path, KC_DB_EXISTING, &src, err))
+        return -1;
+    kc_db_close(src);
+    merger m = {.db = dst, .counts = counts};
+    sqlite3_stmt *att = kc_db_prepare(dst, "ATTACH DATABASE ? AS src", err);
+    if (!att)
+        return -1;
+    sqlite3_bind_text(att, 1, src_path, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(att) == SQLITE_DONE
+                 ? 0 : kc_fail(err, "cannot attach '%s': %s", src_path, sqlite3_errmsg(dst));
+    sqlite3_finalize(att);
+    if (!rc) {
+        rc = merge_attached(&m, err);
+        sqlite3_finalize(m.src_origin), sqlite3_finalize(m.dst_lookup);
+        sqlite3_finalize(m.remember), sqlite3_finalize(m.map_put);
+        kc_db_exec(dst, "DETACH DATABASE src", NULL);
+    }
+    sb_free(&m.src_uuid);
+    sb_free(&m.dst_uuid);
+    if (rc && err && !strstr(err->buf, src_path)) {
+        strbuf msg = STRBUF_INIT;
+        sb_addf(&msg, "merging '%s': %s", src_path, err->buf);
+        kc_fail(err, "%s", msg.buf);
+        sb_free(&msg);
+    }
+    return rc;
+}

@@ -1,0 +1,18 @@
+/* merge: copies kcorpus databases (shards, other machines) into one without duplicating problems,
+ * blobs or runs. Every copied row is recorded in merge_map under the database and id it was born
+ * with, so merging the same source again, or a database that already contains a merged copy,
+ * adds nothing twice (idempotent). Labels are not copied: run kcurate on the result. */
+#ifndef KC_CURATE_MERGE_H
+#define KC_CURATE_MERGE_H
+#include "common/db.h"
+
+typedef struct curate_merge_counts {
+    long rows_added, rows_known, blobs_added, problems_added, problem_conflicts;
+} curate_merge_counts;
+
+/* Merges the database at src_path into dst (open, at the newest schema). */
+int curate_merge_one(sqlite3 *dst, const char *src_path, curate_merge_counts *counts, strbuf *err);
+/* The database's identity (db_info uuid) into out. */
+int curate_db_uuid(sqlite3 *db, const char *schema, strbuf *out, strbuf *err);
+
+#endif
