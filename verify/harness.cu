@@ -1,0 +1,238 @@
+// harness.cu: the verifier's own trusted device code, compiled by NVRTC inside
+// kverify-gpu at start-up (never sandboxed, never from a model): seeded input
+// generation (Philox4x32-10, counter-based, so any input can be regenerated bit
+// for bit), guard-band checks, order-independent checksums, and the tolerance
+// comparison with its statistics.
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+
+enum { DT_F32, DT_F16, DT_BF16, DT_F64, DT_I32, DT_I64, DT_U8, DT_BOOL };
+enum { DIST_NONE, DIST_NORMAL, DIST_UNIFORM, DIST_RANDINT, DIST_SIGN, DIST_SIMPLEX };
+
+struct philox_out { unsigned int v[4]; };
+
+__device__ philox_out philox4x32_10(unsigned int c0, unsigned int c1, unsigned int c2,
+                                    unsigned int c3, unsigned int k0, unsigned int k1)
+{
+    for (int round = 0; round < 10; round++) {
+        unsigned int hi0 = __umulhi(0xD2511F53u, c0), lo0 = 0xD2511F53u * c0;
+        unsigned int hi1 = __umulhi(0xCD9E8D57u, c2), lo1 = 0xCD9E8D57u * c2;
+        unsigned int n0 = hi1 ^ c1 ^ k0, n2 = hi0 ^ c3 ^ k1;
+        c0 = n0, c1 = lo1, c2 = n2, c3 = lo0;
+        k0 += 0x9E3779B9u, k1 += 0xBB67AE85u;
+    }
+    philox_out o;
+    o.v[0] = c0, o.v[1] = c1, o.v[2] = c2, o.v[3] = c3;
+    return o;
+}
+
+__device__ double unit_open(unsigned int u) { return ((double)(u >> 8) + 0.5) * (1.0 / 16777216.0); }
+
+__device__ void store(void *p, long long i, int dtype, double v, long long iv)
+{
+    switch (dtype) {
+    case DT_F32: ((float *)p)[i] = (float)v; break;
+    case DT_F16: ((__half *)p)[i] = __double2half(v); break;
+    case DT_BF16: ((__nv_bfloat16 *)p)[i] = __double2bfloat16(v); break;
+    case DT_F64: ((double *)p)[i] = v; break;
+    case DT_I32: ((int *)p)[i] = (int)iv; break;
+    case DT_I64: ((long long *)p)[i] = iv; break;
+    case DT_U8: ((unsigned char *)p)[i] = (unsigned char)iv; break;
+    default: ((unsigned char *)p)[i] = (unsigned char)(iv != 0); break;
+    }
+}
+
+__device__ double load(const void *p, long long i, int dtype)
+{
+    switch (dtype) {
+    case DT_F32: return (double)((const float *)p)[i];
+    case DT_F16: return (double)__half2float(((const __half *)p)[i]);
+    case DT_BF16: return (double)__bfloat162float(((const __nv_bfloat16 *)p)[i]);
+    case DT_F64: return ((const double *)p)[i];
+    case DT_I32: return (double)((const int *)p)[i];
+    case DT_I64: return (double)((const long long *)p)[i];
+    default: return (double)((const unsigned char *)p)[i];
+    }
+}
+
+extern "C" __global__ void kc_fill(void *p, long long n, int dtype, int dist, double a, double b,
+                                   long long lo, long long hi, unsigned long long seed,
+                                   unsigned int tensor)
+{
+    long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+        philox_out r = philox4x32_10((unsigned int)i, (unsigned int)(i >> 32), tensor, 0x6b63u,
+                                     (unsigned int)seed, (unsigned int)(seed >> 32));
+        double v = 0.0;
+        long long iv = 0;
+        if (dist == DIST_NORMAL || dist == DIST_SIMPLEX) {
+            double u1 = unit_open(r.v[0]), u2 = unit_open(r.v[1]);
+            v = a + b * sqrt(-2.0 * log(u1)) * cospi(2.0 * u2);
+        } else if (dist == DIST_UNIFORM) {
+            v = a + (b - a) * unit_open(r.v[0]);
+        } else if (dist == DIST_RANDINT) {
+            unsigned long long span = (unsigned long long)(hi - lo);
+            unsigned long long w = ((unsigned long long)r.v[1] << 32) | r.v[0];
+            iv = lo + (long long)(span ? w % span : 0);
+            v = (double)iv;
+        } else if (dist == DIST_SIGN) {
+            v = (r.v[0] & 1u) ? 1.0 : -1.0;
+            iv = (long long)v;
+        }
+        store(p, i, dtype, v, iv);
+    }
+}
+
+// Turns rows (along the last dim, length L) of normals into probability rows.
+extern "C" __global__ void kc_simplex(void *p, long long rows, long long L, int dtype)
+{
+    __shared__ double red[32];
+    for (long long row = blockIdx.x; row < rows; row += gridDim.x) {
+        long long base = row * L;
+        double m = -1e300;
+        for (long long j = threadIdx.x; j < L; j += blockDim.x)
+            m = fmax(m, load(p, base + j, dtype));
+        for (int off = 16; off; off >>= 1)
+            m = fmax(m, __shfl_xor_sync(0xffffffffu, m, off));
+        if ((threadIdx.x & 31) == 0)
+            red[threadIdx.x >> 5] = m;
+        __syncthreads();
+        m = -1e300;
+        for (int w = 0; w < (int)(blockDim.x >> 5); w++)
+            m = fmax(m, red[w]);
+        __syncthreads();
+        double s = 0.0;
+        for (long long j = threadIdx.x; j < L; j += blockDim.x)
+            s += exp(load(p, base + j, dtype) - m);
+        for (int off = 16; off; off >>= 1)
+            s += __shfl_xor_sync(0xffffffffu, s, off);
+        if ((threadIdx.x & 31) == 0)
+            red[threadIdx.x >> 5] = s;
+        __syncthreads();
+        s = 0.0;
+        for (int w = 0; w < (int)(blockDim.x >> 5); w++)
+            s += red[w];
+        __syncthreads();
+        for (long long j = threadIdx.x; j < L; j += blockDim.x)
+            store(p, base + j, dtype, exp(load(p, base + j, dtype) - m) / s, 0);
+        __syncthreads();
+    }
+}
+
+// Counts bytes that differ from the guard pattern.
+extern "C" __global__ void kc_guard_check(const unsigned char *p, long long nbytes,
+                                          unsigned char pattern, unsigned long long *changed)
+{
+    unsigned long long local = 0;
+    long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < nbytes; i += stride)
+        local += p[i] != pattern;
+    if (local)
+        atomicAdd(changed, local);
+}
+
+__device__ unsigned long long mix64(unsigned long long x)
+{
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+// Position-dependent, order-independent checksum of a byte range.
+extern "C" __global__ void kc_checksum(const unsigned char *p, long long nbytes,
+                                       unsigned long long *sum)
+{
+    unsigned long long local = 0;
+    long long words = nbytes / 8;
+    long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < words; i += stride) {
+        unsigned long long w;
+        memcpy(&w, p + i * 8, 8);
+        local += mix64(w ^ mix64((unsigned long long)i));
+    }
+    if (blockIdx.x == 0 && threadIdx.x == 0)
+        for (long long i = words * 8; i < nbytes; i++)
+            local += mix64((unsigned long long)p[i] ^ mix64((unsigned long long)i + (1ull << 62)));
+    for (int off = 16; off; off >>= 1)
+        local += __shfl_xor_sync(0xffffffffu, local, off);
+    if ((threadIdx.x & 31) == 0)
+        atomicAdd(sum, local);
+}
+
+struct cmp_stats {
+    unsigned long long n_bad, nan_mismatch, max_abs_bits, max_rel_bits, worst_bits, worst_index;
+    double sum_sq_diff, sum_sq_ref;
+};
+
+__device__ double violation(double a, double b, int dtype, double atol, double rtol, double *diff)
+{
+    *diff = 0.0;
+    if (dtype >= DT_I32) {
+        *diff = fabs(a - b);
+        return a == b ? 0.0 : 1e300;
+    }
+    bool na = isnan(a), nb = isnan(b);
+    if (na || nb)
+        return na == nb ? 0.0 : 1e300;
+    if (isinf(a) || isinf(b))
+        return a == b ? 0.0 : 1e300;
+    *diff = fabs(a - b);
+    double allowed = atol + rtol * fabs(b);
+    return allowed > 0.0 ? *diff / allowed : (*diff > 0.0 ? 1e300 : 0.0);
+}
+
+extern "C" __global__ void kc_compare(const void *out, const void *ref, long long n, int dtype,
+                                      double atol, double rtol, cmp_stats *st)
+{
+    double sq = 0.0, sqr = 0.0, max_abs = 0.0, max_rel = 0.0, worst = 0.0;
+    unsigned long long bad = 0, nanmis = 0;
+    long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+        double a = load(out, i, dtype), b = load(ref, i, dtype), d;
+        double v = violation(a, b, dtype, atol, rtol, &d);
+        nanmis += isnan(a) != isnan(b);
+        bad += v > 1.0;
+        worst = fmax(worst, v);
+        if (!isnan(d) && !isinf(d)) {
+            max_abs = fmax(max_abs, d);
+            max_rel = fmax(max_rel, d / fmax(fabs(b), 1e-30));
+            sq += d * d;
+        }
+        if (!isnan(b) && !isinf(b))
+            sqr += b * b;
+    }
+    for (int off = 16; off; off >>= 1) {
+        sq += __shfl_xor_sync(0xffffffffu, sq, off);
+        sqr += __shfl_xor_sync(0xffffffffu, sqr, off);
+        bad += __shfl_xor_sync(0xffffffffu, bad, off);
+        nanmis += __shfl_xor_sync(0xffffffffu, nanmis, off);
+        max_abs = fmax(max_abs, __shfl_xor_sync(0xffffffffu, max_abs, off));
+        max_rel = fmax(max_rel, __shfl_xor_sync(0xffffffffu, max_rel, off));
+        worst = fmax(worst, __shfl_xor_sync(0xffffffffu, worst, off));
+    }
+    if ((threadIdx.x & 31) == 0) {
+        atomicAdd(&st->sum_sq_diff, sq);
+        atomicAdd(&st->sum_sq_ref, sqr);
+        if (bad)
+            atomicAdd(&st->n_bad, bad);
+        if (nanmis)
+            atomicAdd(&st->nan_mismatch, nanmis);
+        atomicMax(&st->max_abs_bits, (unsigned long long)__double_as_longlong(max_abs));
+        atomicMax(&st->max_rel_bits, (unsigned long long)__double_as_longlong(max_rel));
+        atomicMax(&st->worst_bits, (unsigned long long)__double_as_longlong(worst));
+    }
+}
+
+// Second pass: the smallest index whose violation equals the worst one.
+extern "C" __global__ void kc_worst_index(const void *out, const void *ref, long long n, int dtype,
+                                          double atol, double rtol, cmp_stats *st)
+{
+    double worst = __longlong_as_double((long long)st->worst_bits);
+    long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+        double d;
+        if (violation(load(out, i, dtype), load(ref, i, dtype), dtype, atol, rtol, &d) == worst)
+            atomicMin(&st->worst_index, (unsigned long long)i);
+    }
+}

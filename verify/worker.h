@@ -1,0 +1,93 @@
+/* worker: the GPU side of kverify (kverify-gpu, the only binary that loads
+ * libcuda and CUPTI). One process per GPU takes jobs over a pipe: it runs a
+ * compiled candidate's launch unit on seeded inputs with poisoned outputs and
+ * guard bands, compares with the trusted reference, then times it. Sticky CUDA
+ * errors end the process (the host restarts it). */
+#ifndef KC_WORKER_H
+#define KC_WORKER_H
+#include "common/candidate.h"
+#include "common/problem.h"
+#include "common/strbuf.h"
+
+#include <cuda.h>
+#include <jansson.h>
+#include <stdint.h>
+
+#define WK_GUARD_BYTES (64 * 1024)
+#define WK_GUARD_PATTERN 0xA5
+#define WK_POISON 0xFF
+
+typedef struct wk_gpu {
+    int ordinal;
+    CUdevice dev;
+    CUcontext ctx;
+    CUstream stream;
+    CUmodule harness;
+    CUfunction k_fill, k_simplex, k_guard, k_checksum, k_compare, k_worst;
+    CUdeviceptr scratch_u64; /* small device buffer for reductions */
+    CUdeviceptr flush;       /* 2x L2, written between timed runs */
+    size_t flush_bytes;
+    char name[128], arch[16];
+    int driver_version, sms, l2_bytes;
+} wk_gpu;
+
+/* A device buffer with guard bands: ptr = base + WK_GUARD_BYTES. */
+typedef struct wk_buffer {
+    CUdeviceptr base, ptr;
+    size_t bytes;
+    int64_t numel;
+    enum kc_dtype dtype;
+} wk_buffer;
+
+/* A compiled module and its parsed launch unit. */
+typedef struct wk_unit {
+    CUmodule module;
+    launch_unit lu;
+    CUfunction funcs[KC_MAX_LAUNCHES];
+} wk_unit;
+
+/* Why a step failed: the verdict it leads to. */
+typedef struct wk_failure {
+    char verdict[24];
+    strbuf message;
+    int fatal; /* sticky error: the process must end after reporting */
+} wk_failure;
+
+/* worker_gpu.c */
+int wk_gpu_open(wk_gpu *g, int ordinal, strbuf *err);
+int wk_fail_cuda(wk_failure *f, const char *verdict, CUresult rc, const char *what);
+int wk_is_sticky(CUresult rc);
+const char *wk_cuda_error(CUresult rc);
+int wk_buffer_alloc(wk_buffer *b, enum kc_dtype dtype, int64_t numel, strbuf *err);
+void wk_buffer_free(wk_buffer *b);
+int wk_buffer_poison(wk_gpu *g, wk_buffer *b);
+int64_t wk_buffer_guard_damage(wk_gpu *g, wk_buffer *b, CUresult *rc);
+uint64_t wk_buffer_checksum(wk_gpu *g, const wk_buffer *b, CUresult *rc);
+int wk_fill_input(wk_gpu *g, wk_buffer *b, const tensor_spec *t, const dimset *dims, uint64_t seed,
+                  unsigned tensor_index, strbuf *err);
+int wk_launch_harness(wk_gpu *g, CUfunction f, long long n, void **args);
+
+/* worker_unit.c: loading a module and running a launch unit */
+int wk_unit_load(wk_unit *u, const char *cubin, const char *source, const problem *p,
+                 wk_failure *f);
+void wk_unit_free(wk_unit *u);
+/* buffers: inputs, outputs, then scratch, as candidate.h indexes tensors. */
+int wk_unit_launch(wk_gpu *g, wk_unit *u, const problem *p, const dimset *dims, wk_buffer *buffers,
+                   wk_failure *f);
+int wk_compile_trusted(const char *source, const char *arch, strbuf *cubin, strbuf *err);
+
+/* worker_check.c: a whole verification job */
+json_t *wk_verify_job(wk_gpu *g, json_t *job, const char *source, const char *cubin,
+                      size_t cubin_len);
+/* Progress to the host: the stage about to run and its deadline. */
+void wk_progress(const char *stage, double deadline_ms);
+
+/* worker_timing.c */
+int wk_time_unit(wk_gpu *g, wk_unit *u, const problem *p, const dimset *dims, wk_buffer *buffers,
+                 double cap_ms, json_t *out, wk_failure *f);
+
+/* worker_dump.c */
+int wk_dump(wk_gpu *g, const char *problem_id, uint64_t seed, const char *dims_name,
+            const char *out_dir, strbuf *err);
+
+#endif

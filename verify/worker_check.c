@@ -1,0 +1,561 @@
+/* worker_check: one verification job on the GPU: for each seed on the default
+ * dims and each alt dims set, seeded inputs, poisoned outputs and scratch,
+ * guard bands, input checksums, the candidate, then the trusted reference, the
+ * comparison, and the verdict; a second run of the first seed catches races;
+ * timing when everything passed. */
+#include "common/error.h"
+#include "common/fsutil.h"
+#include "verify/ipc.h"
+#include "verify/worker.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DEFAULT_CANDIDATE_DEADLINE_MS 20000.0
+#define REFERENCE_DEADLINE_MS 600000.0
+
+void wk_progress(const char *stage, double deadline_ms)
+{
+    json_t *m = json_pack("{s:s,s:f}", "progress", stage, "deadline_ms", deadline_ms);
+    ipc_send(1, m, NULL, NULL, 0);
+    json_decref(m);
+}
+
+/* The reference of the last problem, compiled once. */
+static struct {
+    char *problem_id;
+    wk_unit unit;
+} ref_cache;
+
+static int reference_unit(wk_gpu *g, const problem *p, wk_unit **out, wk_failure *f)
+{
+    if (ref_cache.problem_id && strcmp(ref_cache.problem_id, p->id) == 0) {
+        *out = &ref_cache.unit;
+        return 0;
+    }
+    if (ref_cache.problem_id) {
+        wk_unit_free(&ref_cache.unit);
+        free(ref_cache.problem_id);
+        ref_cache.problem_id = NULL;
+    }
+    strbuf cubin = STRBUF_INIT, err = STRBUF_INIT;
+    int rc = wk_compile_trusted(p->reference_source.buf, g->arch, &cubin, &err);
+    if (rc) {
+        snprintf(f->verdict, sizeof(f->verdict), "runtime_error");
+        sb_reset(&f->message);
+        sb_addf(&f->message, "internal: the reference of %s does not compile: %s", p->id, err.buf);
+    } else {
+        rc = wk_unit_load(&ref_cache.unit, cubin.buf, p->reference_source.buf, p, f);
+    }
+    sb_free(&cubin), sb_free(&err);
+    if (rc)
+        return -1;
+    ref_cache.problem_id = xstrdup(p->id);
+    *out = &ref_cache.unit;
+    return 0;
+}
+
+/* Buffers of one dims set: inputs shared; outputs and scratch per side. */
+struct run_buffers {
+    int n_in, n_out, n_cscratch, n_rscratch;
+    wk_buffer cand[2 * KC_MAX_TENSORS + KC_MAX_SCRATCH]; /* inputs, outputs, scratch */
+    wk_buffer ref[2 * KC_MAX_TENSORS + KC_MAX_SCRATCH];  /* aliases inputs; own outputs, scratch */
+};
+
+static void free_run_buffers(struct run_buffers *b)
+{
+    for (int i = 0; i < b->n_in + b->n_out + b->n_cscratch; i++)
+        wk_buffer_free(&b->cand[i]);
+    for (int i = b->n_in; i < b->n_in + b->n_out + b->n_rscratch; i++)
+        wk_buffer_free(&b->ref[i]);
+    memset(b, 0, sizeof(*b));
+}
+
+static int alloc_scratch(wk_buffer *dst, const launch_unit *lu, const dimset *dims, wk_failure *f)
+{
+    strbuf err = STRBUF_INIT;
+    for (int i = 0; i < lu->n_scratch; i++) {
+        int64_t n;
+        if (expr_eval(lu->scratch[i].count, dims, &n, &err) || n < 0 ||
+            wk_buffer_alloc(&dst[i], lu->scratch[i].dtype, n, &err)) {
+            snprintf(f->verdict, sizeof(f->verdict), "launch_error");
+            sb_reset(&f->message);
+            sb_addf(&f->message, "line %d: scratch %s: %s", lu->scratch[i].line,
+                    lu->scratch[i].name, err.len ? err.buf : "negative size");
+            sb_free(&err);
+            return -1;
+        }
+    }
+    sb_free(&err);
+    return 0;
+}
+
+static int alloc_run_buffers(const problem *p, const dimset *dims, const wk_unit *cand,
+                             const wk_unit *ref, struct run_buffers *b, wk_failure *f)
+{
+    memset(b, 0, sizeof(*b));
+    strbuf err = STRBUF_INIT;
+    b->n_in = p->n_inputs;
+    b->n_out = p->n_outputs;
+    for (int i = 0; i < p->n_inputs + p->n_outputs; i++) {
+        const tensor_spec *t = i < p->n_inputs ? &p->inputs[i] : &p->outputs[i - p->n_inputs];
+        int64_t n;
+        if (tensor_numel(t, dims, &n, &err) || wk_buffer_alloc(&b->cand[i], t->dtype, n, &err) ||
+            (i >= p->n_inputs && wk_buffer_alloc(&b->ref[i], t->dtype, n, &err))) {
+            snprintf(f->verdict, sizeof(f->verdict), "runtime_error");
+            sb_reset(&f->message);
+            sb_addf(&f->message, "internal: %s", err.buf);
+            sb_free(&err);
+            return -1;
+        }
+        if (i < p->n_inputs)
+            b->ref[i] = b->cand[i];
+    }
+    sb_free(&err);
+    int base = p->n_inputs + p->n_outputs;
+    b->n_cscratch = cand->lu.n_scratch;
+    b->n_rscratch = ref->lu.n_scratch;
+    return alloc_scratch(&b->cand[base], &cand->lu, dims, f) ||
+                   alloc_scratch(&b->ref[base], &ref->lu, dims, f)
+               ? -1
+               : 0;
+}
+
+static int sync_or_fail(wk_gpu *g, wk_failure *f, const char *what)
+{
+    CUresult rc = cuStreamSynchronize(g->stream);
+    return rc == CUDA_SUCCESS ? 0 : wk_fail_cuda(f, "runtime_error", rc, what);
+}
+
+static int fill_inputs(wk_gpu *g, const problem *p, const dimset *dims, uint64_t seed,
+                       struct run_buffers *b, wk_failure *f)
+{
+    strbuf err = STRBUF_INIT;
+    for (int i = 0; i < p->n_inputs; i++)
+        if (wk_fill_input(g, &b->cand[i], &p->inputs[i], dims, seed, (unsigned)i, &err)) {
+            snprintf(f->verdict, sizeof(f->verdict), "runtime_error");
+            sb_reset(&f->message);
+            sb_addf(&f->message, "internal: %s", err.buf);
+            sb_free(&err);
+            return -1;
+        }
+    sb_free(&err);
+    return sync_or_fail(g, f, "generating inputs");
+}
+
+static int poison_side(wk_gpu *g, wk_buffer *bufs, int from, int to)
+{
+    for (int i = from; i < to; i++)
+        if (wk_buffer_poison(g, &bufs[i]))
+            return -1;
+    return 0;
+}
+
+static int run_candidate(wk_gpu *g, wk_unit *cand, const problem *p, const dimset *dims,
+                         struct run_buffers *b, double deadline_ms, double *ms, wk_failure *f)
+{
+    int n = b->n_in + b->n_out + b->n_cscratch;
+    if (poison_side(g, b->cand, b->n_in, n) || sync_or_fail(g, f, "poisoning outputs"))
+        return -1;
+    wk_progress("candidate", deadline_ms);
+    double t0 = now_ms();
+    if (wk_unit_launch(g, cand, p, dims, b->cand, f))
+        return -1;
+    if (sync_or_fail(g, f, "running the candidate"))
+        return -1;
+    *ms = now_ms() - t0;
+    wk_progress("checks", REFERENCE_DEADLINE_MS);
+    return 0;
+}
+
+static const char *buffer_name(const problem *p, const wk_unit *u, int i)
+{
+    if (i < p->n_inputs)
+        return p->inputs[i].name;
+    if (i < p->n_inputs + p->n_outputs)
+        return p->outputs[i - p->n_inputs].name;
+    return u->lu.scratch[i - p->n_inputs - p->n_outputs].name;
+}
+
+static int check_safety(wk_gpu *g, const problem *p, const wk_unit *cand, struct run_buffers *b,
+                        const uint64_t *sums, wk_failure *f)
+{
+    CUresult rc;
+    for (int i = 0; i < b->n_in + b->n_out + b->n_cscratch; i++) {
+        int64_t damage = wk_buffer_guard_damage(g, &b->cand[i], &rc);
+        if (rc != CUDA_SUCCESS)
+            return wk_fail_cuda(f, "runtime_error", rc, "checking guard bands");
+        if (damage > 0) {
+            snprintf(f->verdict, sizeof(f->verdict), "unsafe");
+            sb_reset(&f->message);
+            sb_addf(&f->message, "wrote %lld bytes outside buffer '%s' (guard band overwritten)",
+                    (long long)damage, buffer_name(p, cand, i));
+            return -1;
+        }
+    }
+    for (int i = 0; i < b->n_in; i++) {
+        uint64_t after = wk_buffer_checksum(g, &b->cand[i], &rc);
+        if (rc != CUDA_SUCCESS)
+            return wk_fail_cuda(f, "runtime_error", rc, "checksumming inputs");
+        if (after != sums[i]) {
+            snprintf(f->verdict, sizeof(f->verdict), "unsafe");
+            sb_reset(&f->message);
+            sb_addf(&f->message, "modified input '%s' (inputs are read-only)", p->inputs[i].name);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int run_reference(wk_gpu *g, wk_unit *ref, const problem *p, const dimset *dims,
+                         struct run_buffers *b, wk_failure *f)
+{
+    int n = b->n_in + b->n_out + b->n_rscratch;
+    wk_progress("reference", REFERENCE_DEADLINE_MS);
+    if (poison_side(g, b->ref, b->n_in, n) || wk_unit_launch(g, ref, p, dims, b->ref, f) ||
+        sync_or_fail(g, f, "running the reference")) {
+        f->fatal = 1;
+        sb_adds(&f->message, " (internal: the reference failed)");
+        return -1;
+    }
+    wk_progress("checks", REFERENCE_DEADLINE_MS);
+    return 0;
+}
+
+struct cmp_stats {
+    unsigned long long n_bad, nan_mismatch, max_abs_bits, max_rel_bits, worst_bits, worst_index;
+    double sum_sq_diff, sum_sq_ref;
+};
+
+static double bits_to_double(unsigned long long b)
+{
+    double d;
+    memcpy(&d, &b, 8);
+    return d;
+}
+
+static double host_value(const unsigned char *raw, enum kc_dtype t)
+{
+    float fv;
+    uint32_t w;
+    switch (t) {
+    case KC_F32: memcpy(&fv, raw, 4); return fv;
+    case KC_F64: { double d; memcpy(&d, raw, 8); return d; }
+    case KC_F16: { /* half to float */
+        uint16_t h; memcpy(&h, raw, 2);
+        int e = (h >> 10) & 31, m = h & 1023, s = h >> 15;
+        double v = e == 0 ? ldexp(m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexp(m + 1024, e - 25);
+        return s ? -v : v; }
+    case KC_BF16: { uint16_t h; memcpy(&h, raw, 2); w = (uint32_t)h << 16; memcpy(&fv, &w, 4); return fv; }
+    case KC_I32: { int32_t i; memcpy(&i, raw, 4); return i; }
+    case KC_I64: { int64_t i; memcpy(&i, raw, 8); return (double)i; }
+    default: return raw[0];
+    }
+}
+
+static void add_multi_index(json_t *o, const tensor_spec *t, const dimset *dims, int64_t flat)
+{
+    int64_t ext[KC_MAX_RANK];
+    json_t *idx = json_array();
+    for (int d = 0; d < t->rank; d++)
+        if (expr_eval(t->shape[d], dims, &ext[d], NULL))
+            ext[d] = 1;
+    int64_t pos[KC_MAX_RANK];
+    for (int d = t->rank - 1; d >= 0; d--) {
+        pos[d] = ext[d] ? flat % ext[d] : 0;
+        flat = ext[d] ? flat / ext[d] : 0;
+    }
+    for (int d = 0; d < t->rank; d++)
+        json_array_append_new(idx, json_integer(pos[d]));
+    json_object_set_new(o, "index", idx);
+}
+
+/* Compares one output; adds its statistics to run; returns 1 when it fails. */
+static int compare_output(wk_gpu *g, const problem *p, int k, const dimset *dims,
+                          struct run_buffers *b, json_t *run, double *worst_err, wk_failure *f)
+{
+    const tensor_spec *t = &p->outputs[k];
+    wk_buffer *out = &b->cand[p->n_inputs + k], *ref = &b->ref[p->n_inputs + k];
+    struct cmp_stats st = {0};
+    st.worst_index = ~0ull;
+    long long n = out->numel;
+    int dtype = (int)t->dtype;
+    double atol = p->atol, rtol = p->rtol;
+    CUdeviceptr sp = g->scratch_u64;
+    void *args[] = {&out->ptr, &ref->ptr, &n, &dtype, &atol, &rtol, &sp};
+    CUresult rc = cuMemcpyHtoDAsync(sp, &st, sizeof(st), g->stream);
+    if (rc == CUDA_SUCCESS && n && (wk_launch_harness(g, g->k_compare, n, args) ||
+                                    wk_launch_harness(g, g->k_worst, n, args)))
+        rc = CUDA_ERROR_LAUNCH_FAILED;
+    if (rc == CUDA_SUCCESS)
+        rc = cuMemcpyDtoHAsync(&st, sp, sizeof(st), g->stream);
+    if (rc == CUDA_SUCCESS)
+        rc = cuStreamSynchronize(g->stream);
+    if (rc != CUDA_SUCCESS)
+        return wk_fail_cuda(f, "runtime_error", rc, "comparing outputs"), -1;
+    double max_abs = bits_to_double(st.max_abs_bits), max_rel = bits_to_double(st.max_rel_bits);
+    double rel_l2 = st.sum_sq_ref > 0 ? sqrt(st.sum_sq_diff / st.sum_sq_ref) : sqrt(st.sum_sq_diff);
+    json_t *o = json_pack("{s:s,s:I,s:I,s:I,s:f,s:f,s:f}", "output", t->name, "numel", (json_int_t)n,
+                          "bad", (json_int_t)st.n_bad, "nan_mismatch", (json_int_t)st.nan_mismatch,
+                          "max_abs", max_abs, "max_rel", max_rel, "rel_l2", rel_l2);
+    if (st.n_bad && st.worst_index != ~0ull) {
+        unsigned char a[8] = {0}, r[8] = {0};
+        size_t es = dtype_size(t->dtype);
+        cuMemcpyDtoH(a, out->ptr + st.worst_index * es, es);
+        cuMemcpyDtoH(r, ref->ptr + st.worst_index * es, es);
+        json_object_set_new(o, "worst_flat_index", json_integer((json_int_t)st.worst_index));
+        add_multi_index(o, t, dims, (int64_t)st.worst_index);
+        double av = host_value(a, t->dtype), rv = host_value(r, t->dtype);
+        json_object_set_new(o, "got", isfinite(av) ? json_real(av) : json_string(isnan(av) ? "nan" : av > 0 ? "inf" : "-inf"));
+        json_object_set_new(o, "expected", isfinite(rv) ? json_real(rv) : json_string(isnan(rv) ? "nan" : rv > 0 ? "inf" : "-inf"));
+    }
+    json_array_append_new(json_object_get(run, "outputs"), o);
+    worst_err[0] = fmax(worst_err[0], max_abs);
+    worst_err[1] = fmax(worst_err[1], max_rel);
+    worst_err[2] = fmax(worst_err[2], rel_l2);
+    return st.n_bad > 0;
+}
+
+static int checksum_outputs(wk_gpu *g, struct run_buffers *b, uint64_t *sum, wk_failure *f)
+{
+    CUresult rc;
+    *sum = 0;
+    for (int i = b->n_in; i < b->n_in + b->n_out; i++) {
+        *sum = *sum * 31 + wk_buffer_checksum(g, &b->cand[i], &rc);
+        if (rc != CUDA_SUCCESS)
+            return wk_fail_cuda(f, "runtime_error", rc, "checksumming outputs");
+    }
+    return 0;
+}
+
+struct job_state {
+    wk_gpu *g;
+    const problem *p;
+    wk_unit *cand, *ref;
+    double cand_deadline_ms;
+    double worst_err[3];
+    int nondeterministic;
+    json_t *runs;
+    json_t *first_failure;
+};
+
+/* Runs the candidate once more on the same inputs; differing outputs flag a race. */
+static int rerun_for_determinism(struct job_state *s, const dimset *dims, struct run_buffers *b,
+                                 wk_failure *f)
+{
+    uint64_t first, second;
+    double ms;
+    if (checksum_outputs(s->g, b, &first, f) ||
+        run_candidate(s->g, s->cand, s->p, dims, b, s->cand_deadline_ms, &ms, f) ||
+        checksum_outputs(s->g, b, &second, f))
+        return -1;
+    s->nondeterministic = first != second;
+    return 0;
+}
+
+/* One (dims, seed) run. Returns 0 pass, 1 mismatch, -1 failure (f says which). */
+static int one_run(struct job_state *s, const char *dims_name, const dimset *dims, uint64_t seed,
+                   int check_determinism, wk_failure *f)
+{
+    struct run_buffers b;
+    json_t *run = json_pack("{s:s,s:s,s:[]}", "dims", dims_name, "seed", "", "outputs");
+    char seed_str[32];
+    snprintf(seed_str, sizeof(seed_str), "%llu", (unsigned long long)seed);
+    json_object_set_new(run, "seed", json_string(seed_str));
+    json_array_append_new(s->runs, run);
+    int result = -1;
+    if (alloc_run_buffers(s->p, dims, s->cand, s->ref, &b, f))
+        goto out;
+    uint64_t sums[KC_MAX_TENSORS];
+    CUresult rc;
+    if (fill_inputs(s->g, s->p, dims, seed, &b, f))
+        goto out;
+    for (int i = 0; i < b.n_in; i++) {
+        sums[i] = wk_buffer_checksum(s->g, &b.cand[i], &rc);
+        if (rc != CUDA_SUCCESS) {
+            wk_fail_cuda(f, "runtime_error", rc, "checksumming inputs");
+            goto out;
+        }
+    }
+    double ms;
+    if (run_candidate(s->g, s->cand, s->p, dims, &b, s->cand_deadline_ms, &ms, f) ||
+        check_safety(s->g, s->p, s->cand, &b, sums, f))
+        goto out;
+    json_object_set_new(run, "candidate_ms", json_real(ms));
+    if (s->cand_deadline_ms == DEFAULT_CANDIDATE_DEADLINE_MS)
+        s->cand_deadline_ms = fmax(5000.0, 50.0 * ms);
+    if (run_reference(s->g, s->ref, s->p, dims, &b, f))
+        goto out;
+    int bad = 0;
+    for (int k = 0; k < s->p->n_outputs; k++) {
+        int r = compare_output(s->g, s->p, k, dims, &b, run, s->worst_err, f);
+        if (r < 0)
+            goto out;
+        bad |= r;
+    }
+    poison_side(s->g, b.ref, b.n_in, b.n_in + b.n_out); /* scrub the reference outputs */
+    if (check_determinism && rerun_for_determinism(s, dims, &b, f))
+        goto out;
+    json_object_set_new(run, "ok", json_boolean(!bad));
+    result = bad;
+out:
+    free_run_buffers(&b);
+    if (result != 0 && !s->first_failure)
+        s->first_failure = json_incref(run);
+    return result;
+}
+
+static json_t *result_base(const wk_gpu *g)
+{
+    char driver[32], cuda[32];
+    snprintf(driver, sizeof(driver), "%d.%d", g->driver_version / 1000, (g->driver_version % 1000) / 10);
+    snprintf(cuda, sizeof(cuda), "%d.%d", CUDA_VERSION / 1000, (CUDA_VERSION % 1000) / 10);
+    return json_pack("{s:s,s:s,s:s}", "gpu_name", g->name, "driver", driver, "cuda", cuda);
+}
+
+static json_t *failure_result(const wk_gpu *g, const wk_failure *f, json_t *evidence)
+{
+    json_t *r = result_base(g);
+    json_object_set_new(r, "verdict", json_string(f->verdict));
+    json_object_set_new(r, "message", json_string(sb_str(&f->message)));
+    json_object_set_new(r, "fatal", json_boolean(f->fatal));
+    if (evidence)
+        json_object_set(r, "evidence", evidence);
+    return r;
+}
+
+static void add_flag(strbuf *flags, const char *flag)
+{
+    if (flags->len)
+        sb_addch(flags, ',');
+    sb_adds(flags, flag);
+}
+
+/* Runs every seed on the default dims, then each alt set; sets verdict and flags. */
+static int run_all(struct job_state *s, json_t *job, wk_failure *f, strbuf *flags, strbuf *message)
+{
+    json_t *seeds = json_object_get(job, "seeds");
+    size_t n = json_array_size(seeds);
+    uint64_t first_seed = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t seed = strtoull(json_string_value(json_array_get(seeds, i)), NULL, 10);
+        if (i == 0)
+            first_seed = seed;
+        int r = one_run(s, "default", &s->p->dims_default, seed, i == 0, f);
+        if (r < 0)
+            return -1;
+        if (r > 0) {
+            snprintf(f->verdict, sizeof(f->verdict), "mismatch");
+            sb_addf(message, "output differs from the reference beyond atol=%g, rtol=%g on the "
+                             "default dims (seed %llu)", s->p->atol, s->p->rtol, (unsigned long long)seed);
+            return 1;
+        }
+    }
+    for (int a = 0; a < s->p->n_alt; a++) {
+        char name[16];
+        snprintf(name, sizeof(name), "alt%d", a);
+        int r = one_run(s, name, &s->p->dims_alt[a], first_seed, 0, f);
+        if (r < 0) {
+            add_flag(flags, "alt_shape_fail");
+            return -1;
+        }
+        if (r > 0) {
+            snprintf(f->verdict, sizeof(f->verdict), "mismatch");
+            add_flag(flags, "alt_shape_fail");
+            sb_addf(message, "correct on the default dims but wrong on the alternative dims %s "
+                             "(hard-coded sizes or a missing bounds guard?)", name);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static json_t *finish(struct job_state *s, json_t *job, wk_failure *f, int outcome, strbuf *flags,
+                      strbuf *message)
+{
+    json_t *evidence = json_pack("{s:O}", "runs", s->runs);
+    if (s->first_failure)
+        json_object_set(evidence, "first_failure", s->first_failure);
+    if (s->nondeterministic)
+        add_flag(flags, "nondeterministic");
+    json_t *r;
+    if (outcome < 0) {
+        r = failure_result(s->g, f, evidence);
+    } else {
+        r = result_base(s->g);
+        if (outcome == 0) {
+            snprintf(f->verdict, sizeof(f->verdict), "correct");
+            sb_addf(message, "matches the reference on %zu seeds and %d alternative dims sets",
+                    json_array_size(json_object_get(job, "seeds")), s->p->n_alt);
+        }
+        json_object_set_new(r, "verdict", json_string(f->verdict));
+        json_object_set_new(r, "message", json_string(message->buf ? message->buf : ""));
+        json_object_set(r, "evidence", evidence);
+    }
+    json_object_set_new(r, "flags", json_string(sb_str(flags)));
+    json_object_set_new(r, "errors", json_pack("{s:f,s:f,s:f}", "max_abs", s->worst_err[0],
+                                               "max_rel", s->worst_err[1], "rel_l2", s->worst_err[2]));
+    json_decref(evidence);
+    return r;
+}
+
+static int time_candidate(struct job_state *s, json_t *job, json_t *result, wk_failure *f)
+{
+    struct run_buffers b;
+    int rc = -1;
+    json_t *timing = json_object();
+    uint64_t seed = strtoull(json_string_value(json_array_get(json_object_get(job, "seeds"), 0)),
+                             NULL, 10);
+    double cap = json_number_value(json_object_get(job, "timing_cap_ms"));
+    if (alloc_run_buffers(s->p, &s->p->dims_default, s->cand, s->ref, &b, f) == 0 &&
+        fill_inputs(s->g, s->p, &s->p->dims_default, seed, &b, f) == 0) {
+        wk_progress("timing", cap + 10 * s->cand_deadline_ms);
+        rc = wk_time_unit(s->g, s->cand, s->p, &s->p->dims_default, b.cand, cap > 0 ? cap : 1000,
+                          timing, f);
+    }
+    free_run_buffers(&b);
+    if (rc == 0)
+        json_object_set(result, "timing", timing);
+    json_decref(timing);
+    return rc;
+}
+
+json_t *wk_verify_job(wk_gpu *g, json_t *job, const char *source, const char *cubin, size_t cubin_len)
+{
+    (void)cubin_len;
+    problem p;
+    strbuf err = STRBUF_INIT, flags = STRBUF_INIT, message = STRBUF_INIT;
+    wk_failure f = {0};
+    wk_unit cand = {0}, *ref = NULL;
+    json_t *result = NULL;
+    const char *manifest = json_string_value(json_object_get(job, "manifest"));
+    if (!manifest || problem_load(manifest, &p, &err)) {
+        snprintf(f.verdict, sizeof(f.verdict), "runtime_error");
+        sb_addf(&f.message, "internal: cannot load the problem: %s", err.buf);
+        result = failure_result(g, &f, NULL);
+        goto out_noproblem;
+    }
+    if (wk_unit_load(&cand, cubin, source, &p, &f) || reference_unit(g, &p, &ref, &f)) {
+        result = failure_result(g, &f, NULL);
+        goto out;
+    }
+    struct job_state s = {.g = g, .p = &p, .cand = &cand, .ref = ref,
+                          .cand_deadline_ms = DEFAULT_CANDIDATE_DEADLINE_MS, .runs = json_array()};
+    int outcome = run_all(&s, job, &f, &flags, &message);
+    result = finish(&s, job, &f, outcome, &flags, &message);
+    if (outcome == 0 && json_is_true(json_object_get(job, "timing")) &&
+        time_candidate(&s, job, result, &f) < 0) {
+        json_decref(result);
+        result = failure_result(g, &f, NULL);
+    }
+    json_decref(s.runs);
+    json_decref(s.first_failure);
+out:
+    wk_unit_free(&cand);
+    problem_free(&p);
+out_noproblem:
+    sb_free(&err), sb_free(&flags), sb_free(&message), sb_free(&f.message);
+    return result;
+}

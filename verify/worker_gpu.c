@@ -1,0 +1,235 @@
+/* worker_gpu: device set-up, the harness module, guarded buffers, seeded
+ * inputs, guard checks and checksums for the GPU worker (see worker.h). */
+#include "common/error.h"
+#include "verify/nvrtc_compile.h"
+#include "verify/sandbox.h"
+#include "verify/worker.h"
+
+#include <stdio.h>
+#include <string.h>
+
+extern const char kc_harness_source[]; /* generated from verify/harness.cu */
+
+const char *wk_cuda_error(CUresult rc)
+{
+    const char *name = NULL, *desc = NULL;
+    cuGetErrorName(rc, &name);
+    cuGetErrorString(rc, &desc);
+    static __thread char buf[256];
+    snprintf(buf, sizeof(buf), "%s (%d): %s", name ? name : "CUDA error", (int)rc,
+             desc ? desc : "");
+    return buf;
+}
+
+int wk_is_sticky(CUresult rc)
+{
+    switch (rc) {
+    case CUDA_ERROR_ILLEGAL_ADDRESS:
+    case CUDA_ERROR_MISALIGNED_ADDRESS:
+    case CUDA_ERROR_LAUNCH_FAILED:
+    case CUDA_ERROR_ASSERT:
+    case CUDA_ERROR_HARDWARE_STACK_ERROR:
+    case CUDA_ERROR_ILLEGAL_INSTRUCTION:
+    case CUDA_ERROR_INVALID_ADDRESS_SPACE:
+    case CUDA_ERROR_INVALID_PC:
+    case CUDA_ERROR_LAUNCH_TIMEOUT:
+    case CUDA_ERROR_ECC_UNCORRECTABLE:
+    case CUDA_ERROR_UNKNOWN:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+int wk_fail_cuda(wk_failure *f, const char *verdict, CUresult rc, const char *what)
+{
+    snprintf(f->verdict, sizeof(f->verdict), "%s", verdict);
+    sb_reset(&f->message);
+    sb_addf(&f->message, "%s: %s", what, wk_cuda_error(rc));
+    f->fatal = wk_is_sticky(rc);
+    return -1;
+}
+
+static int load_harness(wk_gpu *g, strbuf *err)
+{
+    strbuf cubin = STRBUF_INIT;
+    if (wk_compile_trusted(kc_harness_source, g->arch, &cubin, err))
+        return -1;
+    CUresult rc = cuModuleLoadData(&g->harness, cubin.buf);
+    sb_free(&cubin);
+    if (rc != CUDA_SUCCESS)
+        return kc_fail(err, "loading the harness module: %s", wk_cuda_error(rc));
+    struct {
+        CUfunction *f;
+        const char *name;
+    } fns[] = {{&g->k_fill, "kc_fill"},           {&g->k_simplex, "kc_simplex"},
+               {&g->k_guard, "kc_guard_check"},   {&g->k_checksum, "kc_checksum"},
+               {&g->k_compare, "kc_compare"},     {&g->k_worst, "kc_worst_index"}};
+    for (size_t i = 0; i < sizeof(fns) / sizeof(fns[0]); i++)
+        if (cuModuleGetFunction(fns[i].f, g->harness, fns[i].name) != CUDA_SUCCESS)
+            return kc_fail(err, "harness kernel %s missing", fns[i].name);
+    return 0;
+}
+
+static int read_device_facts(wk_gpu *g, strbuf *err)
+{
+    int major = 0, minor = 0;
+    cuDeviceGetName(g->name, sizeof(g->name), g->dev);
+    cuDriverGetVersion(&g->driver_version);
+    cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, g->dev);
+    cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, g->dev);
+    cuDeviceGetAttribute(&g->sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, g->dev);
+    cuDeviceGetAttribute(&g->l2_bytes, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, g->dev);
+    snprintf(g->arch, sizeof(g->arch), "sm_%d%d", major, minor);
+    if (major < 7)
+        return kc_fail(err, "GPU %s (%s) is too old", g->name, g->arch);
+    return 0;
+}
+
+int wk_gpu_open(wk_gpu *g, int ordinal, strbuf *err)
+{
+    memset(g, 0, sizeof(*g));
+    g->ordinal = ordinal;
+    CUresult rc = cuInit(0);
+    if (rc == CUDA_SUCCESS)
+        rc = cuDeviceGet(&g->dev, ordinal);
+    if (rc == CUDA_SUCCESS)
+        rc = cuDevicePrimaryCtxRetain(&g->ctx, g->dev);
+    if (rc == CUDA_SUCCESS)
+        rc = cuCtxSetCurrent(g->ctx);
+    if (rc == CUDA_SUCCESS)
+        rc = cuStreamCreate(&g->stream, CU_STREAM_NON_BLOCKING);
+    if (rc != CUDA_SUCCESS)
+        return kc_fail(err, "GPU %d: %s", ordinal, wk_cuda_error(rc));
+    if (read_device_facts(g, err) || load_harness(g, err))
+        return -1;
+    g->flush_bytes = (size_t)(g->l2_bytes > 0 ? g->l2_bytes : 50 << 20) * 2;
+    if (cuMemAlloc(&g->flush, g->flush_bytes) != CUDA_SUCCESS ||
+        cuMemAlloc(&g->scratch_u64, 256) != CUDA_SUCCESS)
+        return kc_fail(err, "cannot allocate the harness buffers");
+    return 0;
+}
+
+int wk_buffer_alloc(wk_buffer *b, enum kc_dtype dtype, int64_t numel, strbuf *err)
+{
+    memset(b, 0, sizeof(*b));
+    b->dtype = dtype;
+    b->numel = numel;
+    b->bytes = (size_t)numel * dtype_size(dtype);
+    size_t total = b->bytes + 2 * WK_GUARD_BYTES;
+    CUresult rc = cuMemAlloc(&b->base, total);
+    if (rc != CUDA_SUCCESS)
+        return kc_fail(err, "cannot allocate %zu bytes on the GPU: %s", total, wk_cuda_error(rc));
+    b->ptr = b->base + WK_GUARD_BYTES;
+    rc = cuMemsetD8(b->base, WK_GUARD_PATTERN, total);
+    return rc == CUDA_SUCCESS ? 0 : kc_fail(err, "memset: %s", wk_cuda_error(rc));
+}
+
+void wk_buffer_free(wk_buffer *b)
+{
+    if (b->base)
+        cuMemFree(b->base);
+    memset(b, 0, sizeof(*b));
+}
+
+int wk_buffer_poison(wk_gpu *g, wk_buffer *b)
+{
+    if (!b->bytes)
+        return 0;
+    return cuMemsetD8Async(b->ptr, WK_POISON, b->bytes, g->stream) == CUDA_SUCCESS ? 0 : -1;
+}
+
+int wk_launch_harness(wk_gpu *g, CUfunction f, long long n, void **args)
+{
+    long long blocks = (n + 255) / 256;
+    if (blocks > (long long)g->sms * 32)
+        blocks = (long long)g->sms * 32;
+    if (blocks < 1)
+        blocks = 1;
+    return cuLaunchKernel(f, (unsigned)blocks, 1, 1, 256, 1, 1, 0, g->stream, args, NULL) ==
+                   CUDA_SUCCESS
+               ? 0
+               : -1;
+}
+
+/* Runs a reduction kernel into the scratch counter and reads it back. */
+static uint64_t reduce_u64(wk_gpu *g, CUfunction f, CUdeviceptr p, long long nbytes, int with_pattern,
+                           CUresult *rc)
+{
+    uint64_t v = 0;
+    unsigned char pattern = WK_GUARD_PATTERN;
+    CUdeviceptr out = g->scratch_u64;
+    *rc = cuMemsetD8Async(out, 0, 8, g->stream);
+    void *args_guard[] = {&p, &nbytes, &pattern, &out};
+    void *args_sum[] = {&p, &nbytes, &out};
+    if (*rc == CUDA_SUCCESS && wk_launch_harness(g, f, nbytes / 8 + 1, with_pattern ? args_guard : args_sum))
+        *rc = CUDA_ERROR_LAUNCH_FAILED;
+    if (*rc == CUDA_SUCCESS)
+        *rc = cuMemcpyDtoHAsync(&v, out, 8, g->stream);
+    if (*rc == CUDA_SUCCESS)
+        *rc = cuStreamSynchronize(g->stream);
+    return v;
+}
+
+int64_t wk_buffer_guard_damage(wk_gpu *g, wk_buffer *b, CUresult *rc)
+{
+    uint64_t before = reduce_u64(g, g->k_guard, b->base, WK_GUARD_BYTES, 1, rc);
+    if (*rc != CUDA_SUCCESS)
+        return -1;
+    uint64_t after = reduce_u64(g, g->k_guard, b->ptr + b->bytes, WK_GUARD_BYTES, 1, rc);
+    return *rc == CUDA_SUCCESS ? (int64_t)(before + after) : -1;
+}
+
+uint64_t wk_buffer_checksum(wk_gpu *g, const wk_buffer *b, CUresult *rc)
+{
+    return reduce_u64(g, g->k_checksum, b->ptr, (long long)b->bytes, 0, rc);
+}
+
+int wk_fill_input(wk_gpu *g, wk_buffer *b, const tensor_spec *t, const dimset *dims, uint64_t seed,
+                  unsigned tensor_index, strbuf *err)
+{
+    long long n = b->numel, lo = 0, hi = 0;
+    int dtype = (int)t->dtype, dist = (int)t->dist;
+    double a = t->a, bb = t->b;
+    if (t->dist == KC_DIST_SIMPLEX)
+        a = 0;
+    int64_t v;
+    if (t->dist == KC_DIST_RANDINT) {
+        if (expr_eval(t->lo_expr, dims, &v, err))
+            return -1;
+        lo = v;
+        if (expr_eval(t->hi_expr, dims, &v, err))
+            return -1;
+        hi = v;
+    }
+    void *args[] = {&b->ptr, &n, &dtype, &dist, &a, &bb, &lo, &hi, &seed, &tensor_index};
+    if (n && wk_launch_harness(g, g->k_fill, n, args))
+        return kc_fail(err, "input generation failed for %s", t->name);
+    if (t->dist == KC_DIST_SIMPLEX && n) {
+        int64_t last = 1;
+        if (t->rank && expr_eval(t->shape[t->rank - 1], dims, &last, err))
+            return -1;
+        long long rows = last ? n / last : 0, L = last;
+        void *sargs[] = {&b->ptr, &rows, &L, &dtype};
+        unsigned blocks = (unsigned)(rows < 65535 ? rows : 65535);
+        if (blocks && cuLaunchKernel(g->k_simplex, blocks, 1, 1, 256, 1, 1, 0, g->stream, sargs,
+                                     NULL) != CUDA_SUCCESS)
+            return kc_fail(err, "simplex normalisation failed for %s", t->name);
+    }
+    return 0;
+}
+
+int wk_compile_trusted(const char *source, const char *arch, strbuf *cubin, strbuf *err)
+{
+    compile_output out;
+    compile_output_init(&out);
+    int rc = nvrtc_compile(source, arch, cuda_include_dir(), 0, &out, err);
+    if (rc == 0 && !out.ok)
+        rc = kc_fail(err, "trusted code failed to compile:\n%s", sb_str(&out.log));
+    if (rc == 0) {
+        sb_reset(cubin);
+        sb_add(cubin, out.cubin.buf, out.cubin.len);
+    }
+    compile_output_free(&out);
+    return rc;
+}

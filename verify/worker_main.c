@@ -1,0 +1,126 @@
+/* kverify-gpu: the GPU worker binary. `worker --device N` serves verification
+ * jobs over stdin/stdout (started by kverify/kcollect, one per GPU); `gpus`
+ * lists devices; `dump` writes inputs and reference outputs as .npy. */
+#include "common/error.h"
+#include "verify/ipc.h"
+#include "verify/worker.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int cmd_gpus(int argc, char **argv)
+{
+    int count_only = argc > 1 && strcmp(argv[1], "--count") == 0;
+    int n = 0;
+    if (cuInit(0) != CUDA_SUCCESS || cuDeviceGetCount(&n) != CUDA_SUCCESS || n == 0) {
+        if (count_only)
+            printf("0\n");
+        else
+            error("no CUDA device is visible");
+        return 1;
+    }
+    if (count_only) {
+        printf("%d\n", n);
+        return 0;
+    }
+    for (int i = 0; i < n; i++) {
+        CUdevice d;
+        char name[128];
+        size_t mem = 0;
+        cuDeviceGet(&d, i);
+        cuDeviceGetName(name, sizeof(name), d);
+        cuDeviceTotalMem(&mem, d);
+        printf("%d: %s, %.1f GiB\n", i, name, (double)mem / (1 << 30));
+    }
+    return 0;
+}
+
+static int serve(int device)
+{
+    wk_gpu g;
+    strbuf err = STRBUF_INIT;
+    json_t *hello = json_object();
+    if (wk_gpu_open(&g, device, &err)) {
+        json_object_set_new(hello, "fatal", json_string(err.buf));
+        ipc_send(1, hello, NULL, NULL, 0);
+        return 1;
+    }
+    char driver[32];
+    snprintf(driver, sizeof(driver), "%d.%d", g.driver_version / 1000, (g.driver_version % 1000) / 10);
+    json_object_set_new(hello, "gpu_name", json_string(g.name));
+    json_object_set_new(hello, "arch", json_string(g.arch));
+    json_object_set_new(hello, "driver", json_string(driver));
+    json_object_set_new(hello, "cuda", json_string("13.0"));
+    ipc_send(1, hello, NULL, NULL, 0);
+    json_decref(hello);
+    for (;;) {
+        ipc_msg job;
+        sb_reset(&err);
+        enum ipc_status st = ipc_recv(0, &job, -1, &err);
+        if (st != IPC_OK) {
+            ipc_msg_free(&job);
+            return st == IPC_EOF ? 0 : 1;
+        }
+        json_t *result = wk_verify_job(&g, job.json, job.blobs[0].buf ? job.blobs[0].buf : "",
+                                       job.blobs[1].buf, job.blobs[1].len);
+        json_t *msg = json_pack("{s:O}", "result", result);
+        ipc_send(1, msg, NULL, NULL, 0);
+        int fatal = json_is_true(json_object_get(result, "fatal"));
+        json_decref(msg);
+        json_decref(result);
+        ipc_msg_free(&job);
+        if (fatal)
+            return 2; /* a sticky CUDA error: this process cannot run more work */
+    }
+}
+
+static int cmd_dump(int argc, char **argv)
+{
+    static const struct option opts[] = {{"problem", required_argument, NULL, 'p'},
+                                         {"seed", required_argument, NULL, 's'},
+                                         {"dims", required_argument, NULL, 'd'},
+                                         {"out", required_argument, NULL, 'o'},
+                                         {"device", required_argument, NULL, 'g'},
+                                         {NULL, 0, NULL, 0}};
+    const char *problem_id = NULL, *dims = "default", *out = NULL;
+    unsigned long long seed = 0;
+    int device = 0, c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "p:s:d:o:g:", opts, NULL)) != -1) {
+        switch (c) {
+        case 'p': problem_id = optarg; break;
+        case 's': seed = strtoull(optarg, NULL, 10); break;
+        case 'd': dims = optarg; break;
+        case 'o': out = optarg; break;
+        case 'g': device = atoi(optarg); break;
+        default: return 4;
+        }
+    }
+    if (!problem_id || !out)
+        return error("usage: kverify dump --problem ID --seed S [--dims default|small|altN] --out DIR"), 4;
+    wk_gpu g;
+    strbuf err = STRBUF_INIT;
+    if (wk_gpu_open(&g, device, &err) || wk_dump(&g, problem_id, seed, dims, out, &err)) {
+        error("%s", err.buf);
+        sb_free(&err);
+        return 1;
+    }
+    printf("dumped %s seed %llu dims %s to %s\n", problem_id, seed, dims, out);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    kc_set_progname("kverify-gpu");
+    if (argc >= 2 && strcmp(argv[1], "gpus") == 0)
+        return cmd_gpus(argc - 1, argv + 1);
+    if (argc >= 2 && strcmp(argv[1], "dump") == 0)
+        return cmd_dump(argc - 1, argv + 1);
+    if (argc >= 4 && strcmp(argv[1], "worker") == 0 && strcmp(argv[2], "--device") == 0)
+        return serve(atoi(argv[3]));
+    fprintf(stderr, "usage: kverify-gpu worker --device N | gpus [--count] | dump ...\n"
+                    "(normally started by kverify and kcollect)\n");
+    return 4;
+}
