@@ -1,0 +1,557 @@
+/* loop: trajectories, turns, stop rules, budgets and the per-turn
+ * transaction (see loop.h). */
+#include "collect/loop.h"
+#include "collect/progress.h"
+#include "collect/prompt.h"
+#include "collect/record.h"
+#include "common/error.h"
+#include "common/fsutil.h"
+#include "common/problem.h"
+#include "verify/verify.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct job {
+    int problem;
+    int sample;
+} job;
+
+typedef struct collector {
+    const collect_config *cfg;
+    const char *endpoint_label;
+    sqlite3 *db;
+    pthread_mutex_t db_lock;
+    kv_service *verifier;
+    llm_endpoint endpoints[CC_MAX_ENDPOINTS];
+    int n_endpoints;
+    llm_client client;
+    ratelimit limits;
+    problem *problems;
+    char **specs;
+    int n_problems;
+    int *problem_solved;
+    job *jobs;
+    int n_jobs, next_job;
+    int64_t run_id;
+    volatile sig_atomic_t *cancel;
+    pthread_mutex_t lock; /* jobs, summary, fatal */
+    collect_summary sum;
+    progress *progress;
+    strbuf fatal;
+} collector;
+
+/* ---- helpers ---- */
+
+static void db_lock(collector *c) { pthread_mutex_lock(&c->db_lock); }
+static void db_unlock(collector *c) { pthread_mutex_unlock(&c->db_lock); }
+
+static void add_stat(collector *c, long *field, long n)
+{
+    pthread_mutex_lock(&c->lock);
+    *field += n;
+    pthread_mutex_unlock(&c->lock);
+}
+
+static void add_time(collector *c, double *field, double ms)
+{
+    pthread_mutex_lock(&c->lock);
+    *field += ms / 1000.0;
+    pthread_mutex_unlock(&c->lock);
+}
+
+static int is_success(const collect_config *cfg, const char *verdict)
+{
+    return !strcmp(verdict, "correct") || (cfg->compile_only && !strcmp(verdict, "compiled"));
+}
+
+/* Why the trajectory stops after this turn, or NULL to go on. */
+static const char *stop_reason(const collect_config *cfg, const trajectory_state *t,
+                               const kv_result *r, int turns_done)
+{
+    if (is_success(cfg, r->verdict)) {
+        if (cfg->target_speedup <= 0)
+            return "first_correct";
+        if (r->timed && r->timing.speedup_eager >= cfg->target_speedup)
+            return "target_speedup";
+    }
+    if (turns_done >= cfg->turns)
+        return "turns";
+    if (cfg->budget_tokens > 0 && t->tokens >= cfg->budget_tokens)
+        return "tokens";
+    if (cfg->budget_minutes > 0 && t->wall_ms >= cfg->budget_minutes * 60000.0)
+        return "minutes";
+    return NULL;
+}
+
+static void set_fatal(collector *c, const char *msg)
+{
+    pthread_mutex_lock(&c->lock);
+    if (!c->fatal.len)
+        sb_adds(&c->fatal, msg);
+    c->sum.fatal = 1;
+    pthread_mutex_unlock(&c->lock);
+    *c->cancel = 1;
+}
+
+/* ---- one turn ---- */
+
+typedef struct turn_ctx {
+    collector *c;
+    const problem *p;
+    const char *spec;
+    int sample;
+    trajectory_state *t;
+    const char *label; /* "level1/019_relu#0" */
+} turn_ctx;
+
+/* Gets the response for q: from the cache, or from the endpoint (then stored
+ * and cached at once). */
+static int obtain_response(turn_ctx *x, const llm_request *q, const char *hash, llm_reply *r,
+                           int64_t *request_id, int64_t *response_id, double *cost, int *cached,
+                           strbuf *err)
+{
+    collector *c = x->c;
+    const collect_config *cfg = c->cfg;
+    db_lock(c);
+    int hit = rec_cache_lookup(c->db, hash, response_id, err);
+    int rc = 0;
+    if (hit == 1) {
+        rc = rec_response_load(c->db, *response_id, r, err);
+        if (rc == 0 && rec_response_used(c->db, *response_id)) {
+            /* Answered before, for another turn or run: recorded again as a free cache hit. */
+            strbuf body = STRBUF_INIT;
+            llm_request_body(q, cfg->api, &body);
+            response_record rr = {hash, c->endpoint_label, llm_api_name(cfg->api), cfg->model,
+                                  body.buf, r, 0, 1};
+            rc = rec_store_response(c->db, &rr, request_id, response_id, err);
+            *cost = 0;
+            sb_free(&body);
+        } else if (rc == 0) {
+            /* Stored by a process that died before recording the turn: paid once, used now. */
+            *request_id = rec_response_request(c->db, *response_id);
+            *cost = config_cost(cfg, r->prompt_tokens, r->completion_tokens, r->reasoning_tokens);
+        }
+        *cached = 1;
+    }
+    db_unlock(c);
+    if (hit < 0 || hit == 1)
+        return hit < 0 ? -1 : rc;
+
+    *cached = 0;
+    strbuf body = STRBUF_INIT;
+    double t0 = now_ms();
+    rc = llm_call(&c->client, q, r, &body, err);
+    add_time(c, &c->sum.llm_s, now_ms() - t0);
+    add_stat(c, &c->sum.requests_sent, r->attempts);
+    if (rc == 0) {
+        *cost = config_cost(cfg, r->prompt_tokens, r->completion_tokens, r->reasoning_tokens);
+        const llm_endpoint *e = &c->endpoints[r->endpoint];
+        response_record rr = {hash, config_is_bundled(cfg) ? c->endpoint_label : e->url,
+                              llm_api_name(e->api), cfg->model, body.buf, r, *cost, 0};
+        db_lock(c);
+        rc = rec_store_response(c->db, &rr, request_id, response_id, err);
+        db_unlock(c);
+    }
+    sb_free(&body);
+    return rc;
+}
+
+/* Records candidate, verification, turn and maybe the trajectory's end in one transaction. */
+static int record_turn(turn_ctx *x, const kv_result *vr, turn_record *tr, const char *stop,
+                       strbuf *err)
+{
+    collector *c = x->c;
+    db_lock(c);
+    double t0 = now_ms();
+    int rc = kc_db_begin(c->db, err);
+    if (rc == 0) {
+        int extract_failed = !strcmp(vr->verdict, "extract_error");
+        rc = rec_candidate(c->db, x->p->id, extract_failed ? NULL : sb_str(&vr->source),
+                           extract_failed ? sb_str(&vr->message) : NULL, &tr->candidate_id, err) ||
+             kv_record(c->db, tr->candidate_id, vr, err) || rec_turn(c->db, tr, err) ||
+             (stop && rec_trajectory_finish(c->db, x->t->id, stop, err));
+        if (rc)
+            kc_db_rollback(c->db);
+        else
+            rc = kc_db_commit(c->db, err);
+    }
+    add_time(c, &c->sum.record_s, now_ms() - t0);
+    db_unlock(c);
+    return rc ? -1 : 0;
+}
+
+static void append_history(trajectory_state *t, const char *prompt, const llm_reply *r,
+                           const char *feedback)
+{
+    t->turns = xrealloc(t->turns, (size_t)(t->n_turns + 1) * sizeof *t->turns);
+    turn_history *h = &t->turns[t->n_turns++];
+    h->prompt = xstrdup(prompt);
+    h->answer = xstrdup(sb_str(&r->content));
+    h->reasoning = r->reasoning.len ? xstrdup(r->reasoning.buf) : NULL;
+    h->feedback = xstrdup(feedback);
+}
+
+static void note_result(turn_ctx *x, const kv_result *vr, const llm_reply *r, double cost,
+                        int cached, const char *stop)
+{
+    collector *c = x->c;
+    pthread_mutex_lock(&c->lock);
+    collect_summary *s = &c->sum;
+    s->turns++;
+    s->turns_cached += cached;
+    s->tokens_in += r->prompt_tokens;
+    s->tokens_out += r->completion_tokens;
+    s->tokens_reasoning += r->reasoning_tokens;
+    s->cost_usd += cost;
+    if (vr->timed && vr->timing.speedup_eager > s->best_speedup)
+        s->best_speedup = vr->timing.speedup_eager;
+    if (stop) {
+        s->trajectories_done++;
+        if (x->t->any_correct) {
+            s->trajectories_solved++;
+            int pi = (int)(x->p - c->problems);
+            if (!c->problem_solved[pi]++)
+                s->problems_solved++;
+        }
+    }
+    pthread_mutex_unlock(&c->lock);
+    progress_turn(c->progress, x->label, x->t->n_turns - 1, vr->verdict, sb_str(&vr->message),
+                  cached, r->truncated, stop);
+}
+
+/* Runs turn number t->n_turns. Returns 1 when the trajectory ended, 0 to go
+ * on, -1 on an error that leaves it open (a later run resumes it). */
+static int run_turn(turn_ctx *x, strbuf *err)
+{
+    collector *c = x->c;
+    const collect_config *cfg = c->cfg;
+    trajectory_state *t = x->t;
+    double t0 = now_ms();
+    strbuf started = STRBUF_INIT;
+    iso8601_now(&started);
+    prompt_messages pm;
+    prompt_build(x->spec, t->turns, t->n_turns, cfg->context, &pm);
+    const char *prompt = pm.messages[pm.n - 1].content;
+    llm_request q = {cfg->model, prompt_system(), pm.messages, pm.n, cfg->max_tokens,
+                     cfg->temperature, cfg->seed + x->sample, cfg->stream};
+    char hash[SHA256_HEX_LEN + 1];
+    llm_request_hash(&q, hash);
+
+    llm_reply r;
+    llm_reply_init(&r);
+    kv_result vr;
+    kv_result_init(&vr);
+    strbuf feedback = STRBUF_INIT;
+    int64_t request_id = 0, response_id = 0;
+    double cost = 0;
+    int cached = 0, rc = -1;
+    if (obtain_response(x, &q, hash, &r, &request_id, &response_id, &cost, &cached, err) < 0) {
+        if (r.outcome == LLM_FATAL_RUN)
+            set_fatal(c, sb_str(err));
+        goto out;
+    }
+    double v0 = now_ms();
+    progress_verifying(c->progress, +1);
+    int vrc = kv_verify(c->verifier, x->p, sb_str(&r.content), &vr, err);
+    progress_verifying(c->progress, -1);
+    add_time(c, &c->sum.verify_s, now_ms() - v0);
+    if (vrc < 0)
+        goto out;
+    kv_feedback(x->p, &vr, &feedback);
+    if (r.truncated)
+        sb_adds(&feedback, "\n\nNote: your previous answer was cut off by the token limit; "
+                           "answer with less text around the code.");
+
+    t->tokens += r.prompt_tokens + r.completion_tokens;
+    t->wall_ms += now_ms() - t0;
+    if (is_success(cfg, vr.verdict))
+        t->any_correct = 1;
+    const char *stop = stop_reason(cfg, t, &vr, t->n_turns + 1);
+    turn_record tr = {.trajectory_id = t->id, .turn_index = t->n_turns, .prompt = prompt,
+                      .request_id = request_id, .response_id = response_id,
+                      .feedback = feedback.buf, .tokens_in = r.prompt_tokens,
+                      .tokens_out = r.completion_tokens, .latency_ms = cached ? 0 : r.latency_ms,
+                      .cost_usd = cost, .wall_ms = now_ms() - t0, .started_at = started.buf};
+    if (record_turn(x, &vr, &tr, stop, err) < 0)
+        goto out;
+    append_history(t, prompt, &r, sb_str(&feedback));
+    note_result(x, &vr, &r, cost, cached, stop);
+    rc = stop ? 1 : 0;
+out:
+    prompt_messages_free(&pm);
+    llm_reply_free(&r);
+    kv_result_free(&vr);
+    sb_free(&feedback);
+    sb_free(&started);
+    return rc;
+}
+
+static void run_trajectory(collector *c, const job *j)
+{
+    const problem *p = &c->problems[j->problem];
+    trajectory_state t;
+    strbuf err = STRBUF_INIT, label = STRBUF_INIT;
+    sb_addf(&label, "%s#%d", p->id, j->sample);
+    db_lock(c);
+    int rc = rec_trajectory_load(c->db, c->run_id, p->id, j->sample, &t, &err);
+    db_unlock(c);
+    if (rc < 0) {
+        progress_error(c->progress, label.buf, err.buf);
+        pthread_mutex_lock(&c->lock);
+        c->sum.trajectories_failed++;
+        pthread_mutex_unlock(&c->lock);
+        goto out;
+    }
+    if (t.done) {
+        pthread_mutex_lock(&c->lock);
+        c->sum.trajectories_done++;
+        if (t.any_correct) {
+            c->sum.trajectories_solved++;
+            if (!c->problem_solved[j->problem]++)
+                c->sum.problems_solved++;
+        }
+        pthread_mutex_unlock(&c->lock);
+        progress_update(c->progress);
+        goto out;
+    }
+    turn_ctx x = {c, p, c->specs[j->problem], j->sample, &t, label.buf};
+    for (;;) {
+        if (*c->cancel)
+            break;
+        int r = run_turn(&x, &err);
+        if (r == 1)
+            break;
+        if (r < 0) {
+            if (!*c->cancel || c->sum.fatal)
+                progress_error(c->progress, label.buf, err.buf);
+            pthread_mutex_lock(&c->lock);
+            c->sum.trajectories_failed++;
+            pthread_mutex_unlock(&c->lock);
+            break;
+        }
+    }
+out:
+    trajectory_state_free(&t);
+    sb_free(&err);
+    sb_free(&label);
+}
+
+static void *worker(void *arg)
+{
+    collector *c = arg;
+    for (;;) {
+        pthread_mutex_lock(&c->lock);
+        int i = *c->cancel || c->next_job >= c->n_jobs ? -1 : c->next_job++;
+        pthread_mutex_unlock(&c->lock);
+        if (i < 0)
+            return NULL;
+        run_trajectory(c, &c->jobs[i]);
+    }
+}
+
+/* ---- setup ---- */
+
+static int load_problems(collector *c, strbuf *err)
+{
+    strbuf root = STRBUF_INIT;
+    problems_root(&root);
+    char **ids = NULL;
+    int n = 0;
+    int rc = problems_select(root.buf, c->cfg->problems, &ids, &n, err);
+    sb_free(&root);
+    if (rc < 0)
+        return -1;
+    if (n == 0) {
+        problems_free_ids(ids, n);
+        return kc_fail(err, "no problem matches '%s'", c->cfg->problems);
+    }
+    c->problems = xcalloc((size_t)n, sizeof *c->problems);
+    c->specs = xcalloc((size_t)n, sizeof *c->specs);
+    c->problem_solved = xcalloc((size_t)n, sizeof *c->problem_solved);
+    for (int i = 0; i < n && rc == 0; i++) {
+        strbuf e = STRBUF_INIT;
+        if (problem_load_by_id(ids[i], &c->problems[i], &e) < 0) {
+            rc = kc_fail(err, "%s: %s", ids[i], e.buf);
+        } else {
+            c->n_problems = i + 1;
+            strbuf spec = STRBUF_INIT;
+            problem_spec_text(&c->problems[i], &spec);
+            c->specs[i] = sb_detach(&spec);
+        }
+        sb_free(&e);
+    }
+    problems_free_ids(ids, n);
+    return rc;
+}
+
+static int register_problems(collector *c, strbuf *err)
+{
+    if (kc_db_begin(c->db, err))
+        return -1;
+    for (int i = 0; i < c->n_problems; i++)
+        if (problem_register(c->db, &c->problems[i], err) < 0) {
+            kc_db_rollback(c->db);
+            return -1;
+        }
+    return kc_db_commit(c->db, err);
+}
+
+static void make_jobs(collector *c)
+{
+    c->n_jobs = c->n_problems * c->cfg->samples;
+    c->jobs = xcalloc((size_t)c->n_jobs, sizeof *c->jobs);
+    /* Samples of a problem next to each other: a problem finishes early. */
+    for (int p = 0, k = 0; p < c->n_problems; p++)
+        for (int s = 0; s < c->cfg->samples; s++, k++)
+            c->jobs[k] = (job){p, s};
+}
+
+static void setup_client(collector *c, char **urls, int n_urls)
+{
+    const collect_config *cfg = c->cfg;
+    c->n_endpoints = n_urls;
+    for (int i = 0; i < n_urls; i++)
+        c->endpoints[i] = (llm_endpoint){urls[i], cfg->api, (char *)config_key_for(cfg, cfg->api), 0};
+    rl_init(&c->limits, cfg->concurrency, cfg->rpm, cfg->tpm);
+    llm_client_init(&c->client, c->endpoints, c->n_endpoints, &cfg->client, &c->limits, c->cancel);
+}
+
+static void teardown(collector *c)
+{
+    llm_client_destroy(&c->client);
+    rl_destroy(&c->limits);
+    for (int i = 0; i < c->n_problems; i++) {
+        problem_free(&c->problems[i]);
+        free(c->specs[i]);
+    }
+    free(c->problems);
+    free(c->specs);
+    free(c->problem_solved);
+    free(c->jobs);
+    sb_free(&c->fatal);
+    pthread_mutex_destroy(&c->lock);
+    pthread_mutex_destroy(&c->db_lock);
+}
+
+static int open_run(collector *c, strbuf *err)
+{
+    char key[SHA256_HEX_LEN + 1];
+    config_run_key(c->cfg, key);
+    strbuf json = STRBUF_INIT;
+    config_json(c->cfg, &json);
+    int resumed = 0;
+    int rc = rec_run_open(c->db, key, json.buf, c->cfg->model, c->endpoint_label,
+                          llm_api_name(c->cfg->api), &c->run_id, &resumed, err);
+    sb_free(&json);
+    if (rc == 0)
+        progress_note(c->progress, "%s run %lld (key %.12s) on %s, model %s",
+                      resumed ? "resuming" : "starting", (long long)c->run_id, key,
+                      c->endpoint_label, c->cfg->model);
+    return rc;
+}
+
+int collect_run(const collect_config *cfg, const char *endpoint_label, char **urls, int n_urls,
+                volatile sig_atomic_t *cancel, collect_summary *sum, strbuf *err)
+{
+    collector c = {.cfg = cfg, .endpoint_label = endpoint_label, .cancel = cancel};
+    pthread_mutex_init(&c.lock, NULL);
+    pthread_mutex_init(&c.db_lock, NULL);
+    double start = now_ms();
+    memset(sum, 0, sizeof *sum);
+    setup_client(&c, urls, n_urls);
+    int rc = load_problems(&c, err);
+    if (rc == 0)
+        rc = kc_db_open(cfg->db_path, KC_DB_CREATE, &c.db, err);
+    if (rc == 0) {
+        make_jobs(&c);
+        c.sum.problems = c.n_problems;
+        c.sum.trajectories = c.n_jobs;
+        c.progress = progress_start(&c.sum, &c.lock, cfg->compile_only);
+        rc = register_problems(&c, err);
+    }
+    if (rc == 0)
+        rc = open_run(&c, err);
+    if (rc == 0) {
+        kv_options vo;
+        kv_options_default(&vo);
+        vo.compile_only = cfg->compile_only;
+        rc = kv_service_start(&vo, &c.verifier, err);
+    }
+    if (rc == 0) {
+        int n = cfg->concurrency < c.n_jobs ? cfg->concurrency : c.n_jobs;
+        pthread_t *threads = xcalloc((size_t)(n ? n : 1), sizeof *threads);
+        for (int i = 0; i < n; i++)
+            pthread_create(&threads[i], NULL, worker, &c);
+        for (int i = 0; i < n; i++)
+            pthread_join(threads[i], NULL);
+        free(threads);
+        kv_service_stop(c.verifier);
+        c.sum.interrupted = *cancel && !c.sum.fatal;
+        int complete = c.sum.trajectories_done == c.sum.trajectories;
+        strbuf e2 = STRBUF_INIT;
+        rec_run_close(c.db, c.run_id, complete ? "finished" : "interrupted", &e2);
+        sb_free(&e2);
+        if (c.sum.fatal)
+            rc = kc_fail(err, "stopped: %s", c.fatal.buf);
+        else if (!complete)
+            rc = kc_fail(err, "%d of %d trajectories are not finished; run the same command again to resume",
+                         c.sum.trajectories - c.sum.trajectories_done, c.sum.trajectories);
+    }
+    progress_stop(c.progress);
+    c.sum.wall_s = (now_ms() - start) / 1000.0;
+    *sum = c.sum;
+    if (c.db)
+        kc_db_close(c.db);
+    teardown(&c);
+    return rc;
+}
+
+int collect_dry_run(const collect_config *cfg, strbuf *out, strbuf *err)
+{
+    collector c = {.cfg = cfg};
+    pthread_mutex_init(&c.lock, NULL);
+    pthread_mutex_init(&c.db_lock, NULL);
+    volatile sig_atomic_t never = 0;
+    c.cancel = &never;
+    setup_client(&c, NULL, 0);
+    int rc = load_problems(&c, err);
+    if (rc == 0) {
+        prompt_messages pm;
+        prompt_build(c.specs[0], NULL, 0, cfg->context, &pm);
+        llm_request q = {cfg->model, prompt_system(), pm.messages, pm.n, cfg->max_tokens,
+                         cfg->temperature, cfg->seed, cfg->stream};
+        char hash[SHA256_HEX_LEN + 1];
+        llm_request_hash(&q, hash);
+        sb_addf(out, "=== system ===\n%s\n=== user (%s, sample 0, turn 0) ===\n%s\n", prompt_system(),
+                c.problems[0].id, c.specs[0]);
+        sb_addf(out, "=== %d problem(s) x %d sample(s), model %s, request hash %.16s ===\n",
+                c.n_problems, cfg->samples, cfg->model, hash);
+        prompt_messages_free(&pm);
+    }
+    teardown(&c);
+    return rc;
+}
+
+void collect_summary_print(const collect_summary *s, FILE *out)
+{
+    fprintf(out, "kcollect summary\n");
+    fprintf(out, "  problems       %d, solved %d\n", s->problems, s->problems_solved);
+    fprintf(out, "  trajectories   %d, done %d, solved %d, not finished %d\n", s->trajectories,
+            s->trajectories_done, s->trajectories_solved, s->trajectories - s->trajectories_done);
+    fprintf(out, "  turns          %ld this run (%ld from the response cache), %ld HTTP requests\n",
+            s->turns, s->turns_cached, s->requests_sent);
+    fprintf(out, "  tokens         in %ld, out %ld (reasoning %ld)\n", s->tokens_in, s->tokens_out,
+            s->tokens_reasoning);
+    fprintf(out, "  cost           $%.4f\n", s->cost_usd);
+    if (s->best_speedup > 0)
+        fprintf(out, "  best speedup   %.2fx over PyTorch eager\n", s->best_speedup);
+    fprintf(out, "  time           wall %.1f s; summed over turns: LLM %.1f s, verify %.1f s, record %.2f s\n",
+            s->wall_s, s->llm_s, s->verify_s, s->record_s);
+    if (s->fatal)
+        fprintf(out, "  stopped by a run-fatal LLM error\n");
+    else if (s->interrupted)
+        fprintf(out, "  interrupted: run the same command again to resume\n");
+}

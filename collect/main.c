@@ -1,0 +1,185 @@
+/* kcollect: the closed loop in bulk. Asks an LLM for a kernel for every
+ * selected problem and sample, verifies each answer with kverify's service,
+ * feeds the verdict back, and records everything in SQLite. Argument parsing
+ * and help only; the work is in loop.c, llm_*.c, record.c and friends. */
+#include "collect/bundled.h"
+#include "collect/config.h"
+#include "collect/loop.h"
+#include "common/error.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage_text[] =
+    "usage: kcollect --problems SUITE|ID|GLOB[,...] [options]\n"
+    "\n"
+    "  --problems SEL        level1, level1/019_relu, 'level1/0*', or several, comma separated\n"
+    "  --endpoint URL[,URL]  OpenAI-compatible base URL (http://host:8000/v1) or Anthropic;\n"
+    "                        several URLs fail over in order. Default: $OPENAI_BASE_URL, else\n"
+    "                        the bundled test server (fake_llm, reference-echo mode)\n"
+    "  --model NAME          model name sent to the endpoint\n"
+    "  --api openai|anthropic  wire protocol (default openai)\n"
+    "  --db PATH             database (default kc.db)\n"
+    "  --samples N           trajectories per problem (default 1)\n"
+    "  --turns N             turns per trajectory (default 4)\n"
+    "  --budget MINUTES      wall-clock budget per trajectory (default 15; 0 = none)\n"
+    "  --budget-tokens N     token budget per trajectory (default none)\n"
+    "  --concurrency N       trajectories in parallel, and LLM requests in flight (default 4)\n"
+    "  --compile-only        no GPU: verify up to compilation (labels stop at 'compiled')\n"
+    "  --dry-run             print the first prompt and exit\n"
+    "  --config FILE         JSON settings (the long option names with '_' for '-');\n"
+    "                        \"prices\": {\"MODEL\": [in, out, reasoning]} in $ per Mtok\n"
+    "  --context full|drop-reasoning  earlier reasoning sent back or not (default drop-reasoning)\n"
+    "  --target-speedup X    go on after the first correct turn until X times PyTorch eager\n"
+    "  --max-tokens N        per answer (default 16384)   --temperature T   --seed N\n"
+    "  --no-stream           ask for whole replies instead of SSE streams\n"
+    "  --rpm N  --tpm N      requests and tokens per minute (default unlimited)\n"
+    "  --retries N  --backoff-ms MS  --deadline S  --idle-timeout S  --attempt-timeout S\n"
+    "  --price IN,OUT[,REASONING]  dollars per million tokens\n"
+    "  --fake-args ARGS      arguments for the bundled test server (\"--bug compile\")\n"
+    "\n"
+    "Keys come from OPENAI_API_KEY or ANTHROPIC_API_KEY only and are never recorded.\n"
+    "The same command resumes an interrupted run: finished turns and paid answers are reused.\n";
+
+static volatile sig_atomic_t cancel_flag;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    if (cancel_flag)
+        _exit(130);
+    cancel_flag = 1;
+}
+
+/* Flags and the config key they set; "" for a boolean flag's value. */
+static const struct flag {
+    const char *name, *key, *value;
+} flags[] = {
+    {"--problems", "problems", NULL}, {"--endpoint", "endpoint", NULL},
+    {"--model", "model", NULL},       {"--api", "api", NULL},
+    {"--db", "db", NULL},             {"--samples", "samples", NULL},
+    {"--turns", "turns", NULL},       {"--budget", "budget", NULL},
+    {"--budget-tokens", "budget_tokens", NULL}, {"--concurrency", "concurrency", NULL},
+    {"--compile-only", "compile_only", "true"}, {"--no-stream", "stream", "false"},
+    {"--stream", "stream", "true"},   {"--max-tokens", "max_tokens", NULL},
+    {"--temperature", "temperature", NULL}, {"--seed", "seed", NULL},
+    {"--context", "context", NULL},   {"--target-speedup", "target_speedup", NULL},
+    {"--rpm", "rpm", NULL},           {"--tpm", "tpm", NULL},
+    {"--retries", "retries", NULL},   {"--backoff-ms", "backoff_ms", NULL},
+    {"--deadline", "deadline_s", NULL}, {"--idle-timeout", "idle_timeout_s", NULL},
+    {"--attempt-timeout", "attempt_timeout_s", NULL}, {"--price", "price", NULL},
+    {"--fake-args", "bundled_args", NULL},
+};
+
+static void parse_flags(int argc, char **argv, collect_config *cfg, int *dry_run)
+{
+    strbuf err = STRBUF_INIT;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            fputs(usage_text, stdout);
+            exit(0);
+        }
+        if (!strcmp(a, "--dry-run")) {
+            *dry_run = 1;
+            continue;
+        }
+        if (!strcmp(a, "--config")) {
+            i++; /* applied before the flags */
+            continue;
+        }
+        const struct flag *f = NULL;
+        for (size_t k = 0; k < sizeof flags / sizeof flags[0]; k++)
+            if (!strcmp(a, flags[k].name))
+                f = &flags[k];
+        if (!f) {
+            fputs(usage_text, stderr);
+            die("unknown option '%s'", a);
+        }
+        const char *value = f->value;
+        if (!value) {
+            if (i + 1 >= argc)
+                die("%s needs a value", a);
+            value = argv[++i];
+        }
+        if (config_set(cfg, f->key, value, &err) < 0)
+            die("%s: %s", a, err.buf);
+    }
+    sb_free(&err);
+}
+
+static void apply_config_file(int argc, char **argv, collect_config *cfg)
+{
+    strbuf err = STRBUF_INIT;
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--config")) {
+            if (i + 1 >= argc)
+                die("--config needs a file");
+            if (config_load_file(cfg, argv[i + 1], &err) < 0)
+                die("%s", err.buf);
+        }
+    sb_free(&err);
+}
+
+static int dry_run(const collect_config *cfg)
+{
+    strbuf out = STRBUF_INIT, err = STRBUF_INIT;
+    if (collect_dry_run(cfg, &out, &err) < 0)
+        die("%s", err.buf);
+    fputs(out.buf, stdout);
+    printf("endpoint: %s\n", config_is_bundled(cfg) ? CC_BUNDLED " (the bundled test server)"
+                                                   : cfg->endpoint_urls[0]);
+    sb_free(&out);
+    sb_free(&err);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    kc_set_progname("kcollect");
+    collect_config cfg;
+    config_defaults(&cfg);
+    config_from_env(&cfg);
+    apply_config_file(argc, argv, &cfg);
+    int dry = 0;
+    parse_flags(argc, argv, &cfg, &dry);
+    strbuf err = STRBUF_INIT;
+    if (config_finish(&cfg, &err) < 0) {
+        error("%s", err.buf);
+        fputs(usage_text, stderr);
+        return 2;
+    }
+    if (dry)
+        return dry_run(&cfg);
+
+    struct sigaction sa = {.sa_handler = on_signal};
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    bundled_server server = {0};
+    char *bundled_url[1];
+    char **urls = cfg.endpoint_urls;
+    int n_urls = cfg.n_endpoints;
+    const char *label = n_urls ? cfg.endpoint_urls[0] : CC_BUNDLED;
+    if (config_is_bundled(&cfg)) {
+        if (bundled_start(cfg.bundled_args, &server, &err) < 0)
+            die("%s", err.buf);
+        fprintf(stderr, "kcollect: no endpoint configured: using the bundled test LLM server "
+                        "(fake_llm, reference-echo mode) at %s\n", server.url);
+        bundled_url[0] = server.url;
+        urls = bundled_url;
+        n_urls = 1;
+    }
+    collect_summary sum;
+    int rc = collect_run(&cfg, label, urls, n_urls, &cancel_flag, &sum, &err);
+    bundled_stop(&server);
+    collect_summary_print(&sum, stdout);
+    if (rc < 0)
+        error("%s", err.buf);
+    config_free(&cfg);
+    sb_free(&err);
+    return rc < 0 ? 1 : 0;
+}

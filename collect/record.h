@@ -1,0 +1,76 @@
+/* record: kcollect's rows in the database. Runs (found again by their run
+ * key), trajectories, the response cache (each response stored the moment it
+ * arrives, before it is verified), and turns. Callers serialise access to the
+ * connection and own the per-turn transaction. */
+#ifndef KC_RECORD_H
+#define KC_RECORD_H
+#include "collect/llm.h"
+#include "collect/prompt.h"
+#include "common/db.h"
+#include <stdint.h>
+
+/* Finds the run with this key or creates it; *resumed says which. Sets the
+ * status back to running. */
+int rec_run_open(sqlite3 *db, const char *run_key, const char *config_json, const char *model,
+                 const char *endpoint, const char *api, int64_t *run_id, int *resumed, strbuf *err);
+int rec_run_close(sqlite3 *db, int64_t run_id, const char *status, strbuf *err);
+
+typedef struct trajectory_state {
+    int64_t id;
+    int done;          /* status done */
+    int n_turns;
+    turn_history *turns; /* n_turns, oldest first */
+    long tokens;       /* in + out over its turns */
+    double wall_ms;    /* over its turns */
+    int any_correct;
+    double best_speedup;
+} trajectory_state;
+
+/* Finds or creates the trajectory (run, problem, sample) and loads its turns. */
+int rec_trajectory_load(sqlite3 *db, int64_t run_id, const char *problem_id, int sample,
+                        trajectory_state *t, strbuf *err);
+void trajectory_state_free(trajectory_state *t);
+int rec_trajectory_finish(sqlite3 *db, int64_t traj_id, const char *stop_reason, strbuf *err);
+
+/* Response cache: 1 and the response id when the hash is cached, 0 when not. */
+int rec_cache_lookup(sqlite3 *db, const char *request_hash, int64_t *response_id, strbuf *err);
+/* Loads a stored response into r (content, reasoning, finish, tokens). */
+int rec_response_load(sqlite3 *db, int64_t response_id, llm_reply *r, strbuf *err);
+/* 1 when a turn already points at the response. */
+int rec_response_used(sqlite3 *db, int64_t response_id);
+
+typedef struct response_record {
+    const char *request_hash;
+    const char *endpoint;   /* URL or 'bundled-fake-llm'; never a key */
+    const char *api;
+    const char *model;
+    const char *body;       /* as sent, minus secrets (keys only ever go in headers) */
+    const llm_reply *reply;
+    double cost_usd;
+    int from_cache;
+} response_record;
+
+/* Stores request, response and cache entry in one transaction (its own). */
+int rec_store_response(sqlite3 *db, const response_record *rr, int64_t *request_id,
+                       int64_t *response_id, strbuf *err);
+/* The request id a response answers. */
+int64_t rec_response_request(sqlite3 *db, int64_t response_id);
+
+/* A candidate row for an answer (origin 'turn'); kv_record fills the rest. */
+int rec_candidate(sqlite3 *db, const char *problem_id, const char *source,
+                  const char *extract_error, int64_t *candidate_id, strbuf *err);
+
+typedef struct turn_record {
+    int64_t trajectory_id;
+    int turn_index;
+    const char *prompt;
+    int64_t request_id, response_id, candidate_id;
+    const char *feedback;
+    long tokens_in, tokens_out;
+    double latency_ms, cost_usd, wall_ms;
+    const char *started_at;
+} turn_record;
+
+int rec_turn(sqlite3 *db, const turn_record *t, strbuf *err);
+
+#endif
