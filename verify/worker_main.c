@@ -76,22 +76,72 @@ static int serve(int device)
     }
 }
 
+/* Expands "small,alt,default" ("alt" = every alt set) into dims names. */
+static int expand_dims(const char *list, const char *problem_id, char names[][16], int max)
+{
+    problem p;
+    strbuf err = STRBUF_INIT;
+    int n_alt = 1;
+    if (problem_load_by_id(problem_id, &p, &err) == 0) {
+        n_alt = p.n_alt;
+        problem_free(&p);
+    }
+    sb_free(&err);
+    int n = 0;
+    char *copy = xstrdup(list), *save = NULL;
+    for (char *tok = strtok_r(copy, ",", &save); tok && n < max; tok = strtok_r(NULL, ",", &save)) {
+        if (strcmp(tok, "alt") == 0)
+            for (int a = 0; a < n_alt && n < max; a++)
+                snprintf(names[n++], 16, "alt%d", a);
+        else
+            snprintf(names[n++], 16, "%s", tok);
+    }
+    free(copy);
+    return n;
+}
+
+/* One dump per (dims, seed); with several, each goes to OUT/<dims>-s<seed>/. */
+static int dump_all(wk_gpu *g, const char *problem_id, const char *dims_list, const char *seeds,
+                    const char *out, strbuf *err)
+{
+    char names[16][16];
+    int n_dims = expand_dims(dims_list, problem_id, names, 16);
+    char *copy = xstrdup(seeds), *save = NULL;
+    int several = n_dims > 1 || strchr(seeds, ',') != NULL, rc = 0;
+    for (char *tok = strtok_r(copy, ",", &save); tok && rc == 0; tok = strtok_r(NULL, ",", &save)) {
+        unsigned long long seed = strtoull(tok, NULL, 10);
+        for (int d = 0; d < n_dims && rc == 0; d++) {
+            strbuf dir = STRBUF_INIT;
+            if (several)
+                sb_addf(&dir, "%s/%s-s%llu", out, names[d], seed);
+            else
+                sb_adds(&dir, out);
+            rc = wk_dump(g, problem_id, seed, names[d], dir.buf, err);
+            if (rc == 0)
+                printf("dumped %s seed %llu dims %s to %s\n", problem_id, seed, names[d], dir.buf);
+            sb_free(&dir);
+        }
+    }
+    free(copy);
+    return rc;
+}
+
 static int cmd_dump(int argc, char **argv)
 {
     static const struct option opts[] = {{"problem", required_argument, NULL, 'p'},
                                          {"seed", required_argument, NULL, 's'},
+                                         {"seeds", required_argument, NULL, 's'},
                                          {"dims", required_argument, NULL, 'd'},
                                          {"out", required_argument, NULL, 'o'},
                                          {"device", required_argument, NULL, 'g'},
                                          {NULL, 0, NULL, 0}};
-    const char *problem_id = NULL, *dims = "default", *out = NULL;
-    unsigned long long seed = 0;
+    const char *problem_id = NULL, *dims = "default", *out = NULL, *seeds = "0";
     int device = 0, c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "p:s:d:o:g:", opts, NULL)) != -1) {
         switch (c) {
         case 'p': problem_id = optarg; break;
-        case 's': seed = strtoull(optarg, NULL, 10); break;
+        case 's': seeds = optarg; break;
         case 'd': dims = optarg; break;
         case 'o': out = optarg; break;
         case 'g': device = atoi(optarg); break;
@@ -99,15 +149,16 @@ static int cmd_dump(int argc, char **argv)
         }
     }
     if (!problem_id || !out)
-        return error("usage: kverify dump --problem ID --seed S [--dims default|small|altN] --out DIR"), 4;
+        return error("usage: kverify dump --problem ID --seed S[,S..] [--dims default|small|altN|alt[,..]] "
+                     "--out DIR"), 4;
     wk_gpu g;
     strbuf err = STRBUF_INIT;
-    if (wk_gpu_open(&g, device, &err) || wk_dump(&g, problem_id, seed, dims, out, &err)) {
+    if (wk_gpu_open(&g, device, &err) || dump_all(&g, problem_id, dims, seeds, out, &err)) {
         error("%s", err.buf);
         sb_free(&err);
         return 1;
     }
-    printf("dumped %s seed %llu dims %s to %s\n", problem_id, seed, dims, out);
+    sb_free(&err);
     return 0;
 }
 

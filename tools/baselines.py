@@ -1,0 +1,133 @@
+#!/usr/bin/env python3
+"""baselines: times PyTorch eager and torch.compile (default mode) for every
+problem of a suite on this GPU, with the verifier's protocol (L2 flushed by
+writing 2x its size before every rep, CUDA events around the forward call,
+3 warm-up reps, adaptive reps up to a cap, median), and writes
+problems/<suite>/baselines/<gpu-model>.json. The file is rewritten after each
+problem, so a killed capture resumes where it stopped (--resume, the default);
+problems still without a figure are listed under "missing_eager" and
+"missing_compile". torch.compile of 100 problems takes long: run it in pieces
+with --budget-s.
+    python3 tools/baselines.py --eager --compile --budget-s 400
+"""
+import argparse
+import datetime
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import kcproblems  # noqa: E402
+
+
+def slug(name):
+    return re.sub(r"-+", "-", re.sub(r"[^a-z0-9]", "-", name.lower())).strip("-")
+
+
+def time_fn(fn, args, cap_s=1.0, min_reps=10, max_reps=200):
+    l2 = torch.cuda.get_device_properties(0).L2_cache_size
+    flush = torch.empty(2 * l2 // 4, dtype=torch.int32, device="cuda")
+    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    with torch.no_grad():
+        for _ in range(3):
+            fn(*args)
+        torch.cuda.synchronize()
+        times, t0 = [], time.time()
+        while len(times) < max_reps:
+            flush.zero_()
+            start.record()
+            fn(*args)
+            stop.record()
+            stop.synchronize()
+            times.append(start.elapsed_time(stop))
+            if len(times) >= min_reps and time.time() - t0 > cap_s:
+                break
+    return statistics.median(times)
+
+
+def driver_version():
+    try:
+        return subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                              capture_output=True, text=True).stdout.strip().splitlines()[0]
+    except Exception:  # noqa: BLE001
+        return "unknown"
+
+
+def save(path, doc):
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(doc, f, indent=1, sort_keys=True)
+        f.write("\n")
+    os.replace(tmp, path)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--problems", default="problems")
+    ap.add_argument("--suite", default="level1")
+    ap.add_argument("--eager", action="store_true")
+    ap.add_argument("--compile", action="store_true")
+    ap.add_argument("--budget-s", type=float, default=1e9, help="stop starting new problems after this")
+    ap.add_argument("--only", default="")
+    ap.add_argument("--out", default="")
+    args = ap.parse_args()
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    name = torch.cuda.get_device_name(0)
+    out = args.out or os.path.join(args.problems, args.suite, "baselines", slug(name) + ".json")
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    doc = json.load(open(out)) if os.path.exists(out) else {"problems": {}}
+    doc.update({"gpu": name, "driver": driver_version(), "torch": torch.__version__,
+                "cuda": torch.version.cuda, "updated": datetime.date.today().isoformat(),
+                "protocol": "median of CUDA-event timings of Model.forward, L2 flushed (2x L2 written) "
+                            "before each rep, 3 warm-up reps, >=10 reps and ~1 s; TF32 off; "
+                            "inputs with the manifest's distributions on the default dims"})
+    paths = kcproblems.problem_manifests(args.problems, args.suite)
+    if args.only:
+        paths = [p for p in paths if any(k in p for k in args.only.split(","))]
+    t0 = time.time()
+    for path in paths:
+        if time.time() - t0 > args.budget_s:
+            break
+        m = kcproblems.load_manifest(path)
+        entry = doc["problems"].setdefault(m["id"], {})
+        need_eager = args.eager and "eager_ms" not in entry
+        need_compile = args.compile and "compile_ms" not in entry
+        if not (need_eager or need_compile):
+            continue
+        dims = dict(kcproblems.dims_sets(m))["default"]
+        try:
+            model = kcproblems.make_model(m, dims, torch).cuda()
+            inputs = kcproblems.random_inputs(m, dims, torch)
+            if need_eager:
+                entry["eager_ms"] = round(time_fn(model, inputs), 5)
+            if need_compile:
+                c0 = time.time()
+                compiled = torch.compile(model)
+                entry["compile_ms"] = round(time_fn(compiled, inputs), 5)
+                entry["compile_build_s"] = round(time.time() - c0, 1)
+            entry.pop("error", None)
+        except Exception as e:  # noqa: BLE001
+            entry["error"] = repr(e)[:300]
+        del inputs
+        torch.cuda.empty_cache()
+        print("%-48s eager %s ms, compile %s ms" % (m["id"], entry.get("eager_ms"), entry.get("compile_ms")), flush=True)
+        ids = [kcproblems.load_manifest(p)["id"] for p in kcproblems.problem_manifests(args.problems, args.suite)]
+        doc["missing_eager"] = [i for i in ids if "eager_ms" not in doc["problems"].get(i, {})]
+        doc["missing_compile"] = [i for i in ids if "compile_ms" not in doc["problems"].get(i, {})]
+        save(out, doc)
+    ids = [kcproblems.load_manifest(p)["id"] for p in kcproblems.problem_manifests(args.problems, args.suite)]
+    doc["missing_eager"] = [i for i in ids if "eager_ms" not in doc["problems"].get(i, {})]
+    doc["missing_compile"] = [i for i in ids if "compile_ms" not in doc["problems"].get(i, {})]
+    save(out, doc)
+    print("wrote %s: %d problems without eager, %d without compile" % (out, len(doc["missing_eager"]), len(doc["missing_compile"])))
+
+
+if __name__ == "__main__":
+    main()

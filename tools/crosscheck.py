@@ -1,0 +1,164 @@
+#!/usr/bin/env python3
+"""crosscheck: checks every problem's reference kernel against its PyTorch
+reference (the manifest's torch_reference, run in float64) on the same inputs:
+`kverify dump` writes the harness's seeded inputs and the reference kernel's
+outputs as .npy; this runs Model(**params, **dims)(*inputs) and compares with
+the problem's tolerance. Prints a table (worst error per problem and dims) and
+writes crosscheck.json. Run on the GPU machine:
+    python3 tools/crosscheck.py --bin bin --dims small,alt,default --seeds 11,12 --out DIR
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+import numpy as np
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import kcproblems  # noqa: E402
+
+
+def load_tensor(path, dtype):
+    a = np.load(path, mmap_mode="r")
+    t = torch.from_numpy(np.ascontiguousarray(a))
+    if dtype == "bf16":
+        t = t.view(torch.bfloat16)
+    return t.cuda()
+
+
+def compare(got_ref, want, atol, rtol):
+    """got_ref: reference kernel output; want: torch (float64). Returns stats."""
+    a = got_ref.double().flatten()
+    b = want.double().flatten().to(a.device)
+    if a.numel() != b.numel():
+        return {"ok": False, "error": "numel %d vs torch %d" % (a.numel(), b.numel())}
+    nan_mismatch = int((torch.isnan(a) != torch.isnan(b)).sum())
+    both = ~(torch.isnan(a) | torch.isnan(b))
+    d = (a - b).abs()
+    d = torch.where(both, d, torch.zeros_like(d))
+    d = torch.where(torch.isinf(a) & torch.isinf(b) & (a == b), torch.zeros_like(d), d)
+    allowed = atol + rtol * b.abs()
+    ratio = torch.where(allowed > 0, d / allowed, torch.where(d > 0, torch.full_like(d, float("inf")), d))
+    rel = d / b.abs().clamp_min(1e-30)
+    return {"ok": nan_mismatch == 0 and bool((ratio <= 1).all()), "max_abs": float(d.max()) if d.numel() else 0.0,
+            "max_rel": float(rel.max()) if rel.numel() else 0.0, "worst_ratio": float(ratio.max()) if ratio.numel() else 0.0,
+            "nan_mismatch": nan_mismatch}
+
+
+def run_torch(m, meta, dirpath):
+    dims = meta["dims"]
+    ins = [load_tensor(os.path.join(dirpath, t["file"]), t["dtype"]) for t in meta["inputs"]]
+    model = kcproblems.make_model(m, dims, torch).cuda()
+    with torch.no_grad():
+        try:
+            x64 = [t.double() if t.is_floating_point() else t for t in ins]
+            out = model.double()(*x64)
+            precision = "f64"
+        except Exception:  # a reference that insists on its dtype
+            out = model.float()(*ins)
+            precision = "native"
+    if not isinstance(out, (tuple, list)):
+        out = (out,)
+    return out, precision
+
+
+def check_problem(args, path):
+    m = kcproblems.load_manifest(path)
+    pid = m["id"]
+    rows = []
+    sets = dict(kcproblems.dims_sets(m))
+    wanted = []
+    for d in args.dims.split(","):
+        wanted += [k for k in sets if k.startswith("alt")] if d == "alt" else [d]
+    todo = [d for d in wanted if d != "default" or kcproblems.tensor_bytes(m, sets["default"]) <= args.max_default_gb * 2**30]
+    for d in wanted:
+        if d not in todo:
+            rows.append({"problem": pid, "dims": d, "ok": None, "skipped": "default tensors exceed --max-default-gb"})
+    if not todo:
+        return rows
+    out = os.path.join(args.out, pid.replace("/", "_"))
+    shutil.rmtree(out, ignore_errors=True)
+    cmd = [os.path.join(args.bin, "kverify"), "dump", "--problem", pid, "--seeds", args.seeds,
+           "--dims", ",".join(todo), "--out", out]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        return rows + [{"problem": pid, "dims": ",".join(todo), "ok": False, "error": "dump failed: " + r.stderr.strip()[-500:]}]
+    for sub in sorted(os.listdir(out)):
+        dirpath = os.path.join(out, sub)
+        with open(os.path.join(dirpath, "meta.json")) as f:
+            meta = json.load(f)
+        try:
+            outs, precision = run_torch(m, meta, dirpath)
+        except Exception as e:  # noqa: BLE001
+            rows.append({"problem": pid, "dims": meta["dims_name"], "seed": meta["seed"], "ok": False, "error": "torch: %r" % e})
+            continue
+        for t, want in zip(meta["outputs"], outs):
+            got = load_tensor(os.path.join(dirpath, t["file"]), t["dtype"])
+            st = compare(got, want, m["tolerance"]["atol"], m["tolerance"]["rtol"])
+            st.update({"problem": pid, "dims": meta["dims_name"], "seed": meta["seed"], "output": t["name"], "torch_precision": precision})
+            rows.append(st)
+        del outs
+        torch.cuda.empty_cache()
+    shutil.rmtree(out, ignore_errors=True)
+    return rows
+
+
+def summarize(rows):
+    by = {}
+    for r in rows:
+        p = by.setdefault(r["problem"], {"ok": True, "worst_ratio": 0.0, "max_rel": 0.0, "dims": set(), "skipped": []})
+        if r.get("ok") is None:
+            p["skipped"].append(r["dims"])
+            continue
+        p["dims"].add(r["dims"])
+        p["ok"] = p["ok"] and bool(r.get("ok"))
+        p["worst_ratio"] = max(p["worst_ratio"], r.get("worst_ratio", float("inf")) if r.get("ok") is not None else 0)
+        p["max_rel"] = max(p["max_rel"], r.get("max_rel", 0.0))
+        if not r.get("ok"):
+            p.setdefault("errors", []).append(r)
+    return by
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--bin", default="bin")
+    ap.add_argument("--problems", default=os.environ.get("KC_PROBLEMS", "problems"))
+    ap.add_argument("--suite", default="level1")
+    ap.add_argument("--only", default="", help="comma-separated ids or substrings")
+    ap.add_argument("--dims", default="small,alt,default")
+    ap.add_argument("--seeds", default="11,12")
+    ap.add_argument("--max-default-gb", type=float, default=24.0)
+    ap.add_argument("--out", default="/dev/shm/kc-crosscheck" if os.path.isdir("/dev/shm") else "/tmp/kc-crosscheck")
+    ap.add_argument("--report", default="crosscheck.json")
+    args = ap.parse_args()
+    os.environ["KC_PROBLEMS"] = os.path.abspath(args.problems)
+    os.makedirs(args.out, exist_ok=True)
+    rows = []
+    paths = kcproblems.problem_manifests(args.problems, args.suite)
+    if args.only:
+        keys = args.only.split(",")
+        paths = [p for p in paths if any(k in p for k in keys)]
+    t0 = time.time()
+    for path in paths:
+        rows += check_problem(args, path)
+        sys.stdout.flush()
+    by = summarize(rows)
+    agree = sum(1 for p in by.values() if p["ok"])
+    print("%-48s %-5s %12s %12s  %s" % ("problem", "agree", "worst |d|/tol", "max rel", "dims checked"))
+    for pid, p in sorted(by.items()):
+        print("%-48s %-5s %12.3g %12.3g  %s%s" % (pid, "yes" if p["ok"] else "NO", p["worst_ratio"], p["max_rel"],
+              ",".join(sorted(p["dims"])), (" (skipped: %s)" % ",".join(p["skipped"])) if p["skipped"] else ""))
+        for e in p.get("errors", [])[:3]:
+            print("    ", {k: e[k] for k in e if k not in ("problem",)})
+    print("%d/%d problems agree with PyTorch (float64) within tolerance; %.0f s" % (agree, len(by), time.time() - t0))
+    with open(args.report, "w") as f:
+        json.dump({"rows": rows, "agree": agree, "total": len(by)}, f, indent=1, default=str)
+    return 0 if agree == len(by) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
