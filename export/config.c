@@ -1,0 +1,64 @@
+/* config: kexport settings, their parsing helpers and canonical JSON. */
+#include "export/config.h"
+#include "common/error.h"
+
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char default_system_prompt[] =
+    "You are an expert CUDA kernel engineer. Write a correct and fast CUDA kernel for the problem "
+    "in the kc-cuda v1 format: one ```cuda block with device code only and // @launch lines.";
+
+void export_config_defaults(export_config *c)
+{
+    *c = (export_config){.format = EXPORT_SFT, .dedup = EXPORT_DEDUP_NEAR, .max_pairs = 64,
+                         .shard_bytes = 256LL << 20, .gzip = 1, .gzip_level = 6};
+    c->splits = xstrdup("train,valid,test");
+    c->system_prompt = xstrdup(default_system_prompt);
+}
+
+void export_config_free(export_config *c)
+{
+    free(c->verdicts), free(c->splits), free(c->levels), free(c->system_prompt);
+    memset(c, 0, sizeof(*c));
+}
+
+static const char *const format_names[] = {"sft", "multiturn", "rl", "preference"};
+static const char *const dedup_names[] = {"none", "exact", "near"};
+
+int export_format_parse(const char *s, enum export_format *f)
+{
+    for (int i = 0; i < 4; i++)
+        if (!strcmp(s, format_names[i]))
+            return *f = (enum export_format)i, 0;
+    return -1;
+}
+
+const char *export_format_name(enum export_format f) { return format_names[f]; }
+
+int export_dedup_parse(const char *s, enum export_dedup *d)
+{
+    for (int i = 0; i < 3; i++)
+        if (!strcmp(s, dedup_names[i]))
+            return *d = (enum export_dedup)i, 0;
+    return -1;
+}
+
+const char *export_dedup_name(enum export_dedup d) { return dedup_names[d]; }
+
+void export_config_json(const export_config *c, strbuf *out)
+{
+    json_t *o = json_pack("{s:s, s:b, s:s?, s:f, s:s, s:s?, s:s, s:i, s:I, s:b, s:i, s:s}",
+                          "format", export_format_name(c->format), "sft_every_turn",
+                          c->sft_every_turn, "verdicts", c->verdicts, "min_speedup", c->min_speedup,
+                          "splits", c->splits, "levels", c->levels, "dedup",
+                          export_dedup_name(c->dedup), "max_pairs", c->max_pairs, "shard_bytes",
+                          (json_int_t)c->shard_bytes, "gzip", c->gzip, "gzip_level", c->gzip_level,
+                          "system_prompt", c->system_prompt);
+    char *s = json_dumps(o, JSON_SORT_KEYS | JSON_COMPACT | JSON_REAL_PRECISION(10));
+    sb_reset(out);
+    sb_adds(out, s);
+    free(s);
+    json_decref(o);
+}

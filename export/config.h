@@ -1,0 +1,35 @@
+/* config: what kexport writes: format, filters, sharding and packaging, and the canonical JSON of
+ * the config recorded in the manifest (everything that shapes the output, nothing else). */
+#ifndef KC_EXPORT_CONFIG_H
+#define KC_EXPORT_CONFIG_H
+#include "common/strbuf.h"
+
+enum export_format { EXPORT_SFT, EXPORT_MULTITURN, EXPORT_RL, EXPORT_PREFERENCE };
+enum export_dedup { EXPORT_DEDUP_NONE, EXPORT_DEDUP_EXACT, EXPORT_DEDUP_NEAR };
+
+typedef struct export_config {
+    enum export_format format;
+    int sft_every_turn;      /* sft: every correct turn instead of each trajectory's last correct */
+    char *verdicts;          /* comma list; "any" for no filter (sft/preference chosen: correct) */
+    double min_speedup;      /* eager speedup, 0 = no filter */
+    char *splits;            /* comma list [train,valid,test] */
+    char *levels;            /* comma list, NULL = all */
+    enum export_dedup dedup; /* representatives only [near] */
+    int max_pairs;           /* preference pairs per problem [64] */
+    long long shard_bytes;   /* uncompressed bytes per shard [256 MiB] */
+    int gzip, gzip_level;    /* [1, 6] */
+    int tar;                 /* also write <out>.tar */
+    char *system_prompt;
+    const char *out_dir, *db_path;
+} export_config;
+
+void export_config_defaults(export_config *c);
+void export_config_free(export_config *c);
+int export_format_parse(const char *s, enum export_format *f);
+const char *export_format_name(enum export_format f);
+int export_dedup_parse(const char *s, enum export_dedup *d);
+const char *export_dedup_name(enum export_dedup d);
+/* Canonical JSON of the settings that shape the output (not the paths). */
+void export_config_json(const export_config *c, strbuf *out);
+
+#endif

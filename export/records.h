@@ -1,0 +1,40 @@
+/* records: builds the exported records from a curated database, one format at a time (sft,
+ * multiturn, rl, preference), applying the filters, in a deterministic order, and hands each
+ * record to the shard writer. Every record carries an id (sha256 of its content) and its
+ * provenance: problem, trajectory and turn, run, model and sampling, verifier, GPU, seeds and the
+ * evidence behind its label. */
+#ifndef KC_EXPORT_RECORDS_H
+#define KC_EXPORT_RECORDS_H
+#include "common/db.h"
+#include "export/config.h"
+#include "export/shards.h"
+
+typedef struct export_counts {
+    long records;
+    long by_split[4];        /* train valid test heldout */
+    long by_class[8];        /* verdict classes of the (chosen) candidate */
+    long problems;
+    double sum_speedup;      /* over records with a speedup */
+    long with_speedup;
+} export_counts;
+
+typedef struct export_ctx {
+    sqlite3 *db;
+    const export_config *cfg;
+    export_shards *shards;
+    char db_uuid[64];
+    export_counts counts;
+    /* caches */
+    char **spec_problem, **spec_text;
+    int n_specs;
+    sqlite3_stmt *blob_stmt;
+    strbuf scratch;
+} export_ctx;
+
+extern const char *const export_split_names[4];
+extern const char *const export_class_names[8];
+
+int export_records(export_ctx *x, strbuf *err);
+void export_ctx_free(export_ctx *x);
+
+#endif
