@@ -71,7 +71,7 @@ void llm_endpoint_url(const llm_endpoint *e, strbuf *out)
 double llm_backoff_ms(const llm_client_options *o, int n, double retry_after_s, double u)
 {
     if (retry_after_s >= 0)
-        return fmin(retry_after_s * 1000.0, o->backoff_max_ms * 5) + u * 250.0;
+        return fmin(retry_after_s, 3600.0) * 1000.0 + u * 250.0; /* the deadline still bounds it */
     double cap = fmin(o->backoff_max_ms, o->backoff_base_ms * pow(2.0, n - 1));
     return cap / 2 + u * cap / 2; /* "equal jitter": never zero, never above the cap */
 }
