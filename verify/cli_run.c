@@ -91,7 +91,8 @@ struct run_state {
     struct pending *items;
     int n, next;
     int done, failed, correct;
-    double start_ms;
+    double start_ms, gpu_ms, compile_ms;
+    int workers;
 };
 
 static int load_pending(sqlite3 *db, int limit, struct pending **out, int *n, strbuf *err)
@@ -132,6 +133,8 @@ static int record(struct run_state *s, const struct pending *c, const kv_result 
         kc_db_rollback(s->db);
     s->done++;
     s->correct += strcmp(r->verdict, "correct") == 0;
+    s->gpu_ms += r->gpu_ms;
+    s->compile_ms += r->compile_ms;
     pthread_mutex_unlock(&s->db_lock);
     return rc ? -1 : 0;
 }
@@ -224,6 +227,11 @@ int cli_run(int argc, char **argv)
     double secs = (now_ms() - s.start_ms) / 1000;
     printf("verified %d of %d pending candidates in %.1f s (%.2f candidates/s), %d correct, "
            "%d errors\n", s.done, s.n, secs, secs > 0 ? s.done / secs : 0.0, s.correct, s.failed);
+    if (!o.compile_only && secs > 0)
+        printf("GPU workers busy %.1f%% of the wall time (%d worker%s); compile time %.1f s in total\n",
+               100.0 * s.gpu_ms / 1000 / (secs * kv_service_gpu_workers(s.svc)),
+               kv_service_gpu_workers(s.svc), kv_service_gpu_workers(s.svc) == 1 ? "" : "s",
+               s.compile_ms / 1000);
     status = s.failed ? 1 : 0;
 out:
     kv_service_stop(s.svc);

@@ -19,6 +19,7 @@ struct gpu_info {
 
 struct gpu_client {
     kv_options opt;
+    int workers;
     proc_pool *procs;
     strbuf exe;
     struct gpu_info info[GPU_MAX_WORKERS];
@@ -106,6 +107,7 @@ int gpu_client_start(const kv_options *o, gpu_client **out, strbuf *err)
         n = o->gpus;
     if (n > GPU_MAX_WORKERS)
         n = GPU_MAX_WORKERS;
+    g->workers = n;
     g->procs = proc_pool_new(n, spawn_worker, g);
     *out = g;
     return 0;
@@ -119,6 +121,8 @@ void gpu_client_stop(gpu_client *g)
     sb_free(&g->exe);
     free(g);
 }
+
+int gpu_client_workers(gpu_client *g) { return g ? g->workers : 0; }
 
 int gpu_client_busy(gpu_client *g) { return g ? proc_pool_busy(g->procs) : 0; }
 
@@ -290,7 +294,9 @@ int gpu_client_verify(gpu_client *g, const problem *p, const uint64_t *seeds, in
         ipc_kill(child);
         rc = kc_fail(err, "the GPU worker died before taking the job");
     } else {
+        double t0 = now_ms();
         rc = await_result(g, p, child, r, err);
+        r->gpu_ms = now_ms() - t0;
     }
     json_decref(job);
     proc_pool_release(g->procs, slot);

@@ -76,6 +76,10 @@ int kv_service_start(const kv_options *o, kv_service **out, strbuf *err)
     return 0;
 }
 
+int kv_service_gpu_workers(kv_service *s) { return s && s->gpus ? gpu_client_workers(s->gpus) : 0; }
+
+int kv_service_gpu_busy(kv_service *s) { return s && s->gpus ? gpu_client_busy(s->gpus) : 0; }
+
 void kv_service_stop(kv_service *s)
 {
     if (!s)

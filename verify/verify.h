@@ -54,6 +54,7 @@ typedef struct kv_result {
     strbuf seeds;        /* comma separated */
     char gpu_name[128], driver_version[32], cuda_version[32], nvrtc_version[32];
     char arch[16];
+    double gpu_ms;       /* time the GPU worker spent on this candidate */
     strbuf cubin;        /* internal: the compiled module between stages */
 } kv_result;
 
@@ -62,6 +63,10 @@ typedef struct kv_service kv_service;
 void kv_options_default(kv_options *o);
 int kv_service_start(const kv_options *o, kv_service **out, strbuf *err);
 void kv_service_stop(kv_service *s);
+/* GPU worker processes of the service (0 in compile-only mode). */
+int kv_service_gpu_workers(kv_service *s);
+/* Workers busy right now (for progress displays). */
+int kv_service_gpu_busy(kv_service *s);
 /* The response may be a whole LLM answer (the code block is extracted) or bare source. */
 int kv_verify(kv_service *s, const problem *p, const char *response, kv_result *r, strbuf *err);
 void kv_result_init(kv_result *r);

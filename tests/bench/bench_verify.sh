@@ -1,0 +1,46 @@
+#!/bin/sh
+# bench_verify: the verifier's figures. On any machine: sandboxed NVRTC compile
+# time p50/p90 over every level-1 reference. On a GPU machine also: verified
+# candidates per second for a batch of level-1 candidates at default shapes
+# (the references of every problem, plus a second copy: >= 50), GPU busy
+# fraction (worker time and nvidia-smi utilisation), and the relative spread of
+# the median time of one kernel over 10 independent verifications.
+OUT_DIR="${OUT:-${TMPDIR:-/tmp}}/bench"
+mkdir -p "$OUT_DIR"
+pct() { python3 -c 'import sys,statistics as s; v=sorted(float(x) for x in sys.stdin.read().split()); q=lambda p: v[min(len(v)-1,int(p*(len(v)-1)+0.5))]; print("n=%d p50=%.1f p90=%.1f" % (len(v), q(0.5), q(0.9)))'; }
+sql() { python3 -c 'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); [print("|".join(str(v) for v in r)) for r in c.execute(sys.argv[2])]' "$@"; }
+
+db="$OUT_DIR/compile.db"; rm -f "$db"*
+for m in "$KC_PROBLEMS"/level1/*.json; do
+    "$KC_BIN/kverify" import --db "$db" --problem "level1/$(basename "$m" .json)" "${m%.json}.cu" >/dev/null
+done
+"$KC_BIN/kverify" run --db "$db" --compile-only > "$OUT_DIR/compile.log" 2>&1
+echo "compile (sandboxed NVRTC, sm_90, warm servers): ms $(sql "$db" "SELECT duration_ms FROM compiles" | pct)"
+
+if ! "$KC_BIN/kverify" gpus >/dev/null 2>&1; then
+    echo "SKIP: no GPU: throughput, busy fraction and timing spread not measured"
+    exit 0
+fi
+db="$OUT_DIR/throughput.db"; rm -f "$db"*
+for copy in 1 2; do
+    for m in "$KC_PROBLEMS"/level1/*.json; do
+        "$KC_BIN/kverify" import --db "$db" --problem "level1/$(basename "$m" .json)" "${m%.json}.cu" >/dev/null
+    done
+done
+n=$(sql "$db" "SELECT count(*) FROM candidates")
+( while :; do nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader,nounits 2>/dev/null; sleep 0.2; done ) > "$OUT_DIR/util.txt" &
+sampler=$!
+"$KC_BIN/kverify" run --db "$db" > "$OUT_DIR/throughput.log" 2>&1
+kill $sampler 2>/dev/null
+tail -2 "$OUT_DIR/throughput.log"
+echo "nvidia-smi utilisation during the batch: mean $(python3 -c 'import sys; v=[float(x) for x in open(sys.argv[1]).read().split() if x.strip().replace(".","").isdigit()]; print("%.0f%%" % (sum(v)/len(v)) if v else "n/a")' "$OUT_DIR/util.txt") over $n candidates"
+
+for prob in 019_relu 023_softmax 001_square_matmul; do
+    medians=""
+    for i in 1 2 3 4 5 6 7 8 9 10; do
+        m=$("$KC_BIN/kverify" check --problem "level1/$prob" "$KC_PROBLEMS/level1/$prob.cu" --json --n-seeds 1 |
+            python3 -c 'import json,sys; print(json.load(sys.stdin)["timing"]["median_ms"])')
+        medians="$medians $m"
+    done
+    echo "$medians" | python3 -c 'import sys,statistics as s; v=[float(x) for x in sys.stdin.read().split()]; m=s.median(v); print("timing spread level1/'$prob': median %.4f ms over 10 verifications, (max-min)/median %.2f%%, stdev/mean %.2f%%" % (m, 100*(max(v)-min(v))/m, 100*s.pstdev(v)/s.mean(v)))'
+done
