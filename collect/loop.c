@@ -10,6 +10,7 @@
 #include "verify/verify.h"
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +45,20 @@ typedef struct collector {
 } collector;
 
 /* ---- helpers ---- */
+
+/* Test hook: KC_COLLECT_CRASH=<point>:<n> kills the process (SIGKILL, as kill -9
+ * would) the n-th time it passes <point>: response_stored (a paid answer is in
+ * the cache, its turn not yet recorded) or turn_recorded. */
+static void crash_point(const char *point)
+{
+    static int hits;
+    const char *spec = getenv("KC_COLLECT_CRASH");
+    size_t n = strlen(point);
+    if (!spec || strncmp(spec, point, n) != 0 || spec[n] != ':')
+        return;
+    if (__atomic_add_fetch(&hits, 1, __ATOMIC_SEQ_CST) == atoi(spec + n + 1))
+        raise(SIGKILL);
+}
 
 static void db_lock(collector *c) { pthread_mutex_lock(&c->db_lock); }
 static void db_unlock(collector *c) { pthread_mutex_unlock(&c->db_lock); }
@@ -154,6 +169,8 @@ static int obtain_response(turn_ctx *x, const llm_request *q, const char *hash, 
         db_lock(c);
         rc = rec_store_response(c->db, &rr, request_id, response_id, err);
         db_unlock(c);
+        if (rc == 0)
+            crash_point("response_stored");
     }
     sb_free(&body);
     return rc;
@@ -277,6 +294,7 @@ static int run_turn(turn_ctx *x, strbuf *err)
                       .cost_usd = cost, .wall_ms = now_ms() - t0, .started_at = started.buf};
     if (record_turn(x, &vr, &tr, stop, err) < 0)
         goto out;
+    crash_point("turn_recorded");
     append_history(t, prompt, &r, sb_str(&feedback));
     note_result(x, &vr, &r, cost, cached, stop);
     rc = stop ? 1 : 0;

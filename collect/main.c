@@ -151,8 +151,12 @@ int main(int argc, char **argv)
         fputs(usage_text, stderr);
         return 2;
     }
-    if (dry)
-        return dry_run(&cfg);
+    if (dry) {
+        int drc = dry_run(&cfg);
+        config_free(&cfg);
+        sb_free(&err);
+        return drc;
+    }
 
     struct sigaction sa = {.sa_handler = on_signal};
     sigaction(SIGINT, &sa, NULL);

@@ -17,11 +17,12 @@
  * request in arrival order: ok 429[:secs] 500 503 quota auth model bad hang idle
  * reset cut malformed huge, each optionally *N to repeat.
  * GET /stats reports requests counted by body sha256 (all, and those answered
- * in full), so tests can assert that nothing was sent twice.
+ * in full), so tests can assert that nothing was sent twice; --stats-file PATH
+ * keeps the same JSON in a file, rewritten after every request.
  *
  * Usage: fake_llm [--port N] [--script FILE] [--bug none|compile|runtime]
  *   [--think none|field|tags|tags-no-open] [--faults LIST] [--delay-ms N]
- *   [--chunk N] [--verbose]
+ *   [--chunk N] [--stats-file PATH] [--verbose]
  * Prints "fake_llm listening on 127.0.0.1:PORT" on stdout once ready. */
 #include "common/error.h"
 #include "common/fsutil.h"
@@ -54,6 +55,7 @@ static struct {
     int delay_ms;
     int chunk;
     int verbose;
+    const char *stats_file;
 } opt = {.chunk = 48};
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -116,6 +118,17 @@ static struct count *count_for(const char *sha)
     return c;
 }
 
+static char *stats_json(void);
+
+static void write_stats_file(void)
+{
+    if (!opt.stats_file)
+        return;
+    char *s = stats_json();
+    write_file_atomic(opt.stats_file, s, strlen(s), NULL);
+    free(s);
+}
+
 static void count_request(const char *sha, int answered)
 {
     pthread_mutex_lock(&lock);
@@ -128,6 +141,10 @@ static void count_request(const char *sha, int answered)
         total_requests++;
     }
     pthread_mutex_unlock(&lock);
+    static pthread_mutex_t file_lock = PTHREAD_MUTEX_INITIALIZER;
+    pthread_mutex_lock(&file_lock);
+    write_stats_file();
+    pthread_mutex_unlock(&file_lock);
 }
 
 static char *stats_json(void)
@@ -693,7 +710,7 @@ static void usage(void)
 {
     fputs("usage: fake_llm [--port N] [--script FILE] [--bug none|compile|runtime]\n"
           "                [--think none|field|tags|tags-no-open] [--faults LIST] [--delay-ms N]\n"
-          "                [--chunk N] [--verbose]\n", stderr);
+          "                [--chunk N] [--stats-file PATH] [--verbose]\n", stderr);
     exit(2);
 }
 
@@ -715,6 +732,8 @@ static void parse_args(int argc, char **argv)
             opt.delay_ms = atoi(v);
         else if (!strcmp(a, "--chunk"))
             opt.chunk = atoi(v) > 0 ? atoi(v) : 48;
+        else if (!strcmp(a, "--stats-file"))
+            opt.stats_file = v;
         else if (!strcmp(a, "--faults"))
             set_faults(v);
         else if (!strcmp(a, "--bug"))
@@ -749,6 +768,7 @@ int main(int argc, char **argv)
         die("cannot listen on 127.0.0.1:%d: %s", opt.port, strerror(errno));
     socklen_t alen = sizeof addr;
     getsockname(ls, (struct sockaddr *)&addr, &alen);
+    write_stats_file();
     printf("fake_llm listening on 127.0.0.1:%d\n", ntohs(addr.sin_port));
     fflush(stdout);
     while (!stopping) {

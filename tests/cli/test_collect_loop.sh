@@ -1,0 +1,107 @@
+#!/bin/sh
+# test_collect_loop: kcollect end to end in --compile-only mode against the fake
+# LLM server on loopback. Bug-then-fix on several problems with 2 samples:
+# every trajectory fails to compile, then compiles, and stops; every turn is
+# recorded with prompt, response, candidate, compile log, verdict and feedback;
+# a rerun of the same command is a no-op; a different run over the same
+# requests is answered from the response cache without a single HTTP request;
+# keys never reach the database; the Anthropic API, reasoning in <think> tags
+# without an opening tag, the bundled server and --dry-run.
+set -eu
+: "${KC_BIN:?}" "${KC_ROOT:?}" "${KC_PROBLEMS:?}"
+T=$(mktemp -d)
+SERVER=
+cleanup() { [ -n "$SERVER" ] && kill "$SERVER" 2>/dev/null; rm -rf "$T"; }
+trap cleanup EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+# The verifier's compile sandbox caps address space, which AddressSanitizer
+# builds cannot live with; these candidates are our own reference kernels.
+if grep -q __asan_init "$KC_BIN/kverify" 2>/dev/null; then export KC_UNSAFE_NO_SANDBOX=1; fi
+export KC_PLAIN_LOG=1
+export OPENAI_API_KEY=sk-kc-test-SECRET-openai ANTHROPIC_API_KEY=sk-kc-test-SECRET-anthropic
+
+start_server() { # args: fake_llm options; sets SERVER and URL
+    "$KC_BIN/fake_llm" --stats-file "$T/stats.json" "$@" >"$T/server.out" 2>"$T/server.err" &
+    SERVER=$!
+    i=0
+    while ! grep -q listening "$T/server.out" 2>/dev/null; do
+        i=$((i + 1)); [ $i -lt 100 ] || fail "fake_llm did not start"; sleep 0.05
+    done
+    URL="http://127.0.0.1:$(sed -n 's/.*:\([0-9]*\)$/\1/p' "$T/server.out")/v1"
+}
+stop_server() { kill "$SERVER"; wait "$SERVER" 2>/dev/null || true; SERVER=; }
+q() { sqlite3 "$DB" "$1"; }
+stat() { sqlite3 :memory: "SELECT json_extract(readfile('$T/stats.json'), '$1')"; }
+
+PROBLEMS=level1/001_square_matmul,level1/019_relu,level1/023_softmax
+start_server --bug compile
+DB="$T/a.db"
+run() { "$KC_BIN/kcollect" --problems $PROBLEMS --endpoint "$URL" --model fake-echo --db "$DB" \
+        --samples 2 --turns 4 --concurrency 4 --compile-only "$@"; }
+
+run >"$T/out1" 2>"$T/err1" || { cat "$T/err1"; fail "first run failed"; }
+grep -q "trajectories   6, done 6, solved 6" "$T/out1" || fail "summary: $(cat "$T/out1")"
+[ "$(q "SELECT count(*) FROM trajectories WHERE status='done' AND stop_reason='first_correct'")" = 6 ] \
+    || fail "trajectories not all done by first_correct"
+[ "$(q "SELECT count(*) FROM turns")" = 12 ] || fail "expected 12 turns"
+# Turn 0 is the injected compile error, turn 1 the fix, for every trajectory.
+[ "$(q "SELECT group_concat(DISTINCT t.turn_index || ':' || v.verdict) FROM turns t
+        JOIN v_latest_verification v ON v.candidate_id = t.candidate_id ORDER BY 1")" = "0:compile_error,1:compiled" ] \
+    || [ "$(q "SELECT count(*) FROM turns t JOIN v_latest_verification v ON v.candidate_id = t.candidate_id
+              WHERE (t.turn_index = 0 AND v.verdict = 'compile_error') OR (t.turn_index = 1 AND v.verdict = 'compiled')")" = 12 ] \
+    || fail "verdicts per turn: $(q "SELECT turn_index, verdict FROM turns t JOIN v_latest_verification v ON v.candidate_id=t.candidate_id")"
+# Every turn carries its prompt, response, candidate, feedback, tokens; the compile log names the error.
+[ "$(q "SELECT count(*) FROM turns WHERE prompt_sha IS NULL OR response_id IS NULL OR candidate_id IS NULL
+        OR feedback_sha IS NULL OR tokens_in <= 0 OR tokens_out <= 0 OR wall_ms <= 0")" = 0 ] || fail "incomplete turn rows"
+q "SELECT compile_log FROM v_candidate_audit WHERE turn_index = 0" | grep -q undeclared_identifier_kc \
+    || fail "compile log of turn 0 lacks the error"
+q "SELECT feedback FROM v_candidate_audit WHERE turn_index = 0 LIMIT 1" | grep -qi "undeclared_identifier_kc" \
+    || fail "feedback of turn 0 lacks the compile error"
+# Turn 1's request carries the whole history: spec, broken answer, feedback.
+q "SELECT CAST(b.data AS TEXT) FROM turns t JOIN requests r ON r.id = t.request_id
+   JOIN blobs b ON b.sha256 = r.body_sha WHERE t.turn_index = 1 LIMIT 1" >"$T/body1"
+grep -q '"role":"assistant"' "$T/body1" && grep -q 'Problem level1/' "$T/body1" || fail "turn 1 request lacks history"
+[ "$(q "SELECT status || ' ' || endpoint FROM runs")" = "finished $URL" ] || fail "runs row: $(q 'SELECT * FROM runs')"
+[ "$(stat '$.requests')" = 12 ] || fail "expected 12 requests, server saw $(stat '$.requests')"
+[ "$(sqlite3 :memory: "SELECT count(*) FROM json_each(json_extract(readfile('$T/stats.json'), '\$.bodies')) WHERE value > 1")" = 0 ] \
+    || fail "a request body was sent twice"
+
+# The same command again: nothing to do, nothing sent.
+run >"$T/out2" 2>"$T/err2" || fail "rerun failed"
+[ "$(stat '$.requests')" = 12 ] || fail "the rerun sent requests"
+[ "$(q "SELECT count(*) FROM runs")" = 1 ] && [ "$(q "SELECT count(*) FROM turns")" = 12 ] || fail "rerun added rows"
+
+# Another run (more turns allowed: a new run key) asks the same questions: all from the cache.
+run --turns 5 >"$T/out3" 2>"$T/err3" || fail "cached run failed"
+[ "$(stat '$.requests')" = 12 ] || fail "the cached run sent requests"
+[ "$(q "SELECT count(*) FROM runs")" = 2 ] || fail "expected a second run"
+[ "$(q "SELECT count(*) FROM responses WHERE from_cache = 1 AND cost_usd = 0")" = 12 ] || fail "cache hits not recorded"
+grep -q "12 this run (12 from the response cache), 0 HTTP requests" "$T/out3" || fail "summary: $(cat "$T/out3")"
+
+# Secrets never reach the database.
+sqlite3 "$DB" .dump | grep -q "sk-kc-test" && fail "an API key is in the database"
+grep -q "sk-kc-test" "$T"/err* "$T"/out* && fail "an API key is in the logs"
+stop_server
+
+# Anthropic messages, streamed, with reasoning whose opening <think> tag is missing.
+start_server --think tags-no-open
+DB="$T/b.db"
+"$KC_BIN/kcollect" --problems level1/019_relu --endpoint "$URL" --api anthropic --model claude-fake \
+    --db "$DB" --compile-only >"$T/out4" 2>"$T/err4" || { cat "$T/err4"; fail "anthropic run failed"; }
+[ "$(q "SELECT count(*) FROM responses WHERE reasoning_sha IS NOT NULL")" = 1 ] || fail "reasoning not kept"
+q "SELECT response FROM v_candidate_audit" | grep -q "</think>" && fail "reasoning left in the answer"
+[ "$(q "SELECT api FROM requests")" = anthropic ] || fail "requests.api"
+stop_server
+
+# The bundled server when no endpoint is configured.
+DB="$T/c.db"
+env -u OPENAI_BASE_URL "$KC_BIN/kcollect" --problems level1/019_relu --db "$DB" --compile-only \
+    >"$T/out5" 2>"$T/err5" || { cat "$T/err5"; fail "bundled run failed"; }
+grep -q "bundled test LLM server" "$T/err5" || fail "bundled server not named on screen"
+[ "$(q "SELECT endpoint FROM runs")" = bundled-fake-llm ] || fail "bundled server not named in runs"
+
+# --dry-run prints the first prompt and touches nothing.
+"$KC_BIN/kcollect" --problems level1/019_relu --dry-run --db "$T/none.db" >"$T/dry" || fail "dry run failed"
+grep -q "// @launch" "$T/dry" && grep -q "Problem level1/019_relu:" "$T/dry" || fail "dry run output"
+[ ! -e "$T/none.db" ] || fail "dry run created the database"
+echo "ok"
