@@ -25,7 +25,9 @@ typedef struct collector {
     const char *endpoint_label;
     sqlite3 *db;
     pthread_mutex_t db_lock;
-    kv_service *verifier;
+    kv_service *verifier; /* started at the first answer to verify */
+    pthread_mutex_t verifier_lock;
+    int verifier_failed;
     llm_endpoint endpoints[CC_MAX_ENDPOINTS];
     int n_endpoints;
     llm_client client;
@@ -176,6 +178,27 @@ static int obtain_response(turn_ctx *x, const llm_request *q, const char *hash, 
     return rc;
 }
 
+/* Starts the verification service once, when the first answer needs it: a
+ * rerun with nothing left to do never spawns compile servers or GPU workers. */
+static kv_service *verifier(collector *c, strbuf *err)
+{
+    pthread_mutex_lock(&c->verifier_lock);
+    if (!c->verifier && !c->verifier_failed) {
+        kv_options vo;
+        kv_options_default(&vo);
+        vo.compile_only = c->cfg->compile_only;
+        if (kv_service_start(&vo, &c->verifier, err) < 0) {
+            c->verifier_failed = 1;
+            c->verifier = NULL;
+        }
+    } else if (c->verifier_failed) {
+        kc_fail(err, "the verification service did not start");
+    }
+    kv_service *v = c->verifier;
+    pthread_mutex_unlock(&c->verifier_lock);
+    return v;
+}
+
 /* Records candidate, verification, turn and maybe the trajectory's end in one transaction. */
 static int record_turn(turn_ctx *x, const kv_result *vr, turn_record *tr, const char *stop,
                        strbuf *err)
@@ -270,9 +293,14 @@ static int run_turn(turn_ctx *x, strbuf *err)
             set_fatal(c, sb_str(err));
         goto out;
     }
+    kv_service *v = verifier(c, err);
+    if (!v) {
+        set_fatal(c, sb_str(err));
+        goto out;
+    }
     double v0 = now_ms();
     progress_verifying(c->progress, +1);
-    int vrc = kv_verify(c->verifier, x->p, sb_str(&r.content), &vr, err);
+    int vrc = kv_verify(v, x->p, sb_str(&r.content), &vr, err);
     progress_verifying(c->progress, -1);
     add_time(c, &c->sum.verify_s, now_ms() - v0);
     if (vrc < 0)
@@ -477,6 +505,7 @@ int collect_run(const collect_config *cfg, const char *endpoint_label, char **ur
     collector c = {.cfg = cfg, .endpoint_label = endpoint_label, .cancel = cancel};
     pthread_mutex_init(&c.lock, NULL);
     pthread_mutex_init(&c.db_lock, NULL);
+    pthread_mutex_init(&c.verifier_lock, NULL);
     double start = now_ms();
     memset(sum, 0, sizeof *sum);
     setup_client(&c, urls, n_urls);
@@ -493,12 +522,6 @@ int collect_run(const collect_config *cfg, const char *endpoint_label, char **ur
     if (rc == 0)
         rc = open_run(&c, err);
     if (rc == 0) {
-        kv_options vo;
-        kv_options_default(&vo);
-        vo.compile_only = cfg->compile_only;
-        rc = kv_service_start(&vo, &c.verifier, err);
-    }
-    if (rc == 0) {
         int n = cfg->concurrency < c.n_jobs ? cfg->concurrency : c.n_jobs;
         pthread_t *threads = xcalloc((size_t)(n ? n : 1), sizeof *threads);
         for (int i = 0; i < n; i++)
@@ -506,7 +529,8 @@ int collect_run(const collect_config *cfg, const char *endpoint_label, char **ur
         for (int i = 0; i < n; i++)
             pthread_join(threads[i], NULL);
         free(threads);
-        kv_service_stop(c.verifier);
+        if (c.verifier)
+            kv_service_stop(c.verifier);
         c.sum.interrupted = *cancel && !c.sum.fatal;
         int complete = c.sum.trajectories_done == c.sum.trajectories;
         strbuf e2 = STRBUF_INIT;

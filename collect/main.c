@@ -180,7 +180,8 @@ int main(int argc, char **argv)
     collect_summary sum;
     int rc = collect_run(&cfg, label, urls, n_urls, &cancel_flag, &sum, &err);
     bundled_stop(&server);
-    collect_summary_print(&sum, stdout);
+    if (sum.trajectories > 0)
+        collect_summary_print(&sum, stdout);
     if (rc < 0)
         error("%s", err.buf);
     config_free(&cfg);
