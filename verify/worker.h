@@ -60,6 +60,7 @@ int wk_is_sticky(CUresult rc);
 const char *wk_cuda_error(CUresult rc);
 int wk_buffer_alloc(wk_buffer *b, enum kc_dtype dtype, int64_t numel, strbuf *err);
 void wk_buffer_free(wk_buffer *b);
+int wk_buffer_reset_guards(wk_gpu *g, wk_buffer *b);
 int wk_buffer_poison(wk_gpu *g, wk_buffer *b);
 int64_t wk_buffer_guard_damage(wk_gpu *g, wk_buffer *b, CUresult *rc);
 uint64_t wk_buffer_checksum(wk_gpu *g, const wk_buffer *b, CUresult *rc);

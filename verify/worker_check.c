@@ -64,11 +64,22 @@ struct run_buffers {
     wk_buffer ref[2 * KC_MAX_TENSORS + KC_MAX_SCRATCH];  /* aliases inputs; own outputs, scratch */
 };
 
-static void free_run_buffers(struct run_buffers *b)
+static void free_scratch(struct run_buffers *b)
 {
-    for (int i = 0; i < b->n_in + b->n_out + b->n_cscratch; i++)
+    int base = b->n_in + b->n_out;
+    for (int i = base; i < base + b->n_cscratch; i++)
         wk_buffer_free(&b->cand[i]);
-    for (int i = b->n_in; i < b->n_in + b->n_out + b->n_rscratch; i++)
+    for (int i = base; i < base + b->n_rscratch; i++)
+        wk_buffer_free(&b->ref[i]);
+    b->n_cscratch = b->n_rscratch = 0;
+}
+
+static void free_tensors(struct run_buffers *b)
+{
+    free_scratch(b);
+    for (int i = 0; i < b->n_in + b->n_out; i++)
+        wk_buffer_free(&b->cand[i]);
+    for (int i = b->n_in; i < b->n_in + b->n_out; i++)
         wk_buffer_free(&b->ref[i]);
     memset(b, 0, sizeof(*b));
 }
@@ -92,8 +103,7 @@ static int alloc_scratch(wk_buffer *dst, const launch_unit *lu, const dimset *di
     return 0;
 }
 
-static int alloc_run_buffers(const problem *p, const dimset *dims, const wk_unit *cand,
-                             const wk_unit *ref, struct run_buffers *b, wk_failure *f)
+static int alloc_tensors(const problem *p, const dimset *dims, struct run_buffers *b, wk_failure *f)
 {
     memset(b, 0, sizeof(*b));
     strbuf err = STRBUF_INIT;
@@ -108,19 +118,88 @@ static int alloc_run_buffers(const problem *p, const dimset *dims, const wk_unit
             sb_reset(&f->message);
             sb_addf(&f->message, "internal: %s", err.buf);
             sb_free(&err);
+            free_tensors(b);
             return -1;
         }
         if (i < p->n_inputs)
             b->ref[i] = b->cand[i];
     }
     sb_free(&err);
+    return 0;
+}
+
+/* Tensor buffers are kept between runs and jobs: slot 0 holds the default dims
+ * of the last problem, slot 1 the last other dims set. Allocating several GB
+ * costs far more than the checks themselves. */
+static struct {
+    char *key;
+    struct run_buffers b;
+} tensor_cache[2];
+
+static void cache_key(const problem *p, const char *dims_name, strbuf *key)
+{
+    sb_addf(key, "%s@%s", p->id, dims_name);
+}
+
+static struct run_buffers *acquire_tensors(const problem *p, const char *dims_name,
+                                           const dimset *dims, wk_failure *f)
+{
+    int slot = strcmp(dims_name, "default") == 0 ? 0 : 1;
+    strbuf key = STRBUF_INIT;
+    cache_key(p, dims_name, &key);
+    if (tensor_cache[slot].key && strcmp(tensor_cache[slot].key, key.buf) == 0) {
+        sb_free(&key);
+        return &tensor_cache[slot].b;
+    }
+    free(tensor_cache[slot].key);
+    tensor_cache[slot].key = NULL;
+    free_tensors(&tensor_cache[slot].b);
+    if (alloc_tensors(p, dims, &tensor_cache[slot].b, f)) {
+        sb_free(&key);
+        return NULL;
+    }
+    tensor_cache[slot].key = sb_detach(&key);
+    return &tensor_cache[slot].b;
+}
+
+/* Restores every guard band (a bad candidate may have written into them). */
+static int reset_guards(wk_gpu *g, struct run_buffers *b)
+{
+    int n = b->n_in + b->n_out;
+    for (int i = 0; i < n + b->n_cscratch; i++)
+        if (wk_buffer_reset_guards(g, &b->cand[i]))
+            return -1;
+    for (int i = b->n_in; i < n + b->n_rscratch; i++)
+        if (wk_buffer_reset_guards(g, &b->ref[i]))
+            return -1;
+    return 0;
+}
+
+/* Tensors from the cache plus this candidate's and the reference's scratch. */
+static struct run_buffers *prepare_buffers(wk_gpu *g, const problem *p, const char *dims_name,
+                                           const dimset *dims, const wk_unit *cand,
+                                           const wk_unit *ref, wk_failure *f)
+{
+    struct run_buffers *b = acquire_tensors(p, dims_name, dims, f);
+    if (!b)
+        return NULL;
     int base = p->n_inputs + p->n_outputs;
     b->n_cscratch = cand->lu.n_scratch;
     b->n_rscratch = ref->lu.n_scratch;
-    return alloc_scratch(&b->cand[base], &cand->lu, dims, f) ||
-                   alloc_scratch(&b->ref[base], &ref->lu, dims, f)
-               ? -1
-               : 0;
+    if (alloc_scratch(&b->cand[base], &cand->lu, dims, f) ||
+        alloc_scratch(&b->ref[base], &ref->lu, dims, f)) {
+        free_scratch(b);
+        return NULL;
+    }
+    if (reset_guards(g, b)) {
+        free_scratch(b);
+        snprintf(f->verdict, sizeof(f->verdict), "runtime_error");
+        sb_reset(&f->message);
+        sb_adds(&f->message, "internal: cannot reset guard bands");
+        f->fatal = 1;
+        return NULL;
+    }
+    return b;
 }
 
 static int sync_or_fail(wk_gpu *g, wk_failure *f, const char *what)
@@ -359,49 +438,54 @@ static int rerun_for_determinism(struct job_state *s, const dimset *dims, struct
 static int one_run(struct job_state *s, const char *dims_name, const dimset *dims, uint64_t seed,
                    int check_determinism, wk_failure *f)
 {
-    struct run_buffers b;
+    struct run_buffers *bp;
     json_t *run = json_pack("{s:s,s:s,s:[]}", "dims", dims_name, "seed", "", "outputs");
     char seed_str[32];
     snprintf(seed_str, sizeof(seed_str), "%llu", (unsigned long long)seed);
     json_object_set_new(run, "seed", json_string(seed_str));
     json_array_append_new(s->runs, run);
     int result = -1;
-    if (alloc_run_buffers(s->p, dims, s->cand, s->ref, &b, f))
-        goto out;
+    double t0 = now_ms();
+    if (!(bp = prepare_buffers(s->g, s->p, dims_name, dims, s->cand, s->ref, f)))
+        goto out_nobuf;
+    json_object_set_new(run, "setup_ms", json_real(now_ms() - t0));
     uint64_t sums[KC_MAX_TENSORS];
     CUresult rc;
-    if (fill_inputs(s->g, s->p, dims, seed, &b, f))
+    if (fill_inputs(s->g, s->p, dims, seed, bp, f))
         goto out;
-    for (int i = 0; i < b.n_in; i++) {
-        sums[i] = wk_buffer_checksum(s->g, &b.cand[i], &rc);
+    for (int i = 0; i < bp->n_in; i++) {
+        sums[i] = wk_buffer_checksum(s->g, &bp->cand[i], &rc);
         if (rc != CUDA_SUCCESS) {
             wk_fail_cuda(f, "runtime_error", rc, "checksumming inputs");
             goto out;
         }
     }
     double ms;
-    if (run_candidate(s->g, s->cand, s->p, dims, &b, s->cand_deadline_ms, &ms, f) ||
-        check_safety(s->g, s->p, s->cand, &b, sums, f))
+    if (run_candidate(s->g, s->cand, s->p, dims, bp, s->cand_deadline_ms, &ms, f) ||
+        check_safety(s->g, s->p, s->cand, bp, sums, f))
         goto out;
     json_object_set_new(run, "candidate_ms", json_real(ms));
     if (s->cand_deadline_ms == DEFAULT_CANDIDATE_DEADLINE_MS)
         s->cand_deadline_ms = fmax(5000.0, 50.0 * ms);
-    if (run_reference(s->g, s->ref, s->p, dims, &b, f))
+    t0 = now_ms();
+    if (run_reference(s->g, s->ref, s->p, dims, bp, f))
         goto out;
+    json_object_set_new(run, "reference_ms", json_real(now_ms() - t0));
     int bad = 0;
     for (int k = 0; k < s->p->n_outputs; k++) {
-        int r = compare_output(s->g, s->p, k, dims, &b, run, s->worst_err, f);
+        int r = compare_output(s->g, s->p, k, dims, bp, run, s->worst_err, f);
         if (r < 0)
             goto out;
         bad |= r;
     }
-    poison_side(s->g, b.ref, b.n_in, b.n_in + b.n_out); /* scrub the reference outputs */
-    if (check_determinism && rerun_for_determinism(s, dims, &b, f))
+    poison_side(s->g, bp->ref, bp->n_in, bp->n_in + bp->n_out); /* scrub the reference outputs */
+    if (check_determinism && rerun_for_determinism(s, dims, bp, f))
         goto out;
     json_object_set_new(run, "ok", json_boolean(!bad));
     result = bad;
 out:
-    free_run_buffers(&b);
+    free_scratch(bp);
+out_nobuf:
     if (result != 0 && !s->first_failure)
         s->first_failure = json_incref(run);
     return result;
@@ -503,19 +587,20 @@ static json_t *finish(struct job_state *s, json_t *job, wk_failure *f, int outco
 
 static int time_candidate(struct job_state *s, json_t *job, json_t *result, wk_failure *f)
 {
-    struct run_buffers b;
+    struct run_buffers *b;
     int rc = -1;
     json_t *timing = json_object();
     uint64_t seed = strtoull(json_string_value(json_array_get(json_object_get(job, "seeds"), 0)),
                              NULL, 10);
     double cap = json_number_value(json_object_get(job, "timing_cap_ms"));
-    if (alloc_run_buffers(s->p, &s->p->dims_default, s->cand, s->ref, &b, f) == 0 &&
-        fill_inputs(s->g, s->p, &s->p->dims_default, seed, &b, f) == 0) {
+    b = prepare_buffers(s->g, s->p, "default", &s->p->dims_default, s->cand, s->ref, f);
+    if (b && fill_inputs(s->g, s->p, &s->p->dims_default, seed, b, f) == 0) {
         wk_progress("timing", cap + 10 * s->cand_deadline_ms);
-        rc = wk_time_unit(s->g, s->cand, s->p, &s->p->dims_default, b.cand, cap > 0 ? cap : 1000,
+        rc = wk_time_unit(s->g, s->cand, s->p, &s->p->dims_default, b->cand, cap > 0 ? cap : 1000,
                           timing, f);
     }
-    free_run_buffers(&b);
+    if (b)
+        free_scratch(b);
     if (rc == 0)
         json_object_set(result, "timing", timing);
     json_decref(timing);
@@ -530,6 +615,7 @@ json_t *wk_verify_job(wk_gpu *g, json_t *job, const char *source, const char *cu
     wk_failure f = {0};
     wk_unit cand = {0}, *ref = NULL;
     json_t *result = NULL;
+    double t_start = now_ms();
     const char *manifest = json_string_value(json_object_get(job, "manifest"));
     if (!manifest || problem_load(manifest, &p, &err)) {
         snprintf(f.verdict, sizeof(f.verdict), "runtime_error");
@@ -543,13 +629,23 @@ json_t *wk_verify_job(wk_gpu *g, json_t *job, const char *source, const char *cu
     }
     struct job_state s = {.g = g, .p = &p, .cand = &cand, .ref = ref,
                           .cand_deadline_ms = DEFAULT_CANDIDATE_DEADLINE_MS, .runs = json_array()};
+    double t_checks = now_ms();
     int outcome = run_all(&s, job, &f, &flags, &message);
     result = finish(&s, job, &f, outcome, &flags, &message);
+    json_t *stages = json_pack("{s:f,s:f}", "load_ms", t_checks - t_start, "checks_ms",
+                               now_ms() - t_checks);
+    double t_timing = now_ms();
     if (outcome == 0 && json_is_true(json_object_get(job, "timing")) &&
         time_candidate(&s, job, result, &f) < 0) {
         json_decref(result);
         result = failure_result(g, &f, NULL);
     }
+    json_object_set_new(stages, "timing_ms", json_real(now_ms() - t_timing));
+    json_t *ev = json_object_get(result, "evidence");
+    if (ev)
+        json_object_set_new(ev, "stage_ms", stages);
+    else
+        json_decref(stages);
     json_decref(s.runs);
     json_decref(s.first_failure);
 out:

@@ -125,6 +125,16 @@ int wk_buffer_alloc(wk_buffer *b, enum kc_dtype dtype, int64_t numel, strbuf *er
     return rc == CUDA_SUCCESS ? 0 : kc_fail(err, "memset: %s", wk_cuda_error(rc));
 }
 
+int wk_buffer_reset_guards(wk_gpu *g, wk_buffer *b)
+{
+    if (!b->base)
+        return 0;
+    if (cuMemsetD8Async(b->base, WK_GUARD_PATTERN, WK_GUARD_BYTES, g->stream) != CUDA_SUCCESS ||
+        cuMemsetD8Async(b->ptr + b->bytes, WK_GUARD_PATTERN, WK_GUARD_BYTES, g->stream) != CUDA_SUCCESS)
+        return -1;
+    return 0;
+}
+
 void wk_buffer_free(wk_buffer *b)
 {
     if (b->base)

@@ -1,9 +1,10 @@
-// Bad kernel for level1/019_relu: spins forever (no watchdog on the H100).
+// Bad kernel for level1/019_relu: spins forever on a condition the compiler
+// cannot fold (x[0] is never NaN), and there is no watchdog on the H100.
 // Expected: timeout (the worker is killed and replaced).
 extern "C" __global__ void spin(const float *x, float *y, long long n)
 {
-    volatile int forever = 1;
-    while (forever)
+    const volatile float *v = x;
+    while (v[0] == v[0])
         ;
     y[0] = x[0];
 }
