@@ -1,0 +1,12 @@
+// Reference for level1/025_swish: y = x * sigmoid(x) = x / (1 + exp(-x)),
+// evaluated in double and rounded once to float32.
+// One element per thread in a grid-stride loop with 64-bit indices.
+extern "C" __global__ void swish_ref(const float *__restrict__ x, float *__restrict__ y, long long n)
+{
+    long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+        double v = (double)x[i];
+        y[i] = (float)(v / (1.0 + exp(-v)));
+    }
+}
+// @launch swish_ref<<<min(cdiv(B*D, 256), 65536), 256>>>(x, y, B*D);
