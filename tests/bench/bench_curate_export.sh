@@ -1,0 +1,31 @@
+#!/bin/sh
+# bench_curate_export: kcurate and kexport on 1,000,000 synthetic candidates (kc_synth).
+# Prints the dedup seconds (exact + MinHash, as measured by kcurate) and the export throughput in
+# MB/s of JSONL before compression (sft, every turn, no filters, plain and gzip).
+# Targets on a 2-core machine: dedup <= 60 s, export >= 100 MB/s.
+# The database is generated once and kept in $KC_BENCH_DIR (default /tmp/kc-bench).
+set -eu
+BIN="${KC_BIN:?}"
+N="${KC_BENCH_CANDIDATES:-1000000}"
+DIR="${KC_BENCH_DIR:-/tmp/kc-bench}"
+DB="$DIR/synth-$N.db"
+mkdir -p "$DIR"
+if [ ! -f "$DB.done" ]; then
+    rm -f "$DB" "$DB-wal" "$DB-shm"
+    echo "generating $N synthetic candidates into $DB (once)..."
+    start=$(date +%s)
+    "$BIN/kc_synth" --db "$DB" --candidates "$N" --problems 100 --page-size 16384
+    echo "generated in $(( $(date +%s) - start )) s"
+    touch "$DB.done"
+fi
+out=$("$BIN/kcurate" run --db "$DB")
+echo "$out"
+dedup=$(echo "$out" | sed -n 's/.*dedup \([0-9.]*\) s.*/\1/p')
+echo "dedup (exact + MinHash) seconds: $dedup (target <= 60)"
+for mode in --no-gzip ""; do
+    rm -rf "$DIR/export"
+    line=$("$BIN/kexport" --db "$DB" --out "$DIR/export" --format sft --every-turn --verdict any \
+        --dedup none $mode | head -1)
+    echo "$line"
+    echo "export ${mode:---gzip} MB/s of JSONL: $(echo "$line" | sed -n 's/.*(\([0-9.]*\) MB\/s).*/\1/p') (target >= 100)"
+done
