@@ -90,8 +90,11 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
 
 /* Device time of the unit's kernels per rep (ms), or 0 when CUPTI is unavailable. */
 static double cupti_unit_time(wk_gpu *g, wk_unit *u, const problem *p, const dimset *dims,
-                              wk_buffer *bufs, wk_failure *f)
+                              wk_buffer *bufs, double median_ms, wk_failure *f)
 {
+    /* Up to CUPTI_REPS reps, fewer for slow units (about 50 ms in all, at least one). */
+    int reps = median_ms > 0 ? (int)(50.0 / median_ms) : CUPTI_REPS;
+    reps = reps < 1 ? 1 : reps > CUPTI_REPS ? CUPTI_REPS : reps;
     static int registered;
     if (!registered) {
         if (cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed) != CUPTI_SUCCESS)
@@ -102,14 +105,14 @@ static double cupti_unit_time(wk_gpu *g, wk_unit *u, const problem *p, const dim
     if (cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) != CUPTI_SUCCESS)
         return 0;
     int ok = 1;
-    for (int i = 0; i < CUPTI_REPS && ok; i++)
+    for (int i = 0; i < reps && ok; i++)
         ok = wk_unit_launch(g, u, p, dims, bufs, f) == 0;
     ok = ok && cuStreamSynchronize(g->stream) == CUDA_SUCCESS;
     cuptiActivityFlushAll(1);
     cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
     if (!ok || cupti_acc.records == 0)
         return 0;
-    return cupti_acc.kernel_ns / CUPTI_REPS / 1e6;
+    return cupti_acc.kernel_ns / reps / 1e6;
 }
 
 static void put_stats(json_t *out, double *times, int n)
@@ -170,7 +173,7 @@ int wk_time_unit(wk_gpu *g, wk_unit *u, const problem *p, const dimset *dims, wk
         json_object_set_new(out, "noise", json_real(noise));
         double median = json_real_value(json_object_get(out, "median_ms"));
         put_roofline(out, p, dims, median);
-        json_object_set_new(out, "cupti_ms", json_real(cupti_unit_time(g, u, p, dims, bufs, f)));
+        json_object_set_new(out, "cupti_ms", json_real(cupti_unit_time(g, u, p, dims, bufs, median, f)));
     }
     free(times);
     cuEventDestroy(start);

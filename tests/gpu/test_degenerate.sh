@@ -3,7 +3,7 @@
 # pattern and (where shapes allow) the input passed through must fail verification.
 . "$KC_ROOT/tests/gpu/lib.sh"
 db="$OUT_DIR/degenerate.db"
-dir="$OUT_DIR/degenerate"
+dir="${TMPDIR:-/tmp}/kc-degenerate"
 rm -rf "$db"* "$dir"
 for m in "$KC_PROBLEMS"/level1/*.json; do
     id="level1/$(basename "$m" .json)"

@@ -364,10 +364,14 @@ static void make_answer(json_t *req, const char *fault, struct answer *a)
     }
     sb_free(&echo);
     if (!strcmp(fault, "huge")) { /* a 20 MB answer: prose padding before the code */
-        strbuf big = STRBUF_INIT;
+        strbuf big = STRBUF_INIT, block = STRBUF_INIT;
         const char *line = "This line pads a very long answer so that clients must cope with it.\n";
+        while (block.len < 65536)
+            sb_adds(&block, line);
+        sb_grow(&big, (20u << 20) + block.len + a->content.len);
         while (big.len < 20u << 20)
-            sb_adds(&big, line);
+            sb_add(&big, block.buf, block.len);
+        sb_free(&block);
         sb_add(&big, sb_str(&a->content), a->content.len);
         sb_reset(&a->content);
         sb_add(&a->content, big.buf, big.len);
@@ -433,32 +437,29 @@ static char *anthropic_body(const char *model, const struct answer *a, long in)
                           "output_tokens", approx_tokens(a->content.len + a->reasoning.len)));
 }
 
-/* SSE events of an answer, one string per event. */
+/* SSE events of an answer, sent as they are made (a 20 MB answer starts
+ * flowing at once); a cut stream stops after `limit` events. */
 struct events {
-    char **ev;
-    int n, cap;
+    int fd;
+    int sent, limit; /* limit < 0: no limit */
+    int ok;
 };
 
 static void ev_add(struct events *e, const char *name, json_t *data)
 {
-    if (e->n == e->cap) {
-        e->cap = e->cap ? 2 * e->cap : 64;
-        e->ev = xrealloc(e->ev, (size_t)e->cap * sizeof *e->ev);
-    }
     char *d = data ? dump(data) : xstrdup("[DONE]");
-    strbuf sb = STRBUF_INIT;
-    if (name)
-        sb_addf(&sb, "event: %s\n", name);
-    sb_addf(&sb, "data: %s\n\n", d);
+    if (e->ok && (e->limit < 0 || e->sent < e->limit)) {
+        strbuf sb = STRBUF_INIT;
+        if (e->sent < 3)
+            sb_adds(&sb, ": keep-alive\n\n");
+        if (name)
+            sb_addf(&sb, "event: %s\n", name);
+        sb_addf(&sb, "data: %s\n\n", d);
+        e->ok = send_all(e->fd, sb.buf, sb.len) == 0;
+        e->sent++;
+        sb_free(&sb);
+    }
     free(d);
-    e->ev[e->n++] = sb_detach(&sb);
-}
-
-static void ev_free(struct events *e)
-{
-    for (int i = 0; i < e->n; i++)
-        free(e->ev[i]);
-    free(e->ev);
 }
 
 static size_t chunk_size(size_t total)
@@ -626,19 +627,13 @@ static void send_answer(int fd, json_t *req, int anthropic, const char *fault, c
         sb_free(&head);
         free(body);
     } else {
-        struct events e = {0};
+        ok = send_str(fd, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n") == 0;
+        struct events e = {.fd = fd, .limit = cut ? 3 : -1, .ok = ok};
         if (anthropic)
             anthropic_events(model, &a, in, &e);
         else
             openai_events(model, &a, in, usage, &e);
-        ok = send_str(fd, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n") == 0;
-        int upto = cut ? e.n / 2 : e.n;
-        for (int i = 0; ok && i < upto; i++) {
-            if (i < 3)
-                ok = send_str(fd, ": keep-alive\n\n") == 0;
-            ok = ok && send_str(fd, e.ev[i]) == 0;
-        }
-        ev_free(&e);
+        ok = e.ok;
     }
     if (ok && !cut)
         count_request(sha, 1);

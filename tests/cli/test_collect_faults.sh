@@ -1,0 +1,80 @@
+#!/bin/sh
+# test_collect_faults: kcollect through every fault of the fake LLM server.
+# Retryable ones (429 with Retry-After, 500, a reset connection, a stream cut
+# mid-way, malformed JSON, a stream of keep-alives only, a hung reply, a 20 MB
+# answer) are ridden out and the run finishes with every turn recorded; a quota
+# error stops the run at once without a retry and the same command resumes it
+# later; an auth error on the first endpoint fails over to the second.
+set -eu
+: "${KC_BIN:?}" "${KC_ROOT:?}" "${KC_PROBLEMS:?}"
+T=$(mktemp -d)
+SERVER=
+SERVER2=
+cleanup() { for p in $SERVER $SERVER2; do kill "$p" 2>/dev/null; done; rm -rf "$T"; }
+trap cleanup EXIT
+[ -n "${KEEP:-}" ] && trap - EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+if grep -q __asan_init "$KC_BIN/kverify" 2>/dev/null; then export KC_UNSAFE_NO_SANDBOX=1; fi
+export KC_PLAIN_LOG=1
+
+start() { # name port args...: starts fake_llm, prints its pid; the port lands in $T/name.port
+    name=$1; port=$2; shift 2
+    "$KC_BIN/fake_llm" --port "$port" --stats-file "$T/$name.json" "$@" >"$T/$name.out" 2>&1 &
+    echo $! >"$T/$name.pid"
+    i=0
+    while ! grep -q listening "$T/$name.out" 2>/dev/null; do
+        i=$((i + 1)); [ $i -lt 100 ] || fail "fake_llm did not start"; sleep 0.05
+    done
+    sed -n 's/.*:\([0-9]*\)$/\1/p' "$T/$name.out" >"$T/$name.port"
+}
+stat() { sqlite3 :memory: "SELECT json_extract(readfile('$T/$1.json'), '\$.$2')"; }
+FAST="--backoff-ms 20 --idle-timeout 4 --attempt-timeout 1.5 --retries 12"
+
+# Every retryable fault, then answers.
+start a 0 --bug compile --faults "429:1,500,reset,cut,malformed,idle,hang,huge"
+SERVER=$(cat "$T/a.pid")
+DB="$T/a.db"
+"$KC_BIN/kcollect" --problems level1/019_relu --endpoint "http://127.0.0.1:$(cat "$T/a.port")/v1" \
+    --model fake --db "$DB" --samples 2 --turns 3 --concurrency 2 --compile-only $FAST \
+    >"$T/out1" 2>"$T/err1" || { cat "$T/err1"; fail "the run did not ride out the faults"; }
+[ "$(sqlite3 "$DB" "SELECT count(*) FROM trajectories WHERE status = 'done'")" = 2 ] || fail "trajectories"
+[ "$(sqlite3 "$DB" "SELECT sum(attempts) - count(*) FROM responses")" -ge 7 ] \
+    || fail "retries not recorded: $(sqlite3 "$DB" 'SELECT attempts FROM responses')"
+[ "$(sqlite3 "$DB" "SELECT max(length(CAST(b.data AS BLOB))) FROM responses r JOIN blobs b ON b.sha256 = r.content_sha")" -gt 20000000 ] \
+    || fail "the 20 MB answer was not stored"
+[ "$(stat a faults_left)" = 0 ] || fail "faults not all consumed"
+kill "$SERVER"; wait "$SERVER" 2>/dev/null || true
+
+# Quota: the run stops after one request, nothing retried, and resumes later.
+start q 0 --faults quota
+SERVER=$(cat "$T/q.pid")
+PORT=$(cat "$T/q.port")
+DB="$T/q.db"
+run_q() { "$KC_BIN/kcollect" --problems level1/019_relu --endpoint "http://127.0.0.1:$PORT/v1" \
+          --model fake --db "$DB" --compile-only $FAST; }
+rc=0
+run_q >"$T/out2" 2>"$T/err2" || rc=$?
+[ $rc -eq 1 ] || fail "quota: expected exit 1, got $rc"
+grep -q insufficient_quota "$T/err2" || fail "quota error not reported: $(cat "$T/err2")"
+[ "$(stat q requests)" = 1 ] || fail "quota error retried ($(stat q requests) requests)"
+[ "$(sqlite3 "$DB" "SELECT status FROM runs")" = interrupted ] || fail "run not marked interrupted"
+kill "$SERVER"; wait "$SERVER" 2>/dev/null || true
+start q2 "$PORT"
+SERVER=$(cat "$T/q2.pid")
+run_q >"$T/out3" 2>"$T/err3" || { cat "$T/err3"; fail "the resumed run failed"; }
+[ "$(sqlite3 "$DB" "SELECT count(*) || ' ' || max(status) FROM runs")" = "1 finished" ] || fail "not resumed in the same run"
+kill "$SERVER"; wait "$SERVER" 2>/dev/null || true
+
+# Auth error on the first endpoint: failover to the second, which answers everything.
+start bad 0 --faults "auth*50"
+SERVER=$(cat "$T/bad.pid")
+start good 0
+SERVER2=$(cat "$T/good.pid")
+DB="$T/f.db"
+"$KC_BIN/kcollect" --problems level1/019_relu --model fake --db "$DB" --compile-only $FAST \
+    --endpoint "http://127.0.0.1:$(cat "$T/bad.port")/v1,http://127.0.0.1:$(cat "$T/good.port")/v1" \
+    >"$T/out4" 2>"$T/err4" || { cat "$T/err4"; fail "failover run failed"; }
+[ "$(stat bad requests)" = 1 ] || fail "the dead endpoint was asked again"
+[ "$(sqlite3 "$DB" "SELECT endpoint FROM requests")" = "http://127.0.0.1:$(cat "$T/good.port")/v1" ] \
+    || fail "requests.endpoint should name the endpoint that answered"
+echo ok
