@@ -66,6 +66,7 @@ typedef struct llm_reply {
     int endpoint;      /* index of the endpoint that answered */
     enum llm_outcome outcome;
     strbuf error;      /* why the last attempt failed */
+    strbuf attempt_errors; /* "attempt 1: ...\n" for every failed attempt of the call */
     double retry_after_s; /* from a Retry-After header; < 0 when absent */
     int stream_done;   /* [DONE] / message_stop / a finish reason seen */
 } llm_reply;
@@ -110,7 +111,8 @@ typedef struct llm_client_options {
     double backoff_max_ms;    /* cap (default 60000) */
     double deadline_s;        /* total per call, retries included (default 900) */
     double idle_timeout_s;    /* streaming: longest gap between data events (default 120) */
-    double attempt_timeout_s; /* one attempt, then it is retried (default 600) */
+    double attempt_timeout_s; /* a whole non-streamed reply, else retried (default 600);
+                                 streams are bounded by the idle timeout instead */
     double connect_timeout_s; /* default 20 */
     size_t max_response_bytes;/* default 64 MiB */
     const char *anthropic_version; /* default "2023-06-01" */

@@ -220,7 +220,7 @@ static enum llm_outcome run_transfer(struct attempt *a, CURLM *multi, double dea
             kc_fail(&a->r->error, "total deadline of %.0f s passed", o->deadline_s);
             return LLM_DEADLINE;
         }
-        if (now >= attempt_end) {
+        if (!a->want_stream && now >= attempt_end) {
             kc_fail(&a->r->error, "no complete reply within %.1f s", o->attempt_timeout_s);
             return LLM_RETRY;
         }
@@ -341,6 +341,7 @@ int llm_call(llm_client *c, const llm_request *q, llm_reply *r, strbuf *body_out
     int attempts = 0;
     enum llm_outcome out = LLM_RETRY;
     strbuf last = STRBUF_INIT;
+    sb_reset(&r->attempt_errors);
     while (attempts < c->opt.max_attempts) {
         if (ep < 0) {
             out = LLM_FATAL_RUN;
@@ -372,6 +373,7 @@ int llm_call(llm_client *c, const llm_request *q, llm_reply *r, strbuf *body_out
             break;
         sb_reset(&last);
         sb_addf(&last, "%s: %s", e->url, sb_str(&r->error));
+        sb_addf(&r->attempt_errors, "attempt %d: %s\n", attempts, last.buf);
         if (out == LLM_FATAL_RUN) {
             mark_dead(c, ep);
             ep = next_endpoint(c, ep); /* fail over; not a retry of the same endpoint */

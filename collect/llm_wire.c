@@ -57,6 +57,7 @@ void llm_reply_free(llm_reply *r)
     sb_free(&r->content);
     sb_free(&r->reasoning);
     sb_free(&r->error);
+    sb_free(&r->attempt_errors);
 }
 
 /* ---- request bodies ---- */

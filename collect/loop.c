@@ -224,7 +224,7 @@ static int record_turn(turn_ctx *x, const kv_result *vr, turn_record *tr, const 
 }
 
 static void append_history(trajectory_state *t, const char *prompt, const llm_reply *r,
-                           const char *feedback)
+                           const kv_result *vr, const char *feedback)
 {
     t->turns = xrealloc(t->turns, (size_t)(t->n_turns + 1) * sizeof *t->turns);
     turn_history *h = &t->turns[t->n_turns++];
@@ -232,6 +232,7 @@ static void append_history(trajectory_state *t, const char *prompt, const llm_re
     h->answer = xstrdup(sb_str(&r->content));
     h->reasoning = r->reasoning.len ? xstrdup(r->reasoning.buf) : NULL;
     h->feedback = xstrdup(feedback);
+    h->source = strcmp(vr->verdict, "extract_error") && vr->source.len ? xstrdup(vr->source.buf) : NULL;
 }
 
 static void note_result(turn_ctx *x, const kv_result *vr, const llm_reply *r, double cost,
@@ -323,7 +324,7 @@ static int run_turn(turn_ctx *x, strbuf *err)
     if (record_turn(x, &vr, &tr, stop, err) < 0)
         goto out;
     crash_point("turn_recorded");
-    append_history(t, prompt, &r, sb_str(&feedback));
+    append_history(t, prompt, &r, &vr, sb_str(&feedback));
     note_result(x, &vr, &r, cost, cached, stop);
     rc = stop ? 1 : 0;
 out:

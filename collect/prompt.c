@@ -64,9 +64,19 @@ void prompt_build(const char *spec, const turn_history *history, int n_turns,
     for (int i = 0; i < n_turns; i++) {
         const turn_history *t = &history[i];
         const char *answer = t->answer ? t->answer : "";
-        if (policy == CONTEXT_FULL && t->reasoning && *t->reasoning) {
+        size_t len = strlen(answer);
+        int full = policy == CONTEXT_FULL && t->reasoning && *t->reasoning;
+        if (full || len > PROMPT_MAX_ANSWER) {
             strbuf *sb = &out->owned[out->n_owned++];
-            sb_addf(sb, "<think>\n%s\n</think>\n\n%s", t->reasoning, answer);
+            if (full)
+                sb_addf(sb, "<think>\n%s\n</think>\n\n", t->reasoning);
+            if (len <= PROMPT_MAX_ANSWER)
+                sb_adds(sb, answer);
+            else if (t->source && *t->source)
+                sb_addf(sb, "[%zu bytes of answer shortened to its code block]\n\n```cuda\n%s\n```\n",
+                        len, t->source);
+            else
+                sb_addf(sb, "[%zu bytes of answer without a code block, omitted]\n", len);
             answer = sb->buf;
         }
         out->messages[out->n++] = (llm_message){"assistant", answer};

@@ -15,7 +15,11 @@ typedef struct turn_history {
     char *answer;    /* the answer, reasoning removed */
     char *reasoning; /* may be NULL */
     char *feedback;  /* the verifier's feedback, sent as the next user message */
+    char *source;    /* the extracted kernel (NULL when none): replaces an overlong answer */
 } turn_history;
+
+/* Answers longer than this go back to the model as their code block only. */
+#define PROMPT_MAX_ANSWER (64 * 1024)
 
 const char *prompt_system(void);
 /* The messages of turn n (n = number of finished turns): spec, then for each

@@ -82,8 +82,9 @@ static int load_turns(sqlite3 *db, trajectory_state *t, strbuf *err)
     sqlite3_stmt *st = kc_db_prepare(db,
         "SELECT t.prompt_sha, r.content_sha, r.reasoning_sha, t.feedback_sha, "
         "       coalesce(t.tokens_in, 0) + coalesce(t.tokens_out, 0), coalesce(t.wall_ms, 0), "
-        "       v.verdict, tm.speedup_eager "
+        "       v.verdict, tm.speedup_eager, c.source_sha "
         "FROM turns t LEFT JOIN responses r ON r.id = t.response_id "
+        "LEFT JOIN candidates c ON c.id = t.candidate_id "
         "LEFT JOIN v_latest_verification v ON v.candidate_id = t.candidate_id "
         "LEFT JOIN timings tm ON tm.verification_id = v.id "
         "WHERE t.trajectory_id = ? ORDER BY t.turn_index", err);
@@ -101,6 +102,7 @@ static int load_turns(sqlite3 *db, trajectory_state *t, strbuf *err)
         h->answer = blob_text(db, sqlite3_column_text(st, 1));
         h->reasoning = blob_text(db, sqlite3_column_text(st, 2));
         h->feedback = blob_text(db, sqlite3_column_text(st, 3));
+        h->source = blob_text(db, sqlite3_column_text(st, 8));
         t->tokens += sqlite3_column_int64(st, 4);
         t->wall_ms += sqlite3_column_double(st, 5);
         const char *verdict = (const char *)sqlite3_column_text(st, 6);
@@ -150,6 +152,7 @@ void trajectory_state_free(trajectory_state *t)
         free(t->turns[i].answer);
         free(t->turns[i].reasoning);
         free(t->turns[i].feedback);
+        free(t->turns[i].source);
     }
     free(t->turns);
     memset(t, 0, sizeof *t);
@@ -273,7 +276,7 @@ static int insert_response(sqlite3 *db, const response_record *rr, int64_t reque
     sqlite3_stmt *st = kc_db_prepare(db,
         "INSERT INTO responses(request_id, http_status, raw_sha, content_sha, reasoning_sha, "
         "finish_reason, prompt_tokens, completion_tokens, reasoning_tokens, latency_ms, cost_usd, "
-        "attempts, from_cache, truncated) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", err);
+        "attempts, from_cache, truncated, error) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", err);
     if (!st)
         return -1;
     sqlite3_bind_int64(st, 1, request_id);
@@ -290,6 +293,7 @@ static int insert_response(sqlite3 *db, const response_record *rr, int64_t reque
     sqlite3_bind_int(st, 12, rr->from_cache ? 0 : r->attempts);
     sqlite3_bind_int(st, 13, rr->from_cache);
     sqlite3_bind_int(st, 14, r->truncated);
+    kc_bind_text_or_null(st, 15, rr->from_cache ? NULL : sb_str(&r->attempt_errors)); /* failed attempts before this answer */
     if (step_done(db, st, err))
         return -1;
     *response_id = sqlite3_last_insert_rowid(db);

@@ -1,6 +1,6 @@
 #!/bin/sh
 # test_collect_loop: kcollect end to end in --compile-only mode against the fake
-# LLM server on loopback. Bug-then-fix on several problems with 2 samples:
+# LLM server on loopback. Bug-then-fix on several problems:
 # every trajectory fails to compile, then compiles, and stops; every turn is
 # recorded with prompt, response, candidate, compile log, verdict and feedback;
 # a rerun of the same command is a no-op; a different run over the same
@@ -37,18 +37,18 @@ PROBLEMS=level1/001_square_matmul,level1/019_relu,level1/023_softmax
 start_server --bug compile
 DB="$T/a.db"
 run() { "$KC_BIN/kcollect" --problems $PROBLEMS --endpoint "$URL" --model fake-echo --db "$DB" \
-        --samples 2 --turns 4 --concurrency 4 --compile-only "$@"; }
+        --turns 4 --concurrency 3 --compile-only "$@"; }
 
 run >"$T/out1" 2>"$T/err1" || { cat "$T/err1"; fail "first run failed"; }
-grep -q "trajectories   6, done 6, solved 6" "$T/out1" || fail "summary: $(cat "$T/out1")"
-[ "$(q "SELECT count(*) FROM trajectories WHERE status='done' AND stop_reason='first_correct'")" = 6 ] \
+grep -q "trajectories   3, done 3, solved 3" "$T/out1" || fail "summary: $(cat "$T/out1")"
+[ "$(q "SELECT count(*) FROM trajectories WHERE status='done' AND stop_reason='first_correct'")" = 3 ] \
     || fail "trajectories not all done by first_correct"
-[ "$(q "SELECT count(*) FROM turns")" = 12 ] || fail "expected 12 turns"
+[ "$(q "SELECT count(*) FROM turns")" = 6 ] || fail "expected 6 turns"
 # Turn 0 is the injected compile error, turn 1 the fix, for every trajectory.
 [ "$(q "SELECT group_concat(DISTINCT t.turn_index || ':' || v.verdict) FROM turns t
         JOIN v_latest_verification v ON v.candidate_id = t.candidate_id ORDER BY 1")" = "0:compile_error,1:compiled" ] \
     || [ "$(q "SELECT count(*) FROM turns t JOIN v_latest_verification v ON v.candidate_id = t.candidate_id
-              WHERE (t.turn_index = 0 AND v.verdict = 'compile_error') OR (t.turn_index = 1 AND v.verdict = 'compiled')")" = 12 ] \
+              WHERE (t.turn_index = 0 AND v.verdict = 'compile_error') OR (t.turn_index = 1 AND v.verdict = 'compiled')")" = 6 ] \
     || fail "verdicts per turn: $(q "SELECT turn_index, verdict FROM turns t JOIN v_latest_verification v ON v.candidate_id=t.candidate_id")"
 # Every turn carries its prompt, response, candidate, feedback, tokens; the compile log names the error.
 [ "$(q "SELECT count(*) FROM turns WHERE prompt_sha IS NULL OR response_id IS NULL OR candidate_id IS NULL
@@ -62,21 +62,21 @@ q "SELECT CAST(b.data AS TEXT) FROM turns t JOIN requests r ON r.id = t.request_
    JOIN blobs b ON b.sha256 = r.body_sha WHERE t.turn_index = 1 LIMIT 1" >"$T/body1"
 grep -q '"role":"assistant"' "$T/body1" && grep -q 'Problem level1/' "$T/body1" || fail "turn 1 request lacks history"
 [ "$(q "SELECT status || ' ' || endpoint FROM runs")" = "finished $URL" ] || fail "runs row: $(q 'SELECT * FROM runs')"
-[ "$(stat '$.requests')" = 12 ] || fail "expected 12 requests, server saw $(stat '$.requests')"
+[ "$(stat '$.requests')" = 6 ] || fail "expected 6 requests, server saw $(stat '$.requests')"
 [ "$(sqlite3 :memory: "SELECT count(*) FROM json_each(json_extract(readfile('$T/stats.json'), '\$.bodies')) WHERE value > 1")" = 0 ] \
     || fail "a request body was sent twice"
 
 # The same command again: nothing to do, nothing sent.
 run >"$T/out2" 2>"$T/err2" || fail "rerun failed"
-[ "$(stat '$.requests')" = 12 ] || fail "the rerun sent requests"
-[ "$(q "SELECT count(*) FROM runs")" = 1 ] && [ "$(q "SELECT count(*) FROM turns")" = 12 ] || fail "rerun added rows"
+[ "$(stat '$.requests')" = 6 ] || fail "the rerun sent requests"
+[ "$(q "SELECT count(*) FROM runs")" = 1 ] && [ "$(q "SELECT count(*) FROM turns")" = 6 ] || fail "rerun added rows"
 
 # Another run (more turns allowed: a new run key) asks the same questions: all from the cache.
 run --turns 5 >"$T/out3" 2>"$T/err3" || fail "cached run failed"
-[ "$(stat '$.requests')" = 12 ] || fail "the cached run sent requests"
+[ "$(stat '$.requests')" = 6 ] || fail "the cached run sent requests"
 [ "$(q "SELECT count(*) FROM runs")" = 2 ] || fail "expected a second run"
-[ "$(q "SELECT count(*) FROM responses WHERE from_cache = 1 AND cost_usd = 0")" = 12 ] || fail "cache hits not recorded"
-grep -q "12 this run (12 from the response cache), 0 HTTP requests" "$T/out3" || fail "summary: $(cat "$T/out3")"
+[ "$(q "SELECT count(*) FROM responses WHERE from_cache = 1 AND cost_usd = 0")" = 6 ] || fail "cache hits not recorded"
+grep -q "6 this run (6 from the response cache), 0 HTTP requests" "$T/out3" || fail "summary: $(cat "$T/out3")"
 
 # Secrets never reach the database.
 sqlite3 "$DB" .dump | grep -q "sk-kc-test" && fail "an API key is in the database"

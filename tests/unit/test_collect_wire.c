@@ -322,7 +322,7 @@ static void endpoint_urls(void **state)
 static void prompt_policies(void **state)
 {
     (void)state;
-    turn_history h[2] = {{"spec", "answer0", "why0", "feedback0"}, {"feedback0", "answer1", NULL, "feedback1"}};
+    turn_history h[2] = {{"spec", "answer0", "why0", "feedback0", "src0"}, {"feedback0", "answer1", NULL, "feedback1", NULL}};
     prompt_messages pm;
     prompt_build("spec", h, 2, CONTEXT_DROP_REASONING, &pm);
     assert_int_equal(pm.n, 5);
@@ -336,6 +336,16 @@ static void prompt_policies(void **state)
     assert_string_equal(pm.messages[1].content, "<think>\nwhy0\n</think>\n\nanswer0");
     assert_string_equal(pm.messages[3].content, "answer1");
     prompt_messages_free(&pm);
+    /* An overlong answer goes back as its code block only. */
+    strbuf big = STRBUF_INIT;
+    while (big.len <= PROMPT_MAX_ANSWER)
+        sb_adds(&big, "prose prose prose prose\n");
+    h[0].answer = big.buf;
+    prompt_build("spec", h, 1, CONTEXT_DROP_REASONING, &pm);
+    assert_true(strlen(pm.messages[1].content) < 200);
+    assert_non_null(strstr(pm.messages[1].content, "```cuda\nsrc0\n```"));
+    prompt_messages_free(&pm);
+    sb_free(&big);
     assert_non_null(strstr(prompt_system(), "// @launch"));
     assert_non_null(strstr(prompt_system(), "```cuda"));
 }
