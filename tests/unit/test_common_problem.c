@@ -1,0 +1,190 @@
+/* test_common_problem: the manifest loader accepts the suite and names the
+ * file, field and expectation of each mistake; suite selection; the database
+ * schema, its migrations and the content-addressed blob store. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "common/db.h"
+#include "common/error.h"
+#include "common/fsutil.h"
+#include "common/problem.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char tmpdir[64];
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(tmpdir, sizeof(tmpdir), "/tmp/kc-test-problem-XXXXXX");
+    return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    remove_tree(tmpdir);
+    return 0;
+}
+
+/* Writes suite/name.json with the relu manifest edited by one substitution. */
+static void write_variant(const char *from, const char *to, strbuf *path)
+{
+    strbuf src = STRBUF_INIT, err = STRBUF_INIT, root = STRBUF_INIT;
+    problems_root(&root);
+    sb_addf(path, "%s/level1/019_relu.json", root.buf);
+    assert_int_equal(read_file(path->buf, &src, &err), 0);
+    char *hit = strstr(src.buf, from);
+    assert_non_null(hit);
+    strbuf out = STRBUF_INIT;
+    sb_add(&out, src.buf, (size_t)(hit - src.buf));
+    sb_adds(&out, to);
+    sb_adds(&out, hit + strlen(from));
+    sb_reset(path);
+    sb_addf(path, "%s/level1", tmpdir);
+    assert_int_equal(mkdir_p(path->buf, &err), 0);
+    sb_adds(path, "/019_relu.json");
+    assert_int_equal(write_file_atomic(path->buf, out.buf, out.len, &err), 0);
+    strbuf cu = STRBUF_INIT;
+    sb_addf(&cu, "%s/level1/019_relu.cu", tmpdir);
+    assert_int_equal(write_file_atomic(cu.buf, "// x\n", 5, &err), 0);
+    sb_free(&src), sb_free(&err), sb_free(&root), sb_free(&out), sb_free(&cu);
+}
+
+static void expect_error(const char *from, const char *to, const char *needle)
+{
+    strbuf path = STRBUF_INIT, err = STRBUF_INIT;
+    write_variant(from, to, &path);
+    problem p;
+    int rc = problem_load(path.buf, &p, &err);
+    if (rc == 0 || !strstr(err.buf, needle) || !strstr(err.buf, path.buf))
+        fail_msg("substituting %s -> %s: expected error containing '%s', got '%s'", from, to, needle,
+                 err.buf);
+    problem_free(&p);
+    sb_free(&path), sb_free(&err);
+}
+
+static void test_suite_loads(void **state)
+{
+    (void)state;
+    strbuf root = STRBUF_INIT, err = STRBUF_INIT;
+    problems_root(&root);
+    char **ids;
+    int n;
+    assert_int_equal(problems_select(root.buf, "level1", &ids, &n, &err), 0);
+    assert_int_equal(n, 100);
+    for (int i = 0; i < n; i++) {
+        problem p;
+        if (problem_load_by_id(ids[i], &p, &err))
+            fail_msg("%s", err.buf);
+        assert_string_equal(p.id, ids[i]);
+        assert_true(p.n_alt >= 1);
+        assert_true(p.reference_source.len > 0);
+        problem_free(&p);
+    }
+    problems_free_ids(ids, n);
+    assert_int_equal(problems_select(root.buf, "level1/01*,level1/019_relu", &ids, &n, &err), 0);
+    assert_int_equal(n, 10); /* 010..019, 019 once */
+    problems_free_ids(ids, n);
+    assert_int_equal(problems_select(root.buf, "level9", &ids, &n, &err), -1);
+    assert_non_null(strstr(err.buf, "no problems match 'level9'"));
+    sb_free(&root), sb_free(&err);
+}
+
+static void test_loader_errors(void **state)
+{
+    (void)state;
+    expect_error("\"format\": \"kc-problem v1\"", "\"format\": \"v0\"", "field 'format': expected \"kc-problem v1\"");
+    expect_error("\"dtype\": \"f32\", \"shape\": [\"B\", \"D\"], \"init\"",
+                 "\"dtype\": \"f23\", \"shape\": [\"B\", \"D\"], \"init\"",
+                 "field 'inputs[0].dtype': expected one of f32");
+    expect_error("\"shape\": [\"B\", \"D\"], \"init\"", "\"shape\": [\"B\", \"Q\"], \"init\"",
+                 "field 'inputs[0].shape[1]': unknown name 'Q'");
+    expect_error("\"small\": {\"B\": 16, \"D\": 1024}", "\"small\": {\"B\": 16}",
+                 "field 'dims.small': must name exactly the dims of dims.default");
+    expect_error("\"dist\": \"normal\"", "\"dist\": \"gaussian\"", "field 'inputs[0].init': dist must be");
+    expect_error("\"atol\": 0,", "\"atol\": \"0\",", "field 'tolerance.atol': expected a number");
+    expect_error("\"bytes\": \"2*4*B*D\"", "\"bytes\": \"2*4*B*\"", "field 'bytes'");
+    expect_error("\"reference\": \"019_relu.cu\"", "\"reference\": \"missing.cu\"", "field 'reference': cannot open");
+    expect_error("\"title\"", "\"titel\"", "field 'titel': unknown field");
+    expect_error("\"level\": 1,", "\"level\": 1,,", "invalid JSON");
+}
+
+static void test_db_schema_and_blobs(void **state)
+{
+    (void)state;
+    strbuf path = STRBUF_INIT, err = STRBUF_INIT, out = STRBUF_INIT;
+    sb_addf(&path, "%s/kc.db", tmpdir);
+    sqlite3 *db;
+    assert_int_equal(kc_db_open(path.buf, KC_DB_CREATE, &db, &err), 0);
+    int newest = kc_schema_newest_version();
+    assert_true(newest >= 1);
+    assert_int_equal(kc_db_user_version(db), newest);
+    assert_int_equal(kc_db_query_int(db, "PRAGMA foreign_keys"), 1);
+    char sha[SHA256_HEX_LEN + 1], sha2[SHA256_HEX_LEN + 1];
+    assert_int_equal(kc_blob_put_str(db, "hello", sha, &err), 0);
+    assert_string_equal(sha, "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824");
+    assert_int_equal(kc_blob_put_str(db, "hello", sha2, &err), 0);
+    assert_int_equal(kc_db_query_int(db, "SELECT count(*) FROM blobs"), 1); /* stored once */
+    assert_int_equal(kc_blob_get(db, sha, &out, &err), 0);
+    assert_string_equal(out.buf, "hello");
+    assert_int_equal(kc_blob_get(db, "00", &out, &err), -1);
+    assert_non_null(strstr(err.buf, "missing blob"));
+    /* A corrupted blob is detected by its hash. */
+    assert_int_equal(kc_db_exec(db, "UPDATE blobs SET data = CAST('hellx' AS BLOB)", &err), 0);
+    assert_int_equal(kc_blob_get(db, sha, &out, &err), -1);
+    assert_non_null(strstr(err.buf, "corrupt"));
+    /* Foreign keys hold. */
+    assert_int_equal(kc_db_exec(db, "INSERT INTO candidates(problem_id, origin) VALUES ('nope', 'x')", &err), -1);
+    kc_db_close(db);
+    /* Reopening leaves the version; an old database migrates forward. */
+    assert_int_equal(kc_db_open(path.buf, KC_DB_EXISTING, &db, &err), 0);
+    assert_int_equal(kc_db_exec(db, "PRAGMA user_version = 0; DROP VIEW v_verdict_counts;", &err), 0);
+    kc_db_close(db);
+    assert_int_equal(kc_db_open(path.buf, KC_DB_READONLY, &db, &err), -1);
+    assert_non_null(strstr(err.buf, "schema version 0"));
+    sb_free(&path), sb_free(&err), sb_free(&out);
+}
+
+static void test_db_migrates_empty_and_rejects_newer(void **state)
+{
+    (void)state;
+    strbuf path = STRBUF_INIT, err = STRBUF_INIT;
+    sb_addf(&path, "%s/new.db", tmpdir);
+    sqlite3 *db;
+    assert_int_equal(kc_db_open(path.buf, KC_DB_EXISTING, &db, &err), -1); /* must exist */
+    assert_int_equal(kc_db_open(path.buf, KC_DB_CREATE, &db, &err), 0);
+    assert_int_equal(kc_db_query_int(db, "SELECT count(*) FROM sqlite_master WHERE name = 'v_candidate_audit'"), 1);
+    sqlite3_stmt *st = NULL;
+    assert_int_equal(sqlite3_prepare_v2(db, "PRAGMA journal_mode", -1, &st, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    assert_string_equal((const char *)sqlite3_column_text(st, 0), "wal");
+    sqlite3_finalize(st);
+    assert_int_equal(kc_db_exec(db, "PRAGMA user_version = 999", &err), 0);
+    kc_db_close(db);
+    assert_int_equal(kc_db_open(path.buf, KC_DB_EXISTING, &db, &err), -1);
+    assert_non_null(strstr(err.buf, "newer than this tool"));
+    /* A file that is not a database. */
+    sb_reset(&path);
+    sb_addf(&path, "%s/junk.db", tmpdir);
+    assert_int_equal(write_file_atomic(path.buf, "not a database at all, really not", 33, &err), 0);
+    assert_int_equal(kc_db_open(path.buf, KC_DB_EXISTING, &db, &err), -1);
+    sb_free(&path), sb_free(&err);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_suite_loads),
+        cmocka_unit_test(test_loader_errors),
+        cmocka_unit_test(test_db_schema_and_blobs),
+        cmocka_unit_test(test_db_migrates_empty_and_rejects_newer),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
