@@ -263,6 +263,29 @@ static void note_result(turn_ctx *x, const kv_result *vr, const llm_reply *r, do
                   cached, r->truncated, stop);
 }
 
+/* A request the endpoint can never answer (400: too long, invalid): the
+ * trajectory ends with stop_reason 'error' (a rerun does not ask again). */
+static int end_unanswerable(turn_ctx *x, strbuf *err)
+{
+    collector *c = x->c;
+    strbuf e2 = STRBUF_INIT;
+    db_lock(c);
+    int rc = rec_trajectory_finish(c->db, x->t->id, "error", &e2);
+    db_unlock(c);
+    progress_error(c->progress, x->label, sb_str(err));
+    if (rc < 0) {
+        kc_fail(err, "%s", e2.buf);
+        sb_free(&e2);
+        return -1;
+    }
+    sb_free(&e2);
+    pthread_mutex_lock(&c->lock);
+    c->sum.trajectories_done++;
+    c->sum.trajectories_errored++;
+    pthread_mutex_unlock(&c->lock);
+    return 1;
+}
+
 /* Runs turn number t->n_turns. Returns 1 when the trajectory ended, 0 to go
  * on, -1 on an error that leaves it open (a later run resumes it). */
 static int run_turn(turn_ctx *x, strbuf *err)
@@ -292,8 +315,11 @@ static int run_turn(turn_ctx *x, strbuf *err)
     if (obtain_response(x, &q, hash, &r, &request_id, &response_id, &cost, &cached, err) < 0) {
         if (r.outcome == LLM_FATAL_RUN)
             set_fatal(c, sb_str(err));
+        else if (r.outcome == LLM_FATAL_REQUEST)
+            rc = end_unanswerable(x, err);
         goto out;
     }
+    double llm_ms = cached ? 0 : r.latency_ms;
     kv_service *v = verifier(c, err);
     if (!v) {
         set_fatal(c, sb_str(err));
@@ -303,7 +329,8 @@ static int run_turn(turn_ctx *x, strbuf *err)
     progress_verifying(c->progress, +1);
     int vrc = kv_verify(v, x->p, sb_str(&r.content), &vr, err);
     progress_verifying(c->progress, -1);
-    add_time(c, &c->sum.verify_s, now_ms() - v0);
+    double verify_ms = now_ms() - v0;
+    add_time(c, &c->sum.verify_s, verify_ms);
     if (vrc < 0)
         goto out;
     kv_feedback(x->p, &vr, &feedback);
@@ -324,6 +351,7 @@ static int run_turn(turn_ctx *x, strbuf *err)
     if (record_turn(x, &vr, &tr, stop, err) < 0)
         goto out;
     crash_point("turn_recorded");
+    add_time(c, &c->sum.overhead_s, tr.wall_ms - llm_ms - verify_ms);
     append_history(t, prompt, &r, &vr, sb_str(&feedback));
     note_result(x, &vr, &r, cost, cached, stop);
     rc = stop ? 1 : 0;
@@ -593,6 +621,12 @@ void collect_summary_print(const collect_summary *s, FILE *out)
         fprintf(out, "  best speedup   %.2fx over PyTorch eager\n", s->best_speedup);
     fprintf(out, "  time           wall %.1f s; summed over turns: LLM %.1f s, verify %.1f s, record %.2f s\n",
             s->wall_s, s->llm_s, s->verify_s, s->record_s);
+    if (s->turns)
+        fprintf(out, "  orchestration  %.1f ms per turn (turn wall time minus LLM and verification)\n",
+                1000.0 * s->overhead_s / (double)s->turns);
+    if (s->trajectories_errored)
+        fprintf(out, "  %d trajectories ended by a request the endpoint cannot answer\n",
+                s->trajectories_errored);
     if (s->fatal)
         fprintf(out, "  stopped by a run-fatal LLM error\n");
     else if (s->interrupted)

@@ -12,12 +12,12 @@
 #include <stdio.h>
 
 typedef struct collect_summary {
-    int problems, trajectories, trajectories_done, trajectories_failed;
+    int problems, trajectories, trajectories_done, trajectories_failed, trajectories_errored;
     int problems_solved, trajectories_solved;
     long turns, turns_cached, requests_sent;
     long tokens_in, tokens_out, tokens_reasoning;
     double cost_usd;
-    double wall_s, llm_s, verify_s, record_s;
+    double wall_s, llm_s, verify_s, record_s, overhead_s;
     double best_speedup;
     int fatal;        /* a run-fatal LLM error (auth, quota, model) stopped the run */
     int interrupted;  /* a signal stopped the run */

@@ -4,7 +4,8 @@
 # mid-way, malformed JSON, a stream of keep-alives only, a hung reply, a 20 MB
 # answer) are ridden out and the run finishes with every turn recorded; a quota
 # error stops the run at once without a retry and the same command resumes it
-# later; an auth error on the first endpoint fails over to the second.
+# later; a 400 ends its trajectory without a retry; an auth error on the first
+# endpoint fails over to the second.
 set -eu
 : "${KC_BIN:?}" "${KC_ROOT:?}" "${KC_PROBLEMS:?}"
 T=$(mktemp -d)
@@ -63,6 +64,19 @@ start q2 "$PORT"
 SERVER=$(cat "$T/q2.pid")
 run_q >"$T/out3" 2>"$T/err3" || { cat "$T/err3"; fail "the resumed run failed"; }
 [ "$(sqlite3 "$DB" "SELECT count(*) || ' ' || max(status) FROM runs")" = "1 finished" ] || fail "not resumed in the same run"
+kill "$SERVER"; wait "$SERVER" 2>/dev/null || true
+
+# A request the endpoint can never answer (400): the trajectory ends with
+# stop_reason 'error' after one request, and a rerun does not ask again.
+start b 0 --faults "bad*5"
+SERVER=$(cat "$T/b.pid")
+DB="$T/b.db"
+run_b() { "$KC_BIN/kcollect" --problems level1/019_relu --endpoint "http://127.0.0.1:$(cat "$T/b.port")/v1" \
+          --model fake --db "$DB" --compile-only $FAST; }
+run_b >"$T/out5" 2>"$T/err5" || { cat "$T/err5"; fail "the run with a 400 failed"; }
+[ "$(sqlite3 "$DB" "SELECT status || ' ' || stop_reason FROM trajectories")" = "done error" ] || fail "400: trajectory"
+run_b >"$T/out6" 2>"$T/err6" || fail "rerun after a 400 failed"
+[ "$(stat b requests)" = 1 ] || fail "a 400 was retried ($(stat b requests) requests)"
 kill "$SERVER"; wait "$SERVER" 2>/dev/null || true
 
 # Auth error on the first endpoint: failover to the second, which answers everything.

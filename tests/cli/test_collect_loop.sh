@@ -87,7 +87,12 @@ stop_server
 start_server --think tags-no-open
 DB="$T/b.db"
 "$KC_BIN/kcollect" --problems level1/019_relu --endpoint "$URL" --api anthropic --model claude-fake \
-    --db "$DB" --compile-only >"$T/out4" 2>"$T/err4" || { cat "$T/err4"; fail "anthropic run failed"; }
+    --db "$DB" --compile-only --price 3,15 >"$T/out4" 2>"$T/err4" || { cat "$T/err4"; fail "anthropic run failed"; }
+# Cost from the price table: $3 in and $15 out per million tokens.
+[ "$(q "SELECT count(*) FROM responses WHERE abs(cost_usd - (prompt_tokens * 3 + completion_tokens * 15) / 1e6) < 1e-12
+        AND cost_usd > 0")" = 1 ] || fail "cost: $(q 'SELECT prompt_tokens, completion_tokens, cost_usd FROM responses')"
+[ "$(q "SELECT cost_usd > 0 FROM turns")" = 1 ] || fail "turn cost"
+
 [ "$(q "SELECT count(*) FROM responses WHERE reasoning_sha IS NOT NULL")" = 1 ] || fail "reasoning not kept"
 q "SELECT response FROM v_candidate_audit" | grep -q "</think>" && fail "reasoning left in the answer"
 [ "$(q "SELECT api FROM requests")" = anthropic ] || fail "requests.api"
