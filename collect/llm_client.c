@@ -128,8 +128,14 @@ static size_t on_body(char *data, size_t size, size_t n, void *userp)
     if (!a->stream && !a->stream_failed) {
         long status = 0;
         curl_easy_getinfo(a->easy, CURLINFO_RESPONSE_CODE, &status);
+        const char *ctype = NULL;
+        curl_easy_getinfo(a->easy, CURLINFO_CONTENT_TYPE, &ctype);
         if (status != 200) {
             a->stream_failed = 1; /* an error body: kept raw, classified later */
+            return len;
+        }
+        if (ctype && strstr(ctype, "json")) {
+            a->want_stream = 0; /* the server ignored "stream": a whole JSON reply */
             return len;
         }
         a->stream = llm_stream_new(a->api, a->r);
@@ -266,9 +272,12 @@ static enum llm_outcome attempt_once(llm_client *c, const llm_endpoint *e, const
     if (out == LLM_OK) {
         if (status != 200) {
             out = llm_classify_http((int)status, sb_str(&r->raw), &r->error);
-        } else if (stream && a.stream) {
+        } else if (a.want_stream && a.stream) {
             if (llm_stream_finish(a.stream, &r->error) < 0)
                 out = LLM_RETRY;
+        } else if (a.want_stream) {
+            kc_fail(&r->error, "empty stream");
+            out = LLM_RETRY;
         } else if (llm_parse_body(e->api, sb_str(&r->raw), r, &r->error) < 0) {
             out = LLM_RETRY; /* malformed JSON from a 200: the next try may be whole */
         }
@@ -337,6 +346,10 @@ int llm_call(llm_client *c, const llm_request *q, llm_reply *r, strbuf *body_out
     double start = now_ms();
     double deadline = start + c->opt.deadline_s * 1000.0;
     unsigned seed = (unsigned)(start * 1000) ^ (unsigned)(uintptr_t)r;
+    if (c->n_endpoints < 1) {
+        r->outcome = LLM_FATAL_RUN;
+        return kc_fail(err, "no endpoint configured");
+    }
     int ep = next_endpoint(c, -1);
     int attempts = 0;
     enum llm_outcome out = LLM_RETRY;

@@ -15,7 +15,7 @@
  *
  * Faults (--faults LIST, or POST /faults with LIST as body) are consumed one per
  * request in arrival order: ok 429[:secs] 500 503 quota auth model bad hang idle
- * reset cut malformed huge, each optionally *N to repeat.
+ * reset cut malformed huge nostream, each optionally *N to repeat.
  * GET /stats reports requests counted by body sha256 (all, and those answered
  * in full), so tests can assert that nothing was sent twice; --stats-file PATH
  * keeps the same JSON in a file, rewritten after every request.
@@ -610,7 +610,8 @@ static int send_fault(int fd, int anthropic, const char *fault, int stream)
 static void send_answer(int fd, json_t *req, int anthropic, const char *fault, const char *sha)
 {
     const char *model = json_string_value(json_object_get(req, "model")) ?: "fake";
-    int stream = json_is_true(json_object_get(req, "stream"));
+    /* "nostream": a server that ignores "stream" and sends one JSON reply */
+    int stream = json_is_true(json_object_get(req, "stream")) && strcmp(fault, "nostream") != 0;
     int usage = json_is_true(json_object_get(json_object_get(req, "stream_options"), "include_usage"));
     struct answer a = {0};
     make_answer(req, fault, &a);

@@ -175,6 +175,23 @@ static void both_apis_streamed_or_not(void **state)
         }
 }
 
+static void server_ignoring_stream(void **state)
+{
+    (void)state;
+    llm_client_options o = fast_options();
+    for (int api = 0; api < 2; api++) {
+        llm_reply r;
+        llm_reply_init(&r);
+        strbuf err = STRBUF_INIT;
+        long sent;
+        assert_int_equal(call((enum llm_api)api, 1, "nostream", &o, &r, &sent, &err), 0);
+        assert_relu_answer(&r, (enum llm_api)api);
+        assert_int_equal(sent, 1);
+        llm_reply_free(&r);
+        sb_free(&err);
+    }
+}
+
 static void retried_faults(void **state)
 {
     (void)state;
@@ -391,6 +408,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(both_apis_streamed_or_not),
+        cmocka_unit_test(server_ignoring_stream),
         cmocka_unit_test(retried_faults),
         cmocka_unit_test(retry_after_is_honoured),
         cmocka_unit_test(fatal_errors_not_retried),
