@@ -61,6 +61,11 @@ int compile_server_main(int no_sandbox)
     nvrtc_compile(warmup_source, "sm_90", NULL, 0, &warm, &err);
     compile_output_free(&warm);
     const char *include_dir = cuda_include_dir();
+    /* Nothing the parent knows (API keys in kcollect's environment) stays in this process. */
+    strbuf kept_include = STRBUF_INIT;
+    sb_adds(&kept_include, include_dir);
+    include_dir = kept_include.buf;
+    clearenv();
     json_t *hello = json_object();
     int pch_ok = 0;
     if (!no_sandbox) {
@@ -86,7 +91,8 @@ int compile_server_main(int no_sandbox)
         sb_free(&rerr);
         if (st != IPC_OK) {
             ipc_msg_free(&job);
-            return st == IPC_EOF ? 0 : 1;
+            /* _exit: inside the sandbox there is no /proc for exit-time leak checkers. */
+            _exit(st == IPC_EOF ? 0 : 1);
         }
         serve_one(&job, include_dir, pch_ok);
         ipc_msg_free(&job);
