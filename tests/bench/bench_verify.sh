@@ -2,7 +2,7 @@
 # bench_verify: the verifier's figures. On any machine: sandboxed NVRTC compile
 # time p50/p90 over every level-1 reference. On a GPU machine also: verified
 # candidates per second for a batch of level-1 candidates at default shapes
-# (the references of every problem, plus a second copy: >= 50), GPU busy
+# (the reference kernel of every level-1 problem: 100 candidates), GPU busy
 # fraction (worker time and nvidia-smi utilisation), and the relative spread of
 # the median time of one kernel over 10 independent verifications.
 OUT_DIR="${OUT:-${TMPDIR:-/tmp}}/bench"
@@ -22,10 +22,8 @@ if ! "$KC_BIN/kverify" gpus >/dev/null 2>&1; then
     exit 0
 fi
 db="$OUT_DIR/throughput.db"; rm -f "$db"*
-for copy in 1 2; do
-    for m in "$KC_PROBLEMS"/level1/*.json; do
-        "$KC_BIN/kverify" import --db "$db" --problem "level1/$(basename "$m" .json)" "${m%.json}.cu" >/dev/null
-    done
+for m in "$KC_PROBLEMS"/level1/*.json; do
+    "$KC_BIN/kverify" import --db "$db" --problem "level1/$(basename "$m" .json)" "${m%.json}.cu" >/dev/null
 done
 n=$(sql "$db" "SELECT count(*) FROM candidates")
 ( while :; do nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader,nounits 2>/dev/null; sleep 0.2; done ) > "$OUT_DIR/util.txt" &
@@ -33,6 +31,8 @@ sampler=$!
 "$KC_BIN/kverify" run --db "$db" > "$OUT_DIR/throughput.log" 2>&1
 kill $sampler 2>/dev/null
 tail -2 "$OUT_DIR/throughput.log"
+echo "verdicts: $(sql "$db" "SELECT verdict || ' ' || count(*) FROM v_latest_verification GROUP BY verdict" | tr '\n' ' ')"
+echo "slowest verifications (s): $(sql "$db" "SELECT c.problem_id || '=' || round(json_extract(v.evidence_json, '$.stage_ms.checks_ms')/1000.0 + json_extract(v.evidence_json, '$.stage_ms.timing_ms')/1000.0, 1) FROM candidates c JOIN v_latest_verification v ON v.candidate_id = c.id ORDER BY 0 - json_extract(v.evidence_json, '$.stage_ms.checks_ms') - json_extract(v.evidence_json, '$.stage_ms.timing_ms') LIMIT 8" | tr '\n' ' ')"
 echo "nvidia-smi utilisation during the batch: mean $(python3 -c 'import sys; v=[float(x) for x in open(sys.argv[1]).read().split() if x.strip().replace(".","").isdigit()]; print("%.0f%%" % (sum(v)/len(v)) if v else "n/a")' "$OUT_DIR/util.txt") over $n candidates"
 
 for prob in 019_relu 023_softmax 001_square_matmul; do
