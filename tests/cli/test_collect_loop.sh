@@ -98,6 +98,26 @@ q "SELECT response FROM v_candidate_audit" | grep -q "</think>" && fail "reasoni
 [ "$(q "SELECT api FROM requests")" = anthropic ] || fail "requests.api"
 stop_server
 
+# Script mode: a first answer cut by the token limit (labelled truncated, its
+# feedback says so), then the reference; --context full sends the first
+# answer's reasoning back inside <think> tags.
+cat >"$T/script.json" <<'JSON'
+{"answers": [{"content": "Let me write it.\n```cuda\nextern \"C\" __global__ void k(", "reasoning": "first thoughts",
+              "finish_reason": "length"},
+             {"content": "{{reference}}", "reasoning": "second thoughts"}]}
+JSON
+start_server --script "$T/script.json" --think field
+DB="$T/s.db"
+"$KC_BIN/kcollect" --problems level1/019_relu --endpoint "$URL" --model fake --db "$DB" --compile-only \
+    --context full --no-stream >"$T/out6" 2>"$T/err6" || { cat "$T/err6"; fail "script run failed"; }
+[ "$(q "SELECT group_concat(truncated || finish_reason, ' ') FROM (SELECT * FROM responses ORDER BY id)")" = "1length 0stop" ] \
+    || fail "truncation label: $(q 'SELECT truncated, finish_reason FROM responses')"
+q "SELECT feedback FROM v_candidate_audit WHERE turn_index = 0" | grep -q "cut off by the token limit" || fail "truncation feedback"
+q "SELECT CAST(b.data AS TEXT) FROM turns t JOIN requests r ON r.id = t.request_id
+   JOIN blobs b ON b.sha256 = r.body_sha WHERE t.turn_index = 1" | grep -q '<think>\\nfirst thoughts' \
+    || fail "--context full did not send the reasoning back"
+stop_server
+
 # The bundled server when no endpoint is configured.
 DB="$T/c.db"
 env -u OPENAI_BASE_URL "$KC_BIN/kcollect" --problems level1/019_relu --db "$DB" --compile-only \
