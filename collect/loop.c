@@ -320,12 +320,12 @@ static int run_turn(turn_ctx *x, strbuf *err)
         goto out;
     }
     double llm_ms = cached ? 0 : r.latency_ms;
+    double v0 = now_ms(); /* the verifier's start-up counts as verification time */
     kv_service *v = verifier(c, err);
     if (!v) {
         set_fatal(c, sb_str(err));
         goto out;
     }
-    double v0 = now_ms();
     progress_verifying(c->progress, +1);
     int vrc = kv_verify(v, x->p, sb_str(&r.content), &vr, err);
     progress_verifying(c->progress, -1);
