@@ -9,11 +9,15 @@
 #include "common/problem.h"
 #include "verify/verify.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 typedef struct job {
     int problem;
@@ -44,6 +48,8 @@ typedef struct collector {
     collect_summary sum;
     progress *progress;
     strbuf fatal;
+    int lock_fd;
+    char *lock_path;
 } collector;
 
 /* ---- helpers ---- */
@@ -511,10 +517,43 @@ static void teardown(collector *c)
     pthread_mutex_destroy(&c->db_lock);
 }
 
+/* One process per run: two copies of the same command would ask the same
+ * questions twice. An advisory lock beside the database, released by the
+ * kernel however the holder dies (kill -9 included). */
+static int lock_run(collector *c, const char *key, strbuf *err)
+{
+    strbuf path = STRBUF_INIT;
+    sb_addf(&path, "%s.kcollect-%.16s.lock", c->cfg->db_path, key);
+    int fd = open(path.buf, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    int rc = 0;
+    if (fd < 0) {
+        rc = kc_fail(err, "%s: %s", path.buf, strerror(errno));
+    } else if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+        rc = kc_fail(err, "this run is already in progress in another kcollect process "
+                          "(lock %s held)", path.buf);
+        close(fd);
+    } else {
+        c->lock_fd = fd;
+        c->lock_path = sb_detach(&path);
+    }
+    sb_free(&path);
+    return rc;
+}
+
+/* The file stays: unlinking it would let a waiting opener lock a dead inode. */
+static void unlock_run(collector *c)
+{
+    if (c->lock_fd > 0)
+        close(c->lock_fd);
+    free(c->lock_path);
+}
+
 static int open_run(collector *c, strbuf *err)
 {
     char key[SHA256_HEX_LEN + 1];
     config_run_key(c->cfg, key);
+    if (lock_run(c, key, err) < 0)
+        return -1;
     strbuf json = STRBUF_INIT;
     config_json(c->cfg, &json);
     int resumed = 0;
@@ -576,6 +615,7 @@ int collect_run(const collect_config *cfg, const char *endpoint_label, char **ur
     *sum = c.sum;
     if (c.db)
         kc_db_close(c.db);
+    unlock_run(&c);
     teardown(&c);
     return rc;
 }

@@ -43,6 +43,20 @@ done
 [ "$(stat_count answered_bodies)" = 0 ] || fail "an answer was paid twice after crashes at chosen points"
 [ "$(answered)" = "$(paid_stored)" ] || fail "server answered $(answered), database holds $(paid_stored)"
 
+# The same command twice at once: the second refuses (it would pay twice).
+started=$(grep -c "ing run 1 " "$T/log" || true)
+(exec "$KC_BIN/kcollect" $ARGS --concurrency 1 >>"$T/log" 2>&1) &
+first=$!
+i=0
+while [ "$(grep -c "ing run 1 " "$T/log" || true)" -le "$started" ]; do   # it holds the lock
+    i=$((i + 1)); [ $i -lt 200 ] || fail "the first copy did not start"; sleep 0.05
+done
+rc=0
+"$KC_BIN/kcollect" $ARGS >"$T/second" 2>&1 || rc=$?
+kill -9 $first 2>/dev/null || true
+wait $first 2>/dev/null || true
+[ $rc -eq 1 ] && grep -q "already in progress" "$T/second" || fail "a second copy of the run was not refused: $(cat "$T/second")"
+
 # Random moments, 4 requests in flight.
 CONC=4
 kills=0
