@@ -38,6 +38,7 @@ VERIFY_GPU  := $(call obj,$(filter verify/worker_%,$(VERIFY_SRC)))
 TOOLS := $(if $(wildcard verify/main.c),$(BIN)/kverify) \
          $(if $(wildcard verify/worker_main.c),$(BIN)/kverify-gpu) \
          $(if $(wildcard collect/main.c),$(BIN)/kcollect) \
+         $(if $(wildcard collect/main.c),$(BIN)/fake_llm) \
          $(if $(wildcard curate/main.c),$(BIN)/kcurate) \
          $(if $(wildcard export/main.c),$(BIN)/kexport)
 
