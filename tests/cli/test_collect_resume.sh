@@ -2,8 +2,8 @@
 # test_collect_resume: kill -9 at any moment, then the same command again,
 # finishes the run with no turn lost or duplicated and no answer paid twice.
 # First at chosen points (KC_COLLECT_CRASH: right after a paid answer is stored
-# and before its turn is recorded; right after a turn is recorded), then at
-# random moments; then the run is finished and the database and the fake
+# and before its turn is recorded; right after a turn is recorded), then a
+# second copy of the command (refused), SIGINT, kill -9 at random moments; then the run is finished and the database and the fake
 # server's request counts are checked.
 set -eu
 : "${KC_BIN:?}" "${KC_ROOT:?}" "${KC_PROBLEMS:?}"
@@ -56,6 +56,23 @@ rc=0
 kill -9 $first 2>/dev/null || true
 wait $first 2>/dev/null || true
 [ $rc -eq 1 ] && grep -q "already in progress" "$T/second" || fail "a second copy of the run was not refused: $(cat "$T/second")"
+
+# SIGINT: the run stops soon, says so, and is marked interrupted.
+started=$(grep -c "ing run 1 " "$T/log" || true)
+(exec "$KC_BIN/kcollect" $ARGS --concurrency 1 >"$T/int.out" 2>>"$T/log") &
+pid=$!
+i=0
+while [ "$(grep -c "ing run 1 " "$T/log" || true)" -le "$started" ]; do
+    i=$((i + 1)); [ $i -lt 200 ] || fail "the interrupted copy did not start"; sleep 0.05
+done
+kill -INT $pid
+rc=0
+wait $pid || rc=$?
+if [ $rc -ne 0 ]; then   # it may have finished its last turns before the signal
+    [ $rc -eq 1 ] || fail "SIGINT: exit $rc"
+    grep -q "interrupted: run the same command again" "$T/int.out" || fail "SIGINT: $(cat "$T/int.out")"
+    [ "$(q "SELECT status FROM runs")" = interrupted ] || fail "SIGINT: run status $(q 'SELECT status FROM runs')"
+fi
 
 # Random moments, 4 requests in flight.
 CONC=4

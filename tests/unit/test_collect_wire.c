@@ -392,6 +392,25 @@ static void config_precedence_and_secrets(void **state)
     assert_int_equal(config_set(&c, "no_such", "1", &err), -1);
     config_free(&c);
 
+    /* OPENAI_BASE_URL names the endpoint when nothing else does; flags replace it. */
+    setenv("OPENAI_BASE_URL", "http://env-host:9/v1", 1);
+    config_defaults(&c);
+    config_from_env(&c);
+    assert_int_equal(c.n_endpoints, 1);
+    assert_string_equal(c.endpoint_urls[0], "http://env-host:9/v1");
+    assert_int_equal(config_set(&c, "endpoint", "http://flag-host/v1", &err), 0);
+    assert_string_equal(c.endpoint_urls[0], "http://flag-host/v1");
+    assert_int_equal(config_set(&c, "endpoint", "ftp://x", &err), -1);
+    config_free(&c);
+    unsetenv("OPENAI_BASE_URL");
+    /* No endpoint at all: the bundled server, with a default model. */
+    config_defaults(&c);
+    assert_int_equal(config_set(&c, "problems", "level1", &err), 0);
+    assert_int_equal(config_finish(&c, &err), 0);
+    assert_true(config_is_bundled(&c));
+    assert_string_equal(c.model, "fake-echo");
+    config_free(&c);
+
     /* A key in the config file is refused. */
     fd = open(path, O_WRONLY | O_TRUNC);
     const char *bad = "{\"api_key\": \"sk-x\"}";
