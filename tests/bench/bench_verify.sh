@@ -15,7 +15,18 @@ for m in "$KC_PROBLEMS"/level1/*.json; do
     "$KC_BIN/kverify" import --db "$db" --problem "level1/$(basename "$m" .json)" "${m%.json}.cu" >/dev/null
 done
 "$KC_BIN/kverify" run --db "$db" --compile-only > "$OUT_DIR/compile.log" 2>&1
-echo "compile (sandboxed NVRTC, sm_90, warm servers): ms $(sql "$db" "SELECT duration_ms FROM compiles" | pct)"
+echo "compile (sandboxed NVRTC, sm_90, warm servers, $(nproc) CPUs, parallel servers): ms $(sql "$db" "SELECT duration_ms FROM compiles" | pct)"
+rm -f "$db"*
+for m in "$KC_PROBLEMS"/level1/*.json; do
+    "$KC_BIN/kverify" import --db "$db" --problem "level1/$(basename "$m" .json)" "${m%.json}.cu" >/dev/null
+done
+"$KC_BIN/kverify" run --db "$db" --compile-only --threads 1 > "$OUT_DIR/compile1.log" 2>&1
+echo "compile (one server, one at a time): ms $(sql "$db" "SELECT duration_ms FROM compiles" | pct)"
+printf 'extern "C" __global__ void relu(const float *x, float *y, long long n)\n{\n    long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;\n    if (i < n)\n        y[i] = fmaxf(x[i], 0.0f);\n}\n// @launch relu<<<cdiv(B*D, 256), 256>>>(x, y, B*D);\n' > "$OUT_DIR/small.cu"
+rm -f "$db"*
+for i in $(seq 20); do "$KC_BIN/kverify" import --db "$db" --problem level1/019_relu "$OUT_DIR/small.cu" >/dev/null; done
+"$KC_BIN/kverify" run --db "$db" --compile-only --threads 1 > "$OUT_DIR/compile2.log" 2>&1
+echo "compile of a small one-kernel candidate (one server, one at a time): ms $(sql "$db" "SELECT duration_ms FROM compiles" | pct)"
 
 if ! "$KC_BIN/kverify" gpus >/dev/null 2>&1; then
     echo "SKIP: no GPU: throughput, busy fraction and timing spread not measured"
