@@ -495,7 +495,9 @@ static void setup_client(collector *c, char **urls, int n_urls)
     const collect_config *cfg = c->cfg;
     c->n_endpoints = n_urls;
     for (int i = 0; i < n_urls; i++)
-        c->endpoints[i] = (llm_endpoint){urls[i], cfg->api, (char *)config_key_for(cfg, cfg->api), 0};
+        c->endpoints[i] = (llm_endpoint){urls[i], cfg->api,
+                                         /* the bundled test server gets no key */
+                                         config_is_bundled(cfg) ? NULL : (char *)config_key_for(cfg, cfg->api), 0};
     rl_init(&c->limits, cfg->concurrency, cfg->rpm, cfg->tpm);
     llm_client_init(&c->client, c->endpoints, c->n_endpoints, &cfg->client, &c->limits, c->cancel);
 }
