@@ -76,28 +76,17 @@ def run_torch(m, meta, dirpath, precision):
     return out, precision
 
 
-def check_problem(args, path):
-    m = kcproblems.load_manifest(path)
+def dump_and_compare(args, m, todo, out):
+    """Dumps inputs and reference outputs for the dims in todo, runs torch, compares."""
     pid = m["id"]
-    rows = []
-    sets = dict(kcproblems.dims_sets(m))
-    wanted = []
-    for d in args.dims.split(","):
-        wanted += [k for k in sets if k.startswith("alt")] if d == "alt" else [d]
-    todo = [d for d in wanted if d != "default" or kcproblems.tensor_bytes(m, sets["default"]) <= args.max_default_gb * 2**30]
-    for d in wanted:
-        if d not in todo:
-            rows.append({"problem": pid, "dims": d, "ok": None, "skipped": "default tensors exceed --max-default-gb"})
-    if not todo:
-        return rows
-    out = os.path.join(args.out, pid.replace("/", "_"))
-    shutil.rmtree(out, ignore_errors=True)
     cmd = [os.path.join(args.bin, "kverify"), "dump", "--problem", pid, "--seeds", args.seeds,
            "--dims", ",".join(todo), "--out", out]
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
-        return rows + [{"problem": pid, "dims": ",".join(todo), "ok": False, "error": "dump failed: " + r.stderr.strip()[-500:]}]
-    for sub in sorted(os.listdir(out)):
+        return [{"problem": pid, "dims": ",".join(todo), "ok": False, "error": "dump failed: " + r.stderr.strip()[-500:]}]
+    rows = []
+    single = os.path.exists(os.path.join(out, "meta.json"))  # one dims set and seed: no subdirs
+    for sub in [""] if single else sorted(os.listdir(out)):
         dirpath = os.path.join(out, sub)
         with open(os.path.join(dirpath, "meta.json")) as f:
             meta = json.load(f)
@@ -115,7 +104,29 @@ def check_problem(args, path):
             rows.append(st)
         del outs
         torch.cuda.empty_cache()
+    return rows
+
+
+def check_problem(args, path):
+    m = kcproblems.load_manifest(path)
+    pid = m["id"]
+    rows = []
+    sets = dict(kcproblems.dims_sets(m))
+    wanted = []
+    for d in args.dims.split(","):
+        wanted += [k for k in sets if k.startswith("alt")] if d == "alt" else [d]
+    todo = [d for d in wanted if d != "default" or kcproblems.tensor_bytes(m, sets["default"]) <= args.max_default_gb * 2**30]
+    for d in wanted:
+        if d not in todo:
+            rows.append({"problem": pid, "dims": d, "ok": None, "skipped": "default tensors exceed --max-default-gb"})
+    if not todo:
+        return rows
+    out = os.path.join(args.out, pid.replace("/", "_"))
     shutil.rmtree(out, ignore_errors=True)
+    try:
+        rows += dump_and_compare(args, m, todo, out)
+    finally:
+        shutil.rmtree(out, ignore_errors=True)  # dumps of several GB must not pile up in /dev/shm
     return rows
 
 
