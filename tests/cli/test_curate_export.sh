@@ -9,6 +9,7 @@ BIN="${KC_BIN:?}"
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
+clean() { ! grep -q 'Sanitizer' "$1" || fail "sanitizer report on a failing run: $(cat "$1")"; }
 
 "$BIN/kc_synth" --db "$T/a.db" --candidates 1500 --problems 12 --seed 7 --truth "$T/truth" \
     --exact-rate 0.08 --near-rate 0.08
@@ -17,9 +18,10 @@ fail() { echo "FAIL: $*"; exit 1; }
 # dedup: the partition by representative equals the planted partition (exact and near)
 sqlite3 -separator ' ' "$T/a.db" "SELECT candidate_id, exact_rep_id, near_rep_id FROM candidate_labels
     WHERE exact_rep_id IS NOT NULL ORDER BY candidate_id" >"$T/labels"
-partition() { # file column -> one line per cluster: sorted member ids
-    awk -v c="$2" '{ g[$c] = g[$c] " " $1 } END { for (k in g) print g[k] }' "$1" |
-        while read -r line; do echo "$line" | tr ' ' '\n' | sort -n | tr '\n' ' '; echo; done | sort
+partition() { # file column -> one line per cluster: its member ids in order (no process per cluster)
+    awk -v c="$2" '{ print $c, $1 }' "$1" | sort -k1,1n -k2,2n |
+        awk '$1 != k { if (NR > 1) print m; k = $1; m = $2; next } { m = m " " $2 } END { if (NR) print m }' |
+        sort
 }
 [ "$(wc -l <"$T/labels")" -eq "$(wc -l <"$T/truth")" ] || fail "labelled and planted counts differ"
 partition "$T/labels" 2 >"$T/p1"; partition "$T/truth" 2 >"$T/p2"
@@ -97,11 +99,14 @@ sha=$(sqlite3 "$T/a.db" "SELECT source_sha FROM candidates c JOIN candidate_labe
 sqlite3 "$T/a.db" "DELETE FROM blobs WHERE sha256 = '$sha'"
 if "$BIN/kexport" --db "$T/a.db" --out "$T/bad" --every-turn 2>"$T/err"; then fail "export of a database with a missing blob succeeded"; fi
 grep -q "missing blob $sha" "$T/err" || fail "unclear error: $(cat "$T/err")"
+clean "$T/err"
 [ -z "$(ls -A "$T/bad" 2>/dev/null)" ] || fail "a failed export left files: $(ls -A "$T/bad")"
 if "$BIN/kcurate" run --db "$T/a.db" 2>"$T/err"; then fail "curate of a database with a missing blob succeeded"; fi
 grep -q "missing blob" "$T/err" || fail "unclear curate error"
+clean "$T/err"
 head -c 65536 "$T/b.db" >"$T/trunc.db"
 if "$BIN/kexport" --db "$T/trunc.db" --out "$T/bad2" 2>"$T/err"; then fail "export of a truncated database succeeded"; fi
 grep -q "kexport: fatal:" "$T/err" || fail "unclear error for a truncated database"
+clean "$T/err"
 [ -z "$(ls -A "$T/bad2" 2>/dev/null)" ] || fail "a failed export left files"
 echo ok
