@@ -306,3 +306,8 @@ CREATE INDEX merge_map_by_local ON merge_map(tbl, local_id);
 -- answers cut by the token limit labelled as truncated (finish_reason 'length').
 ALTER TABLE turns ADD COLUMN wall_ms REAL;
 ALTER TABLE responses ADD COLUMN truncated INTEGER NOT NULL DEFAULT 0;
+
+-- migration 4
+-- kcurate/kexport: a candidate's turn is looked up by candidate id (every curate and export query,
+-- and v_candidate_audit); without this index SQLite builds a temporary one per statement.
+CREATE INDEX turns_by_candidate ON turns(candidate_id);
