@@ -1,7 +1,14 @@
-/* records: SQL over the curated database and the JSON of each format (see records.h). */
+/* records: SQL over the curated database and the JSON of each format (see records.h).
+ * Candidate-level formats (sft, multiturn, preference) run one query per problem, in output order
+ * (split, problem id), so that SQLite only ever sorts one problem's rows in memory; records are
+ * written with the streaming writer (jsonw.h), with the per-problem parts (problem object, system
+ * and user messages) encoded once per problem. The rl format (one record per problem) is built
+ * with jansson. Output is byte-identical to what jansson's compact dump of the same records
+ * would give. */
 #include "export/records.h"
 #include "common/error.h"
 #include "common/hash.h"
+#include "export/jsonw.h"
 
 #include <jansson.h>
 #include <stdlib.h>
@@ -12,10 +19,10 @@ const char *const export_class_names[8] = {"correct",      "incorrect",   "runti
                                            "compile_fail", "format_fail", "compiled",
                                            "unverified",   "other"};
 
-/* The columns every candidate-level query selects, in this order (see candidate_json). */
+/* The columns every candidate-level query selects, in this order (see the COL_ names). */
 #define CANDIDATE_COLUMNS                                                                        \
     " c.id, c.problem_id, pr.level, pr.title, pl.split, t.trajectory_id, t.turn_index,"          \
-    " c.source_sha, sb.data, sb.sha256 IS NOT NULL, v.verdict, v.flags, v.message,"              \
+    " c.source_sha, v.verdict, v.flags, v.message,"                                               \
     " v.evidence_json, v.seeds, v.max_abs_err, v.max_rel_err, v.rel_l2_err, v.verifier_version," \
     " v.gpu_name, v.driver_version, v.cuda_version, v.nvrtc_version, tm.median_ms, tm.eager_ms,"  \
     " tm.compile_ms, tm.speedup_eager, tm.speedup_compile, tm.n, cl.verdict_class,"              \
@@ -24,13 +31,12 @@ const char *const export_class_names[8] = {"correct",      "incorrect",   "runti
     " ru.run_key, ru.model, ru.config_json, ru.tool_version, c.origin, t.response_id"
 
 #define CANDIDATE_JOINS                                                                          \
-    " FROM candidate_labels cl JOIN candidates c ON c.id = cl.candidate_id"                      \
+    " FROM candidates c JOIN candidate_labels cl ON cl.candidate_id = c.id"                      \
     " JOIN problems pr ON pr.id = c.problem_id"                                                  \
     " JOIN problem_labels pl ON pl.problem_id = c.problem_id"                                    \
     " LEFT JOIN turns t ON t.candidate_id = c.id"                                                \
     " LEFT JOIN trajectories tr ON tr.id = t.trajectory_id"                                      \
     " LEFT JOIN runs ru ON ru.id = tr.run_id"                                                    \
-    " LEFT JOIN blobs sb ON sb.sha256 = c.source_sha"                                            \
     " LEFT JOIN verifications v ON v.id = (SELECT max(id) FROM verifications w"                  \
     "                                     WHERE w.candidate_id = c.id)"                          \
     " LEFT JOIN timings tm ON tm.id = (SELECT max(id) FROM timings x"                            \
@@ -38,7 +44,7 @@ const char *const export_class_names[8] = {"correct",      "incorrect",   "runti
 
 enum {
     COL_ID, COL_PROBLEM, COL_LEVEL, COL_TITLE, COL_SPLIT, COL_TRAJ, COL_TURN, COL_SRC_SHA,
-    COL_SRC, COL_SRC_PRESENT, COL_VERDICT, COL_FLAGS, COL_MESSAGE, COL_EVIDENCE, COL_SEEDS,
+    COL_VERDICT, COL_FLAGS, COL_MESSAGE, COL_EVIDENCE, COL_SEEDS,
     COL_MAX_ABS, COL_MAX_REL, COL_REL_L2, COL_VERIFIER, COL_GPU, COL_DRIVER, COL_CUDA, COL_NVRTC,
     COL_MEDIAN, COL_EAGER, COL_COMPILE_MS, COL_SPEEDUP_E, COL_SPEEDUP_C, COL_TIMING_N, COL_CLASS,
     COL_CORRECT_ALT, COL_TIER_E, COL_TIER_C, COL_IMPROVED, COL_TRUNCATED, COL_SUSPICIOUS,
@@ -46,41 +52,12 @@ enum {
     COL_RUN_CONFIG, COL_TOOL_VERSION, COL_ORIGIN, COL_RESPONSE
 };
 
+/* Room kept before a record's body for {"id":"<sha256>", (the body's own '{' becomes ','). */
+#define ID_ROOM 72
+
 static const char *text(sqlite3_stmt *st, int col) { return (const char *)sqlite3_column_text(st, col); }
 
-static json_t *opt_string(sqlite3_stmt *st, int col)
-{
-    const char *s = text(st, col);
-    return s ? json_string(s) : json_null();
-}
-
-static json_t *opt_real(sqlite3_stmt *st, int col)
-{
-    return sqlite3_column_type(st, col) == SQLITE_NULL ? json_null()
-                                                       : json_real(sqlite3_column_double(st, col));
-}
-
-static json_t *opt_int(sqlite3_stmt *st, int col)
-{
-    return sqlite3_column_type(st, col) == SQLITE_NULL ? json_null()
-                                                       : json_integer(sqlite3_column_int64(st, col));
-}
-
-static json_t *opt_bool(sqlite3_stmt *st, int col)
-{
-    return sqlite3_column_type(st, col) == SQLITE_NULL ? json_null()
-                                                       : json_boolean(sqlite3_column_int(st, col));
-}
-
-/* A JSON text column as JSON (its text when it does not parse). */
-static json_t *json_column(sqlite3_stmt *st, int col)
-{
-    const char *s = text(st, col);
-    if (!s)
-        return json_null();
-    json_t *j = json_loads(s, 0, NULL);
-    return j ? j : json_string(s);
-}
+static int is_null(sqlite3_stmt *st, int col) { return sqlite3_column_type(st, col) == SQLITE_NULL; }
 
 static int split_index(const char *s)
 {
@@ -97,6 +74,189 @@ static int class_index(const char *s)
             return i;
     return 7;
 }
+
+/* ---- values of a row, written with the streaming writer ---- */
+
+static void put_text(jsonw *w, const char *key, sqlite3_stmt *st, int col)
+{
+    jw_key(w, key);
+    const char *s = text(st, col);
+    if (s)
+        jw_string(w, s, strlen(s));
+    else
+        jw_null(w);
+}
+
+static void put_real(jsonw *w, const char *key, sqlite3_stmt *st, int col)
+{
+    jw_key(w, key);
+    if (is_null(st, col))
+        jw_null(w);
+    else
+        jw_real(w, sqlite3_column_double(st, col));
+}
+
+static void put_int(jsonw *w, const char *key, sqlite3_stmt *st, int col)
+{
+    jw_key(w, key);
+    if (is_null(st, col))
+        jw_null(w);
+    else
+        jw_int(w, sqlite3_column_int64(st, col));
+}
+
+static void put_bool(jsonw *w, const char *key, sqlite3_stmt *st, int col)
+{
+    jw_key(w, key);
+    if (is_null(st, col))
+        jw_null(w);
+    else
+        jw_bool(w, sqlite3_column_int(st, col));
+}
+
+/* A JSON text column as JSON, compact (its text as a string when it does not parse). The last
+ * conversion is remembered: runs and verifier evidence repeat from row to row. */
+static void put_json_column(jsonw *w, const char *key, sqlite3_stmt *st, int col,
+                            export_json_cache *cache, const char *member)
+{
+    jw_key(w, key);
+    const char *s = text(st, col);
+    if (!s && !member) {
+        jw_null(w);
+        return;
+    }
+    if (!cache->valid || (s == NULL) != cache->was_null || (s && strcmp(s, cache->in.buf))) {
+        sb_reset(&cache->in);
+        sb_reset(&cache->out);
+        if (s)
+            sb_adds(&cache->in, s);
+        cache->was_null = s == NULL;
+        cache->valid = 1;
+        cache->bad_utf8 = 0;
+        json_t *j = s ? json_loads(s, 0, NULL) : NULL;
+        json_t *v = j;
+        if (member) { /* run config: its "sampling" object, {} when absent */
+            json_t *m = json_object_get(j, member);
+            v = m ? m : NULL;
+        }
+        char *enc = v ? json_dumps(v, JSON_COMPACT | JSON_REAL_PRECISION(12) | JSON_ENCODE_ANY)
+                      : NULL;
+        if (enc)
+            sb_adds(&cache->out, enc);
+        else if (member)
+            sb_adds(&cache->out, "{}");
+        else
+            cache->bad_utf8 = jw_escape(&cache->out, s, strlen(s)) != 0;
+        free(enc);
+        json_decref(j);
+    }
+    jw_raw(w, cache->out.buf, cache->out.len);
+    w->bad_utf8 |= cache->bad_utf8;
+}
+
+/* Labels of a candidate row. */
+static void put_labels(jsonw *w, sqlite3_stmt *st)
+{
+    jw_object(w);
+    put_text(w, "verdict_class", st, COL_CLASS);
+    put_bool(w, "correct_alt", st, COL_CORRECT_ALT);
+    put_real(w, "speedup_eager", st, COL_SPEEDUP_E);
+    put_real(w, "speedup_compile", st, COL_SPEEDUP_C);
+    put_text(w, "tier_eager", st, COL_TIER_E);
+    put_text(w, "tier_compile", st, COL_TIER_C);
+    put_bool(w, "improved", st, COL_IMPROVED);
+    put_bool(w, "truncated", st, COL_TRUNCATED);
+    put_bool(w, "suspicious", st, COL_SUSPICIOUS);
+    put_int(w, "reasoning_chars", st, COL_REASONING);
+    put_real(w, "reward", st, COL_REWARD);
+    put_real(w, "discounted_return", st, COL_RETURN);
+    put_int(w, "exact_rep_id", st, COL_EXACT_REP);
+    jw_end_object(w);
+}
+
+/* Where a candidate row comes from and the evidence behind its label. */
+static void put_provenance(export_ctx *x, jsonw *w, sqlite3_stmt *st)
+{
+    jw_object(w);
+    jw_key(w, "database");
+    jw_cstring(w, x->db_uuid);
+    jw_key(w, "candidate_id");
+    jw_int(w, sqlite3_column_int64(st, COL_ID));
+    put_text(w, "origin", st, COL_ORIGIN);
+    put_int(w, "trajectory_id", st, COL_TRAJ);
+    put_int(w, "turn_index", st, COL_TURN);
+    put_int(w, "response_id", st, COL_RESPONSE);
+    put_text(w, "source_sha256", st, COL_SRC_SHA);
+    jw_key(w, "run");
+    if (is_null(st, COL_RUN_KEY)) {
+        jw_null(w);
+    } else {
+        jw_object(w);
+        put_text(w, "run_key", st, COL_RUN_KEY);
+        put_text(w, "model", st, COL_MODEL);
+        put_text(w, "tool_version", st, COL_TOOL_VERSION);
+        put_json_column(w, "sampling", st, COL_RUN_CONFIG, &x->sampling_cache, "sampling");
+        jw_end_object(w);
+    }
+    jw_key(w, "verification");
+    jw_object(w);
+    put_text(w, "verdict", st, COL_VERDICT);
+    put_text(w, "flags", st, COL_FLAGS);
+    put_text(w, "message", st, COL_MESSAGE);
+    put_json_column(w, "evidence", st, COL_EVIDENCE, &x->evidence_cache, NULL);
+    put_text(w, "seeds", st, COL_SEEDS);
+    put_real(w, "max_abs_err", st, COL_MAX_ABS);
+    put_real(w, "max_rel_err", st, COL_MAX_REL);
+    put_real(w, "rel_l2_err", st, COL_REL_L2);
+    put_text(w, "verifier_version", st, COL_VERIFIER);
+    put_text(w, "gpu", st, COL_GPU);
+    put_text(w, "driver", st, COL_DRIVER);
+    put_text(w, "cuda", st, COL_CUDA);
+    put_text(w, "nvrtc", st, COL_NVRTC);
+    jw_end_object(w);
+    jw_key(w, "timing");
+    if (is_null(st, COL_MEDIAN)) {
+        jw_null(w);
+    } else {
+        jw_object(w);
+        put_real(w, "median_ms", st, COL_MEDIAN);
+        put_real(w, "eager_ms", st, COL_EAGER);
+        put_real(w, "compile_ms", st, COL_COMPILE_MS);
+        put_real(w, "speedup_eager", st, COL_SPEEDUP_E);
+        put_real(w, "speedup_compile", st, COL_SPEEDUP_C);
+        put_int(w, "n", st, COL_TIMING_N);
+        jw_end_object(w);
+    }
+    jw_end_object(w);
+}
+
+static void put_message(jsonw *w, const char *role, const char *content, size_t len)
+{
+    jw_object(w);
+    jw_key(w, "role");
+    jw_cstring(w, role);
+    jw_key(w, "content");
+    jw_string(w, content, len);
+    jw_end_object(w);
+}
+
+/* The kernel as the assistant would answer it: one ```cuda block, escaped straight from the row. */
+static void put_kernel_message(jsonw *w, const char *src, size_t len)
+{
+    jw_object(w);
+    jw_key(w, "role");
+    jw_raw(w, "\"assistant\"", 11);
+    jw_key(w, "content");
+    jw_raw(w, "\"```cuda\\n", 10);
+    if (jw_escape_part(w->out, src ? src : "", len))
+        w->bad_utf8 = 1;
+    if (len && src[len - 1] != '\n')
+        sb_add(w->out, "\\n", 2);
+    sb_add(w->out, "```\"", 4);
+    jw_end_object(w);
+}
+
+/* ---- blobs, specs and the per-problem parts ---- */
 
 /* Reads a blob by sha, checking that it exists and hashes to its name. */
 static int get_blob(export_ctx *x, const char *sha, strbuf *out, strbuf *err)
@@ -156,105 +316,72 @@ static const char *problem_spec(export_ctx *x, const char *problem_id, strbuf *e
     return x->spec_text[x->n_specs++];
 }
 
-static json_t *message(const char *role, const char *content)
+/* The system and user messages of a problem, encoded: {"role":"system",...},{"role":"user",...} */
+static void prompt_messages(export_ctx *x, const char *spec, strbuf *out)
 {
-    return json_pack("{s:s, s:s}", "role", role, "content", content);
+    jsonw w;
+    sb_reset(out);
+    jw_init(&w, out);
+    put_message(&w, "system", x->cfg->system_prompt, strlen(x->cfg->system_prompt));
+    put_message(&w, "user", spec, strlen(spec));
 }
 
-/* The kernel as the assistant would answer it: one ```cuda block. */
-static json_t *kernel_message(sqlite3_stmt *st)
+/* Encodes the problem object and the prompt messages of the row's problem, once per problem
+ * (on its first row, so that a problem without records never needs its spec). */
+static int problem_parts(export_ctx *x, sqlite3_stmt *st, strbuf *err)
 {
-    strbuf s = STRBUF_INIT;
-    const void *src = sqlite3_column_blob(st, COL_SRC);
-    size_t len = (size_t)sqlite3_column_bytes(st, COL_SRC);
-    sb_adds(&s, "```cuda\n");
-    sb_add(&s, src ? src : "", len);
-    if (!s.len || s.buf[s.len - 1] != '\n')
-        sb_addch(&s, '\n');
-    sb_adds(&s, "```");
-    json_t *m = json_pack("{s:s, s:s%}", "role", "assistant", "content", s.buf, s.len);
-    sb_free(&s);
-    return m;
+    if (x->parts_ready)
+        return 0;
+    const char *spec = problem_spec(x, text(st, COL_PROBLEM), err);
+    if (!spec)
+        return -1;
+    jsonw w;
+    sb_reset(&x->problem_part);
+    jw_init(&w, &x->problem_part);
+    jw_object(&w);
+    jw_key(&w, "id");
+    jw_cstring(&w, text(st, COL_PROBLEM));
+    jw_key(&w, "level");
+    jw_int(&w, sqlite3_column_int(st, COL_LEVEL));
+    jw_key(&w, "title");
+    jw_cstring(&w, text(st, COL_TITLE));
+    jw_end_object(&w);
+    prompt_messages(x, spec, &x->prompt_part);
+    x->parts_ready = 1;
+    return 0;
 }
 
-/* Checks the candidate's kernel blob (present, intact). */
-static int check_source(sqlite3_stmt *st, strbuf *err)
+/* The row's kernel source, looked up after the sort (so that SQLite never sorts kernels) and
+ * checked: present and intact. *src is NULL when the candidate has no kernel. The data stays
+ * valid until the next call. */
+static int row_source(export_ctx *x, sqlite3_stmt *st, const char **src, size_t *len, strbuf *err)
 {
+    *src = NULL;
+    *len = 0;
     const char *sha = text(st, COL_SRC_SHA);
     if (!sha)
         return 0;
-    if (!sqlite3_column_int(st, COL_SRC_PRESENT))
+    if (!x->source_stmt &&
+        !(x->source_stmt = kc_db_prepare(x->db, "SELECT data FROM blobs WHERE sha256 = ?", err)))
+        return -1;
+    sqlite3_reset(x->source_stmt);
+    sqlite3_bind_text(x->source_stmt, 1, sha, -1, SQLITE_TRANSIENT);
+    int rc = sqlite3_step(x->source_stmt);
+    if (rc != SQLITE_ROW) {
+        if (rc != SQLITE_DONE)
+            return kc_fail(err, "database: %s", sqlite3_errmsg(x->db));
         return kc_fail(err, "candidate %lld: missing blob %s (its kernel source)",
                        (long long)sqlite3_column_int64(st, COL_ID), sha);
+    }
+    const char *data = sqlite3_column_blob(x->source_stmt, 0);
+    *len = (size_t)sqlite3_column_bytes(x->source_stmt, 0);
+    *src = data ? data : "";
     char check[SHA256_HEX_LEN + 1];
-    const void *data = sqlite3_column_blob(st, COL_SRC);
-    sha256_hex(data ? data : "", (size_t)sqlite3_column_bytes(st, COL_SRC), check);
+    sha256_hex(*src, *len, check);
     if (strcmp(check, sha))
         return kc_fail(err, "candidate %lld: blob %s is corrupt (content hashes to %s)",
                        (long long)sqlite3_column_int64(st, COL_ID), sha, check);
     return 0;
-}
-
-static json_t *sampling_of(sqlite3_stmt *st)
-{
-    json_t *cfg = json_column(st, COL_RUN_CONFIG);
-    json_t *s = json_object_get(cfg, "sampling");
-    json_t *out = s ? json_incref(s) : json_object();
-    json_decref(cfg);
-    return out;
-}
-
-/* Labels of a candidate row. */
-static json_t *labels_json(sqlite3_stmt *st)
-{
-    return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
-                     "verdict_class", opt_string(st, COL_CLASS), "correct_alt",
-                     opt_bool(st, COL_CORRECT_ALT), "speedup_eager", opt_real(st, COL_SPEEDUP_E),
-                     "speedup_compile", opt_real(st, COL_SPEEDUP_C), "tier_eager",
-                     opt_string(st, COL_TIER_E), "tier_compile", opt_string(st, COL_TIER_C),
-                     "improved", opt_bool(st, COL_IMPROVED), "truncated",
-                     opt_bool(st, COL_TRUNCATED), "suspicious", opt_bool(st, COL_SUSPICIOUS),
-                     "reasoning_chars", opt_int(st, COL_REASONING), "reward",
-                     opt_real(st, COL_REWARD), "discounted_return", opt_real(st, COL_RETURN),
-                     "exact_rep_id", opt_int(st, COL_EXACT_REP));
-}
-
-/* Where a candidate row comes from and the evidence behind its label. */
-static json_t *provenance_json(export_ctx *x, sqlite3_stmt *st)
-{
-    json_t *verification = json_pack(
-        "{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "verdict",
-        opt_string(st, COL_VERDICT), "flags", opt_string(st, COL_FLAGS), "message",
-        opt_string(st, COL_MESSAGE), "evidence", json_column(st, COL_EVIDENCE), "seeds",
-        opt_string(st, COL_SEEDS), "max_abs_err", opt_real(st, COL_MAX_ABS), "max_rel_err",
-        opt_real(st, COL_MAX_REL), "rel_l2_err", opt_real(st, COL_REL_L2), "verifier_version",
-        opt_string(st, COL_VERIFIER), "gpu", opt_string(st, COL_GPU), "driver",
-        opt_string(st, COL_DRIVER), "cuda", opt_string(st, COL_CUDA), "nvrtc",
-        opt_string(st, COL_NVRTC));
-    json_t *timing = sqlite3_column_type(st, COL_MEDIAN) == SQLITE_NULL
-                         ? json_null()
-                         : json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}", "median_ms",
-                                     opt_real(st, COL_MEDIAN), "eager_ms", opt_real(st, COL_EAGER),
-                                     "compile_ms", opt_real(st, COL_COMPILE_MS), "speedup_eager",
-                                     opt_real(st, COL_SPEEDUP_E), "speedup_compile",
-                                     opt_real(st, COL_SPEEDUP_C), "n", opt_int(st, COL_TIMING_N));
-    json_t *run = sqlite3_column_type(st, COL_RUN_KEY) == SQLITE_NULL
-                      ? json_null()
-                      : json_pack("{s:o, s:o, s:o, s:o}", "run_key", opt_string(st, COL_RUN_KEY),
-                                  "model", opt_string(st, COL_MODEL), "tool_version",
-                                  opt_string(st, COL_TOOL_VERSION), "sampling", sampling_of(st));
-    return json_pack("{s:s, s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "database", x->db_uuid,
-                     "candidate_id", (json_int_t)sqlite3_column_int64(st, COL_ID), "origin",
-                     opt_string(st, COL_ORIGIN), "trajectory_id", opt_int(st, COL_TRAJ),
-                     "turn_index", opt_int(st, COL_TURN), "response_id", opt_int(st, COL_RESPONSE),
-                     "source_sha256", opt_string(st, COL_SRC_SHA), "run", run, "verification",
-                     verification, "timing", timing);
-}
-
-static json_t *problem_json(sqlite3_stmt *st)
-{
-    return json_pack("{s:s, s:i, s:s}", "id", text(st, COL_PROBLEM), "level",
-                     sqlite3_column_int(st, COL_LEVEL), "title", text(st, COL_TITLE));
 }
 
 static void count_record(export_ctx *x, sqlite3_stmt *st)
@@ -262,27 +389,52 @@ static void count_record(export_ctx *x, sqlite3_stmt *st)
     x->counts.records++;
     x->counts.by_split[split_index(text(st, COL_SPLIT))]++;
     x->counts.by_class[class_index(text(st, COL_CLASS))]++;
-    if (sqlite3_column_type(st, COL_SPEEDUP_E) != SQLITE_NULL) {
+    if (!is_null(st, COL_SPEEDUP_E)) {
         x->counts.sum_speedup += sqlite3_column_double(st, COL_SPEEDUP_E);
         x->counts.with_speedup++;
     }
 }
 
-/* Dumps the record with its content id first and writes it to its split's shard. */
-static int emit(export_ctx *x, const char *split, json_t *record, strbuf *err)
+/* ---- records ---- */
+
+/* Starts a record in x->scratch, after the room kept for its id. */
+static void begin_record(export_ctx *x, jsonw *w)
+{
+    static const char room[ID_ROOM + 1] =
+        "                                                                        ";
+    sb_reset(&x->scratch);
+    sb_add(&x->scratch, room, ID_ROOM);
+    jw_init(w, &x->scratch);
+}
+
+/* Puts the content id (sha256 of the body) first and writes the line to its split's shard. */
+static int emit(export_ctx *x, const char *split, const jsonw *w, const char *what, strbuf *err)
+{
+    strbuf *s = &x->scratch;
+    if (w->bad_utf8)
+        return kc_fail(err, "cannot encode %s as JSON: text that is not UTF-8", what);
+    char id[SHA256_HEX_LEN + 1];
+    sha256_hex(s->buf + ID_ROOM, s->len - ID_ROOM, id);
+    memcpy(s->buf, "{\"id\":\"", 7);
+    memcpy(s->buf + 7, id, SHA256_HEX_LEN);
+    s->buf[7 + SHA256_HEX_LEN] = '"';
+    s->buf[ID_ROOM] = ',';
+    sb_addch(s, '\n');
+    return export_shards_write(x->shards, split, s->buf, s->len, err);
+}
+
+/* A jansson record (rl) through the same path. */
+static int emit_json(export_ctx *x, const char *split, json_t *record, strbuf *err)
 {
     char *body = json_dumps(record, JSON_COMPACT | JSON_REAL_PRECISION(12));
     json_decref(record);
     if (!body)
         return kc_fail(err, "cannot encode a record as JSON");
-    char id[SHA256_HEX_LEN + 1];
-    size_t len = strlen(body);
-    sha256_hex(body, len, id);
-    sb_reset(&x->scratch);
-    sb_addf(&x->scratch, "{\"id\":\"%s\"%s", id, len > 2 ? "," : "");
-    sb_add(&x->scratch, body + 1, len - 1);
+    jsonw w;
+    begin_record(x, &w);
+    sb_adds(&x->scratch, body);
     free(body);
-    return export_shards_write(x->shards, split, x->scratch.buf, x->scratch.len, err);
+    return emit(x, split, &w, "a record", err);
 }
 
 /* Appends " AND col IN (?,...)" for a comma list, and remembers the values to bind. */
@@ -312,11 +464,11 @@ static void dedup_filter(const export_config *c, strbuf *where)
         sb_adds(where, " AND (cl.near_rep_id IS NULL OR cl.near_rep_id = c.id)");
 }
 
-/* Filters shared by every candidate-level query; verdicts only when given. */
+/* Filters shared by every candidate-level query (after "c.problem_id = ?"); verdicts only when
+ * given. */
 static void common_filters(const export_config *c, const char *verdicts, strbuf *where,
                            char ***binds, int *n)
 {
-    sb_adds(where, " WHERE 1");
     add_in_filter(where, "pl.split", c->splits, binds, n);
     add_in_filter(where, "CAST(pr.level AS TEXT)", c->levels, binds, n);
     add_in_filter(where, "v.verdict", verdicts, binds, n);
@@ -324,191 +476,302 @@ static void common_filters(const export_config *c, const char *verdicts, strbuf 
         sb_addf(where, " AND tm.speedup_eager >= %.17g", c->min_speedup);
 }
 
+/* Prepares sql and binds the filter values from parameter first on. */
 static sqlite3_stmt *prepare_with_binds(export_ctx *x, const char *sql, char **binds, int n,
-                                        strbuf *err)
+                                        int first, strbuf *err)
 {
     sqlite3_stmt *st = kc_db_prepare(x->db, sql, err);
     for (int i = 0; st && i < n; i++)
-        sqlite3_bind_text(st, i + 1, binds[i], -1, SQLITE_TRANSIENT);
+        sqlite3_bind_text(st, first + i, binds[i], -1, SQLITE_TRANSIENT);
     for (int i = 0; i < n; i++)
         free(binds[i]);
     free(binds);
     return st;
 }
 
-static int sft_record(export_ctx *x, sqlite3_stmt *st, strbuf *err)
+/* The candidate query of one problem (parameter 1): columns, joins, filters, then more (extra
+ * conditions and the ORDER BY within the problem). */
+static sqlite3_stmt *candidate_query(export_ctx *x, const char *verdicts, int dedup,
+                                     const char *more, strbuf *err)
 {
-    const char *spec = problem_spec(x, text(st, COL_PROBLEM), err);
-    if (!spec || check_source(st, err))
+    strbuf sql = STRBUF_INIT;
+    char **binds = NULL;
+    int n = 0;
+    sb_adds(&sql, "SELECT" CANDIDATE_COLUMNS CANDIDATE_JOINS " WHERE c.problem_id = ?");
+    common_filters(x->cfg, verdicts, &sql, &binds, &n);
+    if (dedup)
+        dedup_filter(x->cfg, &sql);
+    sb_adds(&sql, more);
+    sqlite3_stmt *st = prepare_with_binds(x, sql.buf, binds, n, 2, err);
+    sb_free(&sql);
+    return st;
+}
+
+typedef int (*row_fn)(export_ctx *x, sqlite3_stmt *st, void *arg, strbuf *err);
+typedef int (*problem_done_fn)(export_ctx *x, void *arg, strbuf *err);
+
+/* Runs the candidate query once per exported problem, in output order (split, problem id),
+ * calling row for each row and done after each problem. */
+static int for_each_problem(export_ctx *x, sqlite3_stmt *cand, row_fn row, problem_done_fn done,
+                            void *arg, strbuf *err)
+{
+    strbuf sql = STRBUF_INIT;
+    char **binds = NULL;
+    int n = 0;
+    sb_adds(&sql, "SELECT pr.id FROM problems pr JOIN problem_labels pl ON pl.problem_id = pr.id"
+                  " WHERE 1");
+    add_in_filter(&sql, "pl.split", x->cfg->splits, &binds, &n);
+    add_in_filter(&sql, "CAST(pr.level AS TEXT)", x->cfg->levels, &binds, &n);
+    sb_adds(&sql, " ORDER BY pl.split, pr.id");
+    sqlite3_stmt *problems = prepare_with_binds(x, sql.buf, binds, n, 1, err);
+    sb_free(&sql);
+    if (!problems)
         return -1;
-    if (!text(st, COL_SRC_SHA))
+    int rc = 0, step = SQLITE_DONE;
+    while (!rc && (step = sqlite3_step(problems)) == SQLITE_ROW) {
+        sqlite3_bind_text(cand, 1, text(problems, 0), -1, SQLITE_TRANSIENT);
+        x->parts_ready = 0;
+        int s;
+        while (!rc && (s = sqlite3_step(cand)) == SQLITE_ROW)
+            rc = row(x, cand, arg, err);
+        if (!rc && s != SQLITE_DONE)
+            rc = kc_fail(err, "database: %s", sqlite3_errmsg(x->db));
+        sqlite3_reset(cand);
+        if (!rc && done)
+            rc = done(x, arg, err);
+    }
+    if (!rc && step != SQLITE_DONE)
+        rc = kc_fail(err, "database: %s", sqlite3_errmsg(x->db));
+    sqlite3_finalize(problems);
+    return rc;
+}
+
+static int sft_row(export_ctx *x, sqlite3_stmt *st, void *arg, strbuf *err)
+{
+    (void)arg;
+    const char *src;
+    size_t len;
+    if (problem_parts(x, st, err) || row_source(x, st, &src, &len, err))
+        return -1;
+    if (!src)
         return 0; /* nothing to learn from a turn without a kernel */
-    json_t *messages = json_pack("[o, o, o]", message("system", x->cfg->system_prompt),
-                                 message("user", spec), kernel_message(st));
-    json_t *r = json_pack("{s:s, s:s, s:o, s:o, s:o, s:o}", "format", "sft", "split",
-                          text(st, COL_SPLIT), "problem", problem_json(st), "messages", messages,
-                          "labels", labels_json(st), "provenance", provenance_json(x, st));
+    const char *split = text(st, COL_SPLIT);
+    jsonw w;
+    begin_record(x, &w);
+    jw_object(&w);
+    jw_key(&w, "format");
+    jw_raw(&w, "\"sft\"", 5);
+    jw_key(&w, "split");
+    jw_cstring(&w, split);
+    jw_key(&w, "problem");
+    jw_raw(&w, x->problem_part.buf, x->problem_part.len);
+    jw_key(&w, "messages");
+    jw_array(&w);
+    jw_raw(&w, x->prompt_part.buf, x->prompt_part.len);
+    put_kernel_message(&w, src, len);
+    jw_end_array(&w);
+    jw_key(&w, "labels");
+    put_labels(&w, st);
+    jw_key(&w, "provenance");
+    put_provenance(x, &w, st);
+    jw_end_object(&w);
     count_record(x, st);
-    return emit(x, text(st, COL_SPLIT), r, err);
+    return emit(x, split, &w, "an sft record", err);
 }
 
 static int export_sft(export_ctx *x, strbuf *err)
 {
     const export_config *c = x->cfg;
-    strbuf sql = STRBUF_INIT;
-    char **binds = NULL;
-    int n = 0;
-    sb_adds(&sql, "SELECT" CANDIDATE_COLUMNS CANDIDATE_JOINS);
-    common_filters(c, c->verdicts ? c->verdicts : "correct", &sql, &binds, &n);
-    dedup_filter(c, &sql);
+    strbuf more = STRBUF_INIT;
     if (!c->sft_every_turn)
-        sb_adds(&sql, " AND (t.trajectory_id IS NULL OR NOT EXISTS (SELECT 1 FROM turns t2"
-                      " JOIN verifications v2 ON v2.id = (SELECT max(id) FROM verifications w2"
-                      " WHERE w2.candidate_id = t2.candidate_id)"
-                      " WHERE t2.trajectory_id = t.trajectory_id AND t2.turn_index > t.turn_index"
-                      " AND v2.verdict = v.verdict))");
-    sb_adds(&sql, " ORDER BY pl.split, c.problem_id, t.trajectory_id, t.turn_index, c.id");
-    sqlite3_stmt *st = prepare_with_binds(x, sql.buf, binds, n, err);
-    sb_free(&sql);
+        sb_adds(&more, " AND (t.trajectory_id IS NULL OR NOT EXISTS (SELECT 1 FROM turns t2"
+                       " JOIN verifications v2 ON v2.id = (SELECT max(id) FROM verifications w2"
+                       " WHERE w2.candidate_id = t2.candidate_id)"
+                       " WHERE t2.trajectory_id = t.trajectory_id AND t2.turn_index > t.turn_index"
+                       " AND v2.verdict = v.verdict))");
+    sb_adds(&more, " ORDER BY t.trajectory_id, t.turn_index, c.id");
+    sqlite3_stmt *st = candidate_query(x, c->verdicts ? c->verdicts : "correct", 1, more.buf, err);
+    sb_free(&more);
     if (!st)
         return -1;
-    int rc = 0, step;
-    while (!rc && (step = sqlite3_step(st)) == SQLITE_ROW)
-        rc = sft_record(x, st, err);
-    if (!rc && step != SQLITE_DONE)
-        rc = kc_fail(err, "database: %s", sqlite3_errmsg(x->db));
+    int rc = for_each_problem(x, st, sft_row, NULL, NULL, err);
     sqlite3_finalize(st);
     return rc;
 }
 
+/* ---- multiturn ---- */
+
+/* One trajectory being gathered: its messages and turns, encoded as they come. */
+typedef struct trajectory_acc {
+    int open;
+    int64_t id;
+    char split[16];
+    strbuf problem, run, messages, turns;
+    jsonw mw, tw;
+    int solved;
+} trajectory_acc;
+
 /* The text the model answered on a turn (its response), else its kernel as a code block. */
-static int assistant_turn(export_ctx *x, sqlite3_stmt *st, json_t *messages, strbuf *err)
+static int assistant_turn(export_ctx *x, sqlite3_stmt *st, const char *src, size_t len,
+                          trajectory_acc *a, strbuf *err)
 {
-    sqlite3_stmt *q = kc_db_prepare(x->db, "SELECT r.content_sha FROM responses r WHERE r.id = ?",
-                                    err);
-    if (!q)
+    if (!x->response_stmt &&
+        !(x->response_stmt = kc_db_prepare(x->db, "SELECT r.content_sha FROM responses r"
+                                                  " WHERE r.id = ?", err)))
         return -1;
+    sqlite3_stmt *q = x->response_stmt;
     sqlite3_bind_int64(q, 1, sqlite3_column_int64(st, COL_RESPONSE));
     const char *sha = sqlite3_step(q) == SQLITE_ROW ? text(q, 0) : NULL;
     int rc = 0;
     if (sha) {
-        strbuf content = STRBUF_INIT;
-        rc = get_blob(x, sha, &content, err);
+        rc = get_blob(x, sha, &x->blob, err);
         if (!rc)
-            json_array_append_new(messages, json_pack("{s:s, s:s%}", "role", "assistant",
-                                                      "content", content.buf, content.len));
-        sb_free(&content);
+            put_message(&a->mw, "assistant", x->blob.buf, x->blob.len);
     } else {
-        json_array_append_new(messages, kernel_message(st));
+        put_kernel_message(&a->mw, src ? src : "", len);
     }
-    sqlite3_finalize(q);
+    sqlite3_reset(q);
     return rc;
 }
 
-static int feedback_turn(export_ctx *x, int64_t traj, int turn_index, json_t *messages, strbuf *err)
+static int feedback_turn(export_ctx *x, int64_t traj, int turn_index, trajectory_acc *a, strbuf *err)
 {
-    sqlite3_stmt *q = kc_db_prepare(x->db, "SELECT feedback_sha FROM turns WHERE trajectory_id = ?"
-                                           " AND turn_index = ?", err);
-    if (!q)
+    if (!x->feedback_stmt &&
+        !(x->feedback_stmt = kc_db_prepare(x->db, "SELECT feedback_sha FROM turns WHERE"
+                                                  " trajectory_id = ? AND turn_index = ?", err)))
         return -1;
+    sqlite3_stmt *q = x->feedback_stmt;
     sqlite3_bind_int64(q, 1, traj);
     sqlite3_bind_int(q, 2, turn_index);
     const char *sha = sqlite3_step(q) == SQLITE_ROW ? text(q, 0) : NULL;
     int rc = 0;
     if (sha) {
-        strbuf fb = STRBUF_INIT;
-        rc = get_blob(x, sha, &fb, err);
+        rc = get_blob(x, sha, &x->blob, err);
         if (!rc)
-            json_array_append_new(messages, message("user", fb.buf));
-        sb_free(&fb);
+            put_message(&a->mw, "user", x->blob.buf, strlen(x->blob.buf));
     }
-    sqlite3_finalize(q);
+    sqlite3_reset(q);
     return rc;
 }
 
-/* Writes one trajectory gathered from rows [first, ...) of the same trajectory. */
-typedef struct trajectory_acc {
-    json_t *messages, *turns;
-    int64_t id;
-    char split[16];
-    json_t *problem, *run;
-    int solved;
-} trajectory_acc;
-
-static int flush_trajectory(export_ctx *x, trajectory_acc *a, strbuf *err)
+static int flush_trajectory(export_ctx *x, void *arg, strbuf *err)
 {
-    if (!a->messages)
+    trajectory_acc *a = arg;
+    if (!a->open)
         return 0;
-    char split[16];
-    snprintf(split, sizeof split, "%s", a->split);
-    json_t *r = json_pack("{s:s, s:s, s:o, s:o, s:o, s:{s:s, s:I, s:o}}", "format", "multiturn",
-                          "split", a->split, "problem", a->problem, "messages", a->messages,
-                          "turns", a->turns, "provenance", "database", x->db_uuid,
-                          "trajectory_id", (json_int_t)a->id, "run", a->run);
+    a->open = 0;
+    jw_end_array(&a->mw);
+    jw_end_array(&a->tw);
+    jsonw w;
+    begin_record(x, &w);
+    jw_object(&w);
+    jw_key(&w, "format");
+    jw_raw(&w, "\"multiturn\"", 11);
+    jw_key(&w, "split");
+    jw_cstring(&w, a->split);
+    jw_key(&w, "problem");
+    jw_raw(&w, a->problem.buf, a->problem.len);
+    jw_key(&w, "messages");
+    jw_raw(&w, a->messages.buf, a->messages.len);
+    jw_key(&w, "turns");
+    jw_raw(&w, a->turns.buf, a->turns.len);
+    jw_key(&w, "provenance");
+    jw_object(&w);
+    jw_key(&w, "database");
+    jw_cstring(&w, x->db_uuid);
+    jw_key(&w, "trajectory_id");
+    jw_int(&w, a->id);
+    jw_key(&w, "run");
+    jw_raw(&w, a->run.buf, a->run.len);
+    jw_end_object(&w);
+    jw_end_object(&w);
+    w.bad_utf8 |= a->mw.bad_utf8 | a->tw.bad_utf8;
     x->counts.records++;
     x->counts.by_split[split_index(a->split)]++;
     x->counts.by_class[a->solved ? 0 : 1]++;
-    memset(a, 0, sizeof(*a));
-    return emit(x, split, r, err);
+    return emit(x, a->split, &w, "a multiturn record", err);
 }
 
-static int multiturn_row(export_ctx *x, sqlite3_stmt *st, trajectory_acc *a, strbuf *err)
+static int multiturn_row(export_ctx *x, sqlite3_stmt *st, void *arg, strbuf *err)
 {
+    trajectory_acc *a = arg;
     int64_t traj = sqlite3_column_int64(st, COL_TRAJ);
-    if (a->messages && a->id != traj && flush_trajectory(x, a, err))
+    if (a->open && a->id != traj && flush_trajectory(x, a, err))
         return -1;
-    const char *spec = problem_spec(x, text(st, COL_PROBLEM), err);
-    if (!spec || check_source(st, err))
+    const char *src;
+    size_t len;
+    if (problem_parts(x, st, err) || row_source(x, st, &src, &len, err))
         return -1;
-    if (!a->messages) {
+    if (!a->open) {
+        a->open = 1;
         a->id = traj;
+        a->solved = 0;
         snprintf(a->split, sizeof a->split, "%s", text(st, COL_SPLIT));
-        a->problem = problem_json(st);
-        a->run = json_pack("{s:o, s:o, s:o}", "run_key", opt_string(st, COL_RUN_KEY), "model",
-                           opt_string(st, COL_MODEL), "sampling", sampling_of(st));
-        a->messages = json_pack("[o, o]", message("system", x->cfg->system_prompt),
-                                message("user", spec));
-        a->turns = json_array();
-    } else if (feedback_turn(x, traj, sqlite3_column_int(st, COL_TURN) - 1, a->messages, err)) {
+        sb_reset(&a->problem);
+        sb_add(&a->problem, x->problem_part.buf, x->problem_part.len);
+        jsonw rw;
+        sb_reset(&a->run);
+        jw_init(&rw, &a->run);
+        jw_object(&rw);
+        put_text(&rw, "run_key", st, COL_RUN_KEY);
+        put_text(&rw, "model", st, COL_MODEL);
+        put_json_column(&rw, "sampling", st, COL_RUN_CONFIG, &x->sampling_cache, "sampling");
+        jw_end_object(&rw);
+        sb_reset(&a->messages);
+        jw_init(&a->mw, &a->messages);
+        a->mw.bad_utf8 = rw.bad_utf8;
+        jw_array(&a->mw);
+        jw_raw(&a->mw, x->prompt_part.buf, x->prompt_part.len);
+        sb_reset(&a->turns);
+        jw_init(&a->tw, &a->turns);
+        jw_array(&a->tw);
+    } else if (feedback_turn(x, traj, sqlite3_column_int(st, COL_TURN) - 1, a, err)) {
         return -1;
     }
-    if (assistant_turn(x, st, a->messages, err))
+    if (assistant_turn(x, st, src, len, a, err))
         return -1;
     a->solved |= text(st, COL_CLASS) && !strcmp(text(st, COL_CLASS), "correct");
-    json_array_append_new(a->turns, json_pack("{s:o, s:o, s:o, s:o}", "turn_index",
-                                              opt_int(st, COL_TURN), "candidate_id",
-                                              opt_int(st, COL_ID), "labels", labels_json(st),
-                                              "verification", provenance_json(x, st)));
+    jsonw *w = &a->tw;
+    jw_object(w);
+    put_int(w, "turn_index", st, COL_TURN);
+    put_int(w, "candidate_id", st, COL_ID);
+    jw_key(w, "labels");
+    put_labels(w, st);
+    jw_key(w, "verification");
+    put_provenance(x, w, st);
+    jw_end_object(w);
     return 0;
 }
 
 static int export_multiturn(export_ctx *x, strbuf *err)
 {
-    strbuf sql = STRBUF_INIT;
-    char **binds = NULL;
-    int n = 0;
-    sb_adds(&sql, "SELECT" CANDIDATE_COLUMNS CANDIDATE_JOINS);
-    common_filters(x->cfg, NULL, &sql, &binds, &n);
-    sb_adds(&sql, " AND t.trajectory_id IS NOT NULL");
+    strbuf more = STRBUF_INIT;
+    sb_adds(&more, " AND t.trajectory_id IS NOT NULL");
     if (x->cfg->verdicts && strcmp(x->cfg->verdicts, "any"))
-        sb_adds(&sql, " AND EXISTS (SELECT 1 FROM trajectory_labels tl WHERE tl.trajectory_id ="
-                      " t.trajectory_id AND tl.solved)");
-    sb_adds(&sql, " ORDER BY pl.split, c.problem_id, t.trajectory_id, t.turn_index");
-    sqlite3_stmt *st = prepare_with_binds(x, sql.buf, binds, n, err);
-    sb_free(&sql);
+        sb_adds(&more, " AND EXISTS (SELECT 1 FROM trajectory_labels tl WHERE tl.trajectory_id ="
+                       " t.trajectory_id AND tl.solved)");
+    sb_adds(&more, " ORDER BY t.trajectory_id, t.turn_index");
+    sqlite3_stmt *st = candidate_query(x, NULL, 0, more.buf, err);
+    sb_free(&more);
     if (!st)
         return -1;
     trajectory_acc a = {0};
-    int rc = 0, step;
-    while (!rc && (step = sqlite3_step(st)) == SQLITE_ROW)
-        rc = multiturn_row(x, st, &a, err);
-    if (!rc && step != SQLITE_DONE)
-        rc = kc_fail(err, "database: %s", sqlite3_errmsg(x->db));
-    if (!rc)
-        rc = flush_trajectory(x, &a, err);
-    json_decref(a.messages), json_decref(a.turns), json_decref(a.problem), json_decref(a.run);
+    int rc = for_each_problem(x, st, multiturn_row, flush_trajectory, &a, err);
+    sb_free(&a.problem), sb_free(&a.run), sb_free(&a.messages), sb_free(&a.turns);
     sqlite3_finalize(st);
     return rc;
+}
+
+/* ---- rl ---- */
+
+static json_t *message(const char *role, const char *content)
+{
+    return json_pack("{s:s, s:s}", "role", role, "content", content);
+}
+
+static json_t *opt_real(sqlite3_stmt *st, int col)
+{
+    return is_null(st, col) ? json_null() : json_real(sqlite3_column_double(st, col));
 }
 
 /* The manifest of a problem as JSON (null when it does not parse). */
@@ -554,7 +817,7 @@ static int rl_record(export_ctx *x, sqlite3_stmt *st, long index, strbuf *err)
     x->counts.records++;
     x->counts.by_split[split_index(split)]++;
     x->counts.problems++;
-    return emit(x, split, r, err);
+    return emit_json(x, split, r, err);
 }
 
 static int export_rl(export_ctx *x, strbuf *err)
@@ -574,7 +837,7 @@ static int export_rl(export_ctx *x, strbuf *err)
     add_in_filter(&sql, "pl.split", x->cfg->splits, &binds, &n);
     add_in_filter(&sql, "CAST(pr.level AS TEXT)", x->cfg->levels, &binds, &n);
     sb_adds(&sql, " ORDER BY pl.split, pr.id");
-    sqlite3_stmt *st = prepare_with_binds(x, sql.buf, binds, n, err);
+    sqlite3_stmt *st = prepare_with_binds(x, sql.buf, binds, n, 1, err);
     sb_free(&sql);
     if (!st)
         return -1;
@@ -588,76 +851,141 @@ static int export_rl(export_ctx *x, strbuf *err)
     return rc;
 }
 
-/* A candidate as one side of a preference pair. */
+/* ---- preference ---- */
+
+/* A candidate as one side of a preference pair: its answer message, labels and provenance,
+ * encoded. */
 typedef struct side {
-    json_t *answer, *labels, *provenance;
-    int64_t id;
+    char *answer, *labels, *provenance;
 } side;
 
 typedef struct pair_pool {
     side *chosen, *rejected;
-    int n_chosen, n_rejected;
+    int n_chosen, n_rejected, capacity;
     char problem[256], split[16];
-    json_t *problem_json;
+    int bad_utf8;
 } pair_pool;
 
 static void pool_clear(pair_pool *p)
 {
     for (int i = 0; i < p->n_chosen; i++)
-        json_decref(p->chosen[i].answer), json_decref(p->chosen[i].labels),
-            json_decref(p->chosen[i].provenance);
+        free(p->chosen[i].answer), free(p->chosen[i].labels), free(p->chosen[i].provenance);
     for (int i = 0; i < p->n_rejected; i++)
-        json_decref(p->rejected[i].answer), json_decref(p->rejected[i].labels),
-            json_decref(p->rejected[i].provenance);
-    json_decref(p->problem_json);
+        free(p->rejected[i].answer), free(p->rejected[i].labels), free(p->rejected[i].provenance);
     p->n_chosen = p->n_rejected = 0;
-    p->problem_json = NULL;
     p->problem[0] = '\0';
+    p->bad_utf8 = 0;
+}
+
+static void put_raw_string(jsonw *w, const char *key, const char *json)
+{
+    jw_key(w, key);
+    jw_raw(w, json, strlen(json));
 }
 
 /* Pairs each rejected kernel with a correct one, fastest first, up to max_pairs. */
-static int flush_pairs(export_ctx *x, pair_pool *p, strbuf *err)
+static int flush_pairs(export_ctx *x, void *arg, strbuf *err)
 {
+    pair_pool *p = arg;
     int rc = 0;
-    const char *spec = p->n_chosen && p->n_rejected ? problem_spec(x, p->problem, err) : "";
-    if (!spec)
-        return -1;
+    if (p->n_chosen && p->n_rejected) {
+        const char *spec = problem_spec(x, p->problem, err);
+        if (!spec) {
+            pool_clear(p);
+            return -1;
+        }
+        prompt_messages(x, spec, &x->prompt_part);
+    }
     for (int k = 0; !rc && p->n_chosen && k < p->n_rejected && k < x->cfg->max_pairs; k++) {
         side *c = &p->chosen[k % p->n_chosen], *r = &p->rejected[k];
-        json_t *rec = json_pack(
-            "{s:s, s:s, s:O, s:[o, o], s:[O], s:[O], s:{s:O, s:O}, s:{s:O, s:O}}", "format",
-            "preference", "split", p->split, "problem", p->problem_json, "prompt",
-            message("system", x->cfg->system_prompt), message("user", spec), "chosen", c->answer,
-            "rejected", r->answer, "labels", "chosen", c->labels, "rejected", r->labels,
-            "provenance", "chosen", c->provenance, "rejected", r->provenance);
+        jsonw w;
+        begin_record(x, &w);
+        jw_object(&w);
+        jw_key(&w, "format");
+        jw_raw(&w, "\"preference\"", 12);
+        jw_key(&w, "split");
+        jw_cstring(&w, p->split);
+        jw_key(&w, "problem");
+        jw_raw(&w, x->problem_part.buf, x->problem_part.len);
+        jw_key(&w, "prompt");
+        jw_array(&w);
+        jw_raw(&w, x->prompt_part.buf, x->prompt_part.len);
+        jw_end_array(&w);
+        jw_key(&w, "chosen");
+        jw_array(&w);
+        jw_raw(&w, c->answer, strlen(c->answer));
+        jw_end_array(&w);
+        jw_key(&w, "rejected");
+        jw_array(&w);
+        jw_raw(&w, r->answer, strlen(r->answer));
+        jw_end_array(&w);
+        jw_key(&w, "labels");
+        jw_object(&w);
+        put_raw_string(&w, "chosen", c->labels);
+        put_raw_string(&w, "rejected", r->labels);
+        jw_end_object(&w);
+        jw_key(&w, "provenance");
+        jw_object(&w);
+        put_raw_string(&w, "chosen", c->provenance);
+        put_raw_string(&w, "rejected", r->provenance);
+        jw_end_object(&w);
+        jw_end_object(&w);
+        w.bad_utf8 |= p->bad_utf8;
         x->counts.records++;
         x->counts.by_split[split_index(p->split)]++;
         x->counts.by_class[0]++;
-        rc = emit(x, p->split, rec, err);
+        rc = emit(x, p->split, &w, "a preference record", err);
     }
     pool_clear(p);
     return rc;
 }
 
-static int preference_row(export_ctx *x, sqlite3_stmt *st, pair_pool *p, int capacity,
-                          strbuf *err)
+static char *encode(strbuf *tmp, jsonw *w, int *bad)
 {
-    if (p->problem[0] && strcmp(p->problem, text(st, COL_PROBLEM)) && flush_pairs(x, p, err))
+    *bad |= w->bad_utf8;
+    return sb_detach(tmp);
+}
+
+static int preference_row(export_ctx *x, sqlite3_stmt *st, void *arg, strbuf *err)
+{
+    pair_pool *p = arg;
+    const char *src;
+    size_t len;
+    if (row_source(x, st, &src, &len, err))
         return -1;
-    if (check_source(st, err))
-        return -1;
-    if (!text(st, COL_SRC_SHA))
+    if (!src)
         return 0;
     if (!p->problem[0]) {
         snprintf(p->problem, sizeof p->problem, "%s", text(st, COL_PROBLEM));
         snprintf(p->split, sizeof p->split, "%s", text(st, COL_SPLIT));
-        p->problem_json = problem_json(st);
+        jsonw w;
+        sb_reset(&x->problem_part);
+        jw_init(&w, &x->problem_part);
+        jw_object(&w);
+        jw_key(&w, "id");
+        jw_cstring(&w, text(st, COL_PROBLEM));
+        jw_key(&w, "level");
+        jw_int(&w, sqlite3_column_int(st, COL_LEVEL));
+        jw_key(&w, "title");
+        jw_cstring(&w, text(st, COL_TITLE));
+        jw_end_object(&w);
+        p->bad_utf8 |= w.bad_utf8;
     }
     int correct = text(st, COL_CLASS) && !strcmp(text(st, COL_CLASS), "correct");
-    if ((correct ? p->n_chosen : p->n_rejected) >= capacity)
+    if ((correct ? p->n_chosen : p->n_rejected) >= p->capacity)
         return 0;
-    side s = {kernel_message(st), labels_json(st), provenance_json(x, st),
-              sqlite3_column_int64(st, COL_ID)};
+    side s;
+    strbuf tmp = STRBUF_INIT;
+    jsonw w;
+    jw_init(&w, &tmp);
+    put_kernel_message(&w, src, len);
+    s.answer = encode(&tmp, &w, &p->bad_utf8);
+    jw_init(&w, &tmp);
+    put_labels(&w, st);
+    s.labels = encode(&tmp, &w, &p->bad_utf8);
+    jw_init(&w, &tmp);
+    put_provenance(x, &w, st);
+    s.provenance = encode(&tmp, &w, &p->bad_utf8);
     if (correct)
         p->chosen[p->n_chosen++] = s;
     else
@@ -667,29 +995,17 @@ static int preference_row(export_ctx *x, sqlite3_stmt *st, pair_pool *p, int cap
 
 static int export_preference(export_ctx *x, strbuf *err)
 {
-    strbuf sql = STRBUF_INIT;
-    char **binds = NULL;
-    int n = 0;
-    sb_adds(&sql, "SELECT" CANDIDATE_COLUMNS CANDIDATE_JOINS);
-    common_filters(x->cfg, NULL, &sql, &binds, &n);
-    dedup_filter(x->cfg, &sql);
-    sb_adds(&sql, " AND c.source_sha IS NOT NULL AND v.verdict IS NOT NULL"
-                  " ORDER BY pl.split, c.problem_id, cl.verdict_class = 'correct' DESC,"
-                  " coalesce(tm.speedup_eager, 0) DESC, c.id");
-    sqlite3_stmt *st = prepare_with_binds(x, sql.buf, binds, n, err);
-    sb_free(&sql);
+    sqlite3_stmt *st = candidate_query(
+        x, NULL, 1,
+        " AND c.source_sha IS NOT NULL AND v.verdict IS NOT NULL"
+        " ORDER BY cl.verdict_class = 'correct' DESC, coalesce(tm.speedup_eager, 0) DESC, c.id",
+        err);
     if (!st)
         return -1;
     int capacity = x->cfg->max_pairs > 0 ? x->cfg->max_pairs : 1;
     pair_pool p = {.chosen = xcalloc((size_t)capacity, sizeof(side)),
-                   .rejected = xcalloc((size_t)capacity, sizeof(side))};
-    int rc = 0, step;
-    while (!rc && (step = sqlite3_step(st)) == SQLITE_ROW)
-        rc = preference_row(x, st, &p, capacity, err);
-    if (!rc && step != SQLITE_DONE)
-        rc = kc_fail(err, "database: %s", sqlite3_errmsg(x->db));
-    if (!rc)
-        rc = flush_pairs(x, &p, err);
+                   .rejected = xcalloc((size_t)capacity, sizeof(side)), .capacity = capacity};
+    int rc = for_each_problem(x, st, preference_row, flush_pairs, &p, err);
     pool_clear(&p);
     free(p.chosen), free(p.rejected);
     sqlite3_finalize(st);
@@ -709,11 +1025,21 @@ int export_records(export_ctx *x, strbuf *err)
     return kc_fail(err, "unknown format");
 }
 
+static void cache_free(export_json_cache *c)
+{
+    sb_free(&c->in);
+    sb_free(&c->out);
+}
+
 void export_ctx_free(export_ctx *x)
 {
     for (int i = 0; i < x->n_specs; i++)
         free(x->spec_problem[i]), free(x->spec_text[i]);
     free(x->spec_problem), free(x->spec_text);
     sqlite3_finalize(x->blob_stmt);
-    sb_free(&x->scratch);
+    sqlite3_finalize(x->source_stmt);
+    sqlite3_finalize(x->response_stmt);
+    sqlite3_finalize(x->feedback_stmt);
+    sb_free(&x->scratch), sb_free(&x->blob), sb_free(&x->problem_part), sb_free(&x->prompt_part);
+    cache_free(&x->evidence_cache), cache_free(&x->sampling_cache);
 }

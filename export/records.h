@@ -18,6 +18,12 @@ typedef struct export_counts {
     long with_speedup;
 } export_counts;
 
+/* The last JSON text column converted (verifier evidence, a run's sampling settings). */
+typedef struct export_json_cache {
+    int valid, was_null, bad_utf8;
+    strbuf in, out;
+} export_json_cache;
+
 typedef struct export_ctx {
     sqlite3 *db;
     const export_config *cfg;
@@ -27,8 +33,12 @@ typedef struct export_ctx {
     /* caches */
     char **spec_problem, **spec_text;
     int n_specs;
-    sqlite3_stmt *blob_stmt;
-    strbuf scratch;
+    sqlite3_stmt *blob_stmt, *source_stmt, *response_stmt, *feedback_stmt;
+    strbuf scratch, blob;
+    /* the current problem's object and its system and user messages, encoded */
+    strbuf problem_part, prompt_part;
+    int parts_ready;
+    export_json_cache evidence_cache, sampling_cache;
 } export_ctx;
 
 extern const char *const export_split_names[4];

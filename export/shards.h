@@ -1,11 +1,11 @@
 /* shards: writes records as size-bounded JSONL shards per split (gzip through zlib by default)
  * into a staging directory, then names them <split>-00000-of-00008.jsonl[.gz] and moves them
- * into place only when the whole export succeeded: a failed export leaves no partial shard. */
+ * into place only when the whole export succeeded: a failed export leaves no partial shard.
+ * Compression, hashing and writing run on a writer thread, in the order the lines were given. */
 #ifndef KC_EXPORT_SHARDS_H
 #define KC_EXPORT_SHARDS_H
 #include "common/strbuf.h"
 #include <stdint.h>
-#include <stdio.h>
 
 typedef struct export_shard {
     char split[16];
@@ -17,23 +17,26 @@ typedef struct export_shard {
     char sha256[65];   /* of the file as written */
 } export_shard;
 
+typedef struct export_shard_result {
+    char sha256[65];
+    uint64_t bytes_file;
+} export_shard_result;
+
 typedef struct export_shards {
     char *stage_dir;
     long long shard_bytes;
     int gzip, gzip_level;
     export_shard *shards;
     int n;
-    FILE *file;
-    void *zstream;     /* z_stream when gzip */
-    void *hash;        /* sha256_stream of the file bytes */
-    strbuf zbuf;
+    struct shard_chunk *chunk;   /* lines not yet handed to the writer thread */
+    struct shard_writer *writer; /* the thread that compresses, hashes and writes */
     uint64_t total_jsonl;
 } export_shards;
 
 int export_shards_open(export_shards *w, const char *stage_dir, long long shard_bytes, int gzip,
                        int gzip_level, strbuf *err);
-/* Appends one record (a JSON text without newline) to the current shard of split. */
-int export_shards_write(export_shards *w, const char *split, const char *json, size_t len,
+/* Appends one record (a JSON text and its newline: len bytes) to the current shard of split. */
+int export_shards_write(export_shards *w, const char *split, const char *line, size_t len,
                         strbuf *err);
 /* Closes the last shard and gives each its final name. */
 int export_shards_finish(export_shards *w, strbuf *err);
