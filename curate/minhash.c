@@ -27,7 +27,8 @@ int curate_minhash_check(const curate_minhash_params *p, strbuf *err)
 }
 
 /* Each position i hashes a shingle x as ((a_i * x + b_i) ^ shift) with a_i odd: one multiply per
- * position, in blocks of 8 so that the compiler vectorizes it (AVX2 where the CPU has it). */
+ * position; positions are processed 32 at a time so that the compiler vectorizes it (AVX2 or
+ * AVX-512 where the CPU has it). */
 #define LANES 8
 
 static void position_constants(int k, uint32_t *a, uint32_t *b)
@@ -57,21 +58,29 @@ static size_t token_hashes(const char *text, size_t len, uint64_t **out)
     return n;
 }
 
-__attribute__((target_clones("avx2", "default")))
+/* Minima over all shingles, 32 positions at a time: the 32 running minima stay in registers
+ * (four AVX2 or two AVX-512 vectors) while the shingles stream past, instead of being loaded and
+ * stored once per shingle. blocks is a multiple of 4 (LANES * 4 = 32 positions). */
+#define GROUP (4 * LANES)
+
+__attribute__((target_clones("avx512f", "avx2", "default")))
 static void update_minima(const uint32_t *xs, size_t nx, const uint32_t *a, const uint32_t *b,
                           int blocks, uint32_t *mins)
 {
-    for (size_t s = 0; s < nx; s++) {
-        uint32_t x = xs[s];
-        for (int blk = 0; blk < blocks; blk++) {
-            uint32_t *m = mins + blk * LANES;
-            const uint32_t *ab = a + blk * LANES, *bb = b + blk * LANES;
-            for (int j = 0; j < LANES; j++) {
-                uint32_t v = ab[j] * x + bb[j];
+    for (int g = 0; g < blocks * LANES; g += GROUP) {
+        uint32_t m[GROUP], ag[GROUP], bg[GROUP];
+        memcpy(m, mins + g, sizeof m);
+        memcpy(ag, a + g, sizeof ag);
+        memcpy(bg, b + g, sizeof bg);
+        for (size_t s = 0; s < nx; s++) {
+            uint32_t x = xs[s];
+            for (int j = 0; j < GROUP; j++) {
+                uint32_t v = ag[j] * x + bg[j];
                 v ^= v >> 15;
                 m[j] = v < m[j] ? v : m[j];
             }
         }
+        memcpy(mins + g, m, sizeof m);
     }
 }
 
@@ -91,8 +100,9 @@ static size_t shingle_hashes(const uint64_t *tok, size_t n, size_t w, uint32_t *
 void curate_minhash_signature(const curate_minhash_params *p, const char *normalized, size_t len,
                               uint32_t *sig)
 {
-    uint32_t a[CURATE_MAX_HASHES], b[CURATE_MAX_HASHES], mins[CURATE_MAX_HASHES];
-    int k = p->num_hashes, blocks = (k + LANES - 1) / LANES;
+    uint32_t a[CURATE_MAX_HASHES + GROUP], b[CURATE_MAX_HASHES + GROUP],
+        mins[CURATE_MAX_HASHES + GROUP];
+    int k = p->num_hashes, blocks = (k + GROUP - 1) / GROUP * (GROUP / LANES);
     position_constants(blocks * LANES, a, b);
     for (int i = 0; i < blocks * LANES; i++)
         mins[i] = UINT32_MAX;

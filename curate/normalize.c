@@ -46,11 +46,16 @@ static int is_pair_operator(const char *p, const char *end)
     return 0;
 }
 
+/* Appends a token (after a space). curate_normalize reserves room for every token plus its
+ * space up front (at most twice the input), so this never grows the buffer. */
 static void emit(strbuf *out, const char *tok, size_t n)
 {
+    char *d = out->buf + out->len;
     if (out->len)
-        sb_addch(out, ' ');
-    sb_add(out, tok, n);
+        *d++ = ' ';
+    memcpy(d, tok, n);
+    d[n] = '\0';
+    out->len = (size_t)(d + n - out->buf);
 }
 
 /* A "// @launch" or "// @scratch" line: the directive is kept, its body tokenized. */
@@ -66,7 +71,7 @@ void curate_normalize(const char *src, size_t len, strbuf *out)
 {
     const char *p = src, *end = src + len;
     sb_reset(out);
-    sb_grow(out, len);
+    sb_grow(out, 2 * len + 1);
     while (p < end) {
         unsigned char c = (unsigned char)*p;
         if (isspace(c)) {
