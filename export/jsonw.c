@@ -184,7 +184,14 @@ void jw_cstring(jsonw *w, const char *s)
 void jw_int(jsonw *w, long long v)
 {
     separate(w);
-    sb_addf(w->out, "%lld", v);
+    char buf[24], *p = buf + sizeof buf;
+    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+    do
+        *--p = (char)('0' + u % 10);
+    while (u /= 10);
+    if (v < 0)
+        *--p = '-';
+    sb_add(w->out, p, (size_t)(buf + sizeof buf - p));
 }
 
 void jw_real(jsonw *w, double v)

@@ -4,6 +4,7 @@
 #include "export/bundle.h"
 #include "export/config.h"
 
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,6 +70,9 @@ static void value_option(export_config *c, const char *a, const char *v)
 int main(int argc, char **argv)
 {
     kc_set_progname("kexport");
+    /* Each connection is used by one thread only (the shard writer thread never touches SQLite):
+     * no per-call connection mutex. */
+    sqlite3_config(SQLITE_CONFIG_MULTITHREAD);
     export_config c;
     export_config_defaults(&c);
     for (int i = 1; i < argc; i++) {
