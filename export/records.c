@@ -317,13 +317,14 @@ static const char *problem_spec(export_ctx *x, const char *problem_id, strbuf *e
 }
 
 /* The system and user messages of a problem, encoded: {"role":"system",...},{"role":"user",...} */
-static void prompt_messages(export_ctx *x, const char *spec, strbuf *out)
+static int prompt_messages(export_ctx *x, const char *spec, strbuf *out)
 {
     jsonw w;
     sb_reset(out);
     jw_init(&w, out);
     put_message(&w, "system", x->cfg->system_prompt, strlen(x->cfg->system_prompt));
     put_message(&w, "user", spec, strlen(spec));
+    return w.bad_utf8;
 }
 
 /* Encodes the problem object and the prompt messages of the row's problem, once per problem
@@ -346,7 +347,7 @@ static int problem_parts(export_ctx *x, sqlite3_stmt *st, strbuf *err)
     jw_key(&w, "title");
     jw_cstring(&w, text(st, COL_TITLE));
     jw_end_object(&w);
-    prompt_messages(x, spec, &x->prompt_part);
+    x->parts_bad_utf8 = w.bad_utf8 | prompt_messages(x, spec, &x->prompt_part);
     x->parts_ready = 1;
     return 0;
 }
@@ -575,6 +576,7 @@ static int sft_row(export_ctx *x, sqlite3_stmt *st, void *arg, strbuf *err)
     jw_key(&w, "provenance");
     put_provenance(x, &w, st);
     jw_end_object(&w);
+    w.bad_utf8 |= x->parts_bad_utf8;
     count_record(x, st);
     return emit(x, split, &w, "an sft record", err);
 }
@@ -722,6 +724,7 @@ static int multiturn_row(export_ctx *x, sqlite3_stmt *st, void *arg, strbuf *err
         a->mw.bad_utf8 = rw.bad_utf8;
         jw_array(&a->mw);
         jw_raw(&a->mw, x->prompt_part.buf, x->prompt_part.len);
+        a->mw.bad_utf8 |= x->parts_bad_utf8;
         sb_reset(&a->turns);
         jw_init(&a->tw, &a->turns);
         jw_array(&a->tw);
@@ -894,7 +897,7 @@ static int flush_pairs(export_ctx *x, void *arg, strbuf *err)
             pool_clear(p);
             return -1;
         }
-        prompt_messages(x, spec, &x->prompt_part);
+        p->bad_utf8 |= prompt_messages(x, spec, &x->prompt_part);
     }
     for (int k = 0; !rc && p->n_chosen && k < p->n_rejected && k < x->cfg->max_pairs; k++) {
         side *c = &p->chosen[k % p->n_chosen], *r = &p->rejected[k];

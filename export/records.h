@@ -37,7 +37,7 @@ typedef struct export_ctx {
     strbuf scratch, blob;
     /* the current problem's object and its system and user messages, encoded */
     strbuf problem_part, prompt_part;
-    int parts_ready;
+    int parts_ready, parts_bad_utf8;
     export_json_cache evidence_cache, sampling_cache;
 } export_ctx;
 

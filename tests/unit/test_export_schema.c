@@ -1,7 +1,8 @@
 /* test_export_schema: every record kexport writes, in every format (sft last-correct and
  * every-turn, multiturn, rl, preference; gzip and plain shards), validates against
  * schemas/record.schema.json; the manifest's record counts match the shards; and the validator
- * (tests/lib/json_schema.c) rejects broken records, so a pass means something.
+ * (tests/lib/json_schema.c) rejects broken records, so a pass means something; a kernel that is
+ * not UTF-8 is a clear error.
  * The database comes from $KC_BIN/kc_synth and is labelled in-process by curate_run. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -275,12 +276,56 @@ static void validator_keywords(void **state)
     sb_free(&err);
 }
 
+/* A kernel that is not UTF-8 cannot become JSON: the export fails, names the record kind, and
+ * writes nothing (checked on a copy of the database). */
+static void invalid_utf8_is_an_error(void **state)
+{
+    (void)state;
+    strbuf data = STRBUF_INIT, err = STRBUF_INIT, path = STRBUF_INIT, out = STRBUF_INIT;
+    sb_addf(&path, "%s/bad.db", tmpdir);
+    sb_addf(&out, "%s/bad-out", tmpdir);
+    assert_int_equal(read_file(db_path, &data, &err), 0);
+    assert_int_equal(write_file_atomic(path.buf, data.buf, data.len, &err), 0);
+    sqlite3 *db;
+    assert_int_equal(kc_db_open(path.buf, KC_DB_EXISTING, &db, &err), 0);
+    const char bad[] = "extern \"C\" __global__ void k() {} // caf\xe9\n";
+    char sha[SHA256_HEX_LEN + 1];
+    assert_int_equal(kc_blob_put(db, bad, strlen(bad), sha, &err), 0);
+    sqlite3_stmt *st = kc_db_prepare(db, "UPDATE candidates SET source_sha = ? WHERE id ="
+                                         " (SELECT max(id) FROM candidates WHERE source_sha IS NOT NULL)",
+                                     &err);
+    assert_non_null(st);
+    sqlite3_bind_text(st, 1, sha, -1, SQLITE_STATIC);
+    assert_int_equal(sqlite3_step(st), SQLITE_DONE);
+    sqlite3_finalize(st);
+    kc_db_close(db);
+    export_config c;
+    export_config_defaults(&c);
+    c.sft_every_turn = 1;
+    c.verdicts = xstrdup("any");
+    c.dedup = EXPORT_DEDUP_NONE;
+    free(c.splits);
+    c.splits = xstrdup("train,valid,test,heldout");
+    c.db_path = path.buf;
+    c.out_dir = out.buf;
+    export_summary s;
+    assert_int_equal(export_run(&c, &s, &err), -1);
+    if (!strstr(err.buf, "not UTF-8"))
+        fail_msg("unclear error: %s", err.buf);
+    sb_reset(&path);
+    sb_addf(&path, "%s/manifest.json", out.buf);
+    assert_false(file_exists(path.buf));
+    export_config_free(&c);
+    sb_free(&data), sb_free(&err), sb_free(&path), sb_free(&out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(validator_keywords),
         cmocka_unit_test(every_record_of_every_format_validates),
         cmocka_unit_test(validator_rejects_broken_records),
+        cmocka_unit_test(invalid_utf8_is_an_error),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
