@@ -88,6 +88,11 @@ $(BIN)/kexport: $(OBJ)/export/main.o $(call obj,$(EXPORT_SRC)) $(call obj,$(CURA
 deps:
 	@sh tools/deps.sh
 
+# The main job on a fresh machine: installs what is missing, builds, runs the whole pipeline.
+demo: deps
+	@$(MAKE) --no-print-directory all $(BIN)/fake_llm
+	@sh tools/demo.sh $(O)
+
 clean:
 	rm -rf $(BIN) $(OBJ) $(GEN) build
 

@@ -1,0 +1,36 @@
+#!/bin/sh
+# demo.sh: the main job end to end (`make demo`). kcollect runs the closed loop
+# on level 1 against the bundled test LLM server (the default when no endpoint
+# is configured; it answers with each problem's reference after a buggy first
+# try), kverify checks on the GPU when there is one and stops at compilation
+# otherwise, kcurate labels and deduplicates, kexport writes the dataset.
+# Settings: DEMO_PROBLEMS (default level1), DEMO_OUT (default demo-out),
+# OPENAI_BASE_URL/OPENAI_API_KEY or DEMO_ARGS for a real endpoint.
+set -eu
+BUILD="${1:-.}"
+BIN="$(cd "$BUILD" && pwd)/bin"
+OUT="${DEMO_OUT:-demo-out}"
+PROBLEMS="${DEMO_PROBLEMS:-level1}"
+mkdir -p "$OUT"
+DB="$OUT/kc.db"
+if "$BIN/kverify" gpus >/dev/null 2>&1; then
+    mode=""; bug="runtime"; sft_args="--verdict correct"
+    echo "demo: GPU found: candidates are run, checked and timed"
+else
+    # Nothing is verified correct without a GPU: the SFT set holds the compiled turns.
+    mode="--compile-only"; bug="compile"; sft_args="--every-turn --verdict compiled --dedup none"
+    echo "demo: no GPU: verification stops at compilation (labels 'compiled')"
+fi
+# shellcheck disable=SC2086
+"$BIN/kcollect" --problems "$PROBLEMS" --db "$DB" --turns 3 $mode --fake-args "--bug $bug" ${DEMO_ARGS:-}
+"$BIN/kcurate" run --db "$DB"
+"$BIN/kcurate" stats --db "$DB"
+rm -rf "$OUT/sft" "$OUT/multiturn" "$OUT/sft.tar"
+# shellcheck disable=SC2086
+"$BIN/kexport" --db "$DB" --out "$OUT/sft" --format sft $sft_args --split train,valid,test --tar
+"$BIN/kexport" --db "$DB" --out "$OUT/multiturn" --format multiturn --verdict any --split train,valid,test
+echo
+echo "demo: database          $DB"
+echo "demo: SFT dataset       $OUT/sft/ (bundle $OUT/sft.tar)"
+echo "demo: multi-turn data   $OUT/multiturn/"
+echo "demo: datasheets        $OUT/sft/DATASHEET.md, $OUT/multiturn/DATASHEET.md"
