@@ -15,7 +15,6 @@ cleanup() { for p in $SERVER $SERVER2; do kill "$p" 2>/dev/null; done; rm -rf "$
 trap cleanup EXIT
 [ -n "${KEEP:-}" ] && trap - EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
-if grep -q __asan_init "$KC_BIN/kverify" 2>/dev/null; then export KC_UNSAFE_NO_SANDBOX=1; fi
 export KC_PLAIN_LOG=1
 
 start() { # name port args...: starts fake_llm, prints its pid; the port lands in $T/name.port

@@ -12,7 +12,6 @@ SERVER=
 cleanup() { [ -n "$SERVER" ] && kill "$SERVER" 2>/dev/null; rm -rf "$T"; }
 trap cleanup EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
-if grep -q __asan_init "$KC_BIN/kverify" 2>/dev/null; then export KC_UNSAFE_NO_SANDBOX=1; fi
 export KC_PLAIN_LOG=1
 
 "$KC_BIN/fake_llm" --bug compile --delay-ms 40 --stats-file "$T/stats.json" >"$T/server.out" 2>&1 &
