@@ -13,7 +13,7 @@ static const char default_system_prompt[] =
 void export_config_defaults(export_config *c)
 {
     *c = (export_config){.format = EXPORT_SFT, .dedup = EXPORT_DEDUP_NEAR, .max_pairs = 64,
-                         .shard_bytes = 256LL << 20, .gzip = 1, .gzip_level = 6};
+                         .shard_bytes = 256LL << 20, .gzip = 1, .gzip_level = 1};
     c->splits = xstrdup("train,valid,test");
     c->system_prompt = xstrdup(default_system_prompt);
 }

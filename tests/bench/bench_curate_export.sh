@@ -26,7 +26,7 @@ out=$("$BIN/kcurate" run --db "$DB")
 echo "$out"
 dedup=$(echo "$out" | sed -n 's/.*dedup \([0-9.]*\) s.*/\1/p')
 summary="dedup (exact + MinHash) of $N candidates: $dedup s (target <= 60)"
-for mode in --no-gzip "" "--gzip-level 1"; do
+for mode in --no-gzip "" "--gzip-level 6"; do
     rm -rf "$DIR/export"
     echo "\$ kexport --db $DB --out $DIR/export --format sft --every-turn --verdict any --dedup none $mode"
     # shellcheck disable=SC2086 # $mode is one or two words
@@ -34,7 +34,7 @@ for mode in --no-gzip "" "--gzip-level 1"; do
         --dedup none $mode | head -1)
     echo "$line"
     summary="$summary
-export ${mode:---gzip (level 6)}: $(echo "$line" | sed -n 's/.*(\([0-9.]*\) MB\/s).*/\1/p') MB/s of JSONL (target >= 100)"
+export ${mode:---gzip (default level 1)}: $(echo "$line" | sed -n 's/.*(\([0-9.]*\) MB\/s).*/\1/p') MB/s of JSONL (target >= 100)"
 done
 rm -rf "$DIR/export"
 echo "== summary"
