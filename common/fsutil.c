@@ -150,6 +150,22 @@ int self_exe_dir(strbuf *out, strbuf *err)
     return 0;
 }
 
+void sibling_exe_path(const char *env_var, const char *name, strbuf *out)
+{
+    const char *env = getenv(env_var);
+    sb_reset(out);
+    if (env && *env) {
+        sb_adds(out, env);
+        return;
+    }
+    strbuf dir = STRBUF_INIT;
+    if (self_exe_dir(&dir, NULL) == 0)
+        path_join(out, dir.buf, name);
+    else
+        sb_adds(out, name);
+    sb_free(&dir);
+}
+
 double now_ms(void)
 {
     struct timespec ts;

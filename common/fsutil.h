@@ -17,6 +17,8 @@ void path_join(strbuf *out, const char *a, const char *b);
 int file_exists(const char *path);
 /* Directory holding the running executable. */
 int self_exe_dir(strbuf *out, strbuf *err);
+/* A program beside the running one: $ENV_VAR when set, else <exe dir>/name. */
+void sibling_exe_path(const char *env_var, const char *name, strbuf *out);
 double now_ms(void);      /* monotonic clock, milliseconds */
 double wall_time_s(void); /* seconds since the epoch */
 void iso8601_now(strbuf *out);

@@ -108,21 +108,7 @@ struct compile_pool {
     strbuf exe;
 };
 
-void kverify_exe_path(strbuf *out)
-{
-    const char *env = getenv("KC_KVERIFY");
-    sb_reset(out);
-    if (env && *env) {
-        sb_adds(out, env);
-        return;
-    }
-    strbuf dir = STRBUF_INIT;
-    if (self_exe_dir(&dir, NULL) == 0)
-        path_join(out, dir.buf, "kverify");
-    else
-        sb_adds(out, "kverify");
-    sb_free(&dir);
-}
+void kverify_exe_path(strbuf *out) { sibling_exe_path("KC_KVERIFY", "kverify", out); }
 
 static int spawn_server(void *ctx, int slot, ipc_child *child, strbuf *err)
 {

@@ -27,18 +27,7 @@ struct gpu_client {
 
 void kverify_gpu_exe_path(strbuf *out)
 {
-    const char *env = getenv("KC_KVERIFY_GPU");
-    sb_reset(out);
-    if (env && *env) {
-        sb_adds(out, env);
-        return;
-    }
-    strbuf dir = STRBUF_INIT;
-    if (self_exe_dir(&dir, NULL) == 0)
-        path_join(out, dir.buf, "kverify-gpu");
-    else
-        sb_adds(out, "kverify-gpu");
-    sb_free(&dir);
+    sibling_exe_path("KC_KVERIFY_GPU", "kverify-gpu", out);
 }
 
 static void copy_str(char *dst, size_t n, json_t *obj, const char *key)
