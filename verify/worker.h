@@ -28,6 +28,8 @@ typedef struct wk_gpu {
     CUdeviceptr flush;       /* 2x L2, written between timed runs */
     size_t flush_bytes;
     char name[128], arch[16];
+    char driver[32]; /* the NVIDIA driver (580.159.04), else the driver API version */
+    char cuda[16];   /* the CUDA version kverify-gpu was built with */
     int driver_version, sms, l2_bytes;
 } wk_gpu;
 

@@ -498,10 +498,7 @@ out_nobuf:
 
 static json_t *result_base(const wk_gpu *g)
 {
-    char driver[32], cuda[32];
-    snprintf(driver, sizeof(driver), "%d.%d", g->driver_version / 1000, (g->driver_version % 1000) / 10);
-    snprintf(cuda, sizeof(cuda), "%d.%d", CUDA_VERSION / 1000, (CUDA_VERSION % 1000) / 10);
-    return json_pack("{s:s,s:s,s:s}", "gpu_name", g->name, "driver", driver, "cuda", cuda);
+    return json_pack("{s:s,s:s,s:s}", "gpu_name", g->name, "driver", g->driver, "cuda", g->cuda);
 }
 
 static json_t *failure_result(const wk_gpu *g, const wk_failure *f, json_t *evidence)

@@ -71,6 +71,24 @@ static int load_harness(wk_gpu *g, strbuf *err)
     return 0;
 }
 
+/* The kernel module's version from /proc/driver/nvidia/version ("... Kernel Module  580.159.04 ..."). */
+static void read_driver_version(wk_gpu *g)
+{
+    snprintf(g->driver, sizeof(g->driver), "api %d.%d", g->driver_version / 1000,
+             (g->driver_version % 1000) / 10);
+    FILE *f = fopen("/proc/driver/nvidia/version", "r");
+    if (!f)
+        return;
+    char line[512];
+    if (fgets(line, sizeof(line), f)) {
+        const char *mod = strstr(line, "Kernel Module");
+        char version[32];
+        if (mod && sscanf(mod + strlen("Kernel Module"), " %31s", version) == 1)
+            snprintf(g->driver, sizeof(g->driver), "%s", version);
+    }
+    fclose(f);
+}
+
 static int read_device_facts(wk_gpu *g, strbuf *err)
 {
     int major = 0, minor = 0;
@@ -81,6 +99,8 @@ static int read_device_facts(wk_gpu *g, strbuf *err)
     cuDeviceGetAttribute(&g->sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, g->dev);
     cuDeviceGetAttribute(&g->l2_bytes, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, g->dev);
     snprintf(g->arch, sizeof(g->arch), "sm_%d%d", major, minor);
+    snprintf(g->cuda, sizeof(g->cuda), "%d.%d", CUDA_VERSION / 1000, (CUDA_VERSION % 1000) / 10);
+    read_driver_version(g);
     if (major < 7)
         return kc_fail(err, "GPU %s (%s) is too old", g->name, g->arch);
     return 0;

@@ -47,12 +47,10 @@ static int serve(int device)
         ipc_send(1, hello, NULL, NULL, 0);
         return 1;
     }
-    char driver[32];
-    snprintf(driver, sizeof(driver), "%d.%d", g.driver_version / 1000, (g.driver_version % 1000) / 10);
     json_object_set_new(hello, "gpu_name", json_string(g.name));
     json_object_set_new(hello, "arch", json_string(g.arch));
-    json_object_set_new(hello, "driver", json_string(driver));
-    json_object_set_new(hello, "cuda", json_string("13.0"));
+    json_object_set_new(hello, "driver", json_string(g.driver));
+    json_object_set_new(hello, "cuda", json_string(g.cuda));
     ipc_send(1, hello, NULL, NULL, 0);
     json_decref(hello);
     for (;;) {
