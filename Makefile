@@ -43,6 +43,8 @@ TOOLS := $(if $(wildcard verify/main.c),$(BIN)/kverify) \
          $(if $(wildcard export/main.c),$(BIN)/kexport)
 
 .PHONY: all test test-gpu bench deps clean demo check-tools
+# Keep intermediate objects (helpers are built by a pattern rule through them).
+.SECONDARY:
 all: $(TOOLS)
 
 $(GEN)/kc_sql.c: schemas/kc.sql
