@@ -193,10 +193,11 @@ static kv_service *verifier(collector *c, strbuf *err)
         kv_options vo;
         kv_options_default(&vo);
         vo.compile_only = c->cfg->compile_only;
-        if (kv_service_start(&vo, &c->verifier, err) < 0) {
+        kv_service *svc = NULL;
+        if (kv_service_start(&vo, &svc, err) < 0)
             c->verifier_failed = 1;
-            c->verifier = NULL;
-        }
+        else
+            __atomic_store_n(&c->verifier, svc, __ATOMIC_RELEASE);
     } else if (c->verifier_failed) {
         kc_fail(err, "the verification service did not start");
     }
@@ -587,6 +588,7 @@ int collect_run(const collect_config *cfg, const char *endpoint_label, char **ur
         c.sum.problems = c.n_problems;
         c.sum.trajectories = c.n_jobs;
         c.progress = progress_start(&c.sum, &c.lock, cfg->compile_only);
+        progress_watch_verifier(c.progress, &c.verifier);
         rc = register_problems(&c, err);
     }
     if (rc == 0)
@@ -599,6 +601,7 @@ int collect_run(const collect_config *cfg, const char *endpoint_label, char **ur
         for (int i = 0; i < n; i++)
             pthread_join(threads[i], NULL);
         free(threads);
+        progress_watch_verifier(c.progress, NULL); /* before the service goes away */
         if (c.verifier)
             kv_service_stop(c.verifier);
         c.sum.interrupted = *cancel && !c.sum.fatal;

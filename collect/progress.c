@@ -16,6 +16,8 @@ struct progress {
     pthread_t thread;
     int tty, running, compile_only;
     int verifying;
+    kv_service *const *verifier; /* the collector's service, started lazily (may stay NULL) */
+    pthread_mutex_t watch_lock;  /* guards verifier against the service being stopped */
     double start_ms;
     int line_shown;
 };
@@ -33,6 +35,14 @@ static void status_text(progress *p, strbuf *out)
     if (s.best_speedup > 0)
         sb_addf(out, " · best %.2fx", s.best_speedup);
     sb_addf(out, " · verifying %d", __atomic_load_n(&p->verifying, __ATOMIC_RELAXED));
+    pthread_mutex_lock(&p->watch_lock);
+    kv_service *svc = p->verifier ? __atomic_load_n(p->verifier, __ATOMIC_ACQUIRE) : NULL;
+    int workers = kv_service_gpu_workers(svc);
+    if (workers > 0) {
+        int waiting = 0, busy = kv_service_gpu_busy(svc, &waiting);
+        sb_addf(out, " · GPU %d/%d busy, %d queued", busy, workers, waiting);
+    }
+    pthread_mutex_unlock(&p->watch_lock);
 }
 
 /* Caller holds out_lock. */
@@ -76,6 +86,7 @@ progress *progress_start(const collect_summary *sum, pthread_mutex_t *lock, int 
     p->start_ms = now_ms();
     p->tty = isatty(STDERR_FILENO) && getenv("KC_PLAIN_LOG") == NULL;
     pthread_mutex_init(&p->out_lock, NULL);
+    pthread_mutex_init(&p->watch_lock, NULL);
     if (p->tty) {
         p->running = 1;
         if (pthread_create(&p->thread, NULL, redraw, p) != 0)
@@ -96,6 +107,7 @@ void progress_stop(progress *p)
         pthread_mutex_unlock(&p->out_lock);
     }
     pthread_mutex_destroy(&p->out_lock);
+    pthread_mutex_destroy(&p->watch_lock);
     free(p);
 }
 
@@ -146,6 +158,15 @@ void progress_turn(progress *p, const char *label, int turn, const char *verdict
         sb_addf(&sb, "; done (%s)", stop);
     line(p, sb.buf);
     sb_free(&sb);
+}
+
+void progress_watch_verifier(progress *p, kv_service *const *verifier)
+{
+    if (!p)
+        return;
+    pthread_mutex_lock(&p->watch_lock);
+    p->verifier = verifier;
+    pthread_mutex_unlock(&p->watch_lock);
 }
 
 void progress_verifying(progress *p, int delta)

@@ -5,6 +5,7 @@
 #ifndef KC_PROGRESS_H
 #define KC_PROGRESS_H
 #include "collect/loop.h"
+#include "verify/verify.h"
 #include <pthread.h>
 
 typedef struct progress progress;
@@ -17,6 +18,8 @@ void progress_error(progress *p, const char *label, const char *message);
 void progress_turn(progress *p, const char *label, int turn, const char *verdict,
                    const char *message, int cached, int truncated, const char *stop);
 void progress_verifying(progress *p, int delta);
+/* Shows the GPU workers' load once *verifier (started lazily) is set. */
+void progress_watch_verifier(progress *p, kv_service *const *verifier);
 void progress_update(progress *p);
 
 #endif

@@ -113,7 +113,12 @@ void gpu_client_stop(gpu_client *g)
 
 int gpu_client_workers(gpu_client *g) { return g ? g->workers : 0; }
 
-int gpu_client_busy(gpu_client *g) { return g ? proc_pool_busy(g->procs) : 0; }
+int gpu_client_busy(gpu_client *g, int *waiting)
+{
+    if (waiting)
+        *waiting = 0;
+    return g ? proc_pool_busy(g->procs, waiting) : 0;
+}
 
 static void slugify(const char *name, strbuf *out)
 {

@@ -14,7 +14,7 @@ void gpu_client_stop(gpu_client *g);
 int gpu_client_verify(gpu_client *g, const problem *p, const uint64_t *seeds, int n_seeds,
                       kv_result *r, strbuf *err);
 /* Workers busy now (for progress displays). */
-int gpu_client_busy(gpu_client *g);
+int gpu_client_busy(gpu_client *g, int *waiting);
 int gpu_client_workers(gpu_client *g);
 /* Path of kverify-gpu beside the running executable (or $KC_KVERIFY_GPU). */
 void kverify_gpu_exe_path(strbuf *out);

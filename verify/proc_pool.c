@@ -14,6 +14,7 @@ struct proc_pool {
     pthread_mutex_t lock;
     pthread_cond_t freed;
     int n;
+    int waiting; /* callers blocked in proc_pool_acquire */
     struct slot *slots;
     proc_spawn_fn spawn;
     void *ctx;
@@ -50,8 +51,11 @@ int proc_pool_acquire(proc_pool *p, int *slot, ipc_child **child, strbuf *err)
 {
     pthread_mutex_lock(&p->lock);
     int i;
-    while ((i = pick_free_slot(p)) < 0)
+    while ((i = pick_free_slot(p)) < 0) {
+        p->waiting++;
         pthread_cond_wait(&p->freed, &p->lock);
+        p->waiting--;
+    }
     p->slots[i].busy = 1;
     pthread_mutex_unlock(&p->lock);
     struct slot *s = &p->slots[i];
@@ -73,12 +77,14 @@ void proc_pool_release(proc_pool *p, int slot)
     pthread_mutex_unlock(&p->lock);
 }
 
-int proc_pool_busy(proc_pool *p)
+int proc_pool_busy(proc_pool *p, int *waiting)
 {
     pthread_mutex_lock(&p->lock);
     int n = 0;
     for (int i = 0; i < p->n; i++)
         n += p->slots[i].busy;
+    if (waiting)
+        *waiting = p->waiting;
     pthread_mutex_unlock(&p->lock);
     return n;
 }

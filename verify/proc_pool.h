@@ -15,8 +15,8 @@ proc_pool *proc_pool_new(int slots, proc_spawn_fn spawn, void *ctx);
 /* Blocks until a slot is free; starts its process when needed. */
 int proc_pool_acquire(proc_pool *pool, int *slot, ipc_child **child, strbuf *err);
 void proc_pool_release(proc_pool *pool, int slot);
-/* Number of slots currently busy (for progress displays). */
-int proc_pool_busy(proc_pool *pool);
+/* Number of slots currently busy, and callers waiting for one (for progress displays). */
+int proc_pool_busy(proc_pool *pool, int *waiting);
 /* Closes every child (waiting for a normal exit) and frees the pool. */
 void proc_pool_free(proc_pool *pool);
 

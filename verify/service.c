@@ -78,7 +78,12 @@ int kv_service_start(const kv_options *o, kv_service **out, strbuf *err)
 
 int kv_service_gpu_workers(kv_service *s) { return s && s->gpus ? gpu_client_workers(s->gpus) : 0; }
 
-int kv_service_gpu_busy(kv_service *s) { return s && s->gpus ? gpu_client_busy(s->gpus) : 0; }
+int kv_service_gpu_busy(kv_service *s, int *waiting)
+{
+    if (waiting)
+        *waiting = 0;
+    return s && s->gpus ? gpu_client_busy(s->gpus, waiting) : 0;
+}
 
 void kv_service_stop(kv_service *s)
 {

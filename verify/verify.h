@@ -65,8 +65,8 @@ int kv_service_start(const kv_options *o, kv_service **out, strbuf *err);
 void kv_service_stop(kv_service *s);
 /* GPU worker processes of the service (0 in compile-only mode). */
 int kv_service_gpu_workers(kv_service *s);
-/* Workers busy right now (for progress displays). */
-int kv_service_gpu_busy(kv_service *s);
+/* GPU workers busy right now, and candidates waiting for one (progress displays). */
+int kv_service_gpu_busy(kv_service *s, int *waiting);
 /* The response may be a whole LLM answer (the code block is extracted) or bare source. */
 int kv_verify(kv_service *s, const problem *p, const char *response, kv_result *r, strbuf *err);
 void kv_result_init(kv_result *r);
