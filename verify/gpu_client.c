@@ -266,7 +266,8 @@ static int await_result(gpu_client *g, const problem *p, ipc_child *child, kv_re
     }
 }
 
-int gpu_client_verify(gpu_client *g, const problem *p, const uint64_t *seeds, int n_seeds,
+int gpu_client_verify(gpu_client *g, const problem *p, const strbuf *ref_cubin,
+                      const uint64_t *seeds, int n_seeds,
                       kv_result *r, strbuf *err)
 {
     int slot;
@@ -281,10 +282,10 @@ int gpu_client_verify(gpu_client *g, const problem *p, const uint64_t *seeds, in
     for (int i = 0; i < n_seeds; i++)
         sb_addf(&r->seeds, "%s%llu", i ? "," : "", (unsigned long long)seeds[i]);
     json_t *job = make_job(g, p, seeds, n_seeds);
-    const void *blobs[2] = {r->source.buf, r->cubin.buf};
-    size_t lens[2] = {r->source.len, r->cubin.len};
+    const void *blobs[3] = {r->source.buf, r->cubin.buf, ref_cubin->buf};
+    size_t lens[3] = {r->source.len, r->cubin.len, ref_cubin->len};
     int rc = 0;
-    if (ipc_send(child->to_child, job, blobs, lens, 2) != 0) {
+    if (ipc_send(child->to_child, job, blobs, lens, 3) != 0) {
         ipc_kill(child);
         rc = kc_fail(err, "the GPU worker died before taking the job");
     } else {

@@ -11,7 +11,8 @@ typedef struct gpu_client gpu_client;
 
 int gpu_client_start(const kv_options *o, gpu_client **out, strbuf *err);
 void gpu_client_stop(gpu_client *g);
-int gpu_client_verify(gpu_client *g, const problem *p, const uint64_t *seeds, int n_seeds,
+int gpu_client_verify(gpu_client *g, const problem *p, const strbuf *ref_cubin,
+                      const uint64_t *seeds, int n_seeds,
                       kv_result *r, strbuf *err);
 /* Workers busy now (for progress displays). */
 int gpu_client_busy(gpu_client *g, int *waiting);

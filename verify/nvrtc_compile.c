@@ -2,6 +2,7 @@
 #include "verify/nvrtc_compile.h"
 #include "common/error.h"
 #include "common/fsutil.h"
+#include "verify/sandbox.h"
 
 #include <jansson.h>
 #include <nvrtc.h>
@@ -126,7 +127,7 @@ static void program_log(nvrtcProgram prog, strbuf *raw)
         raw->len = strlen(raw->buf);
 }
 
-int nvrtc_compile(const char *source, const char *arch, const char *include_dir, int use_pch,
+int nvrtc_compile(const char *source, const char *arch, const char *include_dir,
                   compile_output *out, strbuf *err)
 {
     nvrtcProgram prog;
@@ -134,7 +135,7 @@ int nvrtc_compile(const char *source, const char *arch, const char *include_dir,
         return kc_fail(err, "nvrtcCreateProgram failed");
     strbuf arch_opt = STRBUF_INIT, inc_opt = STRBUF_INIT, raw = STRBUF_INIT;
     sb_addf(&arch_opt, "-arch=%s", arch);
-    const char *opts[8];
+    const char *opts[6];
     int n = 0;
     opts[n++] = arch_opt.buf;
     opts[n++] = "-std=c++17";
@@ -144,8 +145,6 @@ int nvrtc_compile(const char *source, const char *arch, const char *include_dir,
         sb_addf(&inc_opt, "-I%s", include_dir);
         opts[n++] = inc_opt.buf;
     }
-    if (use_pch)
-        opts[n++] = "-pch";
     double t0 = now_ms();
     nvrtcResult rc = nvrtcCompileProgram(prog, n, opts);
     out->ms = now_ms() - t0;
@@ -170,4 +169,19 @@ int nvrtc_compile(const char *source, const char *arch, const char *include_dir,
     nvrtcDestroyProgram(&prog);
     sb_free(&arch_opt), sb_free(&inc_opt), sb_free(&raw);
     return 0;
+}
+
+int nvrtc_compile_trusted(const char *source, const char *arch, strbuf *cubin, strbuf *err)
+{
+    compile_output out;
+    compile_output_init(&out);
+    int rc = nvrtc_compile(source, arch, cuda_include_dir(), &out, err);
+    if (rc == 0 && !out.ok)
+        rc = kc_fail(err, "trusted code failed to compile:\n%s", sb_str(&out.log));
+    if (rc == 0) {
+        sb_reset(cubin);
+        sb_add(cubin, out.cubin.buf, out.cubin.len);
+    }
+    compile_output_free(&out);
+    return rc;
 }

@@ -15,10 +15,14 @@ typedef struct compile_output {
 
 void compile_output_init(compile_output *o);
 void compile_output_free(compile_output *o);
-/* include_dir may be NULL (no -I). use_pch adds -pch (needs a writable /tmp). */
-int nvrtc_compile(const char *source, const char *arch, const char *include_dir, int use_pch,
+/* include_dir may be NULL (no -I). No -pch: with NVRTC 13 a reused precompiled header
+ * compiled slower than parsing the toolkit headers again (docs/results/compile-time.md). */
+int nvrtc_compile(const char *source, const char *arch, const char *include_dir,
                   compile_output *out, strbuf *err);
 void nvrtc_version_string(char *buf, size_t n);
+/* Trusted code (the harness, the problems' references), in this process with the toolkit
+ * headers: the cubin, or -1 with the compile log in err. */
+int nvrtc_compile_trusted(const char *source, const char *arch, strbuf *cubin, strbuf *err);
 /* Exposed for tests. */
 void compile_log_sanitize(const char *raw, const char *include_dir, strbuf *out);
 void ptxas_report_to_json(const char *raw, strbuf *json);

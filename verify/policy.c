@@ -162,5 +162,3 @@ int policy_check(const char *source, strbuf *err)
     sb_free(&text);
     return rc;
 }
-
-int policy_has_include(const char *source) { return strstr(source, "#include") != NULL; }

@@ -11,8 +11,6 @@
 
 /* Returns 0 when allowed; otherwise -1 with "line N: ..." in err. */
 int policy_check(const char *source, strbuf *err);
-/* Whether the source has any #include (decides precompiled-header use). */
-int policy_has_include(const char *source);
 /* The allow-list, NULL-terminated. */
 extern const char *const policy_allowed_includes[];
 

@@ -3,21 +3,33 @@
 #include "common/candidate.h"
 #include "common/error.h"
 #include "common/fsutil.h"
+#include "common/hash.h"
 #include "verify/compile_pool.h"
 #include "verify/gpu_client.h"
+#include "verify/nvrtc_compile.h"
 #include "verify/policy.h"
 #include "verify/verify.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <unistd.h>
 
+/* A reference's cubin, by problem, arch and reference source. */
+struct ref_cubin {
+    char key[SHA256_HEX_LEN + 1];
+    strbuf cubin;
+};
+
 struct kv_service {
     kv_options opt;
     compile_pool *compiles;
     gpu_client *gpus;
+    pthread_mutex_t refs_lock;
+    struct ref_cubin *refs;
+    int n_refs, cap_refs;
 };
 
 void kv_options_default(kv_options *o)
@@ -59,6 +71,7 @@ int kv_service_start(const kv_options *o, kv_service **out, strbuf *err)
 {
     kv_service *s = xcalloc(1, sizeof(*s));
     s->opt = *o;
+    pthread_mutex_init(&s->refs_lock, NULL);
     if (s->opt.n_seeds < 1 || s->opt.n_seeds > KV_MAX_SEEDS)
         s->opt.n_seeds = 5;
     compile_pool_options co = {.servers = o->compile_procs,
@@ -91,7 +104,73 @@ void kv_service_stop(kv_service *s)
         return;
     gpu_client_stop(s->gpus);
     compile_pool_stop(s->compiles);
+    for (int i = 0; i < s->n_refs; i++)
+        sb_free(&s->refs[i].cubin);
+    free(s->refs);
+    pthread_mutex_destroy(&s->refs_lock);
     free(s);
+}
+
+/* References are compiled here, in the trusted client, once per problem and run, by the
+ * verifying thread: the GPU worker never waits for NVRTC, and no compile server that has
+ * seen a candidate ever produces a reference. */
+static void reference_key(const problem *p, const char *arch, char *key)
+{
+    sha256_stream *h = sha256_begin();
+    sha256_update(h, p->id, strlen(p->id) + 1);
+    sha256_update(h, arch, strlen(arch) + 1);
+    sha256_update(h, p->reference_source.buf, p->reference_source.len);
+    sha256_finish(h, key);
+}
+
+static int cached_reference(kv_service *s, const char *key, strbuf *out)
+{
+    int found = 0;
+    pthread_mutex_lock(&s->refs_lock);
+    for (int i = 0; i < s->n_refs && !found; i++) {
+        if (strcmp(s->refs[i].key, key) == 0) {
+            sb_reset(out);
+            sb_add(out, s->refs[i].cubin.buf, s->refs[i].cubin.len);
+            found = 1;
+        }
+    }
+    pthread_mutex_unlock(&s->refs_lock);
+    return found;
+}
+
+static void remember_reference(kv_service *s, const char *key, const strbuf *cubin)
+{
+    pthread_mutex_lock(&s->refs_lock);
+    if (s->n_refs == s->cap_refs) {
+        s->cap_refs = s->cap_refs ? 2 * s->cap_refs : 64;
+        s->refs = xrealloc(s->refs, (size_t)s->cap_refs * sizeof(*s->refs));
+    }
+    struct ref_cubin *e = &s->refs[s->n_refs++];
+    snprintf(e->key, sizeof(e->key), "%s", key);
+    sb_init(&e->cubin);
+    sb_add(&e->cubin, cubin->buf, cubin->len);
+    pthread_mutex_unlock(&s->refs_lock);
+}
+
+/* Two threads verifying the same new problem at once may both compile its reference;
+ * the cache then holds two equal entries, which is harmless. */
+static int reference_cubin(kv_service *s, const problem *p, const char *arch, strbuf *out,
+                           strbuf *err)
+{
+    char key[SHA256_HEX_LEN + 1];
+    reference_key(p, arch, key);
+    if (cached_reference(s, key, out))
+        return 0;
+    strbuf log = STRBUF_INIT;
+    if (nvrtc_compile_trusted(p->reference_source.buf, arch, out, &log)) {
+        kc_fail(err, "the reference of %s (%s) does not compile: %s", p->id, p->reference_path,
+                log.buf);
+        sb_free(&log);
+        return -1;
+    }
+    sb_free(&log);
+    remember_reference(s, key, out);
+    return 0;
 }
 
 static void set_verdict(kv_result *r, const char *verdict, const char *message)
@@ -200,9 +279,15 @@ int kv_verify(kv_service *s, const problem *p, const char *response, kv_result *
         set_verdict(r, "compiled", "compiled for the GPU; not run (compile-only)");
         goto out;
     }
-    uint64_t seeds[KV_MAX_SEEDS];
-    choose_seeds(s, seeds);
-    rc = gpu_client_verify(s->gpus, p, seeds, s->opt.n_seeds, r, err);
+    strbuf ref_cubin = STRBUF_INIT;
+    if (reference_cubin(s, p, r->arch, &ref_cubin, err) == 0) {
+        uint64_t seeds[KV_MAX_SEEDS];
+        choose_seeds(s, seeds);
+        rc = gpu_client_verify(s->gpus, p, &ref_cubin, seeds, s->opt.n_seeds, r, err);
+    } else {
+        rc = -1;
+    }
+    sb_free(&ref_cubin);
 out:
     launch_unit_free(&unit);
     sb_free(&r->cubin);

@@ -77,11 +77,11 @@ void wk_unit_free(wk_unit *u);
 /* buffers: inputs, outputs, then scratch, as candidate.h indexes tensors. */
 int wk_unit_launch(wk_gpu *g, wk_unit *u, const problem *p, const dimset *dims, wk_buffer *buffers,
                    wk_failure *f);
-int wk_compile_trusted(const char *source, const char *arch, strbuf *cubin, strbuf *err);
 
 /* worker_check.c: a whole verification job */
+/* cubin: the candidate's; ref_cubin: the reference's, compiled by the (trusted) client. */
 json_t *wk_verify_job(wk_gpu *g, json_t *job, const char *source, const char *cubin,
-                      size_t cubin_len);
+                      const char *ref_cubin);
 /* Progress to the host: the stage about to run and its deadline. */
 void wk_progress(const char *stage, double deadline_ms);
 

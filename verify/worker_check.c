@@ -23,38 +23,17 @@ void wk_progress(const char *stage, double deadline_ms)
     json_decref(m);
 }
 
-/* The reference of the last problem, compiled once. */
-static struct {
-    char *problem_id;
-    wk_unit unit;
-} ref_cache;
-
-static int reference_unit(wk_gpu *g, const problem *p, wk_unit **out, wk_failure *f)
+/* The reference comes compiled from the client (trusted code, compiled once per problem
+ * there), so the GPU never waits for NVRTC; loading a module takes well under a millisecond. */
+static int reference_unit(const problem *p, const char *ref_cubin, wk_unit *ref, wk_failure *f)
 {
-    if (ref_cache.problem_id && strcmp(ref_cache.problem_id, p->id) == 0) {
-        *out = &ref_cache.unit;
+    if (ref_cubin && wk_unit_load(ref, ref_cubin, p->reference_source.buf, p, f) == 0)
         return 0;
-    }
-    if (ref_cache.problem_id) {
-        wk_unit_free(&ref_cache.unit);
-        free(ref_cache.problem_id);
-        ref_cache.problem_id = NULL;
-    }
-    strbuf cubin = STRBUF_INIT, err = STRBUF_INIT;
-    int rc = wk_compile_trusted(p->reference_source.buf, g->arch, &cubin, &err);
-    if (rc) {
-        snprintf(f->verdict, sizeof(f->verdict), "runtime_error");
-        sb_reset(&f->message);
-        sb_addf(&f->message, "internal: the reference of %s does not compile: %s", p->id, err.buf);
-    } else {
-        rc = wk_unit_load(&ref_cache.unit, cubin.buf, p->reference_source.buf, p, f);
-    }
-    sb_free(&cubin), sb_free(&err);
-    if (rc)
-        return -1;
-    ref_cache.problem_id = xstrdup(p->id);
-    *out = &ref_cache.unit;
-    return 0;
+    snprintf(f->verdict, sizeof(f->verdict), "runtime_error");
+    sb_reset(&f->message);
+    sb_addf(&f->message, "internal: the reference of %s %s", p->id,
+            ref_cubin ? "does not load" : "was not sent with the job");
+    return -1;
 }
 
 /* Buffers of one dims set: inputs shared; outputs and scratch per side. */
@@ -609,13 +588,13 @@ static int time_candidate(struct job_state *s, json_t *job, json_t *result, wk_f
     return rc;
 }
 
-json_t *wk_verify_job(wk_gpu *g, json_t *job, const char *source, const char *cubin, size_t cubin_len)
+json_t *wk_verify_job(wk_gpu *g, json_t *job, const char *source, const char *cubin,
+                      const char *ref_cubin)
 {
-    (void)cubin_len;
     problem p;
     strbuf err = STRBUF_INIT, flags = STRBUF_INIT, message = STRBUF_INIT;
     wk_failure f = {0};
-    wk_unit cand = {0}, *ref = NULL;
+    wk_unit cand = {0}, ref = {0};
     json_t *result = NULL;
     double t_start = now_ms();
     const char *manifest = json_string_value(json_object_get(job, "manifest"));
@@ -625,11 +604,11 @@ json_t *wk_verify_job(wk_gpu *g, json_t *job, const char *source, const char *cu
         result = failure_result(g, &f, NULL);
         goto out_noproblem;
     }
-    if (wk_unit_load(&cand, cubin, source, &p, &f) || reference_unit(g, &p, &ref, &f)) {
+    if (wk_unit_load(&cand, cubin, source, &p, &f) || reference_unit(&p, ref_cubin, &ref, &f)) {
         result = failure_result(g, &f, NULL);
         goto out;
     }
-    struct job_state s = {.g = g, .p = &p, .cand = &cand, .ref = ref,
+    struct job_state s = {.g = g, .p = &p, .cand = &cand, .ref = &ref,
                           .cand_deadline_ms = DEFAULT_CANDIDATE_DEADLINE_MS, .runs = json_array()};
     double t_checks = now_ms();
     int outcome = run_all(&s, job, &f, &flags, &message);
@@ -652,6 +631,7 @@ json_t *wk_verify_job(wk_gpu *g, json_t *job, const char *source, const char *cu
     json_decref(s.first_failure);
 out:
     wk_unit_free(&cand);
+    wk_unit_free(&ref);
     problem_free(&p);
 out_noproblem:
     sb_free(&err), sb_free(&flags), sb_free(&message), sb_free(&f.message);

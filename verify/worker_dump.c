@@ -4,6 +4,7 @@
  * meta.json, so anyone can check our references with their own tools. */
 #include "common/error.h"
 #include "common/fsutil.h"
+#include "verify/nvrtc_compile.h"
 #include "verify/worker.h"
 
 #include <errno.h>
@@ -127,7 +128,7 @@ static int run_reference_into(wk_gpu *g, const problem *p, const dimset *dims, w
     strbuf cubin = STRBUF_INIT;
     wk_unit ref = {0};
     wk_failure f = {0};
-    int rc = wk_compile_trusted(p->reference_source.buf, g->arch, &cubin, err);
+    int rc = nvrtc_compile_trusted(p->reference_source.buf, g->arch, &cubin, err);
     if (rc == 0 && wk_unit_load(&ref, cubin.buf, p->reference_source.buf, p, &f))
         rc = kc_fail(err, "reference: %s", sb_str(&f.message));
     int base = p->n_inputs + p->n_outputs;

@@ -53,7 +53,7 @@ int wk_fail_cuda(wk_failure *f, const char *verdict, CUresult rc, const char *wh
 static int load_harness(wk_gpu *g, strbuf *err)
 {
     strbuf cubin = STRBUF_INIT;
-    if (wk_compile_trusted(kc_harness_source, g->arch, &cubin, err))
+    if (nvrtc_compile_trusted(kc_harness_source, g->arch, &cubin, err))
         return -1;
     CUresult rc = cuModuleLoadData(&g->harness, cubin.buf);
     sb_free(&cubin);
@@ -247,19 +247,4 @@ int wk_fill_input(wk_gpu *g, wk_buffer *b, const tensor_spec *t, const dimset *d
             return kc_fail(err, "simplex normalisation failed for %s", t->name);
     }
     return 0;
-}
-
-int wk_compile_trusted(const char *source, const char *arch, strbuf *cubin, strbuf *err)
-{
-    compile_output out;
-    compile_output_init(&out);
-    int rc = nvrtc_compile(source, arch, cuda_include_dir(), 0, &out, err);
-    if (rc == 0 && !out.ok)
-        rc = kc_fail(err, "trusted code failed to compile:\n%s", sb_str(&out.log));
-    if (rc == 0) {
-        sb_reset(cubin);
-        sb_add(cubin, out.cubin.buf, out.cubin.len);
-    }
-    compile_output_free(&out);
-    return rc;
 }

@@ -62,7 +62,7 @@ static int serve(int device)
             return st == IPC_EOF ? 0 : 1;
         }
         json_t *result = wk_verify_job(&g, job.json, job.blobs[0].buf ? job.blobs[0].buf : "",
-                                       job.blobs[1].buf, job.blobs[1].len);
+                                       job.blobs[1].buf, job.n_blobs > 2 ? job.blobs[2].buf : NULL);
         json_t *msg = json_pack("{s:O}", "result", result);
         ipc_send(1, msg, NULL, NULL, 0);
         int fatal = json_is_true(json_object_get(result, "fatal"));
