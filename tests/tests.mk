@@ -21,6 +21,11 @@ $(BIN)/%: $(OBJ)/tests/helpers/%.o $(COMMON_OBJ) $(call obj,$(TESTLIB_SRC))
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -lcurl -larchive -lz $(LIBS)
 
+# NVRTC's own compile time in a bare process (the bench sets it beside the compile servers').
+$(BIN)/kc_nvrtc_floor: $(OBJ)/tests/helpers/kc_nvrtc_floor.o $(COMMON_OBJ) $(call obj,verify/nvrtc_compile.c verify/sandbox.c)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(NVRTC) $(LIBS)
+
 .PHONY: unit-tests test-build
 unit-tests: $(UNIT_BIN) $(TEST_HELPERS)
 test-build: all unit-tests

@@ -22,6 +22,14 @@ for m in "$KC_PROBLEMS"/level1/*.json; do
 done
 "$KC_BIN/kverify" run --db "$db" --compile-only --threads 1 > "$OUT_DIR/compile1.log" 2>&1
 echo "compile (one server, one at a time): ms $(sql "$db" "SELECT duration_ms FROM compiles" | pct)"
+# Side by side: NVRTC alone in a bare process (no sandbox, no IPC), the same 100 sources once
+# each, then each once more. With a GPU driver present NVRTC keeps results in its on-disk
+# ComputeCache ($HOME/.nv); a fresh HOME makes every first compile a miss (a new candidate)
+# and every repeat a hit. The sandboxed servers never see that cache.
+floor_home=$(mktemp -d)
+HOME="$floor_home" "$KC_BIN/kc_nvrtc_floor" --repeat 1 "$KC_PROBLEMS"/level1/*.cu > "$OUT_DIR/nvrtc_floor.log" 2>&1
+rm -rf "$floor_home"
+grep '^nvrtc-floor' "$OUT_DIR/nvrtc_floor.log" | sed 's/^nvrtc-floor /compile, NVRTC alone in a bare process, /' 
 printf 'extern "C" __global__ void relu(const float *x, float *y, long long n)\n{\n    long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;\n    if (i < n)\n        y[i] = fmaxf(x[i], 0.0f);\n}\n// @launch relu<<<cdiv(B*D, 256), 256>>>(x, y, B*D);\n' > "$OUT_DIR/small.cu"
 rm -f "$db"*
 for i in $(seq 20); do "$KC_BIN/kverify" import --db "$db" --problem level1/019_relu "$OUT_DIR/small.cu" >/dev/null; done
