@@ -1,6 +1,7 @@
 /* worker_gpu: device set-up, the harness module, guarded buffers, seeded
  * inputs, guard checks and checksums for the GPU worker (see worker.h). */
 #include "common/error.h"
+#include "verify/driver_version.h"
 #include "verify/nvrtc_compile.h"
 #include "verify/sandbox.h"
 #include "verify/worker.h"
@@ -71,7 +72,7 @@ static int load_harness(wk_gpu *g, strbuf *err)
     return 0;
 }
 
-/* The kernel module's version from /proc/driver/nvidia/version ("... Kernel Module  580.159.04 ..."). */
+/* The kernel module's version (580.159.04), else the driver API version. */
 static void read_driver_version(wk_gpu *g)
 {
     snprintf(g->driver, sizeof(g->driver), "api %d.%d", g->driver_version / 1000,
@@ -80,12 +81,10 @@ static void read_driver_version(wk_gpu *g)
     if (!f)
         return;
     char line[512];
-    if (fgets(line, sizeof(line), f)) {
-        const char *mod = strstr(line, "Kernel Module");
-        char version[32];
-        if (mod && sscanf(mod + strlen("Kernel Module"), " %31s", version) == 1)
-            snprintf(g->driver, sizeof(g->driver), "%s", version);
-    }
+    char version[32];
+    if (fgets(line, sizeof(line), f) &&
+        driver_version_from_proc_line(line, version, sizeof(version)) == 0)
+        snprintf(g->driver, sizeof(g->driver), "%s", version);
     fclose(f);
 }
 

@@ -12,6 +12,7 @@
 #include "common/fsutil.h"
 #include "common/problem.h"
 #include "verify/compile_pool.h"
+#include "verify/driver_version.h"
 #include "verify/nvrtc_compile.h"
 #include "verify/policy.h"
 #include "verify/verify.h"
@@ -234,6 +235,23 @@ static void test_ptxas_report_parse(void **state)
     sb_free(&json), sb_free(&clean);
 }
 
+/* Both formats of /proc/driver/nvidia/version's first line, as seen on real machines. */
+static void test_driver_version_parse(void **state)
+{
+    (void)state;
+    char v[32];
+    assert_int_equal(driver_version_from_proc_line(
+                         "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  "
+                         "Release Build  (nixbld@)  \n", v, sizeof(v)), 0);
+    assert_string_equal(v, "580.159.04");
+    assert_int_equal(driver_version_from_proc_line(
+                         "NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.104.05  Sat Aug 19 "
+                         "01:15:15 UTC 2023\n", v, sizeof(v)), 0);
+    assert_string_equal(v, "535.104.05");
+    assert_int_equal(driver_version_from_proc_line("GCC version:  gcc version 15.3.0\n", v, sizeof(v)), -1);
+    assert_int_equal(driver_version_from_proc_line("NVRM version: Kernel Module for x86_64\n", v, sizeof(v)), -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -243,6 +261,7 @@ int main(void)
         cmocka_unit_test(test_compile_success_and_report),
         cmocka_unit_test(test_compile_failures),
         cmocka_unit_test(test_ptxas_report_parse),
+        cmocka_unit_test(test_driver_version_parse),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
