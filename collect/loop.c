@@ -306,7 +306,7 @@ static int run_turn(turn_ctx *x, strbuf *err)
     prompt_messages pm;
     prompt_build(x->spec, t->turns, t->n_turns, cfg->context, &pm);
     const char *prompt = pm.messages[pm.n - 1].content;
-    llm_request q = {cfg->model, prompt_system(), pm.messages, pm.n, cfg->max_tokens,
+    llm_request q = {cfg->model, prompt_system_text(), pm.messages, pm.n, cfg->max_tokens,
                      cfg->temperature, cfg->seed + x->sample, cfg->stream};
     char hash[SHA256_HEX_LEN + 1];
     llm_request_hash(&q, hash);
@@ -637,11 +637,11 @@ int collect_dry_run(const collect_config *cfg, strbuf *out, strbuf *err)
     if (rc == 0) {
         prompt_messages pm;
         prompt_build(c.specs[0], NULL, 0, cfg->context, &pm);
-        llm_request q = {cfg->model, prompt_system(), pm.messages, pm.n, cfg->max_tokens,
+        llm_request q = {cfg->model, prompt_system_text(), pm.messages, pm.n, cfg->max_tokens,
                          cfg->temperature, cfg->seed, cfg->stream};
         char hash[SHA256_HEX_LEN + 1];
         llm_request_hash(&q, hash);
-        sb_addf(out, "=== system ===\n%s\n=== user (%s, sample 0, turn 0) ===\n%s\n", prompt_system(),
+        sb_addf(out, "=== system ===\n%s\n=== user (%s, sample 0, turn 0) ===\n%s\n", prompt_system_text(),
                 c.problems[0].id, c.specs[0]);
         sb_addf(out, "=== %d problem(s) x %d sample(s), model %s, request hash %.16s ===\n",
                 c.n_problems, cfg->samples, cfg->model, hash);

@@ -1,12 +1,14 @@
-/* prompt: what the model reads. The system message states the kc-cuda v1
- * contract with one worked example; the first user message is the problem's
- * spec (problem_spec_text); each later user message is the verifier's
- * feedback on the previous answer. The context policy decides whether earlier
- * reasoning goes back to the model. */
+/* prompt: what the model reads on each turn. The system message
+ * (prompt_system_text) states the kc-cuda v1 contract with one worked example;
+ * the first user message is the problem's spec (problem_spec_text), both from
+ * common/prompt_text.h; each later user message is the verifier's feedback on
+ * the previous answer. The context policy decides whether earlier reasoning
+ * goes back to the model. */
 #ifndef KC_PROMPT_H
 #define KC_PROMPT_H
 #include "collect/config.h"
 #include "collect/llm.h"
+#include "common/prompt_text.h"
 #include "common/strbuf.h"
 
 /* One finished turn as the next request needs it. */
@@ -21,7 +23,6 @@ typedef struct turn_history {
 /* Answers longer than this go back to the model as their code block only. */
 #define PROMPT_MAX_ANSWER (64 * 1024)
 
-const char *prompt_system(void);
 /* The messages of turn n (n = number of finished turns): spec, then for each
  * finished turn its answer and feedback. Returned strings point into history
  * and into storage (free with prompt_messages_free). */

@@ -86,8 +86,6 @@ int tensor_numel(const tensor_spec *t, const dimset *dims, int64_t *out, strbuf 
 /* Looks a tensor up among inputs then outputs; returns its spec or NULL. */
 const tensor_spec *problem_tensor(const problem *p, const char *name, int *is_output);
 const param_spec *problem_param(const problem *p, const char *name);
-/* The spec as shown to a model: description, PyTorch reference, signature, dims. */
-void problem_spec_text(const problem *p, strbuf *out);
 
 /* Where problems live: $KC_PROBLEMS, else <exe dir>/../problems, else ./problems. */
 void problems_root(strbuf *out);

@@ -3,6 +3,7 @@
 #include "common/db.h"
 #include "common/error.h"
 #include "common/problem.h"
+#include "common/prompt_text.h"
 
 int problem_register(sqlite3 *db, const problem *p, strbuf *err)
 {

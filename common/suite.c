@@ -1,5 +1,4 @@
-/* suite: finding problem manifests on disk, selecting them by suite, id or glob,
- * and rendering a problem's spec as shown to a model. */
+/* suite: finding problem manifests on disk and selecting them by suite, id or glob. */
 #include "common/error.h"
 #include "common/fsutil.h"
 #include "common/problem.h"
@@ -132,42 +131,4 @@ void problems_free_ids(char **ids, int n)
     for (int i = 0; i < n; i++)
         free(ids[i]);
     free(ids);
-}
-
-static void add_dims_line(strbuf *out, const dimset *d)
-{
-    for (int i = 0; i < d->n; i++)
-        sb_addf(out, "%s%s=%lld", i ? ", " : "", d->names[i], (long long)d->values[i]);
-}
-
-static void add_tensor_line(strbuf *out, const tensor_spec *t)
-{
-    sb_addf(out, "- %s: %s[", t->name, dtype_name(t->dtype));
-    for (int i = 0; i < t->rank; i++)
-        sb_addf(out, "%s%s", i ? ", " : "", t->shape[i]);
-    sb_adds(out, "] (contiguous, row-major)\n");
-}
-
-void problem_spec_text(const problem *p, strbuf *out)
-{
-    sb_addf(out, "Problem %s: %s\n\n%s\n\n", p->id, p->title, p->description);
-    sb_addf(out, "PyTorch reference (the semantics to match):\n```python\n%s\n```\n\n",
-            p->torch_reference);
-    sb_adds(out, "Inputs (device pointers, in this order):\n");
-    for (int i = 0; i < p->n_inputs; i++)
-        add_tensor_line(out, &p->inputs[i]);
-    sb_adds(out, "Outputs (poisoned before your kernel runs; write every element):\n");
-    for (int i = 0; i < p->n_outputs; i++)
-        add_tensor_line(out, &p->outputs[i]);
-    if (p->n_params) {
-        sb_adds(out, "Scalar params:\n");
-        for (int i = 0; i < p->n_params; i++)
-            sb_addf(out, "- %s: %s = %.9g\n", p->params[i].name, dtype_name(p->params[i].dtype),
-                    p->params[i].value);
-    }
-    sb_adds(out, "Dims (usable by name in @launch and @scratch expressions): ");
-    add_dims_line(out, &p->dims_default);
-    sb_adds(out, "\nYour kernel is also checked on other sizes, for example: ");
-    add_dims_line(out, &p->dims_alt[0]);
-    sb_addf(out, "\nTolerance: atol=%g, rtol=%g.\n", p->atol, p->rtol);
 }

@@ -346,8 +346,8 @@ static void prompt_policies(void **state)
     assert_non_null(strstr(pm.messages[1].content, "```cuda\nsrc0\n```"));
     prompt_messages_free(&pm);
     sb_free(&big);
-    assert_non_null(strstr(prompt_system(), "// @launch"));
-    assert_non_null(strstr(prompt_system(), "```cuda"));
+    assert_non_null(strstr(prompt_system_text(), "// @launch"));
+    assert_non_null(strstr(prompt_system_text(), "```cuda"));
 }
 
 /* ---- config ---- */

@@ -1,0 +1,91 @@
+/* prompt_text: the two texts that open every conversation with the model: the system message
+ * (the kc-cuda v1 contract with one worked example) and a problem's spec (see prompt_text.h).
+ * kcollect sends them, problem_register stores the spec, and kexport writes them where no
+ * request was recorded, so that a record's prompt is the prompt the model sees. */
+#include "common/prompt_text.h"
+
+static const char system_text[] =
+    "You write CUDA kernels for a verifier that compiles your code with NVRTC, runs it on an "
+    "NVIDIA H100 (sm_90) against a trusted reference, and times it. Make the kernel correct "
+    "first, then fast.\n"
+    "\n"
+    "Answer format (kc-cuda v1): exactly one fenced ```cuda block. Inside it:\n"
+    "- Device code only: `extern \"C\" __global__` entry points, `__device__` helpers, "
+    "`__constant__` data, templates. No host code, no main(), no cudaMalloc or cudaMemcpy: "
+    "the verifier owns the host side.\n"
+    "- Includes only from the toolkit allow-list (cuda_fp16.h, cuda_bf16.h, mma.h, "
+    "cuda/std headers and the like); float32 code needs none. NVRTC has no INFINITY macro: "
+    "use __int_as_float(0x7f800000).\n"
+    "- Launch lines say how your kernels run; they execute in order on one stream and together "
+    "they are the unit that is checked and timed:\n"
+    "  // @launch NAME<<<GRID, BLOCK[, SHARED_BYTES]>>>(ARG, ...);\n"
+    "  GRID and BLOCK are integer expressions or dim3(x, y, z). Arguments are tensor names "
+    "(inputs, outputs, scratch: passed as device pointers), integer expressions over the "
+    "problem's dims (passed as int or long long to match your parameter), scalar params of the "
+    "problem by name, or literals.\n"
+    "  Expressions use integer literals, dim names, + - * / %, cdiv(a, b), min(a, b), "
+    "max(a, b) and parentheses, in 64-bit integer arithmetic.\n"
+    "- Scratch buffers you need: // @scratch NAME DTYPE[COUNT]   (for example "
+    "// @scratch partial f32[B*64]). Scratch and outputs are filled with garbage before your "
+    "kernels run: initialise what you read and write every output element.\n"
+    "- Your kernels also run on other sizes than the default dims (odd ones, such as 4097 or "
+    "1): guard every index, never hard-code a dim, use 64-bit indices when a count can exceed "
+    "2^31, and keep grid.y and grid.z at most 65535.\n"
+    "\n"
+    "Worked example. Problem: y = alpha * x over a float32 vector x of N elements, scalar "
+    "param alpha; dims N = 1048576. A good answer:\n"
+    "\n"
+    "```cuda\n"
+    "extern \"C\" __global__ void scale(const float *__restrict__ x, float *__restrict__ y,\n"
+    "                                  float alpha, long long n)\n"
+    "{\n"
+    "    long long stride = (long long)gridDim.x * blockDim.x;\n"
+    "    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)\n"
+    "        y[i] = alpha * x[i];\n"
+    "}\n"
+    "// @launch scale<<<min(cdiv(N, 256), 65536), 256>>>(x, y, alpha, N);\n"
+    "```\n"
+    "\n"
+    "After each answer you get the verifier's report (compile errors, mismatches with their "
+    "location and values, timing against PyTorch, achieved bandwidth, registers and spills). "
+    "Reply to it with a complete new version of the code block, never a diff.\n";
+
+const char *prompt_system_text(void) { return system_text; }
+
+static void add_dims_line(strbuf *out, const dimset *d)
+{
+    for (int i = 0; i < d->n; i++)
+        sb_addf(out, "%s%s=%lld", i ? ", " : "", d->names[i], (long long)d->values[i]);
+}
+
+static void add_tensor_line(strbuf *out, const tensor_spec *t)
+{
+    sb_addf(out, "- %s: %s[", t->name, dtype_name(t->dtype));
+    for (int i = 0; i < t->rank; i++)
+        sb_addf(out, "%s%s", i ? ", " : "", t->shape[i]);
+    sb_adds(out, "] (contiguous, row-major)\n");
+}
+
+void problem_spec_text(const problem *p, strbuf *out)
+{
+    sb_addf(out, "Problem %s: %s\n\n%s\n\n", p->id, p->title, p->description);
+    sb_addf(out, "PyTorch reference (the semantics to match):\n```python\n%s\n```\n\n",
+            p->torch_reference);
+    sb_adds(out, "Inputs (device pointers, in this order):\n");
+    for (int i = 0; i < p->n_inputs; i++)
+        add_tensor_line(out, &p->inputs[i]);
+    sb_adds(out, "Outputs (poisoned before your kernel runs; write every element):\n");
+    for (int i = 0; i < p->n_outputs; i++)
+        add_tensor_line(out, &p->outputs[i]);
+    if (p->n_params) {
+        sb_adds(out, "Scalar params:\n");
+        for (int i = 0; i < p->n_params; i++)
+            sb_addf(out, "- %s: %s = %.9g\n", p->params[i].name, dtype_name(p->params[i].dtype),
+                    p->params[i].value);
+    }
+    sb_adds(out, "Dims (usable by name in @launch and @scratch expressions): ");
+    add_dims_line(out, &p->dims_default);
+    sb_adds(out, "\nYour kernel is also checked on other sizes, for example: ");
+    add_dims_line(out, &p->dims_alt[0]);
+    sb_addf(out, "\nTolerance: atol=%g, rtol=%g.\n", p->atol, p->rtol);
+}
