@@ -98,14 +98,20 @@ static void datasheet(const export_config *c, const export_ctx *x, const json_t 
     sb_addf(out, "## Collection\nKernels were written by the model(s) named in each record's "
                  "provenance.run (with the sampling settings there) in the kcollect closed loop, "
                  "and verified by kverify (version, GPU, driver and seeds in "
-                 "provenance.verification).\n\n"
+                 "provenance.verification). The system and first user message of each record "
+                 "are the ones its model was sent, as recorded; imported kernels and rl prompts "
+                 "carry the prompt kcollect builds (its system message and the problem's spec)"
+                 "%s.\n\n"
                  "## Labelling\nVerdicts and flags come from the verifier; kcurate adds verdict "
                  "classes, KernelBench speedup tiers, rewards, returns, exact and near duplicates "
                  "(parameters in manifest.json, source.curate_params). Filters of this export: "
-                 "verdicts %s, minimum eager speedup %g, splits %s, levels %s, duplicates removed: "
-                 "%s.\n\n",
-            c->verdicts ? c->verdicts : c->format == EXPORT_SFT ? "correct" : "any", c->min_speedup,
-            c->splits ? c->splits : "all", c->levels ? c->levels : "all",
+                 "verdicts %s%s, minimum eager speedup %g, splits %s, levels %s, duplicates "
+                 "removed: %s.\n\n",
+            c->system_prompt ? "; the system message is replaced by the one in manifest.json"
+                             : "",
+            c->verdicts ? c->verdicts : c->format == EXPORT_SFT ? "correct" : "any",
+            c->format == EXPORT_PREFERENCE ? " (of rejected kernels; chosen ones are correct)" : "",
+            c->min_speedup, c->splits ? c->splits : "all", c->levels ? c->levels : "all",
             export_dedup_name(c->dedup));
     sb_adds(out, "## Uses\nTraining (train split), model selection (valid) and evaluation (test). "
                  "Problems on the held-out list are never in train. Records flagged suspicious "
@@ -262,7 +268,7 @@ static int export_staged(const export_config *c, sqlite3 *db, const char *stage,
                          export_summary *sum, strbuf *err)
 {
     export_shards w;
-    export_ctx x = {.db = db, .cfg = c, .shards = &w};
+    export_ctx x = {.db = db, .cfg = c, .shards = &w, .prompt_key = -1};
     int rc = export_shards_open(&w, stage, c->shard_bytes, c->gzip, c->gzip_level, err);
     if (!rc)
         rc = read_uuid(db, x.db_uuid, sizeof x.db_uuid, err);

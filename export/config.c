@@ -6,16 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char default_system_prompt[] =
-    "You are an expert CUDA kernel engineer. Write a correct and fast CUDA kernel for the problem "
-    "in the kc-cuda v1 format: one ```cuda block with device code only and // @launch lines.";
-
 void export_config_defaults(export_config *c)
 {
     *c = (export_config){.format = EXPORT_SFT, .dedup = EXPORT_DEDUP_NEAR, .max_pairs = 64,
                          .shard_bytes = 256LL << 20, .gzip = 1, .gzip_level = 1};
     c->splits = xstrdup("train,valid,test");
-    c->system_prompt = xstrdup(default_system_prompt);
 }
 
 void export_config_free(export_config *c)
@@ -49,7 +44,7 @@ const char *export_dedup_name(enum export_dedup d) { return dedup_names[d]; }
 
 void export_config_json(const export_config *c, strbuf *out)
 {
-    json_t *o = json_pack("{s:s, s:b, s:s?, s:f, s:s, s:s?, s:s, s:i, s:I, s:b, s:i, s:s}",
+    json_t *o = json_pack("{s:s, s:b, s:s?, s:f, s:s, s:s?, s:s, s:i, s:I, s:b, s:i, s:s?}",
                           "format", export_format_name(c->format), "sft_every_turn",
                           c->sft_every_turn, "verdicts", c->verdicts, "min_speedup", c->min_speedup,
                           "splits", c->splits, "levels", c->levels, "dedup",

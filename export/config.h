@@ -10,7 +10,9 @@ enum export_dedup { EXPORT_DEDUP_NONE, EXPORT_DEDUP_EXACT, EXPORT_DEDUP_NEAR };
 typedef struct export_config {
     enum export_format format;
     int sft_every_turn;      /* sft: every correct turn instead of each trajectory's last correct */
-    char *verdicts;          /* comma list; "any" for no filter (sft/preference chosen: correct) */
+    char *verdicts;          /* comma list; "any" for no filter [sft: correct; multiturn: any
+                              * other value keeps solved trajectories; preference: restricts the
+                              * rejected side, chosen is always correct; rl: not used] */
     double min_speedup;      /* eager speedup, 0 = no filter */
     char *splits;            /* comma list [train,valid,test] */
     char *levels;            /* comma list, NULL = all */
@@ -19,7 +21,8 @@ typedef struct export_config {
     long long shard_bytes;   /* uncompressed bytes per shard [256 MiB] */
     int gzip, gzip_level;    /* [1, 6] */
     int tar;                 /* also write <out>.tar */
-    char *system_prompt;
+    char *system_prompt;     /* replaces the system message of every record; NULL: the one the
+                              * model saw (recorded request), else kcollect's (prompt_text.h) */
     const char *out_dir, *db_path;
 } export_config;
 

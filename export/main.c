@@ -14,6 +14,9 @@ static const char usage_text[] =
     "  --format F          sft | multiturn | rl | preference [sft]\n"
     "  --every-turn        sft: every correct turn (default: each trajectory's last correct)\n"
     "  --verdict LIST      verdicts kept (comma separated, or 'any') [sft: correct]\n"
+    "                      multiturn: any list keeps solved trajectories only;\n"
+    "                      preference: verdicts allowed on the rejected side [any];\n"
+    "                      chosen is always correct\n"
     "  --min-speedup X     minimum eager speedup\n"
     "  --split LIST        splits exported [train,valid,test]; 'heldout' only when named\n"
     "  --level LIST        problem levels, e.g. 1,2\n"
@@ -23,7 +26,9 @@ static const char usage_text[] =
     "  --no-gzip           plain .jsonl shards\n"
     "  --gzip-level N      1..9 [1: fastest, ~27% larger than 6; 9 for the smallest files]\n"
     "  --tar               also bundle everything into DIR.tar\n"
-    "  --system-prompt S   the system message of every record\n";
+    "  --system-prompt S   replaces the system message of every record (default: the one\n"
+    "                      the model saw, from the recorded request; kcollect's system\n"
+    "                      message for imported candidates and rl prompts)\n";
 
 static _Noreturn void usage(int status)
 {

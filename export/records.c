@@ -1,13 +1,15 @@
 /* records: SQL over the curated database and the JSON of each format (see records.h).
  * Candidate-level formats (sft, multiturn, preference) run one query per problem, in output order
  * (split, problem id), so that SQLite only ever sorts one problem's rows in memory; records are
- * written with the streaming writer (jsonw.h), with the per-problem parts (problem object, system
- * and user messages) encoded once per problem. The rl format (one record per problem) is built
- * with jansson. Output is byte-identical to what jansson's compact dump of the same records
- * would give. */
+ * written with the streaming writer (jsonw.h), with the problem object encoded once per problem
+ * and the prompt (system and first user message) once per trajectory: as recorded in the
+ * trajectory's first request, or as kcollect builds it (common/prompt_text.h) for candidates
+ * without one. The rl format (one record per problem) is built with jansson. Output is
+ * byte-identical to what jansson's compact dump of the same records would give. */
 #include "export/records.h"
 #include "common/error.h"
 #include "common/hash.h"
+#include "common/prompt_text.h"
 #include "export/jsonw.h"
 
 #include <jansson.h>
@@ -51,6 +53,9 @@ enum {
     COL_REASONING, COL_REWARD, COL_RETURN, COL_EXACT_REP, COL_NEAR_REP, COL_RUN_KEY, COL_MODEL,
     COL_RUN_CONFIG, COL_TOOL_VERSION, COL_ORIGIN, COL_RESPONSE
 };
+
+/* Which rows a --verdict list applies to. */
+enum verdict_scope { VERDICTS_OF_ALL, VERDICTS_OF_REJECTED };
 
 /* Room kept before a record's body for {"id":"<sha256>", (the body's own '{' becomes ','). */
 #define ID_ROOM 72
@@ -280,30 +285,24 @@ static int get_blob(export_ctx *x, const char *sha, strbuf *out, strbuf *err)
     return 0;
 }
 
-/* The spec shown to the model for a problem (problems.spec_sha; else the manifest's words). */
+/* The spec of a problem as kcollect shows it: problems.spec_sha, which problem_register writes
+ * with problem_spec_text (common/prompt_text.h) whenever a problem is registered. */
 static const char *problem_spec(export_ctx *x, const char *problem_id, strbuf *err)
 {
     for (int i = 0; i < x->n_specs; i++)
         if (!strcmp(x->spec_problem[i], problem_id))
             return x->spec_text[i];
-    sqlite3_stmt *st = kc_db_prepare(x->db, "SELECT spec_sha, manifest_sha FROM problems WHERE id = ?",
-                                     err);
+    sqlite3_stmt *st = kc_db_prepare(x->db, "SELECT spec_sha FROM problems WHERE id = ?", err);
     if (!st)
         return NULL;
     sqlite3_bind_text(st, 1, problem_id, -1, SQLITE_STATIC);
     strbuf spec = STRBUF_INIT;
     int rc = sqlite3_step(st) == SQLITE_ROW ? 0 : kc_fail(err, "unknown problem %s", problem_id);
-    if (!rc && text(st, 0)) {
+    if (!rc && !text(st, 0))
+        rc = kc_fail(err, "problem %s has no spec recorded (problems.spec_sha): register it again"
+                          " with kcollect or kverify import", problem_id);
+    if (!rc)
         rc = get_blob(x, text(st, 0), &spec, err);
-    } else if (!rc) {
-        rc = get_blob(x, text(st, 1), &spec, err);
-        json_t *m = rc ? NULL : json_loads(spec.buf, 0, NULL);
-        const char *d = json_string_value(json_object_get(m, "description"));
-        const char *r = json_string_value(json_object_get(m, "torch_reference"));
-        sb_reset(&spec);
-        sb_addf(&spec, "%s\n\n%s", d ? d : problem_id, r ? r : "");
-        json_decref(m);
-    }
     sqlite3_finalize(st);
     if (rc) {
         sb_free(&spec);
@@ -316,26 +315,171 @@ static const char *problem_spec(export_ctx *x, const char *problem_id, strbuf *e
     return x->spec_text[x->n_specs++];
 }
 
-/* The system and user messages of a problem, encoded: {"role":"system",...},{"role":"user",...} */
-static int prompt_messages(export_ctx *x, const char *spec, strbuf *out)
+/* The system message of the prompts built here (rl, candidates without a recorded request):
+ * the --system-prompt override, else kcollect's. */
+static const char *built_system(const export_ctx *x)
 {
-    jsonw w;
-    sb_reset(out);
-    jw_init(&w, out);
-    put_message(&w, "system", x->cfg->system_prompt, strlen(x->cfg->system_prompt));
-    put_message(&w, "user", spec, strlen(spec));
-    return w.bad_utf8;
+    return x->cfg->system_prompt ? x->cfg->system_prompt : prompt_system_text();
 }
 
-/* Encodes the problem object and the prompt messages of the row's problem, once per problem
- * (on its first row, so that a problem without records never needs its spec). */
-static int problem_parts(export_ctx *x, sqlite3_stmt *st, strbuf *err)
+static int same_text(const strbuf *sb, const char *s, size_t len)
 {
-    if (x->parts_ready)
-        return 0;
-    const char *spec = problem_spec(x, text(st, COL_PROBLEM), err);
+    return sb->len == len && !memcmp(sb->buf, s, len);
+}
+
+/* Sets a prompt to these texts (no system message when system is NULL), encoding them only when
+ * they differ from its current ones: the trajectories of a problem usually share their prompt. */
+static void prompt_set(export_prompt *p, const char *system, const char *user)
+{
+    size_t system_len = system ? strlen(system) : 0, user_len = strlen(user);
+    if (p->valid && (system != NULL) == p->has_system &&
+        same_text(&p->system, system ? system : "", system_len) &&
+        same_text(&p->user, user, user_len))
+        return;
+    sb_reset(&p->system);
+    sb_add(&p->system, system ? system : "", system_len);
+    sb_reset(&p->user);
+    sb_add(&p->user, user, user_len);
+    p->has_system = system != NULL;
+    p->valid = 1;
+    jsonw w;
+    sb_reset(&p->encoded);
+    jw_init(&w, &p->encoded);
+    if (system)
+        put_message(&w, "system", system, system_len);
+    put_message(&w, "user", user, user_len);
+    p->bad_utf8 = w.bad_utf8;
+}
+
+static void prompt_free(export_prompt *p)
+{
+    sb_free(&p->system), sb_free(&p->user), sb_free(&p->encoded);
+}
+
+/* Makes these texts the current record's prompt, the system message replaced by the
+ * --system-prompt override when there is one. */
+static void set_prompt(export_ctx *x, const char *system, const char *user)
+{
+    prompt_set(&x->prompt, x->cfg->system_prompt ? x->cfg->system_prompt : system, user);
+}
+
+/* The prompt kcollect builds for a problem: its system message and the problem's spec. */
+static int problem_prompt(export_ctx *x, const char *problem_id, strbuf *err)
+{
+    const char *spec = problem_spec(x, problem_id, err);
     if (!spec)
         return -1;
+    set_prompt(x, prompt_system_text(), spec);
+    return 0;
+}
+
+/* The system message (NULL when none was sent) and the first user message of a chat request
+ * body as recorded: OpenAI (a "system" message first) or Anthropic (a top-level "system"). */
+static int request_prompt(json_t *body, const char **system, const char **user)
+{
+    *system = json_string_value(json_object_get(body, "system"));
+    *user = NULL;
+    size_t i;
+    json_t *m;
+    json_array_foreach(json_object_get(body, "messages"), i, m) {
+        const char *role = json_string_value(json_object_get(m, "role"));
+        const char *content = json_string_value(json_object_get(m, "content"));
+        if (!role || !content)
+            return -1;
+        if (!strcmp(role, "user")) {
+            *user = content;
+            break;
+        }
+        if (!strcmp(role, "system") && !*system)
+            *system = content;
+    }
+    return *user ? 0 : -1;
+}
+
+/* The JSON string at s: the position after it, NULL when there is none before end. */
+static const char *skip_json_string(const char *s, const char *end)
+{
+    if (s >= end || *s != '"')
+        return NULL;
+    for (s++; s < end; s++) {
+        if (*s == '\\')
+            s++;
+        else if (*s == '"')
+            return s + 1;
+    }
+    return NULL;
+}
+
+/* Whether a request body opens, as kcollect writes it for OpenAI-compatible endpoints, with
+ * {"model":"…","messages":[ followed by the prompt encoded in sent (the last body parsed): then
+ * its prompt is that one, and the body need not be parsed. Anything else is parsed. */
+static int opens_with_prompt(const strbuf *body, const export_prompt *sent)
+{
+    static const char model[] = "{\"model\":", messages[] = ",\"messages\":[";
+    const char *p = body->buf, *end = body->buf + body->len;
+    if (!sent->valid || body->len < sizeof model - 1 || memcmp(p, model, sizeof model - 1))
+        return 0;
+    p = skip_json_string(p + sizeof model - 1, end);
+    if (!p || (size_t)(end - p) < sizeof messages - 1 + sent->encoded.len + 1 ||
+        memcmp(p, messages, sizeof messages - 1))
+        return 0;
+    p += sizeof messages - 1;
+    return !memcmp(p, sent->encoded.buf, sent->encoded.len) &&
+           (p[sent->encoded.len] == ',' || p[sent->encoded.len] == ']');
+}
+
+/* The prompt a trajectory's model saw: the system and first user message of its first recorded
+ * request; the problem's prompt as kcollect builds it when it has no recorded request. */
+static int trajectory_prompt(export_ctx *x, int64_t traj, const char *problem_id, strbuf *err)
+{
+    if (!x->first_request_stmt &&
+        !(x->first_request_stmt = kc_db_prepare(
+              x->db, "SELECT r.id, r.body_sha FROM turns t JOIN requests r ON r.id = t.request_id"
+                     " WHERE t.trajectory_id = ? ORDER BY t.turn_index LIMIT 1", err)))
+        return -1;
+    sqlite3_stmt *q = x->first_request_stmt;
+    sqlite3_bind_int64(q, 1, traj);
+    int step = sqlite3_step(q);
+    int64_t request = step == SQLITE_ROW ? sqlite3_column_int64(q, 0) : 0;
+    int rc = step == SQLITE_ROW ? get_blob(x, text(q, 1), &x->blob, err)
+             : step == SQLITE_DONE ? 1
+                                   : kc_fail(err, "database: %s", sqlite3_errmsg(x->db));
+    sqlite3_reset(q);
+    if (rc)
+        return rc > 0 ? problem_prompt(x, problem_id, err) : -1;
+    if (!opens_with_prompt(&x->blob, &x->sent)) {
+        json_t *body = json_loadb(x->blob.buf, x->blob.len, 0, NULL);
+        const char *system, *user;
+        if (request_prompt(body, &system, &user))
+            rc = kc_fail(err, "trajectory %lld: request %lld is not a chat request with a user"
+                              " message", (long long)traj, (long long)request);
+        else
+            prompt_set(&x->sent, system, user);
+        json_decref(body);
+    }
+    if (!rc)
+        set_prompt(x, x->sent.has_system ? sb_str(&x->sent.system) : NULL, sb_str(&x->sent.user));
+    return rc;
+}
+
+/* Makes x->prompt the prompt of the row's record: per trajectory for collected candidates,
+ * per problem for the others (imported ones). */
+static int row_prompt(export_ctx *x, sqlite3_stmt *st, strbuf *err)
+{
+    int64_t key = is_null(st, COL_TRAJ) ? 0 : sqlite3_column_int64(st, COL_TRAJ);
+    if (key == x->prompt_key)
+        return 0;
+    const char *problem_id = text(st, COL_PROBLEM);
+    int rc = key ? trajectory_prompt(x, key, problem_id, err) : problem_prompt(x, problem_id, err);
+    x->prompt_key = rc ? -1 : key;
+    return rc;
+}
+
+/* Encodes the problem object of the row's problem, once per problem. */
+static void problem_parts(export_ctx *x, sqlite3_stmt *st)
+{
+    if (x->parts_ready)
+        return;
     jsonw w;
     sb_reset(&x->problem_part);
     jw_init(&w, &x->problem_part);
@@ -347,9 +491,8 @@ static int problem_parts(export_ctx *x, sqlite3_stmt *st, strbuf *err)
     jw_key(&w, "title");
     jw_cstring(&w, text(st, COL_TITLE));
     jw_end_object(&w);
-    x->parts_bad_utf8 = w.bad_utf8 | prompt_messages(x, spec, &x->prompt_part);
+    x->parts_bad_utf8 = w.bad_utf8;
     x->parts_ready = 1;
-    return 0;
 }
 
 /* The row's kernel source, looked up after the sort (so that SQLite never sorts kernels) and
@@ -438,12 +581,12 @@ static int emit_json(export_ctx *x, const char *split, json_t *record, strbuf *e
     return emit(x, split, &w, "a record", err);
 }
 
-/* Appends " AND col IN (?,...)" for a comma list, and remembers the values to bind. */
-static void add_in_filter(strbuf *where, const char *col, const char *list, char ***binds, int *n)
+static int no_filter(const char *list) { return !list || !*list || !strcmp(list, "any"); }
+
+/* Appends "(?,...)" for a comma list, and remembers the values to bind. */
+static void add_in_list(strbuf *where, const char *list, char ***binds, int *n)
 {
-    if (!list || !*list || !strcmp(list, "any"))
-        return;
-    sb_addf(where, " AND %s IN (", col);
+    sb_addch(where, '(');
     int first = 1;
     for (const char *p = list; *p;) {
         const char *comma = strchr(p, ',');
@@ -457,6 +600,15 @@ static void add_in_filter(strbuf *where, const char *col, const char *list, char
     sb_addch(where, ')');
 }
 
+/* Appends " AND col IN (?,...)" for a comma list ('any' or empty: no condition). */
+static void add_in_filter(strbuf *where, const char *col, const char *list, char ***binds, int *n)
+{
+    if (no_filter(list))
+        return;
+    sb_addf(where, " AND %s IN ", col);
+    add_in_list(where, list, binds, n);
+}
+
 static void dedup_filter(const export_config *c, strbuf *where)
 {
     if (c->dedup == EXPORT_DEDUP_EXACT)
@@ -465,14 +617,28 @@ static void dedup_filter(const export_config *c, strbuf *where)
         sb_adds(where, " AND (cl.near_rep_id IS NULL OR cl.near_rep_id = c.id)");
 }
 
+/* Appends the verdict condition: on every row, or (preference) on the rejected side only, where
+ * correct candidates (the chosen side) pass whatever the list. */
+static void verdict_filter(strbuf *where, const char *verdicts, enum verdict_scope scope,
+                           char ***binds, int *n)
+{
+    if (scope == VERDICTS_OF_ALL) {
+        add_in_filter(where, "v.verdict", verdicts, binds, n);
+    } else if (!no_filter(verdicts)) {
+        sb_adds(where, " AND (cl.verdict_class = 'correct' OR v.verdict IN ");
+        add_in_list(where, verdicts, binds, n);
+        sb_addch(where, ')');
+    }
+}
+
 /* Filters shared by every candidate-level query (after "c.problem_id = ?"); verdicts only when
  * given. */
-static void common_filters(const export_config *c, const char *verdicts, strbuf *where,
-                           char ***binds, int *n)
+static void common_filters(const export_config *c, const char *verdicts, enum verdict_scope scope,
+                           strbuf *where, char ***binds, int *n)
 {
     add_in_filter(where, "pl.split", c->splits, binds, n);
     add_in_filter(where, "CAST(pr.level AS TEXT)", c->levels, binds, n);
-    add_in_filter(where, "v.verdict", verdicts, binds, n);
+    verdict_filter(where, verdicts, scope, binds, n);
     if (c->min_speedup > 0)
         sb_addf(where, " AND tm.speedup_eager >= %.17g", c->min_speedup);
 }
@@ -492,14 +658,14 @@ static sqlite3_stmt *prepare_with_binds(export_ctx *x, const char *sql, char **b
 
 /* The candidate query of one problem (parameter 1): columns, joins, filters, then more (extra
  * conditions and the ORDER BY within the problem). */
-static sqlite3_stmt *candidate_query(export_ctx *x, const char *verdicts, int dedup,
-                                     const char *more, strbuf *err)
+static sqlite3_stmt *candidate_query(export_ctx *x, const char *verdicts, enum verdict_scope scope,
+                                     int dedup, const char *more, strbuf *err)
 {
     strbuf sql = STRBUF_INIT;
     char **binds = NULL;
     int n = 0;
     sb_adds(&sql, "SELECT" CANDIDATE_COLUMNS CANDIDATE_JOINS " WHERE c.problem_id = ?");
-    common_filters(x->cfg, verdicts, &sql, &binds, &n);
+    common_filters(x->cfg, verdicts, scope, &sql, &binds, &n);
     if (dedup)
         dedup_filter(x->cfg, &sql);
     sb_adds(&sql, more);
@@ -532,6 +698,7 @@ static int for_each_problem(export_ctx *x, sqlite3_stmt *cand, row_fn row, probl
     while (!rc && (step = sqlite3_step(problems)) == SQLITE_ROW) {
         sqlite3_bind_text(cand, 1, text(problems, 0), -1, SQLITE_TRANSIENT);
         x->parts_ready = 0;
+        x->prompt_key = -1;
         int s;
         while (!rc && (s = sqlite3_step(cand)) == SQLITE_ROW)
             rc = row(x, cand, arg, err);
@@ -552,10 +719,13 @@ static int sft_row(export_ctx *x, sqlite3_stmt *st, void *arg, strbuf *err)
     (void)arg;
     const char *src;
     size_t len;
-    if (problem_parts(x, st, err) || row_source(x, st, &src, &len, err))
+    if (row_source(x, st, &src, &len, err))
         return -1;
     if (!src)
         return 0; /* nothing to learn from a turn without a kernel */
+    problem_parts(x, st);
+    if (row_prompt(x, st, err))
+        return -1;
     const char *split = text(st, COL_SPLIT);
     jsonw w;
     begin_record(x, &w);
@@ -568,7 +738,7 @@ static int sft_row(export_ctx *x, sqlite3_stmt *st, void *arg, strbuf *err)
     jw_raw(&w, x->problem_part.buf, x->problem_part.len);
     jw_key(&w, "messages");
     jw_array(&w);
-    jw_raw(&w, x->prompt_part.buf, x->prompt_part.len);
+    jw_raw(&w, x->prompt.encoded.buf, x->prompt.encoded.len);
     put_kernel_message(&w, src, len);
     jw_end_array(&w);
     jw_key(&w, "labels");
@@ -576,7 +746,7 @@ static int sft_row(export_ctx *x, sqlite3_stmt *st, void *arg, strbuf *err)
     jw_key(&w, "provenance");
     put_provenance(x, &w, st);
     jw_end_object(&w);
-    w.bad_utf8 |= x->parts_bad_utf8;
+    w.bad_utf8 |= x->parts_bad_utf8 | x->prompt.bad_utf8;
     count_record(x, st);
     return emit(x, split, &w, "an sft record", err);
 }
@@ -592,7 +762,8 @@ static int export_sft(export_ctx *x, strbuf *err)
                        " WHERE t2.trajectory_id = t.trajectory_id AND t2.turn_index > t.turn_index"
                        " AND v2.verdict = v.verdict))");
     sb_adds(&more, " ORDER BY t.trajectory_id, t.turn_index, c.id");
-    sqlite3_stmt *st = candidate_query(x, c->verdicts ? c->verdicts : "correct", 1, more.buf, err);
+    sqlite3_stmt *st = candidate_query(x, c->verdicts ? c->verdicts : "correct", VERDICTS_OF_ALL, 1,
+                                       more.buf, err);
     sb_free(&more);
     if (!st)
         return -1;
@@ -702,9 +873,12 @@ static int multiturn_row(export_ctx *x, sqlite3_stmt *st, void *arg, strbuf *err
         return -1;
     const char *src;
     size_t len;
-    if (problem_parts(x, st, err) || row_source(x, st, &src, &len, err))
+    if (row_source(x, st, &src, &len, err))
         return -1;
+    problem_parts(x, st);
     if (!a->open) {
+        if (row_prompt(x, st, err))
+            return -1;
         a->open = 1;
         a->id = traj;
         a->solved = 0;
@@ -723,8 +897,8 @@ static int multiturn_row(export_ctx *x, sqlite3_stmt *st, void *arg, strbuf *err
         jw_init(&a->mw, &a->messages);
         a->mw.bad_utf8 = rw.bad_utf8;
         jw_array(&a->mw);
-        jw_raw(&a->mw, x->prompt_part.buf, x->prompt_part.len);
-        a->mw.bad_utf8 |= x->parts_bad_utf8;
+        jw_raw(&a->mw, x->prompt.encoded.buf, x->prompt.encoded.len);
+        a->mw.bad_utf8 |= x->parts_bad_utf8 | x->prompt.bad_utf8;
         sb_reset(&a->turns);
         jw_init(&a->tw, &a->turns);
         jw_array(&a->tw);
@@ -754,7 +928,7 @@ static int export_multiturn(export_ctx *x, strbuf *err)
         sb_adds(&more, " AND EXISTS (SELECT 1 FROM trajectory_labels tl WHERE tl.trajectory_id ="
                        " t.trajectory_id AND tl.solved)");
     sb_adds(&more, " ORDER BY t.trajectory_id, t.turn_index");
-    sqlite3_stmt *st = candidate_query(x, NULL, 0, more.buf, err);
+    sqlite3_stmt *st = candidate_query(x, NULL, VERDICTS_OF_ALL, 0, more.buf, err);
     sb_free(&more);
     if (!st)
         return -1;
@@ -809,7 +983,7 @@ static int rl_record(export_ctx *x, sqlite3_stmt *st, long index, strbuf *err)
         "{s:s, s:s, s:s, s:[o, o], s:s, s:{s:s, s:o}, s:{s:s, s:I, s:s, s:i, s:s, s:O, s:s, s:s,"
         " s:I, s:I, s:o}}",
         "format", "rl", "split", split, "data_source", suite, "prompt",
-        message("system", x->cfg->system_prompt), message("user", spec), "ability", "cuda-kernel",
+        message("system", built_system(x)), message("user", spec), "ability", "cuda-kernel",
         "reward_model", "style", "rule", "ground_truth", truth, "extra_info", "split", split,
         "index", (json_int_t)index, "problem_id", pid, "level", sqlite3_column_int(st, 1), "title",
         text(st, 2), "dims", json_object_get(manifest, "dims"), "database", x->db_uuid,
@@ -857,15 +1031,21 @@ static int export_rl(export_ctx *x, strbuf *err)
 /* ---- preference ---- */
 
 /* A candidate as one side of a preference pair: its answer message, labels and provenance,
- * encoded. */
+ * encoded, and the prompt it answered (an index into its pool's prompts). */
 typedef struct side {
     char *answer, *labels, *provenance;
+    int prompt;
 } side;
 
+/* The candidates of one problem: correct ones (chosen, fastest first) and the others (rejected),
+ * at most capacity of each, with the distinct prompts they answered, encoded (usually one: the
+ * trajectories of a problem share their prompt unless the spec or system message changed). */
 typedef struct pair_pool {
     side *chosen, *rejected;
     int n_chosen, n_rejected, capacity;
-    char problem[256], split[16];
+    char **prompts;
+    int n_prompts;
+    char split[16];
     int bad_utf8;
 } pair_pool;
 
@@ -875,8 +1055,11 @@ static void pool_clear(pair_pool *p)
         free(p->chosen[i].answer), free(p->chosen[i].labels), free(p->chosen[i].provenance);
     for (int i = 0; i < p->n_rejected; i++)
         free(p->rejected[i].answer), free(p->rejected[i].labels), free(p->rejected[i].provenance);
-    p->n_chosen = p->n_rejected = 0;
-    p->problem[0] = '\0';
+    for (int i = 0; i < p->n_prompts; i++)
+        free(p->prompts[i]);
+    free(p->prompts);
+    p->prompts = NULL;
+    p->n_chosen = p->n_rejected = p->n_prompts = 0;
     p->bad_utf8 = 0;
 }
 
@@ -886,58 +1069,70 @@ static void put_raw_string(jsonw *w, const char *key, const char *json)
     jw_raw(w, json, strlen(json));
 }
 
-/* Pairs each rejected kernel with a correct one, fastest first, up to max_pairs. */
+/* The chosen side for rejected kernel k: the correct kernels in turn (k-th first, fastest
+ * first), skipping those that answered another prompt; -1 when none answered its prompt. */
+static int chosen_for(const pair_pool *p, int k)
+{
+    for (int i = 0; i < p->n_chosen; i++) {
+        int c = (k + i) % p->n_chosen;
+        if (p->chosen[c].prompt == p->rejected[k].prompt)
+            return c;
+    }
+    return -1;
+}
+
+static int pair_record(export_ctx *x, const pair_pool *p, const side *c, const side *r,
+                       strbuf *err)
+{
+    jsonw w;
+    begin_record(x, &w);
+    jw_object(&w);
+    jw_key(&w, "format");
+    jw_raw(&w, "\"preference\"", 12);
+    jw_key(&w, "split");
+    jw_cstring(&w, p->split);
+    jw_key(&w, "problem");
+    jw_raw(&w, x->problem_part.buf, x->problem_part.len);
+    jw_key(&w, "prompt");
+    jw_array(&w);
+    jw_raw(&w, p->prompts[r->prompt], strlen(p->prompts[r->prompt]));
+    jw_end_array(&w);
+    jw_key(&w, "chosen");
+    jw_array(&w);
+    jw_raw(&w, c->answer, strlen(c->answer));
+    jw_end_array(&w);
+    jw_key(&w, "rejected");
+    jw_array(&w);
+    jw_raw(&w, r->answer, strlen(r->answer));
+    jw_end_array(&w);
+    jw_key(&w, "labels");
+    jw_object(&w);
+    put_raw_string(&w, "chosen", c->labels);
+    put_raw_string(&w, "rejected", r->labels);
+    jw_end_object(&w);
+    jw_key(&w, "provenance");
+    jw_object(&w);
+    put_raw_string(&w, "chosen", c->provenance);
+    put_raw_string(&w, "rejected", r->provenance);
+    jw_end_object(&w);
+    jw_end_object(&w);
+    w.bad_utf8 |= p->bad_utf8;
+    x->counts.records++;
+    x->counts.by_split[split_index(p->split)]++;
+    x->counts.by_class[0]++;
+    return emit(x, p->split, &w, "a preference record", err);
+}
+
+/* Pairs each rejected kernel with a correct one that answered the same prompt, up to
+ * max_pairs rejected kernels. */
 static int flush_pairs(export_ctx *x, void *arg, strbuf *err)
 {
     pair_pool *p = arg;
     int rc = 0;
-    if (p->n_chosen && p->n_rejected) {
-        const char *spec = problem_spec(x, p->problem, err);
-        if (!spec) {
-            pool_clear(p);
-            return -1;
-        }
-        p->bad_utf8 |= prompt_messages(x, spec, &x->prompt_part);
-    }
-    for (int k = 0; !rc && p->n_chosen && k < p->n_rejected && k < x->cfg->max_pairs; k++) {
-        side *c = &p->chosen[k % p->n_chosen], *r = &p->rejected[k];
-        jsonw w;
-        begin_record(x, &w);
-        jw_object(&w);
-        jw_key(&w, "format");
-        jw_raw(&w, "\"preference\"", 12);
-        jw_key(&w, "split");
-        jw_cstring(&w, p->split);
-        jw_key(&w, "problem");
-        jw_raw(&w, x->problem_part.buf, x->problem_part.len);
-        jw_key(&w, "prompt");
-        jw_array(&w);
-        jw_raw(&w, x->prompt_part.buf, x->prompt_part.len);
-        jw_end_array(&w);
-        jw_key(&w, "chosen");
-        jw_array(&w);
-        jw_raw(&w, c->answer, strlen(c->answer));
-        jw_end_array(&w);
-        jw_key(&w, "rejected");
-        jw_array(&w);
-        jw_raw(&w, r->answer, strlen(r->answer));
-        jw_end_array(&w);
-        jw_key(&w, "labels");
-        jw_object(&w);
-        put_raw_string(&w, "chosen", c->labels);
-        put_raw_string(&w, "rejected", r->labels);
-        jw_end_object(&w);
-        jw_key(&w, "provenance");
-        jw_object(&w);
-        put_raw_string(&w, "chosen", c->provenance);
-        put_raw_string(&w, "rejected", r->provenance);
-        jw_end_object(&w);
-        jw_end_object(&w);
-        w.bad_utf8 |= p->bad_utf8;
-        x->counts.records++;
-        x->counts.by_split[split_index(p->split)]++;
-        x->counts.by_class[0]++;
-        rc = emit(x, p->split, &w, "a preference record", err);
+    for (int k = 0; !rc && k < p->n_rejected && k < x->cfg->max_pairs; k++) {
+        int c = chosen_for(p, k);
+        if (c >= 0)
+            rc = pair_record(x, p, &p->chosen[c], &p->rejected[k], err);
     }
     pool_clear(p);
     return rc;
@@ -949,6 +1144,19 @@ static char *encode(strbuf *tmp, jsonw *w, int *bad)
     return sb_detach(tmp);
 }
 
+/* The index of the row's prompt (x->prompt) among the pool's, added when new. */
+static int pool_prompt(export_ctx *x, pair_pool *p)
+{
+    for (int i = 0; i < p->n_prompts; i++)
+        if (strlen(p->prompts[i]) == x->prompt.encoded.len &&
+            !memcmp(p->prompts[i], x->prompt.encoded.buf, x->prompt.encoded.len))
+            return i;
+    p->prompts = xrealloc(p->prompts, (size_t)(p->n_prompts + 1) * sizeof(char *));
+    p->prompts[p->n_prompts] = xstrndup(x->prompt.encoded.buf, x->prompt.encoded.len);
+    p->bad_utf8 |= x->prompt.bad_utf8;
+    return p->n_prompts++;
+}
+
 static int preference_row(export_ctx *x, sqlite3_stmt *st, void *arg, strbuf *err)
 {
     pair_pool *p = arg;
@@ -958,26 +1166,15 @@ static int preference_row(export_ctx *x, sqlite3_stmt *st, void *arg, strbuf *er
         return -1;
     if (!src)
         return 0;
-    if (!p->problem[0]) {
-        snprintf(p->problem, sizeof p->problem, "%s", text(st, COL_PROBLEM));
-        snprintf(p->split, sizeof p->split, "%s", text(st, COL_SPLIT));
-        jsonw w;
-        sb_reset(&x->problem_part);
-        jw_init(&w, &x->problem_part);
-        jw_object(&w);
-        jw_key(&w, "id");
-        jw_cstring(&w, text(st, COL_PROBLEM));
-        jw_key(&w, "level");
-        jw_int(&w, sqlite3_column_int(st, COL_LEVEL));
-        jw_key(&w, "title");
-        jw_cstring(&w, text(st, COL_TITLE));
-        jw_end_object(&w);
-        p->bad_utf8 |= w.bad_utf8;
-    }
     int correct = text(st, COL_CLASS) && !strcmp(text(st, COL_CLASS), "correct");
     if ((correct ? p->n_chosen : p->n_rejected) >= p->capacity)
         return 0;
-    side s;
+    problem_parts(x, st);
+    p->bad_utf8 |= x->parts_bad_utf8;
+    snprintf(p->split, sizeof p->split, "%s", text(st, COL_SPLIT));
+    if (row_prompt(x, st, err))
+        return -1;
+    side s = {.prompt = pool_prompt(x, p)};
     strbuf tmp = STRBUF_INIT;
     jsonw w;
     jw_init(&w, &tmp);
@@ -996,10 +1193,11 @@ static int preference_row(export_ctx *x, sqlite3_stmt *st, void *arg, strbuf *er
     return 0;
 }
 
+/* Chosen kernels are correct; --verdict (when not 'any') restricts the rejected ones. */
 static int export_preference(export_ctx *x, strbuf *err)
 {
     sqlite3_stmt *st = candidate_query(
-        x, NULL, 1,
+        x, x->cfg->verdicts, VERDICTS_OF_REJECTED, 1,
         " AND c.source_sha IS NOT NULL AND v.verdict IS NOT NULL"
         " ORDER BY cl.verdict_class = 'correct' DESC, coalesce(tm.speedup_eager, 0) DESC, c.id",
         err);
@@ -1043,6 +1241,8 @@ void export_ctx_free(export_ctx *x)
     sqlite3_finalize(x->source_stmt);
     sqlite3_finalize(x->response_stmt);
     sqlite3_finalize(x->feedback_stmt);
-    sb_free(&x->scratch), sb_free(&x->blob), sb_free(&x->problem_part), sb_free(&x->prompt_part);
+    sqlite3_finalize(x->first_request_stmt);
+    sb_free(&x->scratch), sb_free(&x->blob), sb_free(&x->problem_part);
+    prompt_free(&x->prompt), prompt_free(&x->sent);
     cache_free(&x->evidence_cache), cache_free(&x->sampling_cache);
 }

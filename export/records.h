@@ -1,6 +1,9 @@
 /* records: builds the exported records from a curated database, one format at a time (sft,
  * multiturn, rl, preference), applying the filters, in a deterministic order, and hands each
- * record to the shard writer. Every record carries an id (sha256 of its content) and its
+ * record to the shard writer. The prompt of a record is the one its model saw: the system and
+ * first user message of its trajectory's first recorded request; candidates without one
+ * (imported) and rl prompts get the prompt kcollect builds (common/prompt_text.h). The
+ * --system-prompt override replaces the system message. Every record carries an id (sha256 of its content) and its
  * provenance: problem, trajectory and turn, run, model and sampling, verifier, GPU, seeds and the
  * evidence behind its label. */
 #ifndef KC_EXPORT_RECORDS_H
@@ -24,6 +27,13 @@ typedef struct export_json_cache {
     strbuf in, out;
 } export_json_cache;
 
+/* A prompt: its system message (when any) and first user message, as texts and encoded as two
+ * chat messages. */
+typedef struct export_prompt {
+    int valid, has_system, bad_utf8;
+    strbuf system, user, encoded;
+} export_prompt;
+
 typedef struct export_ctx {
     sqlite3 *db;
     const export_config *cfg;
@@ -33,11 +43,16 @@ typedef struct export_ctx {
     /* caches */
     char **spec_problem, **spec_text;
     int n_specs;
-    sqlite3_stmt *blob_stmt, *source_stmt, *response_stmt, *feedback_stmt;
+    sqlite3_stmt *blob_stmt, *source_stmt, *response_stmt, *feedback_stmt, *first_request_stmt;
     strbuf scratch, blob;
-    /* the current problem's object and its system and user messages, encoded */
-    strbuf problem_part, prompt_part;
+    /* the current problem's object, encoded */
+    strbuf problem_part;
     int parts_ready, parts_bad_utf8;
+    /* the current record's prompt; prompt_key says whose it is: a trajectory id, 0 for the
+     * problem's own prompt (candidates without a trajectory), -1 for none; sent: the prompt of the
+     * last request body parsed, as sent (before --system-prompt) */
+    export_prompt prompt, sent;
+    int64_t prompt_key;
     export_json_cache evidence_cache, sampling_cache;
 } export_ctx;
 

@@ -2,7 +2,11 @@
  * It follows schemas/kc.sql: problems, one run, trajectories, turns, requests, responses,
  * candidates with sources (blobs), compiles, verifications and timings, with planted exact
  * duplicates (the same kernel re-indented and re-commented) and planted near duplicates (one or
- * two constants changed) inside a problem. --truth writes the planted clusters, one line per
+ * two constants changed) inside a problem. The first request of each trajectory is a chat request
+ * as kcollect sends it (kcollect's system message and the problem's spec, common/prompt_text.h);
+ * later requests are short stand-ins, which kexport never reads. Each problem's registered spec
+ * (problems.spec_sha) differs from the spec its trajectories were sent, as after a manifest
+ * change: exports must carry the spec the model saw. --truth writes the planted clusters, one line per
  * candidate: "<candidate id> <exact group> <near group>" (group = the id of the first member).
  *
  *   kc_synth --db out.db [--candidates N] [--problems P] [--turns T] [--seed S]
@@ -12,8 +16,10 @@
 #include "common/db.h"
 #include "common/error.h"
 #include "common/hash.h"
+#include "common/prompt_text.h"
 #include "common/strbuf.h"
 
+#include <jansson.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -121,7 +127,7 @@ typedef struct synth {
     sqlite3_stmt *ins_blob, *ins_traj, *ins_req, *ins_resp, *ins_cand, *ins_turn, *ins_comp,
         *ins_ver, *ins_tim;
     FILE *truth;
-    strbuf err, src, text, body;
+    strbuf err, src, text, body, spec; /* spec: the current problem's */
     long long run_id, next_candidate;
     kernel_recipe *recipes; /* candidates of the current problem */
     long n_recipes, cap_recipes;
@@ -339,6 +345,28 @@ static void insert_verification(synth *s, rng *r, long long cand, const char *ve
     step(s, s->ins_tim);
 }
 
+/* The request body of a turn: on the first turn, an OpenAI chat request as kcollect writes it
+ * (system message, the problem's spec, a seed per trajectory); a short stand-in afterwards. */
+static void request_body(synth *s, long long traj, int turn)
+{
+    sb_reset(&s->body);
+    if (turn) {
+        sb_addf(&s->body, "{\"model\": \"synth-model\", \"trajectory\": %lld, \"turn\": %d}",
+                traj, turn);
+        return;
+    }
+    json_t *o = json_pack("{s:s, s:[{s:s, s:s}, {s:s, s:s%}], s:i, s:I}", "model", "synth-model",
+                          "messages", "role", "system", "content", prompt_system_text(), "role",
+                          "user", "content", s->spec.buf, s->spec.len, "max_tokens", 8192, "seed",
+                          (json_int_t)traj);
+    char *text = json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII);
+    if (!text)
+        die("cannot encode a request body");
+    sb_adds(&s->body, text);
+    free(text);
+    json_decref(o);
+}
+
 /* One turn: request, response, candidate, verification; returns whether it was correct. */
 static int insert_turn(synth *s, rng *r, const char *pid, long long traj, int turn,
                        const char *prompt_sha, char *feedback_sha)
@@ -346,8 +374,7 @@ static int insert_turn(synth *s, rng *r, const char *pid, long long traj, int tu
     const char *verdict = pick_verdict(r, turn);
     int extract_failed = !strcmp(verdict, "extract_error");
     char body_sha[65], raw_sha[65], content_sha[65], reasoning_sha[65], source_sha[65];
-    sb_reset(&s->body);
-    sb_addf(&s->body, "{\"model\": \"synth-model\", \"trajectory\": %lld, \"turn\": %d}", traj, turn);
+    request_body(s, traj, turn);
     put_blob(s, s->body.buf, s->body.len, body_sha);
     sqlite3_bind_text(s->ins_req, 1, body_sha, -1, SQLITE_STATIC);
     sqlite3_bind_text(s->ins_req, 2, body_sha, -1, SQLITE_STATIC);
@@ -436,9 +463,9 @@ static void generate(synth *s)
     for (int p = 0; p < s->o.problems && made < s->o.candidates; p++) {
         char pid[64], spec_sha[65];
         problem_id(s, p, pid, sizeof pid);
-        sb_reset(&s->text);
-        sb_addf(&s->text, "Write a CUDA kernel for %s.\n", pid);
-        put_blob(s, s->text.buf, s->text.len, spec_sha);
+        sb_reset(&s->spec);
+        sb_addf(&s->spec, "Write a CUDA kernel for %s.\n", pid);
+        put_blob(s, s->spec.buf, s->spec.len, spec_sha);
         s->n_recipes = 0;
         long in_problem = 0;
         for (int sample = 0; in_problem < per_problem && made < s->o.candidates; sample++) {
@@ -531,6 +558,6 @@ int main(int argc, char **argv)
         die("cannot write '%s'", s.o.truth_path);
     kc_db_close(s.db);
     free(s.recipes);
-    sb_free(&s.err), sb_free(&s.src), sb_free(&s.text), sb_free(&s.body);
+    sb_free(&s.err), sb_free(&s.src), sb_free(&s.text), sb_free(&s.body), sb_free(&s.spec);
     return 0;
 }
