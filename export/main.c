@@ -17,7 +17,7 @@ static const char usage_text[] =
     "                      multiturn: any list keeps solved trajectories only;\n"
     "                      preference: verdicts allowed on the rejected side [any];\n"
     "                      chosen is always correct\n"
-    "  --min-speedup X     minimum eager speedup\n"
+    "  --min-speedup X     minimum eager speedup (preference: of the chosen side)\n"
     "  --split LIST        splits exported [train,valid,test]; 'heldout' only when named\n"
     "  --level LIST        problem levels, e.g. 1,2\n"
     "  --dedup MODE        none | exact | near: representatives only [near]\n"

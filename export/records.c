@@ -631,6 +631,19 @@ static void verdict_filter(strbuf *where, const char *verdicts, enum verdict_sco
     }
 }
 
+/* Appends the --min-speedup condition: on every row, or (preference) on the chosen side only:
+ * the rejected side is incorrect kernels, which are never timed. */
+static void speedup_filter(strbuf *where, double min_speedup, enum verdict_scope scope)
+{
+    if (min_speedup <= 0)
+        return;
+    if (scope == VERDICTS_OF_ALL)
+        sb_addf(where, " AND tm.speedup_eager >= %.17g", min_speedup);
+    else
+        sb_addf(where, " AND (cl.verdict_class IS NOT 'correct' OR tm.speedup_eager >= %.17g)",
+                min_speedup);
+}
+
 /* Filters shared by every candidate-level query (after "c.problem_id = ?"); verdicts only when
  * given. */
 static void common_filters(const export_config *c, const char *verdicts, enum verdict_scope scope,
@@ -639,8 +652,7 @@ static void common_filters(const export_config *c, const char *verdicts, enum ve
     add_in_filter(where, "pl.split", c->splits, binds, n);
     add_in_filter(where, "CAST(pr.level AS TEXT)", c->levels, binds, n);
     verdict_filter(where, verdicts, scope, binds, n);
-    if (c->min_speedup > 0)
-        sb_addf(where, " AND tm.speedup_eager >= %.17g", c->min_speedup);
+    speedup_filter(where, c->min_speedup, scope);
 }
 
 /* Prepares sql and binds the filter values from parameter first on. */

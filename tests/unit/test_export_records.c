@@ -4,7 +4,8 @@
  * (kc_synth registers a spec other than the one its trajectories were sent); an imported
  * candidate and an rl prompt get kcollect's system message and the registered spec;
  * --system-prompt replaces the system message only. `--format preference --verdict LIST` keeps
- * correct kernels as chosen and only kernels with those verdicts as rejected.
+ * correct kernels as chosen and only kernels with those verdicts as rejected; --min-speedup
+ * applies to the chosen side only.
  * The database comes from $KC_BIN/kc_synth plus one imported candidate, labelled in-process. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -91,7 +92,7 @@ static int teardown(void **state)
 /* Exports into tmpdir/name (plain JSONL, every split, no dedup unless said) and returns every
  * record, parsed, in shard order. */
 static json_t *export_all(const char *name, const char *format, const char *verdicts,
-                          const char *system_prompt)
+                          const char *system_prompt, double min_speedup)
 {
     export_config c;
     export_config_defaults(&c);
@@ -107,6 +108,7 @@ static json_t *export_all(const char *name, const char *format, const char *verd
         c.system_prompt = xstrdup(system_prompt);
     free(c.splits);
     c.splits = xstrdup("train,valid,test,heldout");
+    c.min_speedup = min_speedup;
     c.db_path = db_path;
     c.out_dir = out.buf;
     export_summary s;
@@ -213,7 +215,7 @@ static const char *problem_of(json_t *rec) { return json_string_value(record_fie
 static void sft_records_carry_the_prompt_the_model_saw(void **state)
 {
     (void)state;
-    json_t *records = export_all("sft", "sft", "any", NULL), *rec;
+    json_t *records = export_all("sft", "sft", "any", NULL, 0), *rec;
     size_t i;
     int collected = 0, imported = 0;
     json_array_foreach(records, i, rec) {
@@ -238,7 +240,7 @@ static void sft_records_carry_the_prompt_the_model_saw(void **state)
 static void multiturn_and_preference_records_carry_the_prompt_the_model_saw(void **state)
 {
     (void)state;
-    json_t *records = export_all("multiturn", "multiturn", "any", NULL), *rec;
+    json_t *records = export_all("multiturn", "multiturn", "any", NULL, 0), *rec;
     size_t i;
     json_array_foreach(records, i, rec) {
         json_t *messages = json_object_get(rec, "messages");
@@ -247,7 +249,7 @@ static void multiturn_and_preference_records_carry_the_prompt_the_model_saw(void
             assert_string_equal(role(messages, m), m % 2 ? "user" : "assistant");
     }
     json_decref(records);
-    records = export_all("preference", "preference", NULL, NULL);
+    records = export_all("preference", "preference", NULL, NULL, 0);
     json_array_foreach(records, i, rec) {
         json_t *prompt = json_object_get(rec, "prompt");
         expect_recorded_prompt(prompt, record_field(rec, "provenance", "rejected"), NULL);
@@ -263,7 +265,7 @@ static void multiturn_and_preference_records_carry_the_prompt_the_model_saw(void
 static void rl_prompts_are_kcollects(void **state)
 {
     (void)state;
-    json_t *records = export_all("rl", "rl", NULL, NULL), *rec;
+    json_t *records = export_all("rl", "rl", NULL, NULL, 0), *rec;
     size_t i;
     json_array_foreach(records, i, rec) {
         const char *pid = json_string_value(record_field(rec, "extra_info", "problem_id"));
@@ -279,7 +281,7 @@ static void system_prompt_override_replaces_the_system_message_only(void **state
 {
     (void)state;
     const char *mine = "Answer with one ```cuda block.";
-    json_t *records = export_all("sft-override", "sft", "any", mine), *rec;
+    json_t *records = export_all("sft-override", "sft", "any", mine, 0), *rec;
     size_t i;
     json_array_foreach(records, i, rec) {
         json_t *messages = json_object_get(rec, "messages"), *prov = json_object_get(rec, "provenance");
@@ -288,7 +290,7 @@ static void system_prompt_override_replaces_the_system_message_only(void **state
             expect_recorded_prompt(messages, prov, mine);
     }
     json_decref(records);
-    records = export_all("rl-override", "rl", NULL, mine);
+    records = export_all("rl-override", "rl", NULL, mine, 0);
     json_array_foreach(records, i, rec)
         assert_string_equal(content(json_object_get(rec, "prompt"), 0), mine);
     json_decref(records);
@@ -315,8 +317,8 @@ static int rejected_with(json_t *records, const char *v)
 static void preference_verdict_restricts_the_rejected_side(void **state)
 {
     (void)state;
-    json_t *all = export_all("pref-any", "preference", "any", NULL);
-    json_t *some = export_all("pref-some", "preference", "compile_error,mismatch", NULL), *rec;
+    json_t *all = export_all("pref-any", "preference", "any", NULL, 0);
+    json_t *some = export_all("pref-some", "preference", "compile_error,mismatch", NULL, 0), *rec;
     size_t i;
     json_array_foreach(some, i, rec) {
         const char *r = side_verdict(rec, "rejected");
@@ -334,6 +336,23 @@ static void preference_verdict_restricts_the_rejected_side(void **state)
     json_decref(all), json_decref(some);
 }
 
+/* --min-speedup keeps fast correct kernels as chosen; the rejected side, never timed, stays. */
+static void preference_min_speedup_filters_the_chosen_side(void **state)
+{
+    (void)state;
+    json_t *fast = export_all("pref-fast", "preference", "any", NULL, 1.5), *rec;
+    size_t i;
+    assert_true(json_array_size(fast) > 0);
+    json_array_foreach(fast, i, rec) {
+        double speedup = json_number_value(
+            json_object_get(record_field(rec, "labels", "chosen"), "speedup_eager"));
+        if (speedup < 1.5)
+            fail_msg("record %zu: chosen kernel's speedup %g is below 1.5", i, speedup);
+        assert_string_not_equal(side_verdict(rec, "rejected"), "correct");
+    }
+    json_decref(fast);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -342,6 +361,7 @@ int main(void)
         cmocka_unit_test(rl_prompts_are_kcollects),
         cmocka_unit_test(system_prompt_override_replaces_the_system_message_only),
         cmocka_unit_test(preference_verdict_restricts_the_rejected_side),
+        cmocka_unit_test(preference_min_speedup_filters_the_chosen_side),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
