@@ -7,15 +7,10 @@
 # later; a 400 ends its trajectory without a retry; an auth error on the first
 # endpoint fails over to the second.
 set -eu
-: "${KC_BIN:?}" "${KC_ROOT:?}" "${KC_PROBLEMS:?}"
-T=$(mktemp -d)
-SERVER=
+. "$(dirname "$0")/lib.sh"
 SERVER2=
 cleanup() { for p in $SERVER $SERVER2; do kill "$p" 2>/dev/null; done; rm -rf "$T"; }
-trap cleanup EXIT
 [ -n "${KEEP:-}" ] && trap - EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
-export KC_PLAIN_LOG=1
 
 start() { # name port args...: starts fake_llm, prints its pid; the port lands in $T/name.port
     name=$1; port=$2; shift 2

@@ -8,25 +8,9 @@
 # keys never reach the database; the Anthropic API, reasoning in <think> tags
 # without an opening tag, the bundled server and --dry-run.
 set -eu
-: "${KC_BIN:?}" "${KC_ROOT:?}" "${KC_PROBLEMS:?}"
-T=$(mktemp -d)
-SERVER=
-cleanup() { [ -n "$SERVER" ] && kill "$SERVER" 2>/dev/null; rm -rf "$T"; }
-trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
-export KC_PLAIN_LOG=1
+. "$(dirname "$0")/lib.sh"
 export OPENAI_API_KEY=sk-kc-test-SECRET-openai ANTHROPIC_API_KEY=sk-kc-test-SECRET-anthropic
 
-start_server() { # args: fake_llm options; sets SERVER and URL
-    "$KC_BIN/fake_llm" --stats-file "$T/stats.json" "$@" >"$T/server.out" 2>"$T/server.err" &
-    SERVER=$!
-    i=0
-    while ! grep -q listening "$T/server.out" 2>/dev/null; do
-        i=$((i + 1)); [ $i -lt 100 ] || fail "fake_llm did not start"; sleep 0.05
-    done
-    URL="http://127.0.0.1:$(sed -n 's/.*:\([0-9]*\)$/\1/p' "$T/server.out")/v1"
-}
-stop_server() { kill "$SERVER"; wait "$SERVER" 2>/dev/null || true; SERVER=; }
 q() { sqlite3 "$DB" "$1"; }
 stat() { sqlite3 :memory: "SELECT json_extract(readfile('$T/stats.json'), '$1')"; }
 

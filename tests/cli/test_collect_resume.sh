@@ -6,21 +6,9 @@
 # second copy of the command (refused), SIGINT, kill -9 at random moments; then the run is finished and the database and the fake
 # server's request counts are checked.
 set -eu
-: "${KC_BIN:?}" "${KC_ROOT:?}" "${KC_PROBLEMS:?}"
-T=$(mktemp -d)
-SERVER=
-cleanup() { [ -n "$SERVER" ] && kill "$SERVER" 2>/dev/null; rm -rf "$T"; }
-trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
-export KC_PLAIN_LOG=1
+. "$(dirname "$0")/lib.sh"
 
-"$KC_BIN/fake_llm" --bug compile --delay-ms 40 --stats-file "$T/stats.json" >"$T/server.out" 2>&1 &
-SERVER=$!
-i=0
-while ! grep -q listening "$T/server.out" 2>/dev/null; do
-    i=$((i + 1)); [ $i -lt 100 ] || fail "fake_llm did not start"; sleep 0.05
-done
-URL="http://127.0.0.1:$(sed -n 's/.*:\([0-9]*\)$/\1/p' "$T/server.out")/v1"
+start_server --bug compile --delay-ms 40
 DB="$T/kc.db"
 q() { sqlite3 "$DB" "$1"; }
 stat_count() { sqlite3 :memory: "SELECT count(*) FROM json_each(json_extract(readfile('$T/stats.json'), '\$.$1')) WHERE value > 1"; }

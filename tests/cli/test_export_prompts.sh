@@ -7,24 +7,8 @@
 # exactly what kcollect sent for that problem; --system-prompt replaces the system message only
 # and is recorded in the manifest.
 set -eu
-: "${KC_BIN:?}" "${KC_ROOT:?}" "${KC_PROBLEMS:?}"
-T=$(mktemp -d)
-SERVER=
-cleanup() { [ -n "$SERVER" ] && kill "$SERVER" 2>/dev/null; rm -rf "$T"; }
-trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
-export KC_PLAIN_LOG=1 OPENAI_API_KEY=sk-kc-test-openai ANTHROPIC_API_KEY=sk-kc-test-anthropic
-
-start_server() {
-    "$KC_BIN/fake_llm" "$@" >"$T/server.out" 2>"$T/server.err" &
-    SERVER=$!
-    i=0
-    while ! grep -q listening "$T/server.out" 2>/dev/null; do
-        i=$((i + 1)); [ $i -lt 100 ] || fail "fake_llm did not start"; sleep 0.05
-    done
-    URL="http://127.0.0.1:$(sed -n 's/.*:\([0-9]*\)$/\1/p' "$T/server.out")/v1"
-}
-stop_server() { kill "$SERVER"; wait "$SERVER" 2>/dev/null || true; SERVER=; }
+. "$(dirname "$0")/lib.sh"
+export OPENAI_API_KEY=sk-kc-test-openai ANTHROPIC_API_KEY=sk-kc-test-anthropic
 
 DB="$T/kc.db"
 start_server --bug compile
