@@ -479,6 +479,89 @@ static int load_tolerance(struct ctx *c, json_t *root, problem *p)
     return 0;
 }
 
+/* A reference may take kernel code shared by several problems of its suite from lines of the
+ * exact form `#include "shared/NAME.cuh"`, expanded here, at load: everything downstream (the
+ * policy, the compile servers, the fake LLM's echo, the database) sees one self-contained
+ * source in the candidate format. Candidates cannot do this (the policy allows toolkit headers
+ * only), and a shared file may not include another. */
+#define SHARED_DIR "shared/"
+
+/* Whether a line of text starts with a quoted #include (a shared file may not have one). */
+static int has_quoted_include(const char *text)
+{
+    const char *line = text;
+    while (*line) {
+        if (strncmp(line + strspn(line, " \t"), "#include \"", 10) == 0)
+            return 1;
+        const char *nl = strchr(line, '\n');
+        if (!nl)
+            break;
+        line = nl + 1;
+    }
+    return 0;
+}
+
+static int valid_shared_name(const char *name)
+{
+    size_t n = strlen(name);
+    if (n < 5 || strcmp(name + n - 4, ".cuh") != 0 || strstr(name, ".."))
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!isalpha_c(name[i]) && !(name[i] >= '0' && name[i] <= '9') && name[i] != '.' &&
+            name[i] != '-')
+            return 0;
+    return 1;
+}
+
+/* Appends the shared file named on line line_no of the reference file ref, or fails naming
+ * both. */
+static int append_shared(struct ctx *c, const char *dir, const char *ref, const char *name,
+                         int line_no, strbuf *out)
+{
+    strbuf path = STRBUF_INIT, text = STRBUF_INIT, e = STRBUF_INIT, what = STRBUF_INIT;
+    int rc = 0;
+    sb_addf(&path, "%s/" SHARED_DIR "%s", dir, name);
+    if (!valid_shared_name(name))
+        sb_addf(&what, "%s:%d: \"" SHARED_DIR "%s\" is not a shared file name (NAME.cuh)", ref,
+                line_no, name);
+    else if (read_file(path.buf, &text, &e))
+        sb_addf(&what, "%s:%d: %s", ref, line_no, e.buf);
+    else if (has_quoted_include(text.buf))
+        sb_addf(&what, "%s:%d: %s includes another file, which shared files may not", ref,
+                line_no, path.buf);
+    if (what.len) {
+        rc = field_fail(c, "reference", what.buf);
+    } else {
+        sb_add(out, text.buf, text.len);
+        if (text.len && text.buf[text.len - 1] != '\n')
+            sb_addch(out, '\n');
+    }
+    sb_free(&path), sb_free(&text), sb_free(&e), sb_free(&what);
+    return rc;
+}
+
+static int expand_shared_includes(struct ctx *c, const char *dir, const char *ref, strbuf *src)
+{
+    strbuf out = STRBUF_INIT;
+    int rc = 0, line_no = 1;
+    for (const char *line = sb_str(src); *line && rc == 0; line_no++) {
+        const char *nl = strchr(line, '\n');
+        size_t len = nl ? (size_t)(nl - line) + 1 : strlen(line);
+        char name[128];
+        if (sscanf(line, "#include \"" SHARED_DIR "%127[^\"\n]\"", name) == 1)
+            rc = append_shared(c, dir, ref, name, line_no, &out);
+        else
+            sb_add(&out, line, len);
+        line += len;
+    }
+    if (rc == 0) {
+        sb_reset(src);
+        sb_add(src, sb_str(&out), out.len);
+    }
+    sb_free(&out);
+    return rc;
+}
+
 static int load_reference(struct ctx *c, json_t *root, problem *p)
 {
     char *ref = NULL;
@@ -496,6 +579,8 @@ static int load_reference(struct ctx *c, json_t *root, problem *p)
     int rc = read_file(p->reference_path, &p->reference_source, &e);
     if (rc)
         field_fail(c, "reference", e.buf);
+    else
+        rc = expand_shared_includes(c, dir.buf, p->reference_path, &p->reference_source);
     sb_free(&dir), sb_free(&e);
     return rc;
 }

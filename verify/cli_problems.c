@@ -1,6 +1,7 @@
 /* cli_problems: `kverify problems`: list a suite, and with --check load every
  * manifest and verify every reference in compile-only mode (parse, policy,
- * sandboxed NVRTC compile, entry points), in parallel. */
+ * sandboxed NVRTC compile, entry points), in parallel; --show-reference prints
+ * one reference as loaded. */
 #include "common/error.h"
 #include "common/problem.h"
 #include "verify/verify_cli.h"
@@ -115,16 +116,35 @@ static int list_problems(char **ids, int n)
     return bad;
 }
 
+/* The reference as the verifier uses it (shared kernel files expanded), on stdout. */
+static int show_reference(const char *id)
+{
+    problem p;
+    strbuf err = STRBUF_INIT;
+    int rc = problem_load_by_id(id, &p, &err);
+    if (rc) {
+        error("%s", err.buf);
+    } else {
+        fwrite(p.reference_source.buf, 1, p.reference_source.len, stdout);
+        problem_free(&p);
+    }
+    sb_free(&err);
+    return rc ? 4 : 0;
+}
+
 int cli_problems(int argc, char **argv)
 {
     static const struct option opts[] = {{"suite", required_argument, NULL, 's'},
                                          {"check", no_argument, NULL, 'c'},
                                          {"json", no_argument, NULL, 'j'},
+                                         {"show-reference", required_argument, NULL, 'r'},
                                          {NULL, 0, NULL, 0}};
     const char *suite = "level1";
     int check = 0, json = 0, c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "s:cj", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "s:cjr:", opts, NULL)) != -1) {
+        if (c == 'r')
+            return show_reference(optarg);
         if (c == 's')
             suite = optarg;
         else if (c == 'c')

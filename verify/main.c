@@ -27,6 +27,8 @@ static const char usage[] =
     "        extract, check policy and compile in the sandbox (no GPU needed)\n"
     "  problems [--suite S] [--check] [--json]\n"
     "        list a suite's problems; --check validates every manifest and compiles every reference\n"
+    "  problems --show-reference ID\n"
+    "        print a problem's reference as the verifier uses it (shared kernel files expanded)\n"
     "  dump --problem ID --seed S [--dims default|small|altN] --out DIR\n"
     "        write inputs and reference outputs as .npy, with meta.json (needs a GPU)\n"
     "  import --db PATH --problem ID FILE...\n"

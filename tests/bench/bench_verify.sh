@@ -10,15 +10,21 @@ mkdir -p "$OUT_DIR"
 pct() { python3 -c 'import sys,statistics as s; v=sorted(float(x) for x in sys.stdin.read().split()); q=lambda p: v[min(len(v)-1,int(p*(len(v)-1)+0.5))]; print("n=%d p50=%.1f p90=%.1f" % (len(v), q(0.5), q(0.9)))'; }
 sql() { python3 -c 'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); [print("|".join(str(v) for v in r)) for r in c.execute(sys.argv[2])]' "$@"; }
 
+# The references as the verifier uses them (shared kernel files expanded), as candidates.
+refs="$OUT_DIR/references"; rm -rf "$refs"; mkdir -p "$refs"
+for m in "$KC_PROBLEMS"/level1/*.json; do
+    id="level1/$(basename "$m" .json)"
+    "$KC_BIN/kverify" problems --show-reference "$id" > "$refs/$(basename "$m" .json).cu" || exit 1
+done
 db="$OUT_DIR/compile.db"; rm -f "$db"*
 for m in "$KC_PROBLEMS"/level1/*.json; do
-    "$KC_BIN/kverify" import --db "$db" --problem "level1/$(basename "$m" .json)" "${m%.json}.cu" >/dev/null
+    "$KC_BIN/kverify" import --db "$db" --problem "level1/$(basename "$m" .json)" "$refs/$(basename "$m" .json).cu" >/dev/null
 done
 "$KC_BIN/kverify" run --db "$db" --compile-only > "$OUT_DIR/compile.log" 2>&1
 echo "compile (sandboxed NVRTC, sm_90, warm servers, $(nproc) CPUs, parallel servers): ms $(sql "$db" "SELECT duration_ms FROM compiles" | pct)"
 rm -f "$db"*
 for m in "$KC_PROBLEMS"/level1/*.json; do
-    "$KC_BIN/kverify" import --db "$db" --problem "level1/$(basename "$m" .json)" "${m%.json}.cu" >/dev/null
+    "$KC_BIN/kverify" import --db "$db" --problem "level1/$(basename "$m" .json)" "$refs/$(basename "$m" .json).cu" >/dev/null
 done
 "$KC_BIN/kverify" run --db "$db" --compile-only --threads 1 > "$OUT_DIR/compile1.log" 2>&1
 echo "compile (one server, one at a time): ms $(sql "$db" "SELECT duration_ms FROM compiles" | pct)"
@@ -27,7 +33,7 @@ echo "compile (one server, one at a time): ms $(sql "$db" "SELECT duration_ms FR
 # ComputeCache ($HOME/.nv); a fresh HOME makes every first compile a miss (a new candidate)
 # and every repeat a hit. The sandboxed servers never see that cache.
 floor_home=$(mktemp -d)
-HOME="$floor_home" "$KC_BIN/kc_nvrtc_floor" --repeat 1 "$KC_PROBLEMS"/level1/*.cu > "$OUT_DIR/nvrtc_floor.log" 2>&1
+HOME="$floor_home" "$KC_BIN/kc_nvrtc_floor" --repeat 1 "$refs"/*.cu > "$OUT_DIR/nvrtc_floor.log" 2>&1
 rm -rf "$floor_home"
 grep '^nvrtc-floor' "$OUT_DIR/nvrtc_floor.log" | sed 's/^nvrtc-floor /compile, NVRTC alone in a bare process, /' 
 printf 'extern "C" __global__ void relu(const float *x, float *y, long long n)\n{\n    long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;\n    if (i < n)\n        y[i] = fmaxf(x[i], 0.0f);\n}\n// @launch relu<<<cdiv(B*D, 256), 256>>>(x, y, B*D);\n' > "$OUT_DIR/small.cu"
@@ -42,7 +48,7 @@ if ! "$KC_BIN/kverify" gpus >/dev/null 2>&1; then
 fi
 db="$OUT_DIR/throughput.db"; rm -f "$db"*
 for m in "$KC_PROBLEMS"/level1/*.json; do
-    "$KC_BIN/kverify" import --db "$db" --problem "level1/$(basename "$m" .json)" "${m%.json}.cu" >/dev/null
+    "$KC_BIN/kverify" import --db "$db" --problem "level1/$(basename "$m" .json)" "$refs/$(basename "$m" .json).cu" >/dev/null
 done
 n=$(sql "$db" "SELECT count(*) FROM candidates")
 ( while :; do nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader,nounits 2>/dev/null; sleep 0.2; done ) > "$OUT_DIR/util.txt" &
@@ -57,7 +63,7 @@ echo "nvidia-smi utilisation during the batch: mean $(python3 -c 'import sys; v=
 for prob in 019_relu 023_softmax 001_square_matmul; do
     medians=""
     for i in 1 2 3 4 5 6 7 8 9 10; do
-        m=$("$KC_BIN/kverify" check --problem "level1/$prob" "$KC_PROBLEMS/level1/$prob.cu" --json --n-seeds 1 |
+        m=$("$KC_BIN/kverify" check --problem "level1/$prob" "$refs/$prob.cu" --json --n-seeds 1 |
             python3 -c 'import json,sys; print(json.load(sys.stdin)["timing"]["median_ms"])')
         medians="$medians $m"
     done

@@ -6,7 +6,8 @@ db="$OUT_DIR/references.db"
 rm -f "$db"*
 for m in "$KC_PROBLEMS"/level1/*.json; do
     id="level1/$(basename "$m" .json)"
-    "$KC_BIN/kverify" import --db "$db" --problem "$id" "${m%.json}.cu" >/dev/null || fail "import $id"
+    "$KC_BIN/kverify" problems --show-reference "$id" > "$OUT_DIR/reference.cu" || fail "load $id"
+    "$KC_BIN/kverify" import --db "$db" --problem "$id" "$OUT_DIR/reference.cu" >/dev/null || fail "import $id"
 done
 start=$(date +%s)
 "$KC_BIN/kverify" run --db "$db" ${KC_NO_TIMING:+--no-timing} > "$OUT_DIR/references_run.log" 2>&1

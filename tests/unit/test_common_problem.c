@@ -116,6 +116,59 @@ static void test_loader_errors(void **state)
     expect_error("\"level\": 1,", "\"level\": 1,,", "invalid JSON");
 }
 
+/* Writes tmpdir/level1/019_relu.cu (reference) and, when part is not NULL, shared/part.cuh;
+ * returns the manifest's path in path. */
+static void write_reference_with_shared(const char *reference, const char *part, strbuf *path)
+{
+    strbuf file = STRBUF_INIT, err = STRBUF_INIT;
+    write_variant("\"title\"", "\"title\"", path);
+    sb_addf(&file, "%s/level1/019_relu.cu", tmpdir);
+    assert_int_equal(write_file_atomic(file.buf, reference, strlen(reference), &err), 0);
+    sb_reset(&file);
+    sb_addf(&file, "%s/level1/shared", tmpdir);
+    assert_int_equal(mkdir_p(file.buf, &err), 0);
+    sb_adds(&file, "/part.cuh");
+    if (part)
+        assert_int_equal(write_file_atomic(file.buf, part, strlen(part), &err), 0);
+    else
+        unlink(file.buf);
+    sb_free(&file), sb_free(&err);
+}
+
+static void expect_shared_error(const char *reference, const char *part, const char *needle)
+{
+    strbuf path = STRBUF_INIT, err = STRBUF_INIT;
+    write_reference_with_shared(reference, part, &path);
+    problem p;
+    if (problem_load(path.buf, &p, &err) == 0 || !strstr(err.buf, needle) ||
+        !strstr(err.buf, "019_relu.cu:2:"))
+        fail_msg("expected an error at 019_relu.cu:2 containing '%s', got '%s'", needle, err.buf);
+    problem_free(&p);
+    sb_free(&path), sb_free(&err);
+}
+
+/* A reference's `#include "shared/NAME.cuh"` lines are replaced by the file at load; nothing
+ * else is (toolkit includes stay for NVRTC); bad names, missing files and nesting fail. */
+static void test_shared_reference_code(void **state)
+{
+    (void)state;
+    strbuf path = STRBUF_INIT, err = STRBUF_INIT;
+    write_reference_with_shared("#define K 3\n#include \"shared/part.cuh\"\n#include <cuda_fp16.h>\n"
+                                "// @launch k<<<1, 1>>>(y);\n",
+                                "// part\nint part_of_k;", &path);
+    problem p;
+    if (problem_load(path.buf, &p, &err))
+        fail_msg("%s", err.buf);
+    assert_string_equal(p.reference_source.buf, "#define K 3\n// part\nint part_of_k;\n"
+                                                "#include <cuda_fp16.h>\n// @launch k<<<1, 1>>>(y);\n");
+    problem_free(&p);
+    expect_shared_error("// a\n#include \"shared/part.cuh\"\n", NULL, "cannot open");
+    expect_shared_error("// a\n#include \"shared/../part.cuh\"\n", "int x;\n", "is not a shared file name");
+    expect_shared_error("// a\n#include \"shared/part.cuh\"\n", "  #include \"shared/other.cuh\"\n",
+                        "includes another file");
+    sb_free(&path), sb_free(&err);
+}
+
 static void test_db_schema_and_blobs(void **state)
 {
     (void)state;
@@ -183,6 +236,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_suite_loads),
         cmocka_unit_test(test_loader_errors),
+        cmocka_unit_test(test_shared_reference_code),
         cmocka_unit_test(test_db_schema_and_blobs),
         cmocka_unit_test(test_db_migrates_empty_and_rejects_newer),
     };
