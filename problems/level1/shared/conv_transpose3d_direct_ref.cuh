@@ -1,0 +1,58 @@
+// shared/conv_transpose3d_direct_ref.cuh: the transposed 3-D convolution as a per-output gather
+// (one thread per output, exact float products summed in double), shared by the level-1 references
+// 058 and 072. The problem loader pastes it into each of them in place of its `#include
+// "shared/conv_transpose3d_direct_ref.cuh"` line; their launch lines say how it runs.
+extern "C" __global__ void conv_transpose3d_ref(const float *__restrict__ x,
+                                                const float *__restrict__ w, float *__restrict__ y,
+                                                int B, int CI, int CO, int D, int H, int W, int OD,
+                                                int OH, int OW, int KD, int KH, int KW, int SD,
+                                                int SH, int SW, int PD, int PH, int PW, int DD,
+                                                int DH, int DW, int G)
+{
+    const int cig = CI / G, cog = CO / G;
+    const long long vol = (long long)D * H * W, taps = (long long)KD * KH * KW;
+    const long long cstride = (long long)cog * taps; /* w[c+1, j, ...] - w[c, j, ...] */
+    const long long n = (long long)B * CO * OD * OH * OW;
+    const long long step = (long long)gridDim.x * blockDim.x;
+    for (long long idx = (long long)blockIdx.x * blockDim.x + threadIdx.x; idx < n; idx += step) {
+        const int ow = (int)(idx % OW);
+        const int oh = (int)(idx / OW % OH);
+        const int od = (int)(idx / ((long long)OW * OH) % OD);
+        const int co = (int)(idx / ((long long)OW * OH * OD) % CO);
+        const long long b = idx / ((long long)OW * OH * OD * CO);
+        const int g = co / cog, j = co % cog;
+        const float *xg = x + (b * CI + (long long)g * cig) * vol;     /* x[b, g*cig, 0, 0, 0] */
+        const float *wj = w + ((long long)g * cig * cog + j) * taps;   /* w[g*cig, j, 0, 0, 0] */
+        double acc = 0.0;
+        for (int kd = 0; kd < KD; kd++) {
+            /* input position (id, ih, iw) contributes to od = id*SD - PD + kd*DD, etc. */
+            const int td = od + PD - kd * DD;
+            if (td < 0 || td % SD != 0)
+                continue;
+            const int id = td / SD;
+            if (id >= D)
+                continue;
+            for (int kh = 0; kh < KH; kh++) {
+                const int th = oh + PH - kh * DH;
+                if (th < 0 || th % SH != 0)
+                    continue;
+                const int ih = th / SH;
+                if (ih >= H)
+                    continue;
+                for (int kw = 0; kw < KW; kw++) {
+                    const int tw = ow + PW - kw * DW;
+                    if (tw < 0 || tw % SW != 0)
+                        continue;
+                    const int iw = tw / SW;
+                    if (iw >= W)
+                        continue;
+                    const float *xp = xg + ((long long)id * H + ih) * W + iw;
+                    const float *wp = wj + ((long long)kd * KH + kh) * KW + kw;
+                    for (int c = 0; c < cig; c++)
+                        acc += (double)xp[c * vol] * (double)wp[c * cstride];
+                }
+            }
+        }
+        y[idx] = (float)acc;
+    }
+}
