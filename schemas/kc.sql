@@ -311,3 +311,18 @@ ALTER TABLE responses ADD COLUMN truncated INTEGER NOT NULL DEFAULT 0;
 -- kcurate/kexport: a candidate's turn is looked up by candidate id (every curate and export query,
 -- and v_candidate_audit); without this index SQLite builds a temporary one per statement.
 CREATE INDEX turns_by_candidate ON turns(candidate_id);
+
+-- migration 5
+-- (reserved: verifier integrity, issue 10)
+
+-- migration 6
+-- (reserved: kcollect/kexport hardening, issue 15)
+
+-- migration 7
+-- (reserved: provenance, run identity, stale labels, issue 16)
+
+-- migration 8
+-- (reserved: audit, re-verification, third-party labels, issue 13)
+
+-- migration 9
+-- (reserved: dataset formats, issue 14)
