@@ -1,9 +1,12 @@
 /* kcurate: deduplicates, labels and splits a kcorpus database; merges databases; prints stats.
  *   kcurate run --db FILE [options]      (label; replaces the previous labels)
  *   kcurate merge A.db B.db ... -o OUT.db
- *   kcurate stats --db FILE */
+ *   kcurate stats --db FILE
+ *   kcurate flips --db FILE [--json]      (label flips, third-party claim checks)
+ *   kcurate report --db FILE --out DIR    (static HTML report) */
 #include "common/db.h"
 #include "common/error.h"
+#include "curate/flips.h"
 #include "curate/merge.h"
 #include "curate/params.h"
 #include "curate/run.h"
@@ -17,6 +20,12 @@ static const char usage_text[] =
     "usage: kcurate run --db FILE [options]\n"
     "       kcurate merge A.db B.db ... -o OUT.db\n"
     "       kcurate stats --db FILE\n"
+    "       kcurate flips --db FILE [--json]\n"
+    "           label flips between verifications of a candidate (verdict class, verdict, flags,\n"
+    "           speedup beyond timing noise) and third-party claims that do not hold\n"
+    "       kcurate report --db FILE --out DIR [--price-in USD --price-out USD]\n"
+    "           a static HTML report (solve rate vs budget, fast_p, verdicts, speedups, cost,\n"
+    "           per-problem table with kernel pages, flips, suspicious list)\n"
     "\n"
     "run options (defaults in brackets; the values used are recorded in curate_runs):\n"
     "  --shingle N            tokens per MinHash shingle [5]\n"
@@ -151,6 +160,40 @@ static int stats_command(int argc, char **argv)
     return 0;
 }
 
+static int flips_command(int argc, char **argv)
+{
+    const char *db_path = NULL;
+    int as_json = 0;
+    for (int i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "--db") && i + 1 < argc)
+            db_path = argv[++i];
+        else if (!strcmp(argv[i], "--json"))
+            as_json = 1;
+        else
+            die("usage: kcurate flips --db FILE [--json]");
+    }
+    if (!db_path)
+        die("usage: kcurate flips --db FILE [--json]");
+    strbuf err = STRBUF_INIT, out = STRBUF_INIT;
+    sqlite3 *db;
+    if (kc_db_open(db_path, KC_DB_READONLY, &db, &err))
+        die("%s", err.buf);
+    if (as_json) {
+        json_t *j = curate_flips_json(db, &err);
+        if (!j)
+            die("%s", err.buf);
+        json_dumpf(j, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+        putchar('\n');
+        json_decref(j);
+    } else if (curate_flips_text(db, &out, &err)) {
+        die("%s", err.buf);
+    }
+    fputs(sb_str(&out), stdout);
+    kc_db_close(db);
+    sb_free(&err), sb_free(&out);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     kc_set_progname("kcurate");
@@ -164,6 +207,8 @@ int main(int argc, char **argv)
         return merge_command(argc - 2, argv + 2);
     if (!strcmp(argv[1], "stats"))
         return stats_command(argc - 2, argv + 2);
+    if (!strcmp(argv[1], "flips"))
+        return flips_command(argc - 2, argv + 2);
     if (!strcmp(argv[1], "--db"))
         return run_command(argc - 1, argv + 1);
     die("unknown command '%s' (see kcurate --help)", argv[1]);

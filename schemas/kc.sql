@@ -313,16 +313,169 @@ ALTER TABLE responses ADD COLUMN truncated INTEGER NOT NULL DEFAULT 0;
 CREATE INDEX turns_by_candidate ON turns(candidate_id);
 
 -- migration 5
--- (reserved: verifier integrity, issue 10)
+-- kverify: what the timed runs were checked against. check_device_ms is the candidate's CUPTI
+-- device time in the checking runs (median), to compare with cupti_ms of the timed runs;
+-- checked_reps is how many timed reps had their output compared with the reference.
+ALTER TABLE timings ADD COLUMN check_device_ms REAL;
+ALTER TABLE timings ADD COLUMN checked_reps INTEGER;
 
 -- migration 6
 -- (reserved: kcollect/kexport hardening, issue 15)
 
 -- migration 7
--- (reserved: provenance, run identity, stale labels, issue 16)
+-- Provenance (issue 16). A run says whether its answers are synthetic (written by the bundled
+-- test server, never a real model) and which server wrote them, and keeps its identity as JSON
+-- (model, normalised endpoints, sampling settings, prompt format: what makes two kcollect
+-- commands the same run). A curate run remembers the newest candidate and verification that
+-- existed when it labelled, so kexport can tell when labels are stale.
+ALTER TABLE runs ADD COLUMN synthetic INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN server TEXT;          -- the synthetic server's name, NULL for a real endpoint
+ALTER TABLE runs ADD COLUMN identity_json TEXT;   -- what run_key hashes (NULL: recorded before migration 7)
+UPDATE runs SET synthetic = 1, server = 'bundled-fake-llm' WHERE endpoint = 'bundled-fake-llm';
+ALTER TABLE curate_runs ADD COLUMN max_candidate_id INTEGER;
+ALTER TABLE curate_runs ADD COLUMN max_verification_id INTEGER;
+UPDATE curate_runs SET
+    max_candidate_id = (SELECT coalesce(max(candidate_id), 0) FROM candidate_labels),
+    max_verification_id = (SELECT coalesce(max(id), 0) FROM verifications v
+                           WHERE v.created_at <= curate_runs.created_at);
+CREATE TRIGGER curate_runs_snapshot AFTER INSERT ON curate_runs
+BEGIN
+    UPDATE curate_runs SET
+        max_candidate_id = (SELECT coalesce(max(id), 0) FROM candidates),
+        max_verification_id = (SELECT coalesce(max(id), 0) FROM verifications)
+    WHERE id = NEW.id;
+END;
 
 -- migration 8
--- (reserved: audit, re-verification, third-party labels, issue 13)
+-- Audit (issue 13): re-verification passes, third-party claimed labels, the per-problem budget
+-- clock of kcollect, and the flip views.
+-- A reverify pass freezes its selection (reverify_items) when it starts; a verification it adds
+-- carries its id, so an interrupted pass resumes with the items that have none yet.
+CREATE TABLE reverify_passes (
+    id              INTEGER PRIMARY KEY,
+    selection_key   TEXT NOT NULL,          -- sha256 of the selection (problems, verdicts, mode)
+    selection_json  TEXT NOT NULL,
+    compile_only    INTEGER NOT NULL DEFAULT 0,
+    verifier_version TEXT NOT NULL,
+    started_at      TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ','now')),
+    finished_at     TEXT
+);
+CREATE TABLE reverify_items (
+    pass_id         INTEGER NOT NULL REFERENCES reverify_passes(id),
+    candidate_id    INTEGER NOT NULL REFERENCES candidates(id),
+    PRIMARY KEY (pass_id, candidate_id)
+) WITHOUT ROWID;
+ALTER TABLE verifications ADD COLUMN reverify_pass INTEGER REFERENCES reverify_passes(id);
+
+-- Someone else's label for an imported kernel (`kverify import --jsonl`, docs/THIRD_PARTY.md).
+CREATE TABLE third_party_claims (
+    candidate_id    INTEGER PRIMARY KEY REFERENCES candidates(id),
+    source          TEXT NOT NULL,          -- who labelled it (dataset, lab, model)
+    external_id     TEXT,                   -- their id of the record, when given
+    claimed_correct INTEGER,                -- 1 / 0 / NULL (no claim)
+    claimed_speedup REAL,                   -- over PyTorch eager on their GPU; NULL: no claim
+    file            TEXT NOT NULL,          -- the JSONL file and line it came from
+    line            INTEGER NOT NULL,
+    record_json     TEXT NOT NULL           -- the line as given, code and response left out
+);
+
+-- kcollect --problem-budget: the problem's clock (wall time of its samples together, since its
+-- first turn) and its tokens at the end of each turn; solve rate at any smaller budget follows.
+ALTER TABLE turns ADD COLUMN problem_elapsed_ms REAL;
+ALTER TABLE turns ADD COLUMN problem_tokens INTEGER;
+
+-- Every verification with the one before it of the same candidate, with timing noise terms.
+CREATE VIEW v_verification_pairs AS
+    WITH seq AS (
+        SELECT v.id, v.candidate_id, v.verdict, v.flags, v.verifier_version, v.gpu_name,
+               v.driver_version, tm.median_ms, tm.stdev_ms, tm.n, tm.speedup_eager,
+               CASE WHEN v.verdict = 'correct' THEN 'correct'
+                    WHEN v.verdict = 'mismatch' THEN 'incorrect'
+                    WHEN v.verdict IN ('launch_error','runtime_error','timeout','unsafe') THEN 'runtime_fail'
+                    WHEN v.verdict = 'compile_error' THEN 'compile_fail'
+                    WHEN v.verdict IN ('extract_error','policy_violation') THEN 'format_fail'
+                    ELSE v.verdict END AS class,
+               lag(v.id) OVER w AS prev_id
+        FROM verifications v
+        LEFT JOIN timings tm ON tm.id = (SELECT max(id) FROM timings WHERE verification_id = v.id)
+        WINDOW w AS (PARTITION BY v.candidate_id ORDER BY v.id))
+    SELECT c.problem_id, b.candidate_id,
+           a.id AS before_id, b.id AS after_id,
+           a.verdict AS before_verdict, b.verdict AS after_verdict,
+           a.class AS before_class, b.class AS after_class,
+           a.flags AS before_flags, b.flags AS after_flags,
+           a.median_ms AS before_ms, b.median_ms AS after_ms,
+           a.speedup_eager AS before_speedup, b.speedup_eager AS after_speedup,
+           a.verifier_version AS before_verifier, b.verifier_version AS after_verifier,
+           a.gpu_name AS before_gpu, b.gpu_name AS after_gpu,
+           a.driver_version AS before_driver, b.driver_version AS after_driver,
+           -- 'compiled' (compile-only) against a verdict that implies a compile: a refinement
+           (a.class = 'compiled') + (b.class = 'compiled') = 1 AND
+               (CASE WHEN a.class = 'compiled' THEN b.class ELSE a.class END)
+               IN ('correct','incorrect','runtime_fail') AS refinement,
+           -- the speedup rule (docs/AUDIT.md): the medians differ by more than 3 standard errors
+           -- of the difference (SE of a median = 1.2533 stdev / sqrt(n)) and by more than 2%
+           a.median_ms IS NOT NULL AND b.median_ms IS NOT NULL AND
+               (b.median_ms - a.median_ms) * (b.median_ms - a.median_ms) >
+                   9 * 1.5708 * (coalesce(a.stdev_ms * a.stdev_ms / max(a.n, 1), 0) +
+                                 coalesce(b.stdev_ms * b.stdev_ms / max(b.n, 1), 0)) AND
+               abs(b.median_ms - a.median_ms) > 0.02 * min(a.median_ms, b.median_ms)
+               AS speedup_changed
+    FROM seq b JOIN seq a ON a.id = b.prev_id
+    JOIN candidates c ON c.id = b.candidate_id;
+
+-- A third-party claim against our latest verification: NULL where it cannot be checked yet.
+CREATE VIEW v_claim_checks AS
+    SELECT cl.candidate_id, c.problem_id, cl.source, cl.external_id, cl.claimed_correct,
+           cl.claimed_speedup, v.id AS verification_id, v.verdict, tm.speedup_eager,
+           CASE WHEN v.verdict IS NULL OR v.verdict = 'compiled' OR cl.claimed_correct IS NULL
+                THEN NULL ELSE (v.verdict = 'correct') = (cl.claimed_correct <> 0) END
+               AS correct_holds,
+           CASE WHEN v.verdict IS NULL OR v.verdict = 'compiled' OR cl.claimed_speedup IS NULL
+                THEN NULL
+                WHEN v.verdict <> 'correct' OR tm.speedup_eager IS NULL THEN 0
+                ELSE abs(tm.speedup_eager - cl.claimed_speedup) <= 0.10 * cl.claimed_speedup END
+               AS speedup_holds
+    FROM third_party_claims cl
+    JOIN candidates c ON c.id = cl.candidate_id
+    LEFT JOIN v_latest_verification v ON v.candidate_id = cl.candidate_id
+    LEFT JOIN timings tm ON tm.id = (SELECT max(id) FROM timings WHERE verification_id = v.id);
+
+-- Label flips: one row per change between consecutive verifications of a candidate (kind
+-- verdict_class, verdict, flags, speedup) and per third-party claim our verifier does not
+-- confirm (claim_correct, claim_speedup). `kcurate flips` prints the same rows.
+CREATE VIEW v_label_flips AS
+    SELECT problem_id, candidate_id, 'verdict_class' AS kind, before_class AS before,
+           after_class AS after, before_id, after_id, before_verifier, after_verifier,
+           before_gpu, after_gpu, before_verdict || ' -> ' || after_verdict AS detail
+    FROM v_verification_pairs WHERE before_class <> after_class AND NOT refinement
+    UNION ALL
+    SELECT problem_id, candidate_id, 'verdict', before_verdict, after_verdict, before_id, after_id,
+           before_verifier, after_verifier, before_gpu, after_gpu, NULL
+    FROM v_verification_pairs WHERE before_class = after_class AND before_verdict <> after_verdict
+    UNION ALL
+    SELECT problem_id, candidate_id, 'flags', before_flags, after_flags, before_id, after_id,
+           before_verifier, after_verifier, before_gpu, after_gpu,
+           before_verdict || ' -> ' || after_verdict
+    FROM v_verification_pairs
+    WHERE before_flags <> after_flags AND before_class <> 'compiled' AND after_class <> 'compiled'
+    UNION ALL
+    SELECT problem_id, candidate_id, 'speedup', printf('%.4f ms', before_ms),
+           printf('%.4f ms', after_ms), before_id, after_id, before_verifier, after_verifier,
+           before_gpu, after_gpu,
+           printf('eager speedup %.3fx -> %.3fx', before_speedup, after_speedup)
+    FROM v_verification_pairs
+    WHERE before_verdict = 'correct' AND after_verdict = 'correct' AND speedup_changed
+    UNION ALL
+    SELECT problem_id, candidate_id, 'claim_correct',
+           CASE claimed_correct WHEN 0 THEN 'incorrect' ELSE 'correct' END, verdict, NULL,
+           verification_id, 'claim: ' || source, NULL, NULL, NULL, external_id
+    FROM v_claim_checks WHERE correct_holds = 0
+    UNION ALL
+    SELECT problem_id, candidate_id, 'claim_speedup', printf('%.3fx', claimed_speedup),
+           CASE WHEN speedup_eager IS NULL THEN verdict ELSE printf('%.3fx', speedup_eager) END,
+           NULL, verification_id, 'claim: ' || source, NULL, NULL, NULL, external_id
+    FROM v_claim_checks WHERE speedup_holds = 0;
 
 -- migration 9
 -- (reserved: dataset formats, issue 14)

@@ -34,20 +34,29 @@ int cli_import(int argc, char **argv)
 {
     static const struct option opts[] = {{"db", required_argument, NULL, 'd'},
                                          {"problem", required_argument, NULL, 'p'},
+                                         {"jsonl", required_argument, NULL, 'j'},
+                                         {"source", required_argument, NULL, 's'},
                                          {NULL, 0, NULL, 0}};
-    const char *db_path = NULL, *problem_id = NULL;
+    const char *db_path = NULL, *problem_id = NULL, *jsonl = NULL, *source = NULL;
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "d:p:", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "d:p:j:s:", opts, NULL)) != -1) {
         if (c == 'd')
             db_path = optarg;
         else if (c == 'p')
             problem_id = optarg;
+        else if (c == 'j')
+            jsonl = optarg;
+        else if (c == 's')
+            source = optarg;
         else
             return 4;
     }
+    if (db_path && jsonl && !problem_id && optind == argc)
+        return cli_import_jsonl(db_path, jsonl, source);
     if (!db_path || !problem_id || optind >= argc)
-        return error("usage: kverify import --db PATH --problem ID FILE..."), 4;
+        return error("usage: kverify import --db PATH --problem ID FILE...\n"
+                     "       kverify import --db PATH --jsonl FILE [--source NAME]"), 4;
     strbuf err = STRBUF_INIT, text = STRBUF_INIT;
     problem p;
     sqlite3 *db = NULL;
@@ -93,16 +102,23 @@ struct run_state {
     int done, failed, correct;
     double start_ms, gpu_ms, compile_ms;
     int workers;
+    int64_t pass_id; /* kverify reverify: the pass each new verification belongs to */
 };
 
-static int load_pending(sqlite3 *db, int limit, struct pending **out, int *n, strbuf *err)
+static const char pending_sql[] =
+    "SELECT id, problem_id, source_sha FROM candidates WHERE status = 'pending' AND "
+    "source_sha IS NOT NULL ORDER BY problem_id, id LIMIT ?1";
+
+/* Runs sql (columns id, problem_id, source_sha; ?1 the limit, ?2 the pass). */
+static int load_pending(sqlite3 *db, const char *sql, int64_t pass_id, int limit,
+                        struct pending **out, int *n, strbuf *err)
 {
-    sqlite3_stmt *st = kc_db_prepare(db,
-        "SELECT id, problem_id, source_sha FROM candidates WHERE status = 'pending' AND "
-        "source_sha IS NOT NULL ORDER BY problem_id, id LIMIT ?", err);
+    sqlite3_stmt *st = kc_db_prepare(db, sql, err);
     if (!st)
         return -1;
     sqlite3_bind_int(st, 1, limit > 0 ? limit : -1);
+    if (sqlite3_bind_parameter_count(st) >= 2)
+        sqlite3_bind_int64(st, 2, pass_id);
     int cap = 0;
     *out = NULL, *n = 0;
     while (sqlite3_step(st) == SQLITE_ROW) {
@@ -125,10 +141,27 @@ static int fetch_source(struct run_state *s, const struct pending *c, strbuf *sr
     return rc;
 }
 
+/* Marks the verification just recorded for candidate cid as part of reverify pass pass_id. */
+static int tag_pass(sqlite3 *db, int64_t cid, int64_t pass_id, strbuf *err)
+{
+    sqlite3_stmt *st = kc_db_prepare(db,
+        "UPDATE verifications SET reverify_pass = ?1 WHERE id = "
+        "(SELECT max(id) FROM verifications WHERE candidate_id = ?2)", err);
+    if (!st)
+        return -1;
+    sqlite3_bind_int64(st, 1, pass_id);
+    sqlite3_bind_int64(st, 2, cid);
+    int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : kc_fail(err, "database: %s", sqlite3_errmsg(db));
+    sqlite3_finalize(st);
+    return rc;
+}
+
 static int record(struct run_state *s, const struct pending *c, const kv_result *r, strbuf *err)
 {
     pthread_mutex_lock(&s->db_lock);
-    int rc = kc_db_begin(s->db, err) || kv_record(s->db, c->id, r, err) || kc_db_commit(s->db, err);
+    int rc = kc_db_begin(s->db, err) || kv_record(s->db, c->id, r, err) ||
+             (s->pass_id > 0 && tag_pass(s->db, c->id, s->pass_id, err)) ||
+             kc_db_commit(s->db, err);
     if (rc)
         kc_db_rollback(s->db);
     s->done++;
@@ -213,20 +246,36 @@ int cli_run(int argc, char **argv)
     }
     if (!db_path)
         return error("usage: kverify run --db PATH [--compile-only] [--limit N]"), 4;
-    struct run_state s = {0};
+    sqlite3 *db = NULL;
+    strbuf err = STRBUF_INIT;
+    int status = 4;
+    if (kc_db_open(db_path, KC_DB_EXISTING, &db, &err))
+        error("%s", err.buf);
+    else
+        status = cli_verify_selected(db, &o, pending_sql, 0, limit, threads, "pending");
+    kc_db_close(db);
+    sb_free(&err);
+    return status;
+}
+
+int cli_verify_selected(sqlite3 *db, kv_options *opts, const char *sql, int64_t pass_id, int limit,
+                        int threads, const char *what)
+{
+    const kv_options o = *opts;
+    struct run_state s = {.db = db, .pass_id = pass_id};
     strbuf err = STRBUF_INIT;
     pthread_mutex_init(&s.db_lock, NULL);
     int status = 4;
-    if (kc_db_open(db_path, KC_DB_EXISTING, &s.db, &err) ||
-        load_pending(s.db, limit, &s.items, &s.n, &err) || kv_service_start(&o, &s.svc, &err)) {
+    if (load_pending(s.db, sql, pass_id, limit, &s.items, &s.n, &err) ||
+        kv_service_start(&o, &s.svc, &err)) {
         error("%s", err.buf);
         goto out;
     }
     s.start_ms = now_ms();
     run_all(&s, threads > 0 ? threads : o.compile_procs + 2);
     double secs = (now_ms() - s.start_ms) / 1000;
-    printf("verified %d of %d pending candidates in %.1f s (%.2f candidates/s), %d correct, "
-           "%d errors\n", s.done, s.n, secs, secs > 0 ? s.done / secs : 0.0, s.correct, s.failed);
+    printf("verified %d of %d %s candidates in %.1f s (%.2f candidates/s), %d correct, "
+           "%d errors\n", s.done, s.n, what, secs, secs > 0 ? s.done / secs : 0.0, s.correct, s.failed);
     if (!o.compile_only && secs > 0)
         printf("GPU workers busy %.1f%% of the wall time (%d worker%s); compile time %.1f s in total\n",
                100.0 * s.gpu_ms / 1000 / (secs * kv_service_gpu_workers(s.svc)),
@@ -238,7 +287,6 @@ out:
     for (int i = 0; i < s.n; i++)
         free(s.items[i].problem_id), free(s.items[i].source_sha);
     free(s.items);
-    kc_db_close(s.db);
     pthread_mutex_destroy(&s.db_lock);
     sb_free(&err);
     return status;

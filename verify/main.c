@@ -1,6 +1,7 @@
 /* kverify: the verifier's command line. check and compile single candidates,
  * validate a suite (problems --check), dump inputs and reference outputs,
- * verify every pending candidate of a database (run), import candidates. */
+ * verify every pending candidate of a database (run), import candidates (files, or
+ * third-party JSONL with claimed labels), verify stored candidates again (reverify). */
 #include "common/db.h"
 #include "common/error.h"
 #include "common/fsutil.h"
@@ -33,8 +34,14 @@ static const char usage[] =
     "        write inputs and reference outputs as .npy, with meta.json (needs a GPU)\n"
     "  import --db PATH --problem ID FILE...\n"
     "        add candidate files to a database as pending (origin 'import')\n"
+    "  import --db PATH --jsonl FILE [--source NAME]\n"
+    "        add third-party kernels with their claimed labels (docs/THIRD_PARTY.md); a bad line\n"
+    "        is reported with its number and skipped (exit 1), the others are imported\n"
     "  run --db PATH [--compile-only] [--limit N] [--threads N]\n"
     "        verify every pending candidate of a database and record the results\n"
+    "  reverify --db PATH [--problems SEL] [--verdict LIST] [--compile-only] [--limit N]\n"
+    "        verify stored candidates again (new verification rows, old ones kept); the same\n"
+    "        command resumes an unfinished pass; flips: kcurate flips --db PATH\n"
     "  gpus [--count]\n"
     "        list the visible GPUs\n"
     "\n"
@@ -76,6 +83,8 @@ int main(int argc, char **argv)
         return cli_import(argc - 1, argv + 1);
     if (strcmp(cmd, "run") == 0)
         return cli_run(argc - 1, argv + 1);
+    if (strcmp(cmd, "reverify") == 0)
+        return cli_reverify(argc - 1, argv + 1);
     if (strcmp(cmd, "gpus") == 0 || strcmp(cmd, "dump") == 0)
         return cmd_gpus(argc - 1, argv + 1);
     error("unknown command '%s'", cmd);

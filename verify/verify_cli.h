@@ -8,6 +8,14 @@ int cli_check(int argc, char **argv, int compile_only_command);
 int cli_problems(int argc, char **argv);
 int cli_import(int argc, char **argv);
 int cli_run(int argc, char **argv);
+/* cli_audit.c: kverify reverify, and import --jsonl (third-party kernels with claimed labels). */
+int cli_reverify(int argc, char **argv);
+int cli_import_jsonl(const char *db_path, const char *file, const char *default_source);
+/* Verifies the candidates sql selects (columns id, problem_id, source_sha; ?1 is bound to the
+ * limit, ?2 to pass_id) with many in flight, recording each result; a pass_id > 0 tags the new
+ * verifications as that reverify pass's. Returns the exit status (0, 1 some failed, 4). */
+int cli_verify_selected(sqlite3 *db, kv_options *o, const char *sql, int64_t pass_id, int limit,
+                        int threads, const char *what);
 /* Parses "1,2,3" into o->seeds; returns -1 on a malformed list. */
 int cli_parse_seeds(const char *list, kv_options *o);
 /* Prints a human-readable report of a result. */
