@@ -173,6 +173,12 @@ int config_set(collect_config *c, const char *key, const char *v, strbuf *err)
         c->turns = (int)n;
     } else if (!strcmp(key, "budget")) {
         return parse_num(key, v, 0, 1e7, &c->budget_minutes, err);
+    } else if (!strcmp(key, "problem_budget")) {
+        return parse_num(key, v, 0, 1e7, &c->problem_budget_minutes, err);
+    } else if (!strcmp(key, "problem_budget_tokens")) {
+        if (parse_int(key, v, 0, 1L << 40, &n, err))
+            return -1;
+        c->problem_budget_tokens = n;
     } else if (!strcmp(key, "budget_tokens")) {
         if (parse_int(key, v, 0, 1L << 40, &n, err))
             return -1;
@@ -352,6 +358,10 @@ static json_t *identity_json(const collect_config *c)
     json_object_set_new(o, "turns", json_integer(c->turns));
     json_object_set_new(o, "budget_minutes", json_real(c->budget_minutes));
     json_object_set_new(o, "budget_tokens", json_integer(c->budget_tokens));
+    if (c->problem_budget_minutes > 0) /* only when set: older runs keep their identity */
+        json_object_set_new(o, "problem_budget_minutes", json_real(c->problem_budget_minutes));
+    if (c->problem_budget_tokens > 0)
+        json_object_set_new(o, "problem_budget_tokens", json_integer(c->problem_budget_tokens));
     json_object_set_new(o, "compile_only", json_boolean(c->compile_only));
     json_object_set_new(o, "max_tokens", json_integer(c->max_tokens));
     json_object_set_new(o, "temperature", json_real(c->temperature));

@@ -30,6 +30,8 @@ typedef struct collect_config {
     int samples, turns;
     double budget_minutes; /* per trajectory, 0 = none */
     long budget_tokens;    /* per trajectory, 0 = none */
+    double problem_budget_minutes; /* per problem, shared by its samples and turns; 0 = none */
+    long problem_budget_tokens;    /* per problem, 0 = none */
     int concurrency;
     int compile_only, dry_run, stream;
     int max_tokens;

@@ -24,6 +24,13 @@ typedef struct job {
     int sample;
 } job;
 
+/* A problem's budget clock: the wall time of all its samples together, counted from its first
+ * turn (in this process: start_ms; before a resume: base_ms), and its tokens. */
+typedef struct problem_clock {
+    double base_ms, start_ms;
+    long tokens;
+} problem_clock;
+
 typedef struct collector {
     const collect_config *cfg;
     const char *endpoint_label;
@@ -40,6 +47,7 @@ typedef struct collector {
     char **specs;
     int n_problems;
     int *problem_solved;
+    problem_clock *clocks; /* --problem-budget: per problem, under lock */
     job *jobs;
     int n_jobs, next_job;
     int64_t run_id;
@@ -109,6 +117,54 @@ static const char *stop_reason(const collect_config *cfg, const trajectory_state
     return NULL;
 }
 
+/* The problem's clock now (it starts with the problem's first turn in this process). */
+static double problem_elapsed(collector *c, int pi, long add_tokens, long *tokens)
+{
+    pthread_mutex_lock(&c->lock);
+    problem_clock *k = &c->clocks[pi];
+    double now = now_ms();
+    if (k->start_ms <= 0)
+        k->start_ms = now;
+    k->tokens += add_tokens;
+    if (tokens)
+        *tokens = k->tokens;
+    double ms = k->base_ms + now - k->start_ms;
+    pthread_mutex_unlock(&c->lock);
+    return ms;
+}
+
+/* Why the problem's shared budget stops its trajectories, or NULL. */
+static const char *problem_budget_stop(const collect_config *cfg, double elapsed_ms, long tokens)
+{
+    if (cfg->problem_budget_minutes > 0 && elapsed_ms >= cfg->problem_budget_minutes * 60000.0)
+        return "problem_minutes";
+    if (cfg->problem_budget_tokens > 0 && tokens >= cfg->problem_budget_tokens)
+        return "problem_tokens";
+    return NULL;
+}
+
+/* After a resume the clock goes on from the latest recorded turn of each problem in this run. */
+static int load_problem_clocks(collector *c, strbuf *err)
+{
+    sqlite3_stmt *st = kc_db_prepare(c->db,
+        "SELECT max(t.problem_elapsed_ms), max(t.problem_tokens) FROM turns t "
+        "JOIN trajectories tr ON tr.id = t.trajectory_id WHERE tr.run_id = ? AND tr.problem_id = ?",
+        err);
+    if (!st)
+        return -1;
+    for (int i = 0; i < c->n_problems; i++) {
+        sqlite3_bind_int64(st, 1, c->run_id);
+        sqlite3_bind_text(st, 2, c->problems[i].id, -1, SQLITE_STATIC);
+        if (sqlite3_step(st) == SQLITE_ROW) {
+            c->clocks[i].base_ms = sqlite3_column_double(st, 0);
+            c->clocks[i].tokens = (long)sqlite3_column_int64(st, 1);
+        }
+        sqlite3_reset(st);
+    }
+    sqlite3_finalize(st);
+    return 0;
+}
+
 static void set_fatal(collector *c, const char *msg)
 {
     pthread_mutex_lock(&c->lock);
@@ -128,6 +184,8 @@ typedef struct turn_ctx {
     int sample;
     trajectory_state *t;
     const char *label; /* "level1/019_relu#0" */
+    double problem_ms;  /* the problem's clock and tokens at the end of the turn */
+    long problem_tokens;
 } turn_ctx;
 
 /* Gets the response for q: from the cache, or from the endpoint (then stored
@@ -206,6 +264,23 @@ static kv_service *verifier(collector *c, strbuf *err)
     return v;
 }
 
+/* The problem's clock and tokens at the end of the turn just recorded. */
+static int rec_turn_problem_clock(sqlite3 *db, const turn_record *tr, double ms, long tokens,
+                                  strbuf *err)
+{
+    sqlite3_stmt *st = kc_db_prepare(db, "UPDATE turns SET problem_elapsed_ms = ?, problem_tokens "
+                                         "= ? WHERE trajectory_id = ? AND turn_index = ?", err);
+    if (!st)
+        return -1;
+    sqlite3_bind_double(st, 1, ms);
+    sqlite3_bind_int64(st, 2, tokens);
+    sqlite3_bind_int64(st, 3, tr->trajectory_id);
+    sqlite3_bind_int(st, 4, tr->turn_index);
+    int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : kc_fail(err, "database: %s", sqlite3_errmsg(db));
+    sqlite3_finalize(st);
+    return rc;
+}
+
 /* Records candidate, verification, turn and maybe the trajectory's end in one transaction. */
 static int record_turn(turn_ctx *x, const kv_result *vr, turn_record *tr, const char *stop,
                        strbuf *err)
@@ -219,6 +294,7 @@ static int record_turn(turn_ctx *x, const kv_result *vr, turn_record *tr, const 
         rc = rec_candidate(c->db, x->p->id, extract_failed ? NULL : sb_str(&vr->source),
                            extract_failed ? sb_str(&vr->message) : NULL, &tr->candidate_id, err) ||
              kv_record(c->db, tr->candidate_id, vr, err) || rec_turn(c->db, tr, err) ||
+             rec_turn_problem_clock(c->db, tr, x->problem_ms, x->problem_tokens, err) ||
              (stop && rec_trajectory_finish(c->db, x->t->id, stop, err));
         if (rc)
             kc_db_rollback(c->db);
@@ -350,6 +426,10 @@ static int run_turn(turn_ctx *x, strbuf *err)
     if (is_success(cfg, vr.verdict))
         t->any_correct = 1;
     const char *stop = stop_reason(cfg, t, &vr, t->n_turns + 1);
+    x->problem_ms = problem_elapsed(c, (int)(x->p - c->problems),
+                                    r.prompt_tokens + r.completion_tokens, &x->problem_tokens);
+    if (!stop)
+        stop = problem_budget_stop(cfg, x->problem_ms, x->problem_tokens);
     turn_record tr = {.trajectory_id = t->id, .turn_index = t->n_turns, .prompt = prompt,
                       .request_id = request_id, .response_id = response_id,
                       .feedback = feedback.buf, .tokens_in = r.prompt_tokens,
@@ -369,6 +449,34 @@ out:
     sb_free(&feedback);
     sb_free(&started);
     return rc;
+}
+
+/* Ends a trajectory before its next turn because its problem's budget is spent. */
+static void end_by_problem_budget(turn_ctx *x, const char *reason)
+{
+    collector *c = x->c;
+    strbuf err = STRBUF_INIT;
+    db_lock(c);
+    int rc = rec_trajectory_finish(c->db, x->t->id, reason, &err);
+    db_unlock(c);
+    pthread_mutex_lock(&c->lock);
+    if (rc < 0) {
+        c->sum.trajectories_failed++;
+    } else {
+        c->sum.trajectories_done++;
+        if (x->t->any_correct) {
+            c->sum.trajectories_solved++;
+            int pi = (int)(x->p - c->problems);
+            if (!c->problem_solved[pi]++)
+                c->sum.problems_solved++;
+        }
+    }
+    pthread_mutex_unlock(&c->lock);
+    if (rc < 0)
+        progress_error(c->progress, x->label, err.buf);
+    else
+        progress_update(c->progress);
+    sb_free(&err);
 }
 
 static void run_trajectory(collector *c, const job *j)
@@ -403,6 +511,13 @@ static void run_trajectory(collector *c, const job *j)
     for (;;) {
         if (*c->cancel)
             break;
+        long ptok = 0;
+        const char *pstop =
+            problem_budget_stop(c->cfg, problem_elapsed(c, j->problem, 0, &ptok), ptok);
+        if (pstop) { /* the problem's shared budget is spent: no turn for this sample */
+            end_by_problem_budget(&x, pstop);
+            break;
+        }
         int r = run_turn(&x, &err);
         if (r == 1)
             break;
@@ -453,6 +568,7 @@ static int load_problems(collector *c, strbuf *err)
     c->problems = xcalloc((size_t)n, sizeof *c->problems);
     c->specs = xcalloc((size_t)n, sizeof *c->specs);
     c->problem_solved = xcalloc((size_t)n, sizeof *c->problem_solved);
+    c->clocks = xcalloc((size_t)n, sizeof *c->clocks);
     for (int i = 0; i < n && rc == 0; i++) {
         strbuf e = STRBUF_INIT;
         if (problem_load_by_id(ids[i], &c->problems[i], &e) < 0) {
@@ -514,6 +630,7 @@ static void teardown(collector *c)
     free(c->problems);
     free(c->specs);
     free(c->problem_solved);
+    free(c->clocks);
     free(c->jobs);
     sb_free(&c->fatal);
     pthread_mutex_destroy(&c->lock);
@@ -593,6 +710,8 @@ int collect_run(const collect_config *cfg, const char *endpoint_label, char **ur
     }
     if (rc == 0)
         rc = open_run(&c, err);
+    if (rc == 0)
+        rc = load_problem_clocks(&c, err);
     if (rc == 0) {
         int n = cfg->concurrency < c.n_jobs ? cfg->concurrency : c.n_jobs;
         pthread_t *threads = xcalloc((size_t)(n ? n : 1), sizeof *threads);

@@ -26,6 +26,9 @@ static const char usage_text[] =
     "  --turns N             turns per trajectory (default 4)\n"
     "  --budget MINUTES      wall-clock budget per trajectory (default 15; 0 = none)\n"
     "  --budget-tokens N     token budget per trajectory (default none)\n"
+    "  --problem-budget MINUTES  wall-clock budget per problem, shared by its samples and turns\n"
+    "                        (the problem's clock runs from its first turn; default none)\n"
+    "  --problem-budget-tokens N  token budget per problem, shared likewise (default none)\n"
     "  --concurrency N       trajectories in parallel, and LLM requests in flight (default 4)\n"
     "  --compile-only        no GPU: verify up to compilation (labels stop at 'compiled')\n"
     "  --dry-run             print the first prompt and exit\n"
@@ -61,7 +64,9 @@ static const struct flag {
     {"--model", "model", NULL},       {"--api", "api", NULL},
     {"--db", "db", NULL},             {"--samples", "samples", NULL},
     {"--turns", "turns", NULL},       {"--budget", "budget", NULL},
-    {"--budget-tokens", "budget_tokens", NULL}, {"--concurrency", "concurrency", NULL},
+    {"--budget-tokens", "budget_tokens", NULL},
+    {"--problem-budget", "problem_budget", NULL},
+    {"--problem-budget-tokens", "problem_budget_tokens", NULL}, {"--concurrency", "concurrency", NULL},
     {"--compile-only", "compile_only", "true"}, {"--no-stream", "stream", "false"},
     {"--stream", "stream", "true"},   {"--max-tokens", "max_tokens", NULL},
     {"--temperature", "temperature", NULL}, {"--seed", "seed", NULL},
