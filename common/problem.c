@@ -11,8 +11,9 @@
 static const char *dtype_names[KC_DTYPE_COUNT] = {"f32", "f16", "bf16", "f64",
                                                   "i32", "i64", "u8",  "bool"};
 static const size_t dtype_sizes[KC_DTYPE_COUNT] = {4, 2, 2, 8, 4, 8, 1, 1};
-static const char *dist_names[KC_DIST_COUNT] = {"none",    "normal", "uniform",
-                                                "randint", "sign",   "simplex"};
+static const char *dist_names[KC_DIST_COUNT] = {"none",    "normal",  "uniform",
+                                                "randint", "sign",    "simplex",
+                                                "uniform_fan_in", "constant", "bernoulli"};
 
 const char *dtype_name(enum kc_dtype t) { return t < KC_DTYPE_COUNT ? dtype_names[t] : "?"; }
 size_t dtype_size(enum kc_dtype t) { return t < KC_DTYPE_COUNT ? dtype_sizes[t] : 0; }
@@ -96,8 +97,9 @@ static int load_dimset(struct ctx *c, json_t *obj, const char *field, dimset *ou
         strbuf f = STRBUF_INIT;
         sb_addf(&f, "%s.%s", field, key);
         int bad = !valid_name(key) ? field_fail(c, f.buf, "dim names are identifiers")
-                  : !json_is_integer(v) || json_integer_value(v) < 0
-                      ? field_fail(c, f.buf, "expected a non-negative integer")
+                  : !json_is_integer(v) || json_integer_value(v) < 0 ||
+                          json_integer_value(v) > KC_MAX_DIM_VALUE
+                      ? field_fail(c, f.buf, "expected an integer from 0 to 2^40")
                       : 0;
         if (!bad && dimset_set(out, key, json_integer_value(v)))
             bad = field_fail(c, f.buf, "too many dims");
@@ -184,22 +186,82 @@ static int load_dims(struct ctx *c, json_t *root, problem *p)
 
 /* ---- tensors and params ---- */
 
-static int check_expr(struct ctx *c, const problem *p, const char *expr, const char *field)
+static int dim_sets(const problem *p, const dimset **sets)
+{
+    int n = 0;
+    sets[n++] = &p->dims_default;
+    sets[n++] = &p->dims_small;
+    for (int i = 0; i < p->n_alt; i++)
+        sets[n++] = &p->dims_alt[i];
+    return n;
+}
+
+/* Evaluates expr under every dim set; its value must be at least min_value. */
+static int check_expr_min(struct ctx *c, const problem *p, const char *expr, const char *field,
+                          int64_t min_value)
 {
     int64_t v;
     strbuf e = STRBUF_INIT;
+    const dimset *sets[2 + KC_MAX_ALT];
+    int n = dim_sets(p, sets), rc = 0;
+    for (int i = 0; i < n && !rc; i++) {
+        if (expr_eval(expr, sets[i], &v, &e))
+            rc = field_fail(c, field, e.buf);
+        else if (v < min_value)
+            rc = field_fail(c, field, "negative extent under one of the dim sets");
+    }
+    sb_free(&e);
+    return rc;
+}
+
+static int check_expr(struct ctx *c, const problem *p, const char *expr, const char *field)
+{
+    return check_expr_min(c, p, expr, field, INT64_MIN);
+}
+
+/* A tensor's size in bytes under every dim set stays within KC_MAX_TENSOR_BYTES. */
+static int check_tensor_bytes(struct ctx *c, const problem *p, const tensor_spec *t,
+                              const char *field)
+{
+    const dimset *sets[2 + KC_MAX_ALT];
+    int n = dim_sets(p, sets);
+    for (int i = 0; i < n; i++) {
+        int64_t numel, bytes;
+        if (tensor_numel(t, sets[i], &numel, NULL) ||
+            __builtin_mul_overflow(numel, (int64_t)dtype_size(t->dtype), &bytes) ||
+            bytes > KC_MAX_TENSOR_BYTES)
+            return field_fail(c, field, "the tensor is larger than 64 GiB under one of the dim sets");
+    }
+    return 0;
+}
+
+/* uniform_fan_in: {"fan_in": "CI*K*K"}, an expression positive in every dims set. */
+static int load_fan_in(struct ctx *c, const problem *p, json_t *init, const char *field,
+                       tensor_spec *t)
+{
+    json_t *fi = json_object_get(init, "fan_in");
+    if (!json_is_string(fi) && !json_is_integer(fi))
+        return field_fail(c, field, "uniform_fan_in needs fan_in (an integer or dim expression)");
+    strbuf tmp = STRBUF_INIT;
+    if (json_is_string(fi))
+        sb_adds(&tmp, json_string_value(fi));
+    else
+        sb_addf(&tmp, "%lld", (long long)json_integer_value(fi));
+    t->fan_in_expr = sb_detach(&tmp);
+    if (check_expr(c, p, t->fan_in_expr, field))
+        return -1;
     const dimset *sets[2 + KC_MAX_ALT] = {&p->dims_default, &p->dims_small};
     int n = 2;
     for (int i = 0; i < p->n_alt; i++)
         sets[n++] = &p->dims_alt[i];
     for (int i = 0; i < n; i++) {
-        if (expr_eval(expr, sets[i], &v, &e)) {
-            field_fail(c, field, e.buf);
-            sb_free(&e);
-            return -1;
-        }
+        int64_t v = 0;
+        strbuf e = STRBUF_INIT;
+        expr_eval(t->fan_in_expr, sets[i], &v, &e); /* cannot fail: checked above */
+        sb_free(&e);
+        if (v <= 0)
+            return field_fail(c, field, "fan_in must be positive in every dims set");
     }
-    sb_free(&e);
     return 0;
 }
 
@@ -263,8 +325,21 @@ static int load_init(struct ctx *c, const problem *p, json_t *init, const char *
         t->b = 1;
         rc = get_number(c, init, "std", f.buf, 0, &t->b);
         break;
+    case KC_DIST_UNIFORM_FAN_IN:
+        rc = load_fan_in(c, p, init, f.buf, t);
+        break;
+    case KC_DIST_CONSTANT:
+        rc = get_number(c, init, "value", f.buf, 1, &t->a);
+        break;
+    case KC_DIST_BERNOULLI:
+        rc = get_number(c, init, "p", f.buf, 1, &t->a);
+        if (!rc && !(t->a >= 0 && t->a < 1))
+            rc = field_fail(c, f.buf, "bernoulli needs 0 <= p < 1 (the probability of a zero)");
+        t->b = rc ? 0 : 1.0 / (1.0 - t->a);
+        break;
     default:
-        rc = field_fail(c, f.buf, "dist must be normal, uniform, randint, sign or simplex");
+        rc = field_fail(c, f.buf, "dist must be normal, uniform, randint, sign, simplex, "
+                                  "uniform_fan_in, constant or bernoulli");
     }
     if (!rc && t->dist != KC_DIST_RANDINT && !dtype_is_float(t->dtype))
         rc = field_fail(c, f.buf, "integer tensors take dist randint");
@@ -319,11 +394,13 @@ static int load_tensor(struct ctx *c, problem *p, json_t *obj, const char *field
             bad = field_fail(c, fi.buf, "expected a dim expression");
         }
         if (!bad)
-            bad = check_expr(c, p, t->shape[t->rank - 1], fi.buf);
+            bad = check_expr_min(c, p, t->shape[t->rank - 1], fi.buf, 0);
         sb_free(&fi);
         if (bad)
             goto out;
     }
+    if (check_tensor_bytes(c, p, t, f.buf))
+        goto out;
     if (is_input) {
         if (load_init(c, p, json_object_get(obj, "init"), field, t))
             goto out;
@@ -416,7 +493,7 @@ static int check_unique_names(struct ctx *c, const problem *p)
 static const char *known_fields[] = {
     "format",    "id",      "title",    "level",  "kernelbench", "description", "torch_reference",
     "dims",      "derived", "inputs",   "outputs", "params",     "tolerance",   "bytes",
-    "flops",     "reference", NULL};
+    "flops",     "reference", "degenerate", NULL};
 
 static int check_known_fields(struct ctx *c, json_t *root)
 {
@@ -452,14 +529,14 @@ static int load_header(struct ctx *c, json_t *root, problem *p)
         return field_fail(c, "id", "expected '<suite>/<name>', e.g. level1/019_relu");
     p->suite = xstrndup(p->id, (size_t)(slash - p->id));
     json_t *level = json_object_get(root, "level");
-    if (!json_is_integer(level) || json_integer_value(level) < 1)
-        return field_fail(c, "level", "expected a positive integer");
+    if (!json_is_integer(level) || json_integer_value(level) < 1 || json_integer_value(level) > 99)
+        return field_fail(c, "level", "expected an integer from 1 to 99");
     p->level = (int)json_integer_value(level);
     json_t *kb = json_object_get(root, "kernelbench");
     if (kb) {
         json_t *pid = json_object_get(kb, "problem_id");
-        if (!json_is_integer(pid))
-            return field_fail(c, "kernelbench.problem_id", "expected an integer");
+        if (!json_is_integer(pid) || json_integer_value(pid) < 0 || json_integer_value(pid) > 1000000)
+            return field_fail(c, "kernelbench.problem_id", "expected an integer from 0 to 10^6");
         p->kernelbench_id = (int)json_integer_value(pid);
     }
     return 0;
@@ -483,7 +560,8 @@ static int load_tolerance(struct ctx *c, json_t *root, problem *p)
  * exact form `#include "shared/NAME.cuh"`, expanded here, at load: everything downstream (the
  * policy, the compile servers, the fake LLM's echo, the database) sees one self-contained
  * source in the candidate format. Candidates cannot do this (the policy allows toolkit headers
- * only), and a shared file may not include another. */
+ * only), and a shared file may not include another. NAME is looked up in the suite's own
+ * shared/ folder first, then in the problems root's shared/ (kernels used by several suites). */
 #define SHARED_DIR "shared/"
 
 /* Whether a line of text starts with a quoted #include (a shared file may not have one). */
@@ -521,6 +599,11 @@ static int append_shared(struct ctx *c, const char *dir, const char *ref, const 
     strbuf path = STRBUF_INIT, text = STRBUF_INIT, e = STRBUF_INIT, what = STRBUF_INIT;
     int rc = 0;
     sb_addf(&path, "%s/" SHARED_DIR "%s", dir, name);
+    if (valid_shared_name(name) && !file_exists(path.buf)) {
+        /* not in the suite's own shared/: the one of all suites, problems/shared/ */
+        sb_reset(&path);
+        sb_addf(&path, "%s/../" SHARED_DIR "%s", dir, name);
+    }
     if (!valid_shared_name(name))
         sb_addf(&what, "%s:%d: \"" SHARED_DIR "%s\" is not a shared file name (NAME.cuh)", ref,
                 line_no, name);
@@ -585,6 +668,17 @@ static int load_reference(struct ctx *c, json_t *root, problem *p)
     return rc;
 }
 
+/* "degenerate": why the output is trivial at these inits (identically zero, saturated, the input
+ * passed through); such problems stay in the suite but out of training exports by default. */
+static int load_degenerate(struct ctx *c, json_t *root, problem *p)
+{
+    if (get_string(c, root, "degenerate", "degenerate", 0, &p->degenerate))
+        return -1;
+    if (p->degenerate && !*p->degenerate)
+        return field_fail(c, "degenerate", "say why (a non-empty string), or leave the field out");
+    return 0;
+}
+
 static int check_id_matches_path(struct ctx *c, const problem *p)
 {
     /* level1/019_relu must live at <root>/level1/019_relu.json */
@@ -626,7 +720,8 @@ int problem_load(const char *manifest_path, problem *p, strbuf *err)
         get_string(&c, root, "bytes", "bytes", 1, &p->bytes_expr) ||
         check_expr(&c, p, p->bytes_expr, "bytes") ||
         get_string(&c, root, "flops", "flops", 1, &p->flops_expr) ||
-        check_expr(&c, p, p->flops_expr, "flops") || load_reference(&c, root, p))
+        check_expr(&c, p, p->flops_expr, "flops") || load_degenerate(&c, root, p) ||
+        load_reference(&c, root, p))
         goto out;
     rc = 0;
 out:
@@ -641,16 +736,17 @@ static void tensor_free(tensor_spec *t)
         free(t->shape[i]);
     free(t->lo_expr);
     free(t->hi_expr);
+    free(t->fan_in_expr);
 }
 
 void problem_free(problem *p)
 {
     free(p->id), free(p->suite), free(p->title), free(p->description), free(p->torch_reference);
     free(p->manifest_path), free(p->reference_path), free(p->tolerance_why);
-    free(p->bytes_expr), free(p->flops_expr);
+    free(p->bytes_expr), free(p->flops_expr), free(p->degenerate);
     sb_free(&p->manifest_text), sb_free(&p->reference_source);
     dimset_free(&p->dims_default), dimset_free(&p->dims_small);
-    for (int i = 0; i < p->n_alt; i++)
+    for (int i = 0; i < KC_MAX_ALT; i++) /* an alt set that failed to load is not counted */
         dimset_free(&p->dims_alt[i]);
     for (int i = 0; i < p->n_derived; i++)
         free(p->derived_name[i]), free(p->derived_expr[i]);
@@ -701,6 +797,22 @@ int tensor_numel(const tensor_spec *t, const dimset *dims, int64_t *out, strbuf 
             return kc_fail(err, "tensor '%s' is too large", t->name);
     }
     *out = n;
+    return 0;
+}
+
+int tensor_init_params(const tensor_spec *t, const dimset *dims, double *a, double *b,
+                       strbuf *err)
+{
+    *a = t->a, *b = t->b;
+    if (t->dist != KC_DIST_UNIFORM_FAN_IN)
+        return 0;
+    int64_t fan_in;
+    if (expr_eval(t->fan_in_expr, dims, &fan_in, err))
+        return -1;
+    if (fan_in <= 0)
+        return kc_fail(err, "tensor '%s': fan_in %lld is not positive", t->name, (long long)fan_in);
+    *b = 1.0 / sqrt((double)fan_in);
+    *a = -*b;
     return 0;
 }
 

@@ -12,6 +12,8 @@
 #define KC_MAX_PARAMS 16
 #define KC_MAX_ALT 8
 #define KC_MAX_DERIVED 16
+#define KC_MAX_DIM_VALUE (1LL << 40)      /* a dim in a manifest */
+#define KC_MAX_TENSOR_BYTES (64LL << 30)  /* one input or output under any dim set */
 
 enum kc_dtype { KC_F32, KC_F16, KC_BF16, KC_F64, KC_I32, KC_I64, KC_U8, KC_BOOL, KC_DTYPE_COUNT };
 enum kc_dist {
@@ -21,6 +23,9 @@ enum kc_dist {
     KC_DIST_RANDINT, /* integers in [lo, hi): lo/hi may be dim expressions */
     KC_DIST_SIGN,    /* -1 or +1 */
     KC_DIST_SIMPLEX, /* positive, each row along the last dim sums to 1 (softmax of N(0, std)) */
+    KC_DIST_UNIFORM_FAN_IN, /* PyTorch's Linear/Conv init: uniform(-1/sqrt(fan_in), +1/sqrt(fan_in)) */
+    KC_DIST_CONSTANT,       /* every element = value */
+    KC_DIST_BERNOULLI,      /* a dropout mask: 0 with probability p, else 1/(1-p) */
     KC_DIST_COUNT
 };
 
@@ -36,8 +41,10 @@ typedef struct tensor_spec {
     int rank;
     char *shape[KC_MAX_RANK];   /* dim expressions */
     enum kc_dist dist;
-    double a, b;                /* normal: mean,std; uniform: lo,hi; simplex: std */
+    double a, b;                /* normal: mean,std; uniform: lo,hi; simplex: std;
+                                   constant: value; bernoulli: p, 1/(1-p) */
     char *lo_expr, *hi_expr;    /* randint bounds */
+    char *fan_in_expr;          /* uniform_fan_in: fan_in as a dim expression */
 } tensor_spec;
 
 typedef struct param_spec {
@@ -74,6 +81,7 @@ typedef struct problem {
     double atol, rtol;
     char *tolerance_why;
     char *bytes_expr, *flops_expr;
+    char *degenerate; /* NULL, or why the output is trivial (kept out of training exports) */
 } problem;
 
 int problem_load(const char *manifest_path, problem *p, strbuf *err);
@@ -83,6 +91,10 @@ const dimset *problem_dims(const problem *p, enum kc_dims_kind kind, int alt_ind
 int dims_kind_parse(const char *s, enum kc_dims_kind *kind, int *alt_index);
 /* Element count of a tensor under dims. */
 int tensor_numel(const tensor_spec *t, const dimset *dims, int64_t *out, strbuf *err);
+/* The generator's parameters (a, b) of an input under dims: uniform_fan_in becomes
+ * (-1/sqrt(fan_in), +1/sqrt(fan_in)); other dists return their stored a, b. */
+int tensor_init_params(const tensor_spec *t, const dimset *dims, double *a, double *b,
+                       strbuf *err);
 /* Looks a tensor up among inputs then outputs; returns its spec or NULL. */
 const tensor_spec *problem_tensor(const problem *p, const char *name, int *is_output);
 const param_spec *problem_param(const problem *p, const char *name);

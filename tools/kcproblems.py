@@ -129,6 +129,14 @@ def random_inputs(m, dims, torch, device="cuda", generator=None):
             x = torch.randint(0, 2, shape, device=device, generator=generator) * 2 - 1
         elif dist == "simplex":
             x = torch.softmax(torch.randn(shape, device=device, generator=generator) * init.get("std", 1), dim=-1)
+        elif dist == "uniform_fan_in":  # PyTorch's Linear/Conv default init
+            bound = 1.0 / math.sqrt(eval_dim_expr(init["fan_in"], dims))
+            x = (torch.rand(shape, device=device, generator=generator) * 2 - 1) * bound
+        elif dist == "constant":
+            x = torch.full(shape, float(init["value"]), device=device)
+        elif dist == "bernoulli":  # a dropout mask: 0 with probability p, else 1/(1-p)
+            p = init["p"]
+            x = (torch.rand(shape, device=device, generator=generator) >= p).to(torch.float32) / (1 - p)
         else:
             raise ValueError("unknown dist " + dist)
         out.append(x.to(dt))

@@ -7,7 +7,10 @@
 #include <cuda_bf16.h>
 
 enum { DT_F32, DT_F16, DT_BF16, DT_F64, DT_I32, DT_I64, DT_U8, DT_BOOL };
-enum { DIST_NONE, DIST_NORMAL, DIST_UNIFORM, DIST_RANDINT, DIST_SIGN, DIST_SIMPLEX };
+// Same order as enum kc_dist (common/problem.h). For UNIFORM_FAN_IN the host passes the bounds
+// (-1/sqrt(fan_in), +1/sqrt(fan_in)) as a, b; for BERNOULLI a = p (probability of 0), b = 1/(1-p).
+enum { DIST_NONE, DIST_NORMAL, DIST_UNIFORM, DIST_RANDINT, DIST_SIGN, DIST_SIMPLEX,
+       DIST_UNIFORM_FAN_IN, DIST_CONSTANT, DIST_BERNOULLI };
 
 struct philox_out { unsigned int v[4]; };
 
@@ -68,8 +71,12 @@ extern "C" __global__ void kc_fill(void *p, long long n, int dtype, int dist, do
         if (dist == DIST_NORMAL || dist == DIST_SIMPLEX) {
             double u1 = unit_open(r.v[0]), u2 = unit_open(r.v[1]);
             v = a + b * sqrt(-2.0 * log(u1)) * cospi(2.0 * u2);
-        } else if (dist == DIST_UNIFORM) {
+        } else if (dist == DIST_UNIFORM || dist == DIST_UNIFORM_FAN_IN) {
             v = a + (b - a) * unit_open(r.v[0]);
+        } else if (dist == DIST_CONSTANT) {
+            v = a;
+        } else if (dist == DIST_BERNOULLI) {
+            v = unit_open(r.v[0]) < a ? 0.0 : b;
         } else if (dist == DIST_RANDINT) {
             unsigned long long span = (unsigned long long)(hi - lo);
             unsigned long long w = ((unsigned long long)r.v[1] << 32) | r.v[0];

@@ -219,7 +219,9 @@ int wk_fill_input(wk_gpu *g, wk_buffer *b, const tensor_spec *t, const dimset *d
 {
     long long n = b->numel, lo = 0, hi = 0;
     int dtype = (int)t->dtype, dist = (int)t->dist;
-    double a = t->a, bb = t->b;
+    double a, bb;
+    if (tensor_init_params(t, dims, &a, &bb, err))
+        return -1;
     if (t->dist == KC_DIST_SIMPLEX)
         a = 0;
     int64_t v;

@@ -12,6 +12,7 @@
 #include "common/fsutil.h"
 #include "common/problem.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -169,6 +170,87 @@ static void test_shared_reference_code(void **state)
     sb_free(&path), sb_free(&err);
 }
 
+/* Loads the relu manifest with one substitution; fails the test if it does not load. */
+static void load_variant(const char *from, const char *to, problem *p)
+{
+    strbuf path = STRBUF_INIT, err = STRBUF_INIT;
+    write_variant(from, to, &path);
+    if (problem_load(path.buf, p, &err))
+        fail_msg("substituting %s -> %s: %s", from, to, err.buf);
+    sb_free(&path), sb_free(&err);
+}
+
+#define RELU_INIT "\"init\": {\"dist\": \"normal\", \"mean\": 0, \"std\": 1}"
+
+/* The level-2 inits: PyTorch's default Linear/Conv init from a fan_in expression (per dims set),
+ * constants, dropout masks; and the "degenerate" mark. */
+static void test_level2_inits(void **state)
+{
+    (void)state;
+    problem p;
+    strbuf err = STRBUF_INIT;
+    double a, b;
+    load_variant(RELU_INIT, "\"init\": {\"dist\": \"uniform_fan_in\", \"fan_in\": \"D+3\"}", &p);
+    assert_int_equal(p.inputs[0].dist, KC_DIST_UNIFORM_FAN_IN);
+    assert_int_equal(tensor_init_params(&p.inputs[0], &p.dims_default, &a, &b, &err), 0);
+    assert_true(fabs(b - 1.0 / sqrt(393216 + 3)) < 1e-15 && a == -b); /* D = 393216 by default */
+    int64_t d_small;
+    assert_true(dimset_get(&p.dims_small, "D", &d_small));
+    assert_int_equal(tensor_init_params(&p.inputs[0], &p.dims_small, &a, &b, &err), 0);
+    assert_true(fabs(b - 1.0 / sqrt((double)(d_small + 3))) < 1e-15); /* alt dims change fan_in */
+    assert_null(p.degenerate);
+    problem_free(&p);
+    load_variant(RELU_INIT, "\"init\": {\"dist\": \"bernoulli\", \"p\": 0.2}", &p);
+    assert_int_equal(p.inputs[0].dist, KC_DIST_BERNOULLI);
+    assert_int_equal(tensor_init_params(&p.inputs[0], &p.dims_default, &a, &b, &err), 0);
+    assert_true(a == 0.2 && fabs(b - 1.25) < 1e-15); /* kept values scaled as F.dropout does */
+    problem_free(&p);
+    load_variant(RELU_INIT, "\"init\": {\"dist\": \"constant\", \"value\": 1}", &p);
+    assert_int_equal(p.inputs[0].dist, KC_DIST_CONSTANT);
+    assert_true(p.inputs[0].a == 1.0);
+    problem_free(&p);
+    load_variant("\"level\": 1,", "\"level\": 1, \"degenerate\": \"always zero\",", &p);
+    assert_string_equal(p.degenerate, "always zero");
+    problem_free(&p);
+    expect_error(RELU_INIT, "\"init\": {\"dist\": \"uniform_fan_in\"}", "needs fan_in");
+    expect_error(RELU_INIT, "\"init\": {\"dist\": \"uniform_fan_in\", \"fan_in\": \"D-D\"}",
+                 "fan_in must be positive");
+    expect_error(RELU_INIT, "\"init\": {\"dist\": \"uniform_fan_in\", \"fan_in\": \"Q\"}",
+                 "unknown name 'Q'");
+    expect_error(RELU_INIT, "\"init\": {\"dist\": \"bernoulli\", \"p\": 1}", "0 <= p < 1");
+    expect_error(RELU_INIT, "\"init\": {\"dist\": \"constant\"}", "field 'inputs[0].init': missing");
+    expect_error("\"level\": 1,", "\"level\": 1, \"degenerate\": \"\",", "field 'degenerate'");
+    expect_error("\"level\": 1,", "\"level\": 1, \"degenerate\": true,", "expected a string");
+    sb_free(&err);
+}
+
+/* A shared file missing from the suite's shared/ is taken from the problems root's shared/;
+ * the suite's own copy wins when both exist. */
+static void test_shared_from_root(void **state)
+{
+    (void)state;
+    strbuf path = STRBUF_INIT, err = STRBUF_INIT, root_shared = STRBUF_INIT;
+    write_reference_with_shared("#include \"shared/common.cuh\"\n", NULL, &path);
+    sb_addf(&root_shared, "%s/shared", tmpdir);
+    assert_int_equal(mkdir_p(root_shared.buf, &err), 0);
+    sb_adds(&root_shared, "/common.cuh");
+    assert_int_equal(write_file_atomic(root_shared.buf, "int root_copy;\n", 15, &err), 0);
+    problem p;
+    if (problem_load(path.buf, &p, &err))
+        fail_msg("%s", err.buf);
+    assert_string_equal(p.reference_source.buf, "int root_copy;\n");
+    problem_free(&p);
+    strbuf suite_copy = STRBUF_INIT;
+    sb_addf(&suite_copy, "%s/level1/shared/common.cuh", tmpdir);
+    assert_int_equal(write_file_atomic(suite_copy.buf, "int suite_copy;\n", 16, &err), 0);
+    if (problem_load(path.buf, &p, &err))
+        fail_msg("%s", err.buf);
+    assert_string_equal(p.reference_source.buf, "int suite_copy;\n");
+    problem_free(&p);
+    unlink(suite_copy.buf), unlink(root_shared.buf);
+    sb_free(&path), sb_free(&err), sb_free(&root_shared), sb_free(&suite_copy);
+}
+
 static void test_db_schema_and_blobs(void **state)
 {
     (void)state;
@@ -237,6 +319,8 @@ int main(void)
         cmocka_unit_test(test_suite_loads),
         cmocka_unit_test(test_loader_errors),
         cmocka_unit_test(test_shared_reference_code),
+        cmocka_unit_test(test_level2_inits),
+        cmocka_unit_test(test_shared_from_root),
         cmocka_unit_test(test_db_schema_and_blobs),
         cmocka_unit_test(test_db_migrates_empty_and_rejects_newer),
     };
