@@ -84,7 +84,7 @@ static enum ipc_status read_exact(int fd, strbuf *out, size_t len, double deadli
         if (n < 0)
             return IPC_ERROR;
         if (n == 0)
-            return IPC_EOF;
+            return IPC_TRUNCATED;
         out->len += (size_t)n;
         out->buf[out->len] = '\0';
         len -= (size_t)n;
@@ -106,13 +106,44 @@ static enum ipc_status read_line(int fd, strbuf *line, double deadline_ms)
         if (n < 0)
             return IPC_ERROR;
         if (n == 0)
-            return IPC_EOF;
+            return line->len ? IPC_TRUNCATED : IPC_EOF;
         if (c == '\n')
             return IPC_OK;
         if (line->len >= IPC_MAX_LINE)
             return IPC_ERROR;
         sb_addch(line, c);
     }
+}
+
+/* A message cut short by the end of the stream is malformed, not a clean end. */
+static enum ipc_status truncated(enum ipc_status st, strbuf *err)
+{
+    if (st != IPC_TRUNCATED)
+        return st;
+    kc_fail(err, "a child process's message was cut short (truncated)");
+    return IPC_ERROR;
+}
+
+/* A message is a JSON object; its "blobs" (if any) an array of at most IPC_MAX_BLOBS
+ * integers in [0, IPC_MAX_BLOB]. Returns how many, or -1 with err set. */
+static int blob_lengths(json_t *msg, size_t *lens, strbuf *err)
+{
+    if (!json_is_object(msg))
+        return kc_fail(err, "malformed message from a child process: not a JSON object");
+    json_t *blobs = json_object_get(msg, "blobs");
+    if (!blobs)
+        return 0;
+    if (!json_is_array(blobs) || json_array_size(blobs) > IPC_MAX_BLOBS)
+        return kc_fail(err, "malformed message from a child process: bad payload list");
+    for (size_t i = 0; i < json_array_size(blobs); i++) {
+        json_t *len = json_array_get(blobs, i);
+        if (!json_is_integer(len) || json_integer_value(len) < 0 ||
+            json_integer_value(len) > IPC_MAX_BLOB)
+            return kc_fail(err, "malformed message from a child process: payload length out of "
+                                "range");
+        lens[i] = (size_t)json_integer_value(len);
+    }
+    return (int)json_array_size(blobs);
 }
 
 enum ipc_status ipc_recv(int fd, ipc_msg *msg, double deadline_ms, strbuf *err)
@@ -123,28 +154,26 @@ enum ipc_status ipc_recv(int fd, ipc_msg *msg, double deadline_ms, strbuf *err)
     if (st != IPC_OK) {
         sb_free(&line);
         if (st == IPC_ERROR)
-            kc_fail(err, "reading from a child process failed");
-        return st;
+            kc_fail(err, "reading from a child process failed (or a message over %d bytes)",
+                    IPC_MAX_LINE);
+        return truncated(st, err);
     }
     json_error_t je;
-    msg->json = json_loads(line.buf, 0, &je);
+    msg->json = json_loadb(line.buf, line.len, 0, &je);
     sb_free(&line);
     if (!msg->json) {
         kc_fail(err, "malformed message from a child process: %s", je.text);
         return IPC_ERROR;
     }
-    json_t *blobs = json_object_get(msg->json, "blobs");
-    size_t n = json_array_size(blobs);
-    if (n > IPC_MAX_BLOBS) {
-        kc_fail(err, "too many payloads in a message from a child process");
+    size_t lens[IPC_MAX_BLOBS];
+    int n = blob_lengths(msg->json, lens, err);
+    if (n < 0)
         return IPC_ERROR;
-    }
-    for (size_t i = 0; i < n; i++) {
-        st = read_exact(fd, &msg->blobs[i], (size_t)json_integer_value(json_array_get(blobs, i)),
-                        deadline_ms);
-        msg->n_blobs = (int)i + 1;
+    for (int i = 0; i < n; i++) {
+        st = read_exact(fd, &msg->blobs[i], lens[i], deadline_ms);
+        msg->n_blobs = i + 1;
         if (st != IPC_OK)
-            return st;
+            return truncated(st, err);
     }
     return IPC_OK;
 }

@@ -8,6 +8,7 @@
 #include <jansson.h>
 
 #define IPC_MAX_BLOBS 4
+#define IPC_MAX_BLOB (256 << 20) /* bytes in one payload (sources, cubins, logs) */
 
 typedef struct ipc_msg {
     json_t *json; /* owned */
@@ -15,7 +16,9 @@ typedef struct ipc_msg {
     strbuf blobs[IPC_MAX_BLOBS];
 } ipc_msg;
 
-enum ipc_status { IPC_OK = 0, IPC_EOF = -1, IPC_TIMEOUT = -2, IPC_ERROR = -3 };
+/* IPC_EOF: the stream ended between messages. A message cut short, or malformed (not a JSON
+ * object, payload lengths missing, negative or over IPC_MAX_BLOB), is IPC_ERROR with err set. */
+enum ipc_status { IPC_OK = 0, IPC_EOF = -1, IPC_TIMEOUT = -2, IPC_ERROR = -3, IPC_TRUNCATED = -4 };
 
 /* Sends json (not consumed) and the given blobs. Returns 0 or -1 (broken pipe). */
 int ipc_send(int fd, json_t *json, const void *const *blobs, const size_t *lens, int n_blobs);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #define FEEDBACK_LOG_LIMIT 4000
+#define FEEDBACK_PRINTF_LIMIT 2000
 
 static void add_log_excerpt(strbuf *out, const strbuf *log)
 {
@@ -71,6 +72,26 @@ static void add_timing(strbuf *out, const kv_result *r)
                 t->speedup_compile);
 }
 
+/* Device printf output is text for the model to read, never part of the verdict. */
+static void add_device_printf(strbuf *out, const kv_result *r)
+{
+    json_t *ev = json_loads(sb_str(&r->evidence_json), 0, NULL);
+    json_t *pr = json_object_get(ev, "device_printf");
+    const char *text = json_string_value(json_object_get(pr, "text"));
+    if (text) {
+        size_t len = strlen(text);
+        sb_addf(out, "Your kernel printed %lld bytes with printf (shown as text only; the verdict "
+                     "never reads it)%s:\n```\n",
+                (long long)json_integer_value(json_object_get(pr, "bytes")),
+                len > FEEDBACK_PRINTF_LIMIT || json_is_true(json_object_get(pr, "truncated"))
+                    ? ", the beginning"
+                    : "");
+        sb_add(out, text, len > FEEDBACK_PRINTF_LIMIT ? FEEDBACK_PRINTF_LIMIT : len);
+        sb_adds(out, "\n```\n");
+    }
+    json_decref(ev);
+}
+
 void kv_feedback(const problem *p, const kv_result *r, strbuf *out)
 {
     (void)p;
@@ -85,6 +106,7 @@ void kv_feedback(const problem *p, const kv_result *r, strbuf *out)
         add_resources(out, r);
     if (r->timed)
         add_timing(out, r);
+    add_device_printf(out, r);
     if (strcmp(r->verdict, "correct") == 0)
         sb_adds(out, "The kernel is correct. Make it faster if you can, keeping it correct; answer "
                      "with the complete code in one ```cuda block.\n");
@@ -122,6 +144,8 @@ void kv_result_json(const problem *p, const kv_result *r, strbuf *out)
                                "tflops", t->tflops, "eager_ms", t->eager_ms, "compile_ms",
                                t->compile_ms, "speedup_eager", t->speedup_eager, "speedup_compile",
                                t->speedup_compile);
+        json_object_set_new(tj, "check_device_ms", json_real(t->check_device_ms));
+        json_object_set_new(tj, "checked_reps", json_integer(t->checked_reps));
         json_object_set_new(o, "timing", tj);
     }
     set_str(o, "seeds", sb_str(&r->seeds));
@@ -198,8 +222,8 @@ static int insert_timing(sqlite3 *db, int64_t vid, const kv_timing *t, strbuf *e
 {
     sqlite3_stmt *st = kc_db_prepare(db,
         "INSERT INTO timings(verification_id, median_ms, mean_ms, stdev_ms, min_ms, p10_ms, p90_ms, "
-        "n, cupti_ms, gbps, tflops, eager_ms, compile_ms, speedup_eager, speedup_compile) "
-        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", err);
+        "n, cupti_ms, gbps, tflops, eager_ms, compile_ms, speedup_eager, speedup_compile, "
+        "check_device_ms, checked_reps) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", err);
     if (!st)
         return -1;
     double v[] = {t->median_ms, t->mean_ms, t->stdev_ms, t->min_ms, t->p10_ms, t->p90_ms};
@@ -208,10 +232,11 @@ static int insert_timing(sqlite3 *db, int64_t vid, const kv_timing *t, strbuf *e
         sqlite3_bind_double(st, 2 + i, v[i]);
     sqlite3_bind_int(st, 8, t->n);
     double w[] = {t->cupti_ms, t->gbps, t->tflops, t->eager_ms, t->compile_ms, t->speedup_eager,
-                  t->speedup_compile};
-    for (int i = 0; i < 7; i++)
+                  t->speedup_compile, t->check_device_ms};
+    for (int i = 0; i < 8; i++)
         if (w[i] > 0)
             sqlite3_bind_double(st, 9 + i, w[i]);
+    sqlite3_bind_int(st, 17, t->checked_reps);
     int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : kc_fail(err, "database: %s", sqlite3_errmsg(db));
     sqlite3_finalize(st);
     return rc;

@@ -16,6 +16,8 @@
 #define WK_GUARD_BYTES (64 * 1024)
 #define WK_GUARD_PATTERN 0xA5
 #define WK_POISON 0xFF
+#define WK_PRINTF_KEEP 8192              /* device printf bytes kept as evidence per job */
+#define WK_PRINTF_FIFO (1 << 20)         /* the driver's device printf buffer */
 
 typedef struct wk_gpu {
     int ordinal;
@@ -31,6 +33,7 @@ typedef struct wk_gpu {
     char driver[32]; /* the NVIDIA driver (580.159.04), else the driver API version */
     char cuda[16];   /* the CUDA version kverify-gpu was built with */
     int driver_version, sms, l2_bytes;
+    int persisting_l2; /* the persisting-L2 limit could be set (to 0): reset lines before runs */
 } wk_gpu;
 
 /* A device buffer with guard bands: ptr = base + WK_GUARD_BYTES. */
@@ -44,6 +47,7 @@ typedef struct wk_buffer {
 /* A compiled module and its parsed launch unit. */
 typedef struct wk_unit {
     CUmodule module;
+    const char *cubin; /* the job's module image, reloaded before each execution */
     launch_unit lu;
     CUfunction funcs[KC_MAX_LAUNCHES];
 } wk_unit;
@@ -54,6 +58,14 @@ typedef struct wk_failure {
     strbuf message;
     int fatal; /* sticky error: the process must end after reporting */
 } wk_failure;
+
+/* worker_channel.c: results on a private descriptor; device printf captured apart */
+int wk_channel_open(strbuf *err);
+void wk_channel_set_job(json_int_t job);
+int wk_channel_send(json_t *msg);
+void wk_printf_drain(void);
+void wk_printf_reset(void);
+json_t *wk_printf_evidence(void); /* NULL when nothing was printed */
 
 /* worker_gpu.c */
 int wk_gpu_open(wk_gpu *g, int ordinal, strbuf *err);
@@ -69,10 +81,12 @@ uint64_t wk_buffer_checksum(wk_gpu *g, const wk_buffer *b, CUresult *rc);
 int wk_fill_input(wk_gpu *g, wk_buffer *b, const tensor_spec *t, const dimset *dims, uint64_t seed,
                   unsigned tensor_index, strbuf *err);
 int wk_launch_harness(wk_gpu *g, CUfunction f, long long n, void **args);
+int wk_flush_l2(wk_gpu *g);
 
 /* worker_unit.c: loading a module and running a launch unit */
 int wk_unit_load(wk_unit *u, const char *cubin, const char *source, const problem *p,
                  wk_failure *f);
+int wk_unit_reload(wk_unit *u, wk_failure *f);
 void wk_unit_free(wk_unit *u);
 /* buffers: inputs, outputs, then scratch, as candidate.h indexes tensors. */
 int wk_unit_launch(wk_gpu *g, wk_unit *u, const problem *p, const dimset *dims, wk_buffer *buffers,
@@ -86,8 +100,23 @@ json_t *wk_verify_job(wk_gpu *g, json_t *job, const char *source, const char *cu
 void wk_progress(const char *stage, double deadline_ms);
 
 /* worker_timing.c */
-int wk_time_unit(wk_gpu *g, wk_unit *u, const problem *p, const dimset *dims, wk_buffer *buffers,
-                 double cap_ms, json_t *out, wk_failure *f);
+/* What the timing loop asks of the job around every rep (worker_check.c): the same
+ * preparation as a checked run (fresh inputs from a new seed, poisoned outputs and scratch,
+ * a freshly loaded module, cold L2), and the check of a rep's output against the reference. */
+typedef struct wk_rep_hooks {
+    int (*prepare)(void *ctx, int rep, wk_failure *f);
+    int (*check)(void *ctx, int rep, wk_failure *f); /* 0 pass, 1 mismatch, -1 failure */
+    void *ctx;
+} wk_rep_hooks;
+/* Returns 0, 1 when a checked rep's output is wrong, -1 on failure. check_device_ms: the
+ * unit's CUPTI device time in the checking runs (0 unknown), compared with the timed runs. */
+int wk_time_unit(wk_gpu *g, wk_unit *u, const problem *p, const dimset *dims, wk_buffer *bufs,
+                 double cap_ms, const wk_rep_hooks *h, double check_device_ms, json_t *out,
+                 wk_failure *f);
+/* CUPTI device time of the kernels launched between begin and end (the caller synchronises
+ * before end); end returns milliseconds, or 0 when CUPTI is unavailable. */
+int wk_cupti_begin(void);
+double wk_cupti_end(int begun);
 
 /* worker_dump.c */
 int wk_dump(wk_gpu *g, const char *problem_id, uint64_t seed, const char *dims_name,

@@ -37,34 +37,53 @@ static int cmd_gpus(int argc, char **argv)
     return 0;
 }
 
+/* A job's "job" number must be a non-negative integer: it is echoed on every message. */
+static int job_number(json_t *job, json_int_t *id)
+{
+    json_t *j = json_object_get(job, "job");
+    *id = json_is_integer(j) ? json_integer_value(j) : -1;
+    return *id >= 0 ? 0 : -1;
+}
+
 static int serve(int device)
 {
     wk_gpu g;
     strbuf err = STRBUF_INIT;
+    if (wk_channel_open(&err)) {
+        fprintf(stderr, "kverify-gpu: %s\n", err.buf);
+        return 1;
+    }
     json_t *hello = json_object();
     if (wk_gpu_open(&g, device, &err)) {
         json_object_set_new(hello, "fatal", json_string(err.buf));
-        ipc_send(1, hello, NULL, NULL, 0);
+        wk_channel_send(hello);
+        json_decref(hello);
         return 1;
     }
     json_object_set_new(hello, "gpu_name", json_string(g.name));
     json_object_set_new(hello, "arch", json_string(g.arch));
     json_object_set_new(hello, "driver", json_string(g.driver));
     json_object_set_new(hello, "cuda", json_string(g.cuda));
-    ipc_send(1, hello, NULL, NULL, 0);
+    wk_channel_send(hello);
     json_decref(hello);
     for (;;) {
         ipc_msg job;
         sb_reset(&err);
         enum ipc_status st = ipc_recv(0, &job, -1, &err);
-        if (st != IPC_OK) {
+        json_int_t id;
+        if (st != IPC_OK || job.n_blobs < 2 || job_number(job.json, &id)) {
             ipc_msg_free(&job);
             return st == IPC_EOF ? 0 : 1;
         }
+        wk_channel_set_job(id);
+        wk_printf_reset();
         json_t *result = wk_verify_job(&g, job.json, job.blobs[0].buf ? job.blobs[0].buf : "",
                                        job.blobs[1].buf, job.n_blobs > 2 ? job.blobs[2].buf : NULL);
+        json_t *printed = wk_printf_evidence();
+        if (printed)
+            json_object_set_new(result, "device_printf", printed);
         json_t *msg = json_pack("{s:O}", "result", result);
-        ipc_send(1, msg, NULL, NULL, 0);
+        wk_channel_send(msg);
         int fatal = json_is_true(json_object_get(result, "fatal"));
         json_decref(msg);
         json_decref(result);
