@@ -320,7 +320,21 @@ ALTER TABLE timings ADD COLUMN check_device_ms REAL;
 ALTER TABLE timings ADD COLUMN checked_reps INTEGER;
 
 -- migration 6
--- (reserved: kcollect/kexport hardening, issue 15)
+-- kcollect hardening (issue 15). answers_received: an answer's bytes as received, committed the
+-- moment the answer has completely arrived (before it is parsed, checked or verified), keyed by
+-- the request hash; a run killed before it recorded the response finds the answer here on resume
+-- instead of buying it again. responses.answer_bytes: set when the answer's text passed
+-- kcollect's --max-answer-bytes: how many bytes had arrived (the stored answer and raw record
+-- keep the first max-answer-bytes; the response is marked truncated, finish_reason 'answer_cap').
+CREATE TABLE answers_received (
+    request_hash    TEXT PRIMARY KEY,
+    endpoint        TEXT NOT NULL,                   -- URL or 'bundled-fake-llm'; never a key
+    api             TEXT NOT NULL,
+    stream          INTEGER NOT NULL,                -- raw is an SSE stream
+    raw_sha         TEXT NOT NULL REFERENCES blobs(sha256),
+    received_at     TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ','now'))
+) WITHOUT ROWID;
+ALTER TABLE responses ADD COLUMN answer_bytes INTEGER;
 
 -- migration 7
 -- Provenance (issue 16). A run says whether its answers are synthetic (written by the bundled

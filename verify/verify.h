@@ -31,6 +31,8 @@ typedef struct kv_timing {
     double median_ms, mean_ms, stdev_ms, min_ms, p10_ms, p90_ms;
     int n;
     double cupti_ms;          /* sum of per-kernel device time of one launch unit (median) */
+    double check_device_ms;   /* the same in the checking runs (median), 0 when unknown */
+    int checked_reps;         /* timed reps whose output was compared with the reference */
     double gbps, tflops;      /* achieved, from the manifest's bytes and flops */
     double eager_ms, compile_ms;     /* baselines; 0 when unknown */
     double speedup_eager, speedup_compile; /* 0 when unknown */

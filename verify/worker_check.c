@@ -12,14 +12,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 #define DEFAULT_CANDIDATE_DEADLINE_MS 20000.0
 #define REFERENCE_DEADLINE_MS 600000.0
+#define KV_CHECK_RUNS 64
 
 void wk_progress(const char *stage, double deadline_ms)
 {
     json_t *m = json_pack("{s:s,s:f}", "progress", stage, "deadline_ms", deadline_ms);
-    ipc_send(1, m, NULL, NULL, 0);
+    wk_channel_send(m);
     json_decref(m);
 }
 
@@ -184,6 +186,7 @@ static struct run_buffers *prepare_buffers(wk_gpu *g, const problem *p, const ch
 static int sync_or_fail(wk_gpu *g, wk_failure *f, const char *what)
 {
     CUresult rc = cuStreamSynchronize(g->stream);
+    wk_printf_drain();
     return rc == CUDA_SUCCESS ? 0 : wk_fail_cuda(f, "runtime_error", rc, what);
 }
 
@@ -211,17 +214,37 @@ static int poison_side(wk_gpu *g, wk_buffer *bufs, int from, int to)
     return 0;
 }
 
-static int run_candidate(wk_gpu *g, wk_unit *cand, const problem *p, const dimset *dims,
-                         struct run_buffers *b, double deadline_ms, double *ms, wk_failure *f)
+/* What every execution of the candidate starts from, checked or timed alike: poisoned
+ * outputs and scratch, a freshly loaded module (no device state from earlier executions) and
+ * a cold L2. The caller has just written fresh inputs. The L2 flush is left in flight, so the
+ * launch that follows queues behind it (no host launch latency inside a timed region). */
+static int prepare_execution(wk_gpu *g, wk_unit *cand, struct run_buffers *b, wk_failure *f)
 {
     int n = b->n_in + b->n_out + b->n_cscratch;
-    if (poison_side(g, b->cand, b->n_in, n) || sync_or_fail(g, f, "poisoning outputs"))
+    if (poison_side(g, b->cand, b->n_in, n))
+        return wk_fail_cuda(f, "runtime_error", CUDA_ERROR_UNKNOWN, "poisoning outputs");
+    if (sync_or_fail(g, f, "preparing a run") || wk_unit_reload(cand, f))
+        return -1;
+    if (wk_flush_l2(g))
+        return wk_fail_cuda(f, "runtime_error", CUDA_ERROR_UNKNOWN, "flushing L2");
+    return 0;
+}
+
+/* One checked execution; *device_ms: its kernels' CUPTI device time (0 when unknown). */
+static int run_candidate(wk_gpu *g, wk_unit *cand, const problem *p, const dimset *dims,
+                         struct run_buffers *b, double deadline_ms, double *ms, double *device_ms,
+                         wk_failure *f)
+{
+    if (prepare_execution(g, cand, b, f))
         return -1;
     wk_progress("candidate", deadline_ms);
     double t0 = now_ms();
-    if (wk_unit_launch(g, cand, p, dims, b->cand, f))
-        return -1;
-    if (sync_or_fail(g, f, "running the candidate"))
+    int begun = wk_cupti_begin();
+    int rc = wk_unit_launch(g, cand, p, dims, b->cand, f);
+    if (rc == 0)
+        rc = sync_or_fail(g, f, "running the candidate");
+    *device_ms = wk_cupti_end(begun);
+    if (rc)
         return -1;
     *ms = now_ms() - t0;
     wk_progress("checks", REFERENCE_DEADLINE_MS);
@@ -398,22 +421,31 @@ struct job_state {
     const problem *p;
     wk_unit *cand, *ref;
     double cand_deadline_ms;
+    double check_device_ms[KV_CHECK_RUNS]; /* CUPTI time of the default-dims checking runs */
+    int n_check_device;
     double worst_err[3];
     int nondeterministic;
     json_t *runs;
     json_t *first_failure;
 };
 
+static void note_device_time(struct job_state *s, const char *dims_name, double device_ms)
+{
+    if (device_ms > 0 && strcmp(dims_name, "default") == 0 && s->n_check_device < KV_CHECK_RUNS)
+        s->check_device_ms[s->n_check_device++] = device_ms;
+}
+
 /* Runs the candidate once more on the same inputs; differing outputs flag a race. */
-static int rerun_for_determinism(struct job_state *s, const dimset *dims, struct run_buffers *b,
-                                 wk_failure *f)
+static int rerun_for_determinism(struct job_state *s, const char *dims_name, const dimset *dims,
+                                 struct run_buffers *b, wk_failure *f)
 {
     uint64_t first, second;
-    double ms;
+    double ms, device_ms;
     if (checksum_outputs(s->g, b, &first, f) ||
-        run_candidate(s->g, s->cand, s->p, dims, b, s->cand_deadline_ms, &ms, f) ||
+        run_candidate(s->g, s->cand, s->p, dims, b, s->cand_deadline_ms, &ms, &device_ms, f) ||
         checksum_outputs(s->g, b, &second, f))
         return -1;
+    note_device_time(s, dims_name, device_ms);
     s->nondeterministic = first != second;
     return 0;
 }
@@ -444,11 +476,14 @@ static int one_run(struct job_state *s, const char *dims_name, const dimset *dim
             goto out;
         }
     }
-    double ms;
-    if (run_candidate(s->g, s->cand, s->p, dims, bp, s->cand_deadline_ms, &ms, f) ||
+    double ms, device_ms;
+    if (run_candidate(s->g, s->cand, s->p, dims, bp, s->cand_deadline_ms, &ms, &device_ms, f) ||
         check_safety(s->g, s->p, s->cand, bp, sums, f))
         goto out;
     json_object_set_new(run, "candidate_ms", json_real(ms));
+    if (device_ms > 0)
+        json_object_set_new(run, "device_ms", json_real(device_ms));
+    note_device_time(s, dims_name, device_ms);
     if (s->cand_deadline_ms == DEFAULT_CANDIDATE_DEADLINE_MS)
         s->cand_deadline_ms = fmax(5000.0, 50.0 * ms);
     t0 = now_ms();
@@ -463,7 +498,7 @@ static int one_run(struct job_state *s, const char *dims_name, const dimset *dim
         bad |= r;
     }
     poison_side(s->g, bp->ref, bp->n_in, bp->n_in + bp->n_out); /* scrub the reference outputs */
-    if (check_determinism && rerun_for_determinism(s, dims, bp, f))
+    if (check_determinism && rerun_for_determinism(s, dims_name, dims, bp, f))
         goto out;
     json_object_set_new(run, "ok", json_boolean(!bad));
     result = bad;
@@ -566,26 +601,164 @@ static json_t *finish(struct job_state *s, json_t *job, wk_failure *f, int outco
     return r;
 }
 
+/* The timing stage's state: every rep gets inputs from its own seed, never one a check used. */
+struct timing_state {
+    struct job_state *s;
+    struct run_buffers *b;
+    uint64_t seed_base;
+    json_t *checked; /* the checked reps, as runs */
+};
+
+static int prepare_timed_rep(void *ctx, int rep, wk_failure *f)
+{
+    struct timing_state *t = ctx;
+    const dimset *dims = &t->s->p->dims_default;
+    if (fill_inputs(t->s->g, t->s->p, dims, t->seed_base + (uint64_t)rep, t->b, f))
+        return -1;
+    return prepare_execution(t->s->g, t->s->cand, t->b, f);
+}
+
+/* Checks the rep just timed: its inputs must still be what its seed generates (compared with
+ * a fresh generation, which the reference then reads), no guard band may be damaged, and its
+ * outputs must match the reference's on those inputs. */
+static int check_timed_rep(void *ctx, int rep, wk_failure *f)
+{
+    struct timing_state *t = ctx;
+    struct job_state *s = t->s;
+    const dimset *dims = &s->p->dims_default;
+    struct run_buffers *b = t->b;
+    uint64_t after[KC_MAX_TENSORS], fresh[KC_MAX_TENSORS];
+    CUresult rc = CUDA_SUCCESS;
+    for (int i = 0; i < b->n_in && rc == CUDA_SUCCESS; i++)
+        after[i] = wk_buffer_checksum(s->g, &b->cand[i], &rc);
+    if (rc != CUDA_SUCCESS)
+        return wk_fail_cuda(f, "runtime_error", rc, "checksumming inputs");
+    if (fill_inputs(s->g, s->p, dims, t->seed_base + (uint64_t)rep, b, f))
+        return -1;
+    for (int i = 0; i < b->n_in && rc == CUDA_SUCCESS; i++)
+        fresh[i] = wk_buffer_checksum(s->g, &b->cand[i], &rc);
+    if (rc != CUDA_SUCCESS)
+        return wk_fail_cuda(f, "runtime_error", rc, "checksumming inputs");
+    if (check_safety(s->g, s->p, s->cand, b, fresh, f))
+        return -1;
+    for (int i = 0; i < b->n_in; i++)
+        if (after[i] != fresh[i]) {
+            snprintf(f->verdict, sizeof(f->verdict), "unsafe");
+            sb_reset(&f->message);
+            sb_addf(&f->message, "modified input '%s' during a timed run (inputs are read-only)",
+                    s->p->inputs[i].name);
+            return -1;
+        }
+    if (run_reference(s->g, s->ref, s->p, dims, b, f))
+        return -1;
+    char seed[32];
+    snprintf(seed, sizeof(seed), "%llu", (unsigned long long)(t->seed_base + (uint64_t)rep));
+    json_t *run = json_pack("{s:s,s:s,s:i,s:[]}", "dims", "default", "seed", seed, "timed_rep", rep,
+                            "outputs");
+    json_array_append_new(t->checked, run);
+    int bad = 0;
+    for (int k = 0; k < s->p->n_outputs; k++) {
+        int r = compare_output(s->g, s->p, k, dims, b, run, s->worst_err, f);
+        if (r < 0)
+            return -1;
+        bad |= r;
+    }
+    poison_side(s->g, b->ref, b->n_in, b->n_in + b->n_out); /* scrub the reference outputs */
+    json_object_set_new(run, "ok", json_boolean(!bad));
+    if (bad && !s->first_failure)
+        s->first_failure = json_incref(run);
+    return bad;
+}
+
+static uint64_t fresh_seed_base(void)
+{
+    uint64_t v = 0;
+    if (getrandom(&v, sizeof(v), 0) != sizeof(v))
+        v = (uint64_t)now_ms() * 0x9E3779B97F4A7C15ull;
+    return v >> 1; /* room for the rep index */
+}
+
+static double median_of(double *v, int n)
+{
+    if (n == 0)
+        return 0;
+    for (int i = 1; i < n; i++) /* insertion sort: a handful of values */
+        for (int j = i; j > 0 && v[j - 1] > v[j]; j--) {
+            double x = v[j]; v[j] = v[j - 1]; v[j - 1] = x;
+        }
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* Returns 0 timed, 1 when a checked timed rep was wrong (the result becomes a mismatch),
+ * -1 on failure. */
 static int time_candidate(struct job_state *s, json_t *job, json_t *result, wk_failure *f)
 {
-    struct run_buffers *b;
-    int rc = -1;
     json_t *timing = json_object();
-    uint64_t seed = strtoull(json_string_value(json_array_get(json_object_get(job, "seeds"), 0)),
-                             NULL, 10);
     double cap = json_number_value(json_object_get(job, "timing_cap_ms"));
-    b = prepare_buffers(s->g, s->p, "default", &s->p->dims_default, s->cand, s->ref, f);
-    if (b && fill_inputs(s->g, s->p, &s->p->dims_default, seed, b, f) == 0) {
+    struct timing_state t = {.s = s, .seed_base = fresh_seed_base(), .checked = json_array()};
+    int rc = -1;
+    t.b = prepare_buffers(s->g, s->p, "default", &s->p->dims_default, s->cand, s->ref, f);
+    if (t.b) {
+        wk_rep_hooks h = {.prepare = prepare_timed_rep, .check = check_timed_rep, .ctx = &t};
         wk_progress("timing", cap + 10 * s->cand_deadline_ms);
-        rc = wk_time_unit(s->g, s->cand, s->p, &s->p->dims_default, b->cand, cap > 0 ? cap : 1000,
-                          timing, f);
+        rc = wk_time_unit(s->g, s->cand, s->p, &s->p->dims_default, t.b->cand, cap > 0 ? cap : 1000,
+                          &h, median_of(s->check_device_ms, s->n_check_device), timing, f);
+        free_scratch(t.b);
     }
-    if (b)
-        free_scratch(b);
+    char base[32];
+    snprintf(base, sizeof(base), "%llu", (unsigned long long)t.seed_base);
+    json_object_set_new(timing, "seed_base", json_string(base));
+    json_object_set(timing, "checked_runs", t.checked);
     if (rc == 0)
         json_object_set(result, "timing", timing);
+    else if (rc == 1)
+        json_object_set(result, "timed_checks", t.checked);
     json_decref(timing);
+    json_decref(t.checked);
     return rc;
+}
+
+static void append_result_flag(json_t *result, const char *flag)
+{
+    strbuf flags = STRBUF_INIT;
+    sb_adds(&flags, json_string_value(json_object_get(result, "flags")));
+    add_flag(&flags, flag);
+    json_object_set_new(result, "flags", json_string(flags.buf));
+    sb_free(&flags);
+}
+
+/* Times a correct candidate; what the timed runs show can still change its verdict: a wrong
+ * output in a checked timed rep is a mismatch, damage or input changes are unsafe, and device
+ * time far below the checking runs' is flagged. */
+static json_t *timing_outcome(struct job_state *s, json_t *job, json_t *result, wk_failure *f)
+{
+    int rc = time_candidate(s, job, result, f);
+    json_t *ev = json_object_get(result, "evidence");
+    if (rc < 0) {
+        json_t *failed = failure_result(s->g, f, ev);
+        json_decref(result);
+        return failed;
+    }
+    if (rc == 1) {
+        json_object_set_new(result, "verdict", json_string("mismatch"));
+        json_object_set_new(result, "message",
+                            json_string("correct in the checking runs, but the output of a timed "
+                                        "run differs from the reference: a kernel must do the same "
+                                        "work when timed as when checked"));
+        if (ev && s->first_failure)
+            json_object_set(ev, "first_failure", s->first_failure);
+        return result;
+    }
+    json_t *why = json_object_get(json_object_get(result, "timing"), "inconsistent");
+    if (json_is_string(why)) {
+        append_result_flag(result, "timing_inconsistent");
+        strbuf m = STRBUF_INIT;
+        sb_addf(&m, "%s; but %s", json_string_value(json_object_get(result, "message")),
+                json_string_value(why));
+        json_object_set_new(result, "message", json_string(m.buf));
+        sb_free(&m);
+    }
+    return result;
 }
 
 json_t *wk_verify_job(wk_gpu *g, json_t *job, const char *source, const char *cubin,
@@ -616,11 +789,8 @@ json_t *wk_verify_job(wk_gpu *g, json_t *job, const char *source, const char *cu
     json_t *stages = json_pack("{s:f,s:f}", "load_ms", t_checks - t_start, "checks_ms",
                                now_ms() - t_checks);
     double t_timing = now_ms();
-    if (outcome == 0 && json_is_true(json_object_get(job, "timing")) &&
-        time_candidate(&s, job, result, &f) < 0) {
-        json_decref(result);
-        result = failure_result(g, &f, NULL);
-    }
+    if (outcome == 0 && json_is_true(json_object_get(job, "timing")))
+        result = timing_outcome(&s, job, result, &f);
     json_object_set_new(stages, "timing_ms", json_real(now_ms() - t_timing));
     json_t *ev = json_object_get(result, "evidence");
     if (ev)

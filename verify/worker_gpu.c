@@ -7,6 +7,7 @@
 #include "verify/worker.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 extern const char kc_harness_source[]; /* generated from verify/harness.cu */
@@ -105,10 +106,25 @@ static int read_device_facts(wk_gpu *g, strbuf *err)
     return 0;
 }
 
+/* A bounded device printf buffer (the worker drains it after each synchronisation), and no
+ * L2 set-aside for persisting accesses, so an access-policy hint cannot keep lines in L2
+ * across the flush that precedes every checked and timed run. */
+static int set_context_limits(wk_gpu *g, strbuf *err)
+{
+    CUresult rc = cuCtxSetLimit(CU_LIMIT_PRINTF_FIFO_SIZE, WK_PRINTF_FIFO);
+    if (rc != CUDA_SUCCESS)
+        return kc_fail(err, "setting the printf buffer size: %s", wk_cuda_error(rc));
+    g->persisting_l2 = cuCtxSetLimit(CU_LIMIT_PERSISTING_L2_CACHE_SIZE, 0) == CUDA_SUCCESS;
+    return 0;
+}
+
 int wk_gpu_open(wk_gpu *g, int ordinal, strbuf *err)
 {
     memset(g, 0, sizeof(*g));
     g->ordinal = ordinal;
+    /* Modules load whole when loaded: no lazy loading inside a timed region, and a module
+     * loaded for each execution of a launch unit costs the same in checks and timing. */
+    setenv("CUDA_MODULE_LOADING", "EAGER", 1);
     CUresult rc = cuInit(0);
     if (rc == CUDA_SUCCESS)
         rc = cuDeviceGet(&g->dev, ordinal);
@@ -120,7 +136,7 @@ int wk_gpu_open(wk_gpu *g, int ordinal, strbuf *err)
         rc = cuStreamCreate(&g->stream, CU_STREAM_NON_BLOCKING);
     if (rc != CUDA_SUCCESS)
         return kc_fail(err, "GPU %d: %s", ordinal, wk_cuda_error(rc));
-    if (read_device_facts(g, err) || load_harness(g, err))
+    if (read_device_facts(g, err) || load_harness(g, err) || set_context_limits(g, err))
         return -1;
     g->flush_bytes = (size_t)(g->l2_bytes > 0 ? g->l2_bytes : 50 << 20) * 2;
     if (cuMemAlloc(&g->flush, g->flush_bytes) != CUDA_SUCCESS ||
@@ -166,6 +182,17 @@ int wk_buffer_poison(wk_gpu *g, wk_buffer *b)
     if (!b->bytes)
         return 0;
     return cuMemsetD8Async(b->ptr, WK_POISON, b->bytes, g->stream) == CUDA_SUCCESS ? 0 : -1;
+}
+
+/* Cold L2 before every checked and timed run alike: persisting lines are reset (where the
+ * driver allows the limit) and 2x the L2 size is written. */
+int wk_flush_l2(wk_gpu *g)
+{
+    if (g->persisting_l2 && cuCtxResetPersistingL2Cache() != CUDA_SUCCESS)
+        return -1;
+    return cuMemsetD32Async(g->flush, 0x5a5a5a5a, g->flush_bytes / 4, g->stream) == CUDA_SUCCESS
+               ? 0
+               : -1;
 }
 
 int wk_launch_harness(wk_gpu *g, CUfunction f, long long n, void **args)

@@ -1,8 +1,11 @@
-/* worker_timing: timing of a correct candidate's launch unit on the default
- * dims: L2 flushed (2x its size written) before every rep, device events
- * around the unit, warm-up, adaptive repetitions until a noise criterion or a
- * time cap, order statistics; CUPTI activity records give the per-kernel
- * device time; bytes and flops of the manifest give GB/s and FLOP/s. */
+/* worker_timing: timing of a correct candidate's launch unit on the default dims. Every
+ * rep is prepared exactly as a checked run is (fresh inputs from a seed no check used,
+ * poisoned outputs and scratch, a freshly loaded module, cold L2), so a kernel cannot tell a
+ * timed run from a checked one; device events around the unit, warm-up, adaptive reps until
+ * a noise criterion or a time cap, order statistics. The output of a randomly chosen rep and
+ * of the last rep is checked against the reference. CUPTI activity records give the
+ * per-kernel device time of timed reps, compared with that of the checking runs. Bytes and
+ * flops of the manifest give GB/s and FLOP/s. */
 #include "common/error.h"
 #include "common/fsutil.h"
 #include "verify/worker.h"
@@ -11,11 +14,14 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 #define MIN_REPS 10
 #define MAX_REPS 1000
 #define NOISE_TARGET 0.005 /* relative standard error of the median */
 #define CUPTI_REPS 5
+#define INCONSISTENT_RATIO 0.5     /* timed device time below half the checking runs' ... */
+#define INCONSISTENT_SLACK_MS 0.005 /* ... by more than launch jitter is flagged */
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -42,11 +48,12 @@ static double median_noise(double *times, int n)
 }
 
 static int timed_rep(wk_gpu *g, wk_unit *u, const problem *p, const dimset *dims, wk_buffer *bufs,
-                     CUevent start, CUevent stop, float *ms, wk_failure *f)
+                     const wk_rep_hooks *h, int rep, CUevent start, CUevent stop, float *ms,
+                     wk_failure *f)
 {
-    CUresult rc = cuMemsetD32Async(g->flush, 0x5a5a5a5a, g->flush_bytes / 4, g->stream);
-    if (rc == CUDA_SUCCESS)
-        rc = cuEventRecord(start, g->stream);
+    if (h->prepare(h->ctx, rep, f))
+        return -1;
+    CUresult rc = cuEventRecord(start, g->stream);
     if (rc != CUDA_SUCCESS)
         return wk_fail_cuda(f, "runtime_error", rc, "timing");
     if (wk_unit_launch(g, u, p, dims, bufs, f))
@@ -54,6 +61,7 @@ static int timed_rep(wk_gpu *g, wk_unit *u, const problem *p, const dimset *dims
     rc = cuEventRecord(stop, g->stream);
     if (rc == CUDA_SUCCESS)
         rc = cuEventSynchronize(stop);
+    wk_printf_drain();
     if (rc == CUDA_SUCCESS)
         rc = cuEventElapsedTime(ms, start, stop);
     return rc == CUDA_SUCCESS ? 0 : wk_fail_cuda(f, "runtime_error", rc, "timing");
@@ -88,13 +96,8 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
     free(buffer);
 }
 
-/* Device time of the unit's kernels per rep (ms), or 0 when CUPTI is unavailable. */
-static double cupti_unit_time(wk_gpu *g, wk_unit *u, const problem *p, const dimset *dims,
-                              wk_buffer *bufs, double median_ms, wk_failure *f)
+int wk_cupti_begin(void)
 {
-    /* Up to CUPTI_REPS reps, fewer for slow units (about 50 ms in all, at least one). */
-    int reps = median_ms > 0 ? (int)(50.0 / median_ms) : CUPTI_REPS;
-    reps = reps < 1 ? 1 : reps > CUPTI_REPS ? CUPTI_REPS : reps;
     static int registered;
     if (!registered) {
         if (cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed) != CUPTI_SUCCESS)
@@ -102,17 +105,46 @@ static double cupti_unit_time(wk_gpu *g, wk_unit *u, const problem *p, const dim
         registered = 1;
     }
     memset(&cupti_acc, 0, sizeof(cupti_acc));
-    if (cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) != CUPTI_SUCCESS)
+    return cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) == CUPTI_SUCCESS;
+}
+
+double wk_cupti_end(int begun)
+{
+    if (!begun)
         return 0;
-    int ok = 1;
-    for (int i = 0; i < reps && ok; i++)
-        ok = wk_unit_launch(g, u, p, dims, bufs, f) == 0;
-    ok = ok && cuStreamSynchronize(g->stream) == CUDA_SUCCESS;
     cuptiActivityFlushAll(1);
     cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
-    if (!ok || cupti_acc.records == 0)
+    return cupti_acc.records ? cupti_acc.kernel_ns / 1e6 : 0;
+}
+
+/* Device time of the unit per rep (median ms over up to CUPTI_REPS reps prepared like timed
+ * ones), or 0 when CUPTI is unavailable. */
+static double cupti_unit_time(wk_gpu *g, wk_unit *u, const problem *p, const dimset *dims,
+                              wk_buffer *bufs, const wk_rep_hooks *h, int first_rep,
+                              double median_ms, wk_failure *f)
+{
+    /* Up to CUPTI_REPS reps, fewer for slow units (about 50 ms in all, at least one). */
+    int reps = median_ms > 0 ? (int)(50.0 / median_ms) : CUPTI_REPS;
+    reps = reps < 1 ? 1 : reps > CUPTI_REPS ? CUPTI_REPS : reps;
+    double per_rep[CUPTI_REPS];
+    int n = 0;
+    for (int i = 0; i < reps; i++) {
+        if (h->prepare(h->ctx, first_rep + i, f) || cuStreamSynchronize(g->stream) != CUDA_SUCCESS)
+            return -1;
+        int begun = wk_cupti_begin();
+        int ok = wk_unit_launch(g, u, p, dims, bufs, f) == 0 &&
+                 cuStreamSynchronize(g->stream) == CUDA_SUCCESS;
+        double ms = wk_cupti_end(begun);
+        wk_printf_drain();
+        if (!ok)
+            return -1;
+        if (ms > 0)
+            per_rep[n++] = ms;
+    }
+    if (n == 0)
         return 0;
-    return cupti_acc.kernel_ns / reps / 1e6;
+    qsort(per_rep, (size_t)n, sizeof(double), cmp_double);
+    return quantile(per_rep, n, 0.5);
 }
 
 static void put_stats(json_t *out, double *times, int n)
@@ -144,36 +176,74 @@ static void put_roofline(json_t *out, const problem *p, const dimset *dims, doub
         json_object_set_new(out, "tflops", json_real((double)flops / (median_ms * 1e-3) / 1e12));
 }
 
+/* A rep chosen at random among the first MIN_REPS: the kernel cannot know which is checked. */
+static int random_rep(void)
+{
+    unsigned r = 0;
+    if (getrandom(&r, sizeof(r), 0) != sizeof(r))
+        r = (unsigned)now_ms();
+    return (int)(r % MIN_REPS);
+}
+
+/* Timed device time far below the checking runs' means the kernel did less work when timed. */
+static void compare_with_checks(json_t *out, double check_ms, double cupti_ms, double median_ms)
+{
+    if (check_ms <= 0)
+        return;
+    json_object_set_new(out, "check_device_ms", json_real(check_ms));
+    double timed = cupti_ms > 0 ? cupti_ms : median_ms;
+    double ratio = timed / check_ms;
+    json_object_set_new(out, "timed_vs_check", json_real(ratio));
+    if (timed < INCONSISTENT_RATIO * check_ms - INCONSISTENT_SLACK_MS) {
+        char why[256];
+        snprintf(why, sizeof(why), "timed runs took %.4f ms of device time against %.4f ms in the "
+                 "checking runs (%.2fx): the kernel did less work when timed", timed, check_ms, ratio);
+        json_object_set_new(out, "inconsistent", json_string(why));
+    }
+}
+
 int wk_time_unit(wk_gpu *g, wk_unit *u, const problem *p, const dimset *dims, wk_buffer *bufs,
-                 double cap_ms, json_t *out, wk_failure *f)
+                 double cap_ms, const wk_rep_hooks *h, double check_device_ms, json_t *out,
+                 wk_failure *f)
 {
     CUevent start, stop;
     if (cuEventCreate(&start, CU_EVENT_DEFAULT) != CUDA_SUCCESS ||
         cuEventCreate(&stop, CU_EVENT_DEFAULT) != CUDA_SUCCESS)
         return wk_fail_cuda(f, "runtime_error", CUDA_ERROR_UNKNOWN, "creating events");
     double *times = xmalloc(MAX_REPS * sizeof(double));
-    int n = 0, rc = 0;
+    int n = 0, rc, checked_at = random_rep(), checks = 0;
     float ms;
-    /* One warm-up rep: the unit already ran several times in the correctness stage. */
-    rc = timed_rep(g, u, p, dims, bufs, start, stop, &ms, f);
+    /* One warm-up rep (rep 0): the unit already ran several times in the correctness stage. */
+    rc = timed_rep(g, u, p, dims, bufs, h, 0, start, stop, &ms, f);
     double t0 = now_ms();
     while (rc == 0 && n < MAX_REPS) {
-        rc = timed_rep(g, u, p, dims, bufs, start, stop, &ms, f);
-        if (rc == 0)
-            times[n++] = ms;
-        double spent = now_ms() - t0;
-        if (n >= MIN_REPS && median_noise(times, n) < NOISE_TARGET)
+        rc = timed_rep(g, u, p, dims, bufs, h, n + 1, start, stop, &ms, f);
+        if (rc != 0)
             break;
-        if (spent > cap_ms && n >= 3)
+        times[n++] = ms;
+        int last = (n >= MIN_REPS && median_noise(times, n) < NOISE_TARGET) ||
+                   (now_ms() - t0 > cap_ms && n >= 3) || n == MAX_REPS;
+        if (n - 1 == checked_at || last) {
+            rc = h->check(h->ctx, n, f);
+            checks++;
+        }
+        if (last)
             break;
     }
     if (rc == 0) {
         double noise = median_noise(times, n);
         put_stats(out, times, n);
         json_object_set_new(out, "noise", json_real(noise));
+        json_object_set_new(out, "checked_reps", json_integer(checks));
         double median = json_real_value(json_object_get(out, "median_ms"));
         put_roofline(out, p, dims, median);
-        json_object_set_new(out, "cupti_ms", json_real(cupti_unit_time(g, u, p, dims, bufs, median, f)));
+        double cupti = cupti_unit_time(g, u, p, dims, bufs, h, n + 1, median, f);
+        if (cupti < 0)
+            rc = -1;
+        else {
+            json_object_set_new(out, "cupti_ms", json_real(cupti));
+            compare_with_checks(out, check_device_ms, cupti, median);
+        }
     }
     free(times);
     cuEventDestroy(start);

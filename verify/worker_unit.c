@@ -15,21 +15,10 @@ static int fail_msg(wk_failure *f, const char *verdict, const char *msg)
     return -1;
 }
 
-int wk_unit_load(wk_unit *u, const char *cubin, const char *source, const problem *p, wk_failure *f)
+static int resolve_kernels(wk_unit *u, wk_failure *f)
 {
-    memset(u, 0, sizeof(*u));
-    strbuf err = STRBUF_INIT;
-    if (candidate_parse(source, p, &u->lu, &err)) {
-        fail_msg(f, "extract_error", err.buf);
-        sb_free(&err);
-        return -1;
-    }
-    sb_free(&err);
-    CUresult rc = cuModuleLoadData(&u->module, cubin);
-    if (rc != CUDA_SUCCESS)
-        return wk_fail_cuda(f, "launch_error", rc, "loading the compiled module");
     for (int i = 0; i < u->lu.n_launches; i++) {
-        rc = cuModuleGetFunction(&u->funcs[i], u->module, u->lu.launches[i].kernel);
+        CUresult rc = cuModuleGetFunction(&u->funcs[i], u->module, u->lu.launches[i].kernel);
         if (rc != CUDA_SUCCESS) {
             strbuf m = STRBUF_INIT;
             sb_addf(&m, "line %d: kernel '%s' is not in the module (declare it extern \"C\" "
@@ -40,6 +29,37 @@ int wk_unit_load(wk_unit *u, const char *cubin, const char *source, const proble
         }
     }
     return 0;
+}
+
+int wk_unit_load(wk_unit *u, const char *cubin, const char *source, const problem *p, wk_failure *f)
+{
+    memset(u, 0, sizeof(*u));
+    strbuf err = STRBUF_INIT;
+    if (candidate_parse(source, p, &u->lu, &err)) {
+        fail_msg(f, "extract_error", err.buf);
+        sb_free(&err);
+        return -1;
+    }
+    sb_free(&err);
+    u->cubin = cubin;
+    CUresult rc = cuModuleLoadData(&u->module, cubin);
+    if (rc != CUDA_SUCCESS)
+        return wk_fail_cuda(f, "launch_error", rc, "loading the compiled module");
+    return resolve_kernels(u, f);
+}
+
+/* A fresh copy of the module: every __device__ and __constant__ variable back at its initial
+ * value, so no state survives from one execution of the launch unit to the next. The stream
+ * must be idle (the callers synchronise after each execution). */
+int wk_unit_reload(wk_unit *u, wk_failure *f)
+{
+    if (u->module)
+        cuModuleUnload(u->module);
+    u->module = NULL;
+    CUresult rc = cuModuleLoadData(&u->module, u->cubin);
+    if (rc != CUDA_SUCCESS)
+        return wk_fail_cuda(f, "runtime_error", rc, "reloading the compiled module");
+    return resolve_kernels(u, f);
 }
 
 void wk_unit_free(wk_unit *u)
