@@ -353,6 +353,22 @@ static void add_multi_index(json_t *o, const tensor_spec *t, const dimset *dims,
     json_object_set_new(o, "index", idx);
 }
 
+/* A value in evidence keeps one JSON type: a number, or null when it is not finite, with its
+ * text ("nan", "inf", "-inf" or the number) always beside it as KEY_text. */
+static void put_value(json_t *o, const char *key, double v)
+{
+    char text[40], name[32];
+    if (isnan(v))
+        snprintf(text, sizeof(text), "nan");
+    else if (isinf(v))
+        snprintf(text, sizeof(text), v > 0 ? "inf" : "-inf");
+    else
+        snprintf(text, sizeof(text), "%.9g", v);
+    snprintf(name, sizeof(name), "%s_text", key);
+    json_object_set_new(o, key, isfinite(v) ? json_real(v) : json_null());
+    json_object_set_new(o, name, json_string(text));
+}
+
 /* Compares one output; adds its statistics to run; returns 1 when it fails. */
 static int compare_output(wk_gpu *g, const problem *p, int k, const dimset *dims,
                           struct run_buffers *b, json_t *run, double *worst_err, wk_failure *f)
@@ -394,8 +410,8 @@ static int compare_output(wk_gpu *g, const problem *p, int k, const dimset *dims
         json_object_set_new(o, "worst_flat_index", json_integer((json_int_t)st.worst_index));
         add_multi_index(o, t, dims, (int64_t)st.worst_index);
         double av = host_value(a, t->dtype), rv = host_value(r, t->dtype);
-        json_object_set_new(o, "got", isfinite(av) ? json_real(av) : json_string(isnan(av) ? "nan" : av > 0 ? "inf" : "-inf"));
-        json_object_set_new(o, "expected", isfinite(rv) ? json_real(rv) : json_string(isnan(rv) ? "nan" : rv > 0 ? "inf" : "-inf"));
+        put_value(o, "got", av);
+        put_value(o, "expected", rv);
     }
     json_array_append_new(json_object_get(run, "outputs"), o);
     worst_err[0] = fmax(worst_err[0], max_abs);
