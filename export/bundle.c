@@ -145,7 +145,7 @@ static int write_manifest_and_datasheet(const export_config *c, export_ctx *x, s
     sha256_hex(ds.buf, ds.len, ds_sha);
     export_config_json(c, &cfg);
     json_t *m = json_pack("{s:s, s:s, s:s, s:s, s:o, s:o, s:o, s:o, s:{s:s, s:s}}", "format",
-                          "kcorpus-export v1", "tool", "kexport", "tool_version", KC_VERSION,
+                          "kcorpus-export v2", "tool", "kexport", "tool_version", KC_VERSION,
                           "record_format", export_format_name(c->format), "config",
                           json_loads(cfg.buf, 0, NULL), "source", source, "counts",
                           counts_json(&x->counts), "shards", shards_json(w), "datasheet", "name",

@@ -13,6 +13,7 @@
 #include "export/jsonw.h"
 
 #include <jansson.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -92,13 +93,34 @@ static void put_text(jsonw *w, const char *key, sqlite3_stmt *st, int col)
         jw_null(w);
 }
 
-static void put_real(jsonw *w, const char *key, sqlite3_stmt *st, int col)
+/* A real column: null when NULL; a value that is not finite (SQLite keeps infinities) is written
+ * as null too, and named in nonfinite ("max_abs_err=inf"), which put_nonfinite writes into the
+ * same object: every field keeps one JSON type. */
+static void put_real(jsonw *w, const char *key, sqlite3_stmt *st, int col, strbuf *nonfinite)
 {
     jw_key(w, key);
-    if (is_null(st, col))
-        jw_null(w);
+    double v = sqlite3_column_double(st, col);
+    if (is_null(st, col) || isfinite(v)) {
+        if (is_null(st, col))
+            jw_null(w);
+        else
+            jw_real(w, v);
+        return;
+    }
+    jw_null(w);
+    sb_addf(nonfinite, "%s%s=%s", nonfinite->len ? "," : "", key,
+            isnan(v) ? "nan" : v > 0 ? "inf" : "-inf");
+}
+
+/* The "nonfinite" field of an object: its non-finite reals as "name=inf,...", null when none. */
+static void put_nonfinite(jsonw *w, strbuf *nonfinite)
+{
+    jw_key(w, "nonfinite");
+    if (nonfinite->len)
+        jw_string(w, nonfinite->buf, nonfinite->len);
     else
-        jw_real(w, sqlite3_column_double(st, col));
+        jw_null(w);
+    sb_free(nonfinite);
 }
 
 static void put_int(jsonw *w, const char *key, sqlite3_stmt *st, int col)
@@ -119,8 +141,11 @@ static void put_bool(jsonw *w, const char *key, sqlite3_stmt *st, int col)
         jw_bool(w, sqlite3_column_int(st, col));
 }
 
-/* A JSON text column as JSON, compact (its text as a string when it does not parse). The last
- * conversion is remembered: runs and verifier evidence repeat from row to row. */
+/* A JSON text column as a JSON string holding its compact JSON text (the column's text as is when
+ * it does not parse), null when the column is: a string keeps one type for typed loaders, whose
+ * keys and value types vary from record to record (verifier evidence, sampling settings). With
+ * member (a run's config), the text of that member ("{}" when absent). The last conversion is
+ * remembered: runs and verifier evidence repeat from row to row. */
 static void put_json_column(jsonw *w, const char *key, sqlite3_stmt *st, int col,
                             export_json_cache *cache, const char *member)
 {
@@ -137,21 +162,12 @@ static void put_json_column(jsonw *w, const char *key, sqlite3_stmt *st, int col
             sb_adds(&cache->in, s);
         cache->was_null = s == NULL;
         cache->valid = 1;
-        cache->bad_utf8 = 0;
         json_t *j = s ? json_loads(s, 0, NULL) : NULL;
-        json_t *v = j;
-        if (member) { /* run config: its "sampling" object, {} when absent */
-            json_t *m = json_object_get(j, member);
-            v = m ? m : NULL;
-        }
+        json_t *v = member ? json_object_get(j, member) : j;
         char *enc = v ? json_dumps(v, JSON_COMPACT | JSON_REAL_PRECISION(12) | JSON_ENCODE_ANY)
                       : NULL;
-        if (enc)
-            sb_adds(&cache->out, enc);
-        else if (member)
-            sb_adds(&cache->out, "{}");
-        else
-            cache->bad_utf8 = jw_escape(&cache->out, s, strlen(s)) != 0;
+        const char *textual = enc ? enc : member ? "{}" : s;
+        cache->bad_utf8 = jw_escape(&cache->out, textual, strlen(textual)) != 0;
         free(enc);
         json_decref(j);
     }
@@ -162,26 +178,29 @@ static void put_json_column(jsonw *w, const char *key, sqlite3_stmt *st, int col
 /* Labels of a candidate row. */
 static void put_labels(jsonw *w, sqlite3_stmt *st)
 {
+    strbuf nf = STRBUF_INIT;
     jw_object(w);
     put_text(w, "verdict_class", st, COL_CLASS);
     put_bool(w, "correct_alt", st, COL_CORRECT_ALT);
-    put_real(w, "speedup_eager", st, COL_SPEEDUP_E);
-    put_real(w, "speedup_compile", st, COL_SPEEDUP_C);
+    put_real(w, "speedup_eager", st, COL_SPEEDUP_E, &nf);
+    put_real(w, "speedup_compile", st, COL_SPEEDUP_C, &nf);
     put_text(w, "tier_eager", st, COL_TIER_E);
     put_text(w, "tier_compile", st, COL_TIER_C);
     put_bool(w, "improved", st, COL_IMPROVED);
     put_bool(w, "truncated", st, COL_TRUNCATED);
     put_bool(w, "suspicious", st, COL_SUSPICIOUS);
     put_int(w, "reasoning_chars", st, COL_REASONING);
-    put_real(w, "reward", st, COL_REWARD);
-    put_real(w, "discounted_return", st, COL_RETURN);
+    put_real(w, "reward", st, COL_REWARD, &nf);
+    put_real(w, "discounted_return", st, COL_RETURN, &nf);
     put_int(w, "exact_rep_id", st, COL_EXACT_REP);
+    put_nonfinite(w, &nf);
     jw_end_object(w);
 }
 
 /* Where a candidate row comes from and the evidence behind its label. */
 static void put_provenance(export_ctx *x, jsonw *w, sqlite3_stmt *st)
 {
+    strbuf nf = STRBUF_INIT;
     jw_object(w);
     jw_key(w, "database");
     jw_cstring(w, x->db_uuid);
@@ -200,7 +219,7 @@ static void put_provenance(export_ctx *x, jsonw *w, sqlite3_stmt *st)
         put_text(w, "run_key", st, COL_RUN_KEY);
         put_text(w, "model", st, COL_MODEL);
         put_text(w, "tool_version", st, COL_TOOL_VERSION);
-        put_json_column(w, "sampling", st, COL_RUN_CONFIG, &x->sampling_cache, "sampling");
+        put_json_column(w, "sampling_json", st, COL_RUN_CONFIG, &x->sampling_cache, "sampling");
         jw_end_object(w);
     }
     jw_key(w, "verification");
@@ -208,28 +227,30 @@ static void put_provenance(export_ctx *x, jsonw *w, sqlite3_stmt *st)
     put_text(w, "verdict", st, COL_VERDICT);
     put_text(w, "flags", st, COL_FLAGS);
     put_text(w, "message", st, COL_MESSAGE);
-    put_json_column(w, "evidence", st, COL_EVIDENCE, &x->evidence_cache, NULL);
+    put_json_column(w, "evidence_json", st, COL_EVIDENCE, &x->evidence_cache, NULL);
     put_text(w, "seeds", st, COL_SEEDS);
-    put_real(w, "max_abs_err", st, COL_MAX_ABS);
-    put_real(w, "max_rel_err", st, COL_MAX_REL);
-    put_real(w, "rel_l2_err", st, COL_REL_L2);
+    put_real(w, "max_abs_err", st, COL_MAX_ABS, &nf);
+    put_real(w, "max_rel_err", st, COL_MAX_REL, &nf);
+    put_real(w, "rel_l2_err", st, COL_REL_L2, &nf);
     put_text(w, "verifier_version", st, COL_VERIFIER);
     put_text(w, "gpu", st, COL_GPU);
     put_text(w, "driver", st, COL_DRIVER);
     put_text(w, "cuda", st, COL_CUDA);
     put_text(w, "nvrtc", st, COL_NVRTC);
+    put_nonfinite(w, &nf);
     jw_end_object(w);
     jw_key(w, "timing");
     if (is_null(st, COL_MEDIAN)) {
         jw_null(w);
     } else {
         jw_object(w);
-        put_real(w, "median_ms", st, COL_MEDIAN);
-        put_real(w, "eager_ms", st, COL_EAGER);
-        put_real(w, "compile_ms", st, COL_COMPILE_MS);
-        put_real(w, "speedup_eager", st, COL_SPEEDUP_E);
-        put_real(w, "speedup_compile", st, COL_SPEEDUP_C);
+        put_real(w, "median_ms", st, COL_MEDIAN, &nf);
+        put_real(w, "eager_ms", st, COL_EAGER, &nf);
+        put_real(w, "compile_ms", st, COL_COMPILE_MS, &nf);
+        put_real(w, "speedup_eager", st, COL_SPEEDUP_E, &nf);
+        put_real(w, "speedup_compile", st, COL_SPEEDUP_C, &nf);
         put_int(w, "n", st, COL_TIMING_N);
+        put_nonfinite(w, &nf);
         jw_end_object(w);
     }
     jw_end_object(w);
@@ -903,7 +924,7 @@ static int multiturn_row(export_ctx *x, sqlite3_stmt *st, void *arg, strbuf *err
         jw_object(&rw);
         put_text(&rw, "run_key", st, COL_RUN_KEY);
         put_text(&rw, "model", st, COL_MODEL);
-        put_json_column(&rw, "sampling", st, COL_RUN_CONFIG, &x->sampling_cache, "sampling");
+        put_json_column(&rw, "sampling_json", st, COL_RUN_CONFIG, &x->sampling_cache, "sampling");
         jw_end_object(&rw);
         sb_reset(&a->messages);
         jw_init(&a->mw, &a->messages);
@@ -958,9 +979,17 @@ static json_t *message(const char *role, const char *content)
     return json_pack("{s:s, s:s}", "role", role, "content", content);
 }
 
-static json_t *opt_real(sqlite3_stmt *st, int col)
+/* A real column for jansson: null when NULL or not finite (named in *nonfinite then). */
+static json_t *opt_real(sqlite3_stmt *st, int col, const char *key, strbuf *nonfinite)
 {
-    return is_null(st, col) ? json_null() : json_real(sqlite3_column_double(st, col));
+    double v = sqlite3_column_double(st, col);
+    if (is_null(st, col))
+        return json_null();
+    if (isfinite(v))
+        return json_real(v);
+    sb_addf(nonfinite, "%s%s=%s", nonfinite->len ? "," : "", key,
+            isnan(v) ? "nan" : v > 0 ? "inf" : "-inf");
+    return json_null();
 }
 
 /* The manifest of a problem as JSON (null when it does not parse). */
@@ -973,6 +1002,45 @@ static json_t *manifest_of(export_ctx *x, const char *sha, strbuf *err, int *fai
     return j ? j : json_null();
 }
 
+/* A dims object of a manifest ({"N": 64, ...}, names differ per problem) as a list of
+ * {"name", "value"}: one schema for every problem. */
+static json_t *dims_list(json_t *dims)
+{
+    json_t *a = json_array(), *v;
+    const char *k;
+    json_object_foreach(dims, k, v)
+        json_array_append_new(a, json_pack("{s:s, s:I}", "name", k, "value",
+                                           (json_int_t)json_number_value(v)));
+    return a;
+}
+
+/* The manifest's scalar params as a list of {"name", "dtype", "value"} (value always a real). */
+static json_t *params_list(json_t *params)
+{
+    json_t *a = json_array(), *p;
+    size_t i;
+    json_array_foreach(params, i, p)
+        json_array_append_new(a, json_pack("{s:s?, s:s?, s:f}", "name",
+                                           json_string_value(json_object_get(p, "name")), "dtype",
+                                           json_string_value(json_object_get(p, "dtype")), "value",
+                                           json_number_value(json_object_get(p, "value"))));
+    return a;
+}
+
+/* What a reward function needs, as JSON text (verl passes ground_truth to it as is): the problem,
+ * the verifier, the manifest's dims and tolerance, the reference kernel. A string keeps one type
+ * whatever the dims are named. */
+static char *ground_truth_text(const char *pid, json_t *manifest, const strbuf *ref)
+{
+    json_t *truth = json_pack("{s:s, s:s, s:O?, s:O?, s:s%}", "problem_id", pid, "verifier",
+                              "kverify", "dims", json_object_get(manifest, "dims"), "tolerance",
+                              json_object_get(manifest, "tolerance"), "reference_kernel", ref->buf,
+                              ref->len);
+    char *text = truth ? json_dumps(truth, JSON_COMPACT | JSON_REAL_PRECISION(12)) : NULL;
+    json_decref(truth);
+    return text;
+}
+
 static int rl_record(export_ctx *x, sqlite3_stmt *st, long index, strbuf *err)
 {
     const char *pid = text(st, 0), *split = text(st, 3);
@@ -980,6 +1048,9 @@ static int rl_record(export_ctx *x, sqlite3_stmt *st, long index, strbuf *err)
     strbuf ref = STRBUF_INIT;
     int failed = !spec || get_blob(x, text(st, 5), &ref, err);
     json_t *manifest = failed ? NULL : manifest_of(x, text(st, 4), err, &failed);
+    char *truth = failed ? NULL : ground_truth_text(pid, manifest, &ref);
+    if (!failed && !truth)
+        failed = kc_fail(err, "%s: cannot encode the reference kernel as JSON (not UTF-8?)", pid);
     if (failed) {
         sb_free(&ref);
         json_decref(manifest);
@@ -987,20 +1058,23 @@ static int rl_record(export_ctx *x, sqlite3_stmt *st, long index, strbuf *err)
     }
     char suite[64];
     snprintf(suite, sizeof suite, "kcorpus/%.*s", (int)strcspn(pid, "/"), pid);
-    json_t *truth = json_pack("{s:s, s:s, s:O, s:O, s:s%}", "problem_id", pid, "verifier",
-                              "kverify", "dims", json_object_get(manifest, "dims"), "tolerance",
-                              json_object_get(manifest, "tolerance"), "reference_kernel", ref.buf,
-                              ref.len);
+    strbuf nf = STRBUF_INIT;
+    json_t *best = opt_real(st, 8, "best_speedup_eager", &nf);
     json_t *r = json_pack(
-        "{s:s, s:s, s:s, s:[o, o], s:s, s:{s:s, s:o}, s:{s:s, s:I, s:s, s:i, s:s, s:O, s:s, s:s,"
-        " s:I, s:I, s:o}}",
+        "{s:s, s:s, s:s, s:[o, o], s:s, s:{s:s, s:s}, s:{s:s, s:I, s:s, s:i, s:s, s:o, s:o, s:s,"
+        " s:s, s:I, s:I, s:o, s:s?}}",
         "format", "rl", "split", split, "data_source", suite, "prompt",
         message("system", built_system(x)), message("user", spec), "ability", "cuda-kernel",
         "reward_model", "style", "rule", "ground_truth", truth, "extra_info", "split", split,
         "index", (json_int_t)index, "problem_id", pid, "level", sqlite3_column_int(st, 1), "title",
-        text(st, 2), "dims", json_object_get(manifest, "dims"), "database", x->db_uuid,
+        text(st, 2), "dims",
+        dims_list(json_object_get(json_object_get(manifest, "dims"), "default")), "params",
+        params_list(json_object_get(manifest, "params")), "database", x->db_uuid,
         "manifest_sha256", text(st, 4), "candidates", (json_int_t)sqlite3_column_int64(st, 6),
-        "correct", (json_int_t)sqlite3_column_int64(st, 7), "best_speedup_eager", opt_real(st, 8));
+        "correct", (json_int_t)sqlite3_column_int64(st, 7), "best_speedup_eager", best,
+        "nonfinite", nf.len ? nf.buf : NULL);
+    sb_free(&nf);
+    free(truth);
     json_decref(manifest);
     sb_free(&ref);
     x->counts.records++;

@@ -8,10 +8,15 @@
  * (problems.spec_sha) differs from the spec its trajectories were sent, as after a manifest
  * change: exports must carry the spec the model saw. --truth writes the planted clusters, one line per
  * candidate: "<candidate id> <exact group> <near group>" (group = the id of the first member).
+ * --every-kind (for the export type-stability tests) makes every verdict (compiled included) and
+ * flag appear, problems of three suites (level1, level2, attention) with dims of other names and
+ * params, the verifier's evidence as kverify writes it (per-run outputs, worst values that are
+ * numbers or "nan"/"inf" strings), infinite errors, timings without baselines, and an imported
+ * candidate (no trajectory, no run) per problem.
  *
  *   kc_synth --db out.db [--candidates N] [--problems P] [--turns T] [--seed S]
  *            [--exact-rate F] [--near-rate F] [--statements K] [--truth FILE] [--run-tag TAG]
- *            [--page-size BYTES]
+ *            [--page-size BYTES] [--every-kind]
  */
 #include "common/db.h"
 #include "common/error.h"
@@ -30,6 +35,7 @@ typedef struct synth_options {
     const char *db_path, *truth_path, *run_tag;
     long candidates;
     int problems, max_turns, statements, page_size;
+    int every_kind; /* every verdict, flag and problem kind (see the header) */
     uint64_t seed;
     double exact_rate, near_rate;
 } synth_options;
@@ -107,8 +113,10 @@ static const char *verdicts[] = {"extract_error", "policy_violation", "compile_e
                                  "launch_error",  "runtime_error",    "timeout",
                                  "mismatch",      "unsafe",           "correct"};
 
-static const char *pick_verdict(rng *r, int turn)
+static const char *pick_verdict(const synth_options *o, rng *r, int turn)
 {
+    if (o->every_kind) /* the nine verdicts of a GPU run and compile-only's "compiled" */
+        return rng_below(r, 10) == 9 ? "compiled" : verdicts[rng_below(r, 9)];
     double u = rng_unit(r) - 0.05 * turn;
     if (u < 0.40) return "correct";
     if (u < 0.60) return "mismatch";
@@ -199,10 +207,35 @@ static void finalize_all(synth *s)
         sqlite3_finalize(all[i]);
 }
 
+/* Plain: level1 and level2 in turn; --every-kind: level1, level2 and attention in turn. */
+static int problem_kind(const synth *s, int p) { return s->o.every_kind ? p % 3 : p % 2; }
+
+static const char *problem_suite(const synth *s, int p)
+{
+    static const char *const suites[] = {"level1", "level2", "attention"};
+    return suites[problem_kind(s, p)];
+}
+
 static void problem_id(const synth *s, int p, char *out, size_t n)
 {
-    (void)s;
-    snprintf(out, n, "level%d/%03d_synth_op", 1 + p % 2, p);
+    snprintf(out, n, "%s/%03d_synth_op", problem_suite(s, p), p);
+}
+
+/* The dims and params of a problem's manifest: other names per kind under --every-kind. */
+static void problem_dims_json(const synth *s, int p, strbuf *out)
+{
+    static const char *const dims[] = {
+        "\"dims\": {\"default\": {\"B\": 4096, \"D\": 4096}, \"small\": {\"B\": 4, \"D\": 256}, "
+        "\"alt\": [{\"B\": 3, \"D\": 4097}]}",
+        "\"dims\": {\"default\": {\"N\": 16, \"C\": 64, \"H\": 256, \"W\": 256}, \"small\": "
+        "{\"N\": 2, \"C\": 3, \"H\": 8, \"W\": 8}, \"alt\": [{\"N\": 1, \"C\": 5, \"H\": 33, "
+        "\"W\": 17}, {\"N\": 3, \"C\": 1, \"H\": 1, \"W\": 4097}]}, \"params\": [{\"name\": "
+        "\"eps\", \"dtype\": \"f32\", \"value\": 1e-05}]",
+        "\"dims\": {\"default\": {\"B\": 16, \"H\": 16, \"S\": 2048, \"Dh\": 128}, \"small\": "
+        "{\"B\": 1, \"H\": 2, \"S\": 64, \"Dh\": 64}, \"alt\": [{\"B\": 1, \"H\": 3, \"S\": 97, "
+        "\"Dh\": 64}]}, \"params\": [{\"name\": \"window\", \"dtype\": \"i32\", \"value\": 256}, "
+        "{\"name\": \"softcap\", \"dtype\": \"f32\", \"value\": 30}]"};
+    sb_adds(out, dims[s->o.every_kind ? problem_kind(s, p) : 0]);
 }
 
 static void insert_problems(synth *s)
@@ -212,17 +245,19 @@ static void insert_problems(synth *s)
                                "'2025-01-01T00:00:00Z')");
     for (int p = 0; p < s->o.problems; p++) {
         char id[64], suite[16], title[64], msha[65], rsha[65], ssha[65];
+        int level = 1 + problem_kind(s, p);
         problem_id(s, p, id, sizeof id);
-        snprintf(suite, sizeof suite, "level%d", 1 + p % 2);
+        snprintf(suite, sizeof suite, "%s", problem_suite(s, p));
         snprintf(title, sizeof title, "Synthetic operator %d", p);
         sb_reset(&s->text);
         sb_addf(&s->text,
                 "{\"format\": \"kc-problem v1\", \"id\": \"%s\", \"title\": \"%s\", \"level\": %d, "
                 "\"description\": \"Synthetic elementwise operator %d.\", \"torch_reference\": "
-                "\"class Model(nn.Module):\\n    def forward(self, x):\\n        return x * %d\\n\", "
-                "\"dims\": {\"default\": {\"B\": 4096, \"D\": 4096}, \"small\": {\"B\": 4, \"D\": 256}, "
-                "\"alt\": [{\"B\": 3, \"D\": 4097}]}, \"tolerance\": {\"atol\": 1e-5, \"rtol\": 1e-5}}",
-                id, title, 1 + p % 2, p, p + 2);
+                "\"class Model(nn.Module):\\n    def forward(self, x):\\n        return x * %d\\n\", ",
+                id, title, level, p, p + 2);
+        problem_dims_json(s, p, &s->text);
+        sb_addf(&s->text, ", \"tolerance\": {\"atol\": %s, \"rtol\": 1e-5}}",
+                s->o.every_kind && p % 2 ? "0" : "1e-5");
         put_blob(s, s->text.buf, s->text.len, msha);
         kernel_recipe ref = {.seed = 0xfeedULL + (uint64_t)p, .mutations = {-1, -1}};
         kernel_source(&ref, 4, &s->src);
@@ -233,7 +268,7 @@ static void insert_problems(synth *s)
         put_blob(s, s->text.buf, s->text.len, ssha);
         sqlite3_bind_text(st, 1, id, -1, SQLITE_TRANSIENT);
         sqlite3_bind_text(st, 2, suite, -1, SQLITE_TRANSIENT);
-        sqlite3_bind_int(st, 3, 1 + p % 2);
+        sqlite3_bind_int(st, 3, level);
         sqlite3_bind_text(st, 4, title, -1, SQLITE_TRANSIENT);
         sqlite3_bind_text(st, 5, msha, -1, SQLITE_TRANSIENT);
         sqlite3_bind_text(st, 6, rsha, -1, SQLITE_TRANSIENT);
@@ -291,6 +326,53 @@ static kernel_recipe next_recipe(synth *s, rng *r, long candidate_id)
 
 static long long last_id(synth *s) { return sqlite3_last_insert_rowid(s->db); }
 
+/* --every-kind: the evidence kverify writes (verify/worker_check.c): per (dims, seed) run, its
+ * outputs' statistics; for a failing output the worst index and values, which are numbers or
+ * "nan"/"inf" strings; NULL for the verdicts decided before any run. */
+static const char *kind_evidence(rng *r, const char *verdict, strbuf *out)
+{
+    int ran = !strcmp(verdict, "correct") || !strcmp(verdict, "mismatch") ||
+              !strcmp(verdict, "unsafe") || !strcmp(verdict, "runtime_error");
+    if (!ran)
+        return NULL;
+    int bad = strcmp(verdict, "correct") != 0;
+    static const char *const worst[] = {"1.5", "\"nan\"", "\"inf\"", "-2.25", "\"-inf\""};
+    sb_reset(out);
+    sb_adds(out, "{\"runs\": [{\"dims\": \"default\", \"seed\": \"11\", \"outputs\": [{\"output\": "
+                 "\"y\", \"numel\": 4096, \"bad\": ");
+    sb_addf(out, "%d, \"nan_mismatch\": 0, \"max_abs\": %s, \"max_rel\": 0.25, \"rel_l2\": 0.125",
+            bad ? 17 : 0, bad ? "0.5" : "0.0");
+    if (bad)
+        sb_addf(out, ", \"worst_flat_index\": 7, \"index\": [0, 7], \"got\": %s, \"expected\": %s",
+                worst[rng_below(r, 5)], worst[rng_below(r, 5)]);
+    sb_addf(out, "}], \"setup_ms\": 1.25, \"candidate_ms\": 0.5, \"reference_ms\": 0.75, \"ok\": %s}]",
+            bad ? "false" : "true");
+    if (bad)
+        sb_adds(out, ", \"first_failure\": {\"dims\": \"default\", \"seed\": \"11\", \"outputs\": []}");
+    sb_adds(out, ", \"stage_ms\": {\"load_ms\": 3.5, \"checks_ms\": 20.0, \"timing_ms\": 0.0}}");
+    return out->buf;
+}
+
+static const char *kind_flags(rng *r, const char *verdict)
+{
+    static const char *const flags[] = {"", "alt_shape_fail", "nondeterministic",
+                                        "suspicious_speedup", "alt_shape_fail,nondeterministic"};
+    if (strcmp(verdict, "correct") && strcmp(verdict, "mismatch"))
+        return "";
+    return flags[rng_below(r, 5)];
+}
+
+static void bind_error(synth *s, int col, int correct, double ok_value, double bad_value, rng *r)
+{
+    int u = s->o.every_kind && !correct ? rng_below(r, 4) : 3;
+    if (u == 0)
+        sqlite3_bind_double(s->ins_ver, col, INFINITY); /* SQLite keeps infinities (not NaN) */
+    else if (u == 1)
+        sqlite3_bind_null(s->ins_ver, col);
+    else
+        sqlite3_bind_double(s->ins_ver, col, correct ? ok_value : bad_value);
+}
+
 static void insert_verification(synth *s, rng *r, long long cand, const char *verdict)
 {
     char logsha[65];
@@ -315,22 +397,29 @@ static void insert_verification(synth *s, rng *r, long long cand, const char *ve
         speedup = 12 + 20 * rng_unit(r);
     if (speedup > 10)
         flags = "suspicious_speedup";
+    if (s->o.every_kind)
+        flags = kind_flags(r, verdict);
     sqlite3_bind_int64(s->ins_ver, 1, cand);
     sqlite3_bind_text(s->ins_ver, 2, verdict, -1, SQLITE_STATIC);
     sqlite3_bind_text(s->ins_ver, 3, flags, -1, SQLITE_STATIC);
     sb_reset(&s->text);
     sb_addf(&s->text, "%s on default dims", verdict);
     sqlite3_bind_text(s->ins_ver, 4, s->text.buf, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(s->ins_ver, 5, correct ? "{\"runs\": 6, \"failed\": 0}" : "{\"runs\": 6}", -1,
-                      SQLITE_STATIC);
-    sqlite3_bind_double(s->ins_ver, 6, correct ? 1e-7 : 0.5);
-    sqlite3_bind_double(s->ins_ver, 7, correct ? 1e-6 : 2.0);
-    sqlite3_bind_double(s->ins_ver, 8, correct ? 1e-7 : 0.3);
+    strbuf evidence = STRBUF_INIT;
+    const char *ev = s->o.every_kind ? kind_evidence(r, verdict, &evidence)
+                     : correct       ? "{\"runs\": 6, \"failed\": 0}"
+                                     : "{\"runs\": 6}";
+    sqlite3_bind_text(s->ins_ver, 5, ev, -1, SQLITE_TRANSIENT);
+    sb_free(&evidence);
+    bind_error(s, 6, correct, 1e-7, 0.5, r);
+    bind_error(s, 7, correct, 1e-6, 2.0, r);
+    bind_error(s, 8, correct, 1e-7, 0.3, r);
     step(s, s->ins_ver);
     if (!correct)
         return;
     long long vid = last_id(s);
     double eager = 1.0, median = eager / speedup;
+    int no_baseline = s->o.every_kind && rng_below(r, 4) == 0;
     sqlite3_bind_int64(s->ins_tim, 1, vid);
     sqlite3_bind_double(s->ins_tim, 2, median);
     sqlite3_bind_double(s->ins_tim, 3, median * 1.01);
@@ -338,11 +427,31 @@ static void insert_verification(synth *s, rng *r, long long cand, const char *ve
     sqlite3_bind_double(s->ins_tim, 5, median * 0.97);
     sqlite3_bind_double(s->ins_tim, 6, median * 0.98);
     sqlite3_bind_double(s->ins_tim, 7, median * 1.03);
-    sqlite3_bind_double(s->ins_tim, 8, eager);
-    sqlite3_bind_double(s->ins_tim, 9, 0.8);
-    sqlite3_bind_double(s->ins_tim, 10, speedup);
-    sqlite3_bind_double(s->ins_tim, 11, 0.8 / median);
+    if (!no_baseline) {
+        sqlite3_bind_double(s->ins_tim, 8, eager);
+        sqlite3_bind_double(s->ins_tim, 9, 0.8);
+        sqlite3_bind_double(s->ins_tim, 10, speedup);
+        sqlite3_bind_double(s->ins_tim, 11, 0.8 / median);
+    }
     step(s, s->ins_tim);
+}
+
+/* --every-kind: a kernel imported with kverify import (no trajectory, no run), verified
+ * correct. */
+static void insert_imported(synth *s, rng *r, const char *pid)
+{
+    char source_sha[65];
+    kernel_recipe k = {.seed = rng_next(r), .mutations = {-1, -1}};
+    kernel_source(&k, s->o.statements, &s->src);
+    put_blob(s, s->src.buf, s->src.len, source_sha);
+    sqlite3_stmt *st = prep(s, "INSERT INTO candidates(problem_id,source_sha,origin,status,"
+                               "created_at) VALUES (?,?,'import','verified','2025-01-01T00:00:02Z')");
+    sqlite3_bind_text(st, 1, pid, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, source_sha, -1, SQLITE_STATIC);
+    step(s, st);
+    sqlite3_finalize(st);
+    s->next_candidate++;
+    insert_verification(s, r, last_id(s), "correct");
 }
 
 /* The request body of a turn: on the first turn, an OpenAI chat request as kcollect writes it
@@ -371,7 +480,7 @@ static void request_body(synth *s, long long traj, int turn)
 static int insert_turn(synth *s, rng *r, const char *pid, long long traj, int turn,
                        const char *prompt_sha, char *feedback_sha)
 {
-    const char *verdict = pick_verdict(r, turn);
+    const char *verdict = pick_verdict(&s->o, r, turn);
     int extract_failed = !strcmp(verdict, "extract_error");
     char body_sha[65], raw_sha[65], content_sha[65], reasoning_sha[65], source_sha[65];
     request_body(s, traj, turn);
@@ -484,6 +593,8 @@ static void generate(synth *s)
                 in_problem++, made++;
             }
         }
+        if (s->o.every_kind)
+            insert_imported(s, &r, pid);
     }
 }
 
@@ -502,7 +613,7 @@ static void usage(void)
 {
     fprintf(stderr, "usage: kc_synth --db out.db [--candidates N] [--problems P] [--turns T] "
                     "[--seed S] [--exact-rate F] [--near-rate F] [--statements K] [--truth FILE] "
-                    "[--run-tag TAG] [--page-size BYTES]\n");
+                    "[--run-tag TAG] [--page-size BYTES] [--every-kind]\n");
     exit(2);
 }
 
@@ -512,6 +623,10 @@ static void parse_args(int argc, char **argv, synth_options *o)
                          .seed = 1, .exact_rate = 0.05, .near_rate = 0.05};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--every-kind")) {
+            o->every_kind = 1;
+            continue;
+        }
         if (!v)
             usage();
         if (!strcmp(a, "--db")) o->db_path = v;

@@ -1,0 +1,68 @@
+#!/bin/sh
+# test_export_types: every field of every export format keeps one JSON type across all records
+# and shards (what pyarrow.json.read_json and datasets.load_dataset("json") need). A synthetic
+# database holding every verdict (compiled included), every flag, three suites with dims of
+# other names and params, the verifier's evidence with worst values that are numbers in one
+# record and "nan" strings in another, infinite errors, timings without baselines and imported
+# kernels (kc_synth --every-kind) is exported in all four formats into many small shards, and
+# kc_jsontypes checks each format's shards together: one type per JSON path, the same keys in
+# every object at a path.
+set -eu
+. "$(dirname "$0")/lib.sh"
+
+"$KC_BIN/kc_synth" --db "$T/a.db" --candidates 500 --problems 9 --seed 3 --every-kind
+"$KC_BIN/kcurate" run --db "$T/a.db" --heldout 'level2/004_synth_op' >/dev/null
+
+export_format() { # NAME kexport-options...
+    name=$1; shift
+    "$KC_BIN/kexport" --db "$T/a.db" --out "$T/$name" --shard-mb 0.04 \
+        --split train,valid,test,heldout "$@" >"$T/$name.out" || fail "kexport $name: $(cat "$T/$name.out")"
+    n=$(ls "$T/$name"/*.jsonl.gz | wc -l)
+    [ "$n" -ge 2 ] || fail "$name: expected several shards, got $n"
+    "$KC_BIN/kc_jsontypes" "$T/$name"/*.jsonl.gz >"$T/$name.types" ||
+        fail "$name: types differ between records: $(head -20 "$T/$name.types")"
+}
+
+export_format sft-any --format sft --every-turn --verdict any --dedup none
+export_format sft --format sft
+export_format multiturn --format multiturn
+export_format rl --format rl
+export_format preference --format preference
+
+# the database holds what the test claims: all verdicts, all flags, all suites, non-finite
+# errors, evidence with string and number worst values, imported kernels
+zcat "$T/sft-any"/*.jsonl.gz "$T/multiturn"/*.jsonl.gz >"$T/all.jsonl"
+for v in extract_error policy_violation compile_error launch_error runtime_error timeout mismatch \
+    unsafe correct compiled; do
+    grep -q "\"verdict\":\"$v\"" "$T/all.jsonl" || fail "no $v record in the every-kind export"
+done
+for f in alt_shape_fail nondeterministic suspicious_speedup; do
+    grep -q "\"flags\":\"[^\"]*$f" "$T/all.jsonl" || fail "no record flagged $f"
+done
+for s in level1 level2 attention; do
+    grep -q "\"id\":\"$s/" "$T/all.jsonl" || fail "no $s problem"
+done
+grep -q '"nonfinite":"max_abs_err=inf' "$T/all.jsonl" || fail "an infinite error is not named in nonfinite"
+grep -q '\\"got\\":\\"nan\\"' "$T/all.jsonl" || fail "evidence with a nan worst value missing"
+grep -q '\\"got\\":1.5' "$T/all.jsonl" || fail "evidence with a number worst value missing"
+grep -q '"origin":"import"' "$T/all.jsonl" || fail "no imported kernel"
+grep -q '"run":null' "$T/all.jsonl" || fail "no record without a run"
+
+# rl: dims and params of differently named problems in one list shape; ground_truth is JSON text
+zcat "$T/rl"/*.jsonl.gz | grep -q '"dims":\[{"name":"Dh","value":128}\]' && fail "dims list truncated"
+zcat "$T/rl"/*.jsonl.gz | grep -q '{"name":"Dh","value":128}' || fail "attention dims not listed"
+zcat "$T/rl"/*.jsonl.gz | grep -q '"params":\[{"name":"window","dtype":"i32","value":256.0}' ||
+    fail "params not a list of reals"
+zcat "$T/rl"/*.jsonl.gz | grep -q '"ground_truth":"{\\"problem_id\\"' || fail "ground_truth not JSON text"
+
+# the checker itself catches a type change and a missing key
+printf '{"a":1,"b":{"c":"x"}}\n{"a":"1","b":{"c":"y"}}\n' >"$T/bad1.jsonl"
+"$KC_BIN/kc_jsontypes" "$T/bad1.jsonl" >"$T/bad1.out" && fail "kc_jsontypes accepted a number/string field"
+grep -q '^\$.a: string here, integer before' "$T/bad1.out" || fail "conflict not described: $(cat "$T/bad1.out")"
+printf '{"b":{"c":1.5}}\n' >"$T/bad2a.jsonl"; printf '{"b":{"c":2}}\n{"b":{"d":null}}\n' >"$T/bad2b.jsonl"
+"$KC_BIN/kc_jsontypes" "$T/bad2a.jsonl" "$T/bad2b.jsonl" >"$T/bad2.out" && fail "kc_jsontypes accepted real/integer across files"
+grep -q 'integer here, real before' "$T/bad2.out" || fail "integer/real not told apart"
+grep -q 'keys {d} here, {c} before' "$T/bad2.out" || fail "differing keys not found"
+printf '{"a":null}\n{"a":3}\n' >"$T/ok.jsonl"
+"$KC_BIN/kc_jsontypes" "$T/ok.jsonl" >/dev/null || fail "null beside a number is allowed"
+echo "ok: one JSON type per path in sft, multiturn, rl and preference exports"
