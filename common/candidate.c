@@ -100,6 +100,9 @@ static int has_launch(const struct block *b)
 
 int candidate_extract(const char *response, strbuf *code, strbuf *err)
 {
+    size_t size = strnlen(response, KC_MAX_RESPONSE_BYTES + 1);
+    if (size > KC_MAX_RESPONSE_BYTES)
+        return kc_fail(err, "the answer is longer than %d bytes (the limit)", KC_MAX_RESPONSE_BYTES);
     strbuf answer = STRBUF_INIT;
     strip_thinking(response, &answer);
     struct block blocks[64];
@@ -145,7 +148,16 @@ static int lfail(struct lctx *c, const char *fmt, const char *a, const char *b)
     return -1;
 }
 
-/* Splits s on top-level commas (outside parentheses). Returns count or -1. */
+/* Frees the n parts split so far; returns -1. */
+static int split_fail(char **out, int n)
+{
+    for (int i = 0; i < n; i++)
+        free(out[i]);
+    return -1;
+}
+
+/* Splits s on top-level commas (outside parentheses). Returns count, or -1 with nothing
+ * left allocated. */
 static int split_args(const char *s, size_t len, char **out, int max)
 {
     int n = 0, depth = 0;
@@ -157,10 +169,10 @@ static int split_args(const char *s, size_t len, char **out, int max)
         else if (c == ')')
             depth--;
         if (depth < 0)
-            return -1;
+            return split_fail(out, n);
         if (c == ',' && depth == 0) {
             if (n >= max)
-                return -1;
+                return split_fail(out, n);
             strbuf a = STRBUF_INIT;
             sb_add(&a, s + start, i - start);
             sb_trim(&a);
@@ -168,7 +180,7 @@ static int split_args(const char *s, size_t len, char **out, int max)
             start = i + 1;
         }
     }
-    return depth == 0 ? n : -1;
+    return depth == 0 ? n : split_fail(out, n);
 }
 
 static void free_strs(char **v, int n)
@@ -459,9 +471,157 @@ static const char *directive(const char *line, size_t len, const char *word, str
     return rest->buf;
 }
 
+/* The limits checked before any line is parsed: source size, directive line lengths and
+ * counts. */
+static int check_sizes(const char *source, strbuf *err)
+{
+    size_t size = strnlen(source, KC_MAX_SOURCE_BYTES + 1);
+    if (size > KC_MAX_SOURCE_BYTES)
+        return kc_fail(err, "the code is longer than %d bytes (the limit)", KC_MAX_SOURCE_BYTES);
+    strbuf rest = STRBUF_INIT;
+    int line_no = 0, launches = 0, scratch = 0, rc = 0;
+    for (const char *line = source; *line && !rc;) {
+        const char *nl = strchr(line, '\n');
+        size_t len = nl ? (size_t)(nl - line) : strlen(line);
+        line_no++;
+        int is_launch = directive(line, len, "@launch", &rest) != NULL;
+        int is_scratch = !is_launch && directive(line, len, "@scratch", &rest) != NULL;
+        launches += is_launch, scratch += is_scratch;
+        if ((is_launch || is_scratch) && len > KC_MAX_DIRECTIVE_LINE)
+            rc = kc_fail(err, "line %d: the %s line is %zu bytes long; the limit is %d", line_no,
+                         is_launch ? "@launch" : "@scratch", len, KC_MAX_DIRECTIVE_LINE);
+        else if (launches > KC_MAX_LAUNCHES)
+            rc = kc_fail(err, "line %d: too many launches (at most %d)", line_no, KC_MAX_LAUNCHES);
+        else if (scratch > KC_MAX_SCRATCH)
+            rc = kc_fail(err, "line %d: too many scratch buffers (at most %d)", line_no,
+                         KC_MAX_SCRATCH);
+        line = nl ? nl + 1 : line + len;
+    }
+    sb_free(&rest);
+    return rc;
+}
+
+/* ---- values under the problem's dims ---- */
+
+struct dims_ctx {
+    const dimset *dims;
+    const char *label; /* "default", "small", "alt[0]" */
+    strbuf *err;
+};
+
+static void describe_dims(const struct dims_ctx *d, strbuf *out)
+{
+    sb_addf(out, "dims %s (", d->label);
+    for (int i = 0; i < d->dims->n; i++)
+        sb_addf(out, "%s%s=%lld", i ? ", " : "", d->dims->names[i], (long long)d->dims->values[i]);
+    sb_adds(out, ")");
+}
+
+/* Evaluates expr under d; on failure or outside [lo, hi] fails naming line and what. */
+static int eval_in_range(const struct dims_ctx *d, int line, const char *what, const char *expr,
+                         int64_t lo, int64_t hi, int64_t *out)
+{
+    strbuf e = STRBUF_INIT, where = STRBUF_INIT;
+    int64_t v = 0;
+    int rc = expr_eval(expr, d->dims, &v, &e);
+    describe_dims(d, &where);
+    if (rc)
+        kc_fail(d->err, "line %d: %s at %s: %s", line, what, where.buf, e.buf);
+    else if (v < lo || v > hi)
+        rc = kc_fail(d->err, "line %d: %s is %lld at %s; it must lie in [%lld, %lld]", line, what,
+                     (long long)v, where.buf, (long long)lo, (long long)hi);
+    if (out)
+        *out = v;
+    sb_free(&e), sb_free(&where);
+    return rc;
+}
+
+static int check_launch_values(const struct dims_ctx *d, const launch *l)
+{
+    static const char *axis[3] = {"x", "y", "z"};
+    const int64_t grid_max[3] = {KC_MAX_GRID_X, KC_MAX_GRID_YZ, KC_MAX_GRID_YZ};
+    const int64_t block_max[3] = {KC_MAX_BLOCK_XY, KC_MAX_BLOCK_XY, KC_MAX_BLOCK_Z};
+    int64_t block[3], threads = 1;
+    strbuf what = STRBUF_INIT;
+    int rc = 0;
+    for (int k = 0; k < 3 && !rc; k++) {
+        sb_reset(&what), sb_addf(&what, "grid.%s of %s", axis[k], l->kernel);
+        rc = eval_in_range(d, l->line, what.buf, l->grid[k], 0, grid_max[k], NULL);
+        sb_reset(&what), sb_addf(&what, "block.%s of %s", axis[k], l->kernel);
+        if (!rc)
+            rc = eval_in_range(d, l->line, what.buf, l->block[k], 1, block_max[k], &block[k]);
+        threads *= rc ? 1 : block[k]; /* each factor is at most 1024: no overflow */
+    }
+    if (!rc && threads > KC_MAX_BLOCK_THREADS) {
+        sb_reset(&what), describe_dims(d, &what);
+        rc = kc_fail(d->err, "line %d: a block of %s has %lld threads at %s; the limit is %lld",
+                     l->line, l->kernel, (long long)threads, what.buf, KC_MAX_BLOCK_THREADS);
+    }
+    sb_reset(&what), sb_addf(&what, "dynamic shared memory of %s", l->kernel);
+    if (!rc)
+        rc = eval_in_range(d, l->line, what.buf, l->smem, 0, KC_MAX_DYNAMIC_SMEM, NULL);
+    for (int i = 0; i < l->n_args && !rc; i++) {
+        if (l->args[i].kind != KC_ARG_INT)
+            continue;
+        sb_reset(&what), sb_addf(&what, "argument %d of %s", i + 1, l->kernel);
+        rc = eval_in_range(d, l->line, what.buf, l->args[i].text, INT64_MIN, INT64_MAX, NULL);
+    }
+    sb_free(&what);
+    return rc;
+}
+
+static int check_scratch_values(const struct dims_ctx *d, const launch_unit *u)
+{
+    int64_t total = 0;
+    for (int i = 0; i < u->n_scratch; i++) {
+        const scratch_spec *s = &u->scratch[i];
+        int64_t n, bytes;
+        strbuf what = STRBUF_INIT;
+        sb_addf(&what, "the element count of scratch %s", s->name);
+        int rc = eval_in_range(d, s->line, what.buf, s->count, 0, INT64_MAX, &n);
+        sb_free(&what);
+        if (rc)
+            return -1;
+        if (__builtin_mul_overflow(n, (int64_t)dtype_size(s->dtype), &bytes) ||
+            __builtin_add_overflow(total, bytes, &total) || total > KC_MAX_SCRATCH_BYTES) {
+            strbuf where = STRBUF_INIT;
+            describe_dims(d, &where);
+            kc_fail(d->err, "line %d: scratch %s: %lld elements of %s take the scratch of this "
+                            "candidate past %lld bytes (16 GiB) at %s", s->line, s->name,
+                    (long long)n, dtype_name(s->dtype), KC_MAX_SCRATCH_BYTES, where.buf);
+            sb_free(&where);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Every value a launch unit computes, under every dim set the worker may use. */
+static int check_values(const problem *p, const launch_unit *u, strbuf *err)
+{
+    struct dims_ctx sets[2 + KC_MAX_ALT] = {{&p->dims_default, "default", err},
+                                            {&p->dims_small, "small", err}};
+    char labels[KC_MAX_ALT][16];
+    int n = 2;
+    for (int i = 0; i < p->n_alt; i++) {
+        snprintf(labels[i], sizeof(labels[i]), "alt[%d]", i);
+        sets[n++] = (struct dims_ctx){&p->dims_alt[i], labels[i], err};
+    }
+    for (int k = 0; k < n; k++) {
+        for (int i = 0; i < u->n_launches; i++)
+            if (check_launch_values(&sets[k], &u->launches[i]))
+                return -1;
+        if (check_scratch_values(&sets[k], u))
+            return -1;
+    }
+    return 0;
+}
+
 int candidate_parse(const char *source, const problem *p, launch_unit *out, strbuf *err)
 {
     memset(out, 0, sizeof(*out));
+    if (check_sizes(source, err))
+        return -1;
     struct lctx c = {.p = p, .u = out, .err = err};
     strbuf rest = STRBUF_INIT;
     int rc = 0;
@@ -480,6 +640,8 @@ int candidate_parse(const char *source, const problem *p, launch_unit *out, strb
     }
     if (!rc && out->n_launches == 0)
         rc = kc_fail(err, "no '// @launch kernel<<<grid, block>>>(args);' line in the code");
+    if (!rc)
+        rc = check_values(p, out, err);
     sb_free(&rest);
     return rc;
 }

@@ -7,9 +7,22 @@
 #include "common/problem.h"
 #include "common/strbuf.h"
 
+/* Limits of the candidate format, checked before anything is parsed (sizes, counts) or, for
+ * values, under every dim set of the problem before anything reaches the GPU worker. A
+ * candidate past one is an extract_error that names the line. */
+#define KC_MAX_RESPONSE_BYTES (1024 * 1024) /* a model's whole answer */
+#define KC_MAX_SOURCE_BYTES (256 * 1024)    /* the code block */
+#define KC_MAX_DIRECTIVE_LINE 4096          /* bytes of one @launch or @scratch line */
 #define KC_MAX_LAUNCHES 16
 #define KC_MAX_ARGS 32
 #define KC_MAX_SCRATCH 8
+#define KC_MAX_GRID_X 2147483647LL          /* CUDA's limits on sm_90 */
+#define KC_MAX_GRID_YZ 65535LL
+#define KC_MAX_BLOCK_XY 1024LL
+#define KC_MAX_BLOCK_Z 64LL
+#define KC_MAX_BLOCK_THREADS 1024LL
+#define KC_MAX_DYNAMIC_SMEM 232448LL        /* 227 KiB: the H100's opt-in shared memory per block */
+#define KC_MAX_SCRATCH_BYTES (16LL << 30)   /* all scratch buffers of a candidate together */
 
 enum kc_arg_kind {
     KC_ARG_TENSOR, /* input, output or scratch: a device pointer */
@@ -52,7 +65,9 @@ typedef struct launch_unit {
 
 /* Pulls the kernel source out of a model's answer. */
 int candidate_extract(const char *response, strbuf *code, strbuf *err);
-/* Parses launch and scratch lines; names are checked against the problem. */
+/* Parses launch and scratch lines; names are checked against the problem, and every
+ * expression is evaluated under each dim set of the problem (default, small, alt): geometry,
+ * shared memory and scratch sizes must lie within the limits above. */
 int candidate_parse(const char *source, const problem *p, launch_unit *out, strbuf *err);
 void launch_unit_free(launch_unit *u);
 /* Evaluates grid, block and smem of a launch under dims. */

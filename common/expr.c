@@ -52,6 +52,7 @@ struct parser {
     const dimset *env;
     strbuf *err;
     int failed;
+    int depth; /* current nesting (parentheses, calls, unary minus) */
     /* name collection mode */
     char (*names)[64];
     int max_names, n_names;
@@ -62,7 +63,8 @@ static int64_t fail(struct parser *ps, const char *fmt, const char *arg)
     if (!ps->failed) {
         strbuf msg = STRBUF_INIT;
         sb_addf(&msg, fmt, arg);
-        kc_fail(ps->err, "%s in expression '%s'", msg.buf, ps->text);
+        kc_fail(ps->err, "%s in expression '%.200s%s'", msg.buf, ps->text,
+                strlen(ps->text) > 200 ? "..." : "");
         sb_free(&msg);
     }
     ps->failed = 1;
@@ -100,17 +102,33 @@ static int64_t arith(struct parser *ps, enum arith op, int64_t a, int64_t b)
     return out;
 }
 
+/* a / b, a % b and cdiv(a, b) for b != 0; INT64_MIN / -1 overflows, INT64_MIN % -1 is 0. */
+static int64_t divide(struct parser *ps, char op, int64_t a, int64_t b)
+{
+    if (b == 0)
+        return fail(ps, "%s", op == 'c' ? "division by zero in cdiv" : "division by zero");
+    if (b == -1) {
+        if (op == '%')
+            return 0;
+        return arith(ps, SUB, 0, a); /* fails on INT64_MIN */
+    }
+    if (op == '/')
+        return a / b;
+    if (op == '%')
+        return a % b;
+    /* ceiling: a/b truncates toward zero; round up when the exact quotient is positive */
+    return a / b + ((a % b != 0) && ((a < 0) == (b < 0)));
+}
+
 static int64_t apply_call(struct parser *ps, const char *name, int64_t a, int64_t b)
 {
     if (strcmp(name, "min") == 0)
         return a < b ? a : b;
     if (strcmp(name, "max") == 0)
         return a > b ? a : b;
-    if (b == 0)
-        return fail(ps, "%sdivision by zero in cdiv", "");
     if (ps->names)
-        return 0;
-    return a / b + ((a % b != 0) && ((a < 0) == (b < 0)));
+        return 1;
+    return divide(ps, 'c', a, b);
 }
 
 static int64_t parse_call(struct parser *ps, const char *name)
@@ -125,8 +143,6 @@ static int64_t parse_call(struct parser *ps, const char *name)
         return fail(ps, "expected ')' closing %s()", name);
     if (ps->failed)
         return 0;
-    if (ps->names && strcmp(name, "cdiv") == 0)
-        return 1;
     return apply_call(ps, name, a, b);
 }
 
@@ -136,8 +152,9 @@ static int64_t lookup_name(struct parser *ps, const char *name)
         for (int i = 0; i < ps->n_names; i++)
             if (strcmp(ps->names[i], name) == 0)
                 return 1;
-        if (ps->n_names < ps->max_names)
-            snprintf(ps->names[ps->n_names++], 64, "%s", name);
+        if (ps->n_names >= ps->max_names)
+            return fail(ps, "more than %s distinct names", "32");
+        snprintf(ps->names[ps->n_names++], 64, "%s", name);
         return 1;
     }
     int64_t v;
@@ -146,41 +163,64 @@ static int64_t lookup_name(struct parser *ps, const char *name)
     return v;
 }
 
+static int64_t parse_primary(struct parser *ps);
+
+/* Parses what follows an opening parenthesis, unary minus or call, one level deeper. */
+static int64_t nested(struct parser *ps, int64_t (*parse)(struct parser *))
+{
+    if (++ps->depth > KC_EXPR_MAX_DEPTH)
+        return fail(ps, "nested deeper than %s levels", "32");
+    int64_t v = parse(ps);
+    ps->depth--;
+    return v;
+}
+
+static int64_t parse_literal(struct parser *ps)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(ps->p, &end, 0);
+    if (errno)
+        return fail(ps, "%sliteral out of range (at most 9223372036854775807)", "");
+    ps->p = end;
+    while (*ps->p == 'L' || *ps->p == 'l' || *ps->p == 'u' || *ps->p == 'U')
+        ps->p++;
+    if (isalnum((unsigned char)*ps->p) || *ps->p == '_' || *ps->p == '.')
+        return fail(ps, "%smalformed integer literal", "");
+    return v;
+}
+
 static int64_t parse_primary(struct parser *ps)
 {
     skip_space(ps);
     if (accept(ps, '(')) {
-        int64_t v = parse_sum(ps);
+        int64_t v = nested(ps, parse_sum);
         if (!accept(ps, ')'))
             return fail(ps, "%sexpected ')'", "");
         return v;
     }
     if (accept(ps, '-')) {
-        int64_t v = parse_primary(ps);
+        int64_t v = nested(ps, parse_primary);
         return arith(ps, SUB, 0, v);
     }
-    if (isdigit((unsigned char)*ps->p)) {
-        char *end;
-        errno = 0;
-        long long v = strtoll(ps->p, &end, 0);
-        if (errno)
-            return fail(ps, "%sliteral out of range", "");
-        ps->p = end;
-        while (*ps->p == 'L' || *ps->p == 'l' || *ps->p == 'u' || *ps->p == 'U')
-            ps->p++;
-        return v;
-    }
+    if (isdigit((unsigned char)*ps->p))
+        return parse_literal(ps);
     if (isalpha((unsigned char)*ps->p) || *ps->p == '_') {
-        char name[64];
+        char name[KC_EXPR_MAX_NAME + 1];
         size_t n = 0;
         while (isalnum((unsigned char)*ps->p) || *ps->p == '_') {
-            if (n < sizeof(name) - 1)
-                name[n++] = *ps->p;
-            ps->p++;
+            if (n == KC_EXPR_MAX_NAME)
+                return fail(ps, "%sname longer than 63 characters", "");
+            name[n++] = *ps->p++;
         }
         name[n] = '\0';
-        if (accept(ps, '('))
-            return parse_call(ps, name);
+        if (accept(ps, '(')) {
+            if (++ps->depth > KC_EXPR_MAX_DEPTH)
+                return fail(ps, "nested deeper than %s levels", "32");
+            int64_t v = parse_call(ps, name);
+            ps->depth--;
+            return v;
+        }
         return lookup_name(ps, name);
     }
     if (!*ps->p)
@@ -201,13 +241,10 @@ static int64_t parse_product(struct parser *ps)
         int64_t r = parse_primary(ps);
         if (ps->failed)
             return 0;
-        if (op == '*') {
+        if (op == '*')
             v = arith(ps, MUL, v, r);
-        } else if (!ps->names) {
-            if (r == 0)
-                return fail(ps, "%sdivision by zero", "");
-            v = op == '/' ? v / r : v % r;
-        }
+        else if (!ps->names)
+            v = divide(ps, op, v, r);
     }
 }
 
@@ -226,8 +263,28 @@ static int64_t parse_sum(struct parser *ps)
     }
 }
 
+/* The limits checked before parsing: length, and nesting of parentheses. */
+static int check_size(struct parser *ps)
+{
+    size_t len = strnlen(ps->text, KC_EXPR_MAX_LEN + 1);
+    if (len > KC_EXPR_MAX_LEN)
+        return kc_fail(ps->err, "expression longer than %d bytes: '%.40s...'", KC_EXPR_MAX_LEN,
+                       ps->text);
+    int depth = 0;
+    for (size_t i = 0; i < len; i++) {
+        depth += ps->text[i] == '(';
+        depth -= ps->text[i] == ')';
+        if (depth > KC_EXPR_MAX_DEPTH)
+            return kc_fail(ps->err, "expression nested deeper than %d levels: '%.40s...'",
+                           KC_EXPR_MAX_DEPTH, ps->text);
+    }
+    return 0;
+}
+
 static int run_parser(struct parser *ps, int64_t *out)
 {
+    if (check_size(ps))
+        return -1;
     int64_t v = parse_sum(ps);
     skip_space(ps);
     if (!ps->failed && *ps->p)

@@ -2,13 +2,19 @@
  * bytes, flops) and candidate launch/scratch lines:
  *   literals, names, + - * / % (int64, C semantics), unary -, parentheses,
  *   cdiv(a,b), min(a,b), max(a,b).
- * Division or modulo by zero and int64 overflow are errors. */
+ * Division or modulo by zero and int64 overflow of any operator (INT64_MIN / -1,
+ * cdiv(INT64_MIN, -1), -INT64_MIN, literals past 2^63-1) are errors, never UB.
+ * Text longer than KC_EXPR_MAX_LEN or nested deeper than KC_EXPR_MAX_DEPTH is
+ * refused before it is parsed. There are no shifts or other operators. */
 #ifndef KC_EXPR_H
 #define KC_EXPR_H
 #include "common/strbuf.h"
 #include <stdint.h>
 
 #define KC_MAX_DIMS 48
+#define KC_EXPR_MAX_LEN 1024 /* bytes of one expression */
+#define KC_EXPR_MAX_DEPTH 32 /* nested parentheses, calls and unary minus */
+#define KC_EXPR_MAX_NAME 63  /* bytes of a name */
 
 typedef struct dimset {
     int n;
@@ -24,7 +30,8 @@ int dimset_set(dimset *d, const char *name, int64_t value);
 int dimset_get(const dimset *d, const char *name, int64_t *value);
 
 int expr_eval(const char *text, const dimset *env, int64_t *out, strbuf *err);
-/* Fills names (up to max) used in an expression; returns count or -1 on syntax error. */
+/* Fills names used in an expression; returns the count, or -1 on a syntax error or when
+ * more than max distinct names are used. */
 int expr_names(const char *text, char names[][64], int max, strbuf *err);
 
 #endif

@@ -5,9 +5,8 @@
  * stops whatever slips past this check. */
 #ifndef KC_POLICY_H
 #define KC_POLICY_H
+#include "common/candidate.h" /* KC_MAX_SOURCE_BYTES */
 #include "common/strbuf.h"
-
-#define KC_MAX_SOURCE_BYTES (256 * 1024)
 
 /* Returns 0 when allowed; otherwise -1 with "line N: ..." in err. */
 int policy_check(const char *source, strbuf *err);
