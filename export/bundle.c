@@ -4,6 +4,7 @@
 #include "common/error.h"
 #include "common/fsutil.h"
 #include "common/hash.h"
+#include "export/explain.h"
 #include "export/records.h"
 #include "export/shards.h"
 
@@ -274,6 +275,11 @@ static int export_staged(const export_config *c, sqlite3 *db, const char *stage,
         rc = read_uuid(db, x.db_uuid, sizeof x.db_uuid, err);
     if (!rc)
         rc = export_records(&x, err);
+    if (!rc && !x.counts.records) {
+        strbuf why = STRBUF_INIT;
+        export_explain_empty(db, c, &why);
+        sum->why_empty = sb_detach(&why);
+    }
     if (!rc)
         rc = export_shards_finish(&w, err);
     if (!rc)

@@ -12,6 +12,8 @@ typedef struct export_summary {
     unsigned long long bytes_jsonl, bytes_written;
     double seconds;
     char manifest_path[4096], tar_path[4096];
+    char *why_empty; /* when no record was written: why, and what flag would give records
+                      * (export/explain.h); free()d by the caller */
 } export_summary;
 
 int export_run(const export_config *cfg, export_summary *out, strbuf *err);

@@ -71,14 +71,20 @@ static enum ipc_status wait_readable(int fd, double deadline_ms)
     }
 }
 
+/* Memory follows the bytes that arrive, not the length announced: a child that announces
+ * IPC_MAX_BLOB and sends nothing costs the parent nothing (found by tests/fuzz/fuzz_ipc). */
+#define IPC_READ_STEP ((size_t)1 << 20)
+
 static enum ipc_status read_exact(int fd, strbuf *out, size_t len, double deadline_ms)
 {
-    sb_grow(out, len);
+    sb_grow(out, len < IPC_READ_STEP ? len : IPC_READ_STEP);
     while (len) {
         enum ipc_status st = wait_readable(fd, deadline_ms);
         if (st != IPC_OK)
             return st;
-        ssize_t n = read(fd, out->buf + out->len, len);
+        size_t want = len < IPC_READ_STEP ? len : IPC_READ_STEP;
+        sb_grow(out, want);
+        ssize_t n = read(fd, out->buf + out->len, want);
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0)
