@@ -1,7 +1,9 @@
 #!/bin/sh
 # run.sh: runs the CPU suite against the build in $1 (default .): every cmocka
-# binary in $1/bin/tests and every tests/cli/test_*.sh, then prints the closing
-# line "N passed, N failed". Exit status 0 only when nothing failed.
+# binary in $1/bin/tests, every tests/cli/test_*.sh and a short run of every fuzz
+# target of tests/fuzz/ (built in $KC_FUZZ_O, default build/fuzz), then prints the
+# closing line "N passed, N failed" (", N skipped" when fuzz targets were not built).
+# Exit status 0 only when nothing failed.
 BUILD="${1:-.}"
 export KC_BIN="$(cd "$BUILD" && pwd)/bin"
 export KC_ROOT="$(pwd)"
@@ -40,7 +42,24 @@ for t in tests/cli/test_*.sh; do
         echo "---- $name FAILED:"; tail -40 "$log"
     fi
 done
+# Fuzz smoke (tests/fuzz/): each libFuzzer target replays its regression inputs, then fuzzes
+# for FUZZ_SMOKE_SECONDS from its seed corpus. Not built (no clang with libFuzzer): SKIP.
+skipped=0
+for t in $(cat tests/fuzz/targets); do
+    name=fuzz_$t
+    sh tests/fuzz/run.sh smoke "${KC_FUZZ_O:-build/fuzz}" "$t" >"$log" 2>&1
+    case $? in
+    0) passed=$((passed + 1)); echo "ok   $name ($(tail -1 "$log"))" ;;
+    2) skipped=$((skipped + 1)); tail -1 "$log" ;;
+    *) failed=$((failed + 1)); failures="$failures $name"
+       echo "---- $name FAILED:"; tail -40 "$log" ;;
+    esac
+done
 rm -f "$log"
 [ -n "$failures" ] && echo "failed:$failures"
-echo "$passed passed, $failed failed"
+if [ "$skipped" -gt 0 ]; then
+    echo "$passed passed, $failed failed, $skipped skipped"
+else
+    echo "$passed passed, $failed failed"
+fi
 [ "$failed" -eq 0 ]

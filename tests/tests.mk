@@ -3,6 +3,9 @@
 #                runs the CPU suite: tests/unit/test_*.c (cmocka) and tests/cli/test_*.sh.
 # make test-gpu  builds normally and runs tests/gpu/run.sh (skips cleanly without a GPU).
 # make bench     runs tests/bench/run.sh (GPU parts skip without a GPU).
+# make fuzz      builds the libFuzzer targets of tests/fuzz/ (clang, ASan/UBSan) under $(FUZZ_O) and
+#                runs each for FUZZ_SECONDS (default 60; FUZZ_TARGETS picks some); `make test`
+#                runs each for FUZZ_SMOKE_SECONDS (default 10) after replaying its regressions.
 
 TEST_O      ?= build/asan
 UNIT_SRC    := $(wildcard tests/unit/test_*.c)
@@ -32,7 +35,18 @@ test-build: all unit-tests
 
 test: deps
 	@$(MAKE) --no-print-directory O=$(TEST_O) SAN=1 test-build
-	@sh tests/run.sh $(TEST_O)
+	@$(MAKE) --no-print-directory -f tests/fuzz/fuzz.mk FUZZ_O=$(FUZZ_O)
+	@KC_FUZZ_O=$(FUZZ_O) FUZZ_SMOKE_SECONDS=$(FUZZ_SMOKE_SECONDS) sh tests/run.sh $(TEST_O)
+
+FUZZ_O             ?= build/fuzz
+FUZZ_SECONDS       ?= 60
+FUZZ_SMOKE_SECONDS ?= 10
+FUZZ_TARGETS       ?=
+.PHONY: fuzz fuzz-build
+fuzz-build:
+	@$(MAKE) --no-print-directory -f tests/fuzz/fuzz.mk FUZZ_O=$(FUZZ_O)
+fuzz: fuzz-build
+	@FUZZ_SECONDS=$(FUZZ_SECONDS) sh tests/fuzz/run.sh fuzz $(FUZZ_O) $(FUZZ_TARGETS)
 
 test-gpu: all $(TEST_HELPERS)
 	@sh tests/gpu/run.sh $(O)

@@ -2,8 +2,9 @@
 # deps.sh: installs the Debian packages kcorpus builds and tests with (idempotent;
 # `make deps`). The CUDA 13 toolkit is expected at $CUDA (default /usr/local/cuda).
 set -eu
+# clang and libclang-rt-14-dev (libFuzzer, ASan/UBSan runtimes): the fuzz targets of tests/fuzz/.
 PKGS="gcc make pkg-config libsqlite3-dev sqlite3 libjansson-dev libcurl4-openssl-dev libssl-dev
-      libarchive-dev zlib1g-dev libcmocka-dev ca-certificates"
+      libarchive-dev zlib1g-dev libcmocka-dev ca-certificates clang libclang-rt-14-dev"
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+"""make_corpus.py: regenerates the seed corpora of the libFuzzer targets
+(tests/fuzz/corpus/<target>/) from the problems (problems/level1/*.json, *.cu,
+problems/shared/*.cuh), the GPU catalogue kernels and the string fixtures of
+the unit tests. Deterministic; run from the repository root after the problems
+or fixtures change:  python3 tests/fuzz/make_corpus.py
+Keeps the committed corpus small (every target's seeds together < 2 MB)."""
+import glob, hashlib, json, os, re, shutil
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+OUT = os.path.join(ROOT, "tests", "fuzz", "corpus")
+seeds = {}
+
+
+def add(target, data):
+    if isinstance(data, str):
+        data = data.encode()
+    seeds.setdefault(target, {})[hashlib.sha1(data).hexdigest()] = data
+
+
+def c_literals(path):
+    """The string literals of a C file, adjacent ones joined, escapes decoded."""
+    text = open(path, encoding="utf-8").read()
+    lit = r'"((?:[^"\\\n]|\\.)*)"'
+    for m in re.finditer(lit + r'(?:\s*' + lit + r')*', text):
+        parts = re.findall(lit, m.group(0))
+        raw = "".join(parts).encode("utf-8")
+        try:
+            yield raw.decode("unicode_escape").encode("latin-1")
+        except (UnicodeDecodeError, UnicodeEncodeError):
+            continue
+
+
+def rel(*p):
+    return os.path.join(ROOT, *p)
+
+
+manifests = sorted(glob.glob(rel("problems", "level1", "*.json")))
+problems = []
+for m in manifests:
+    j = json.load(open(m))
+    ref = os.path.join(os.path.dirname(m), j["reference"])
+    problems.append((j, open(m, "rb").read(), open(ref, "rb").read()))
+
+# expr: every expression of the manifests and of the references' launch lines, and edge cases.
+exprs = set()
+for j, _, src in problems:
+    for t in j.get("inputs", []) + j.get("outputs", []):
+        exprs.update(str(s) for s in t.get("shape", []))
+    exprs.update([j["bytes"], j["flops"]])
+    for line in src.decode().splitlines():
+        if "@launch" in line and "<<<" in line and ">>>" in line:
+            inner = line.split("<<<", 1)[1].split(">>>", 1)[0]
+            exprs.update(x.strip() for x in re.split(r",(?![^(]*\))", inner))
+exprs.update(["cdiv(N, 256)", "min(max(N, 1), 65536)", "-(N)", "N % 7 - B / 2", "0x7fffffffffffffff",
+              "M + 1", "K - 1", "K / O", "K % O", "cdiv(K, O)", "((((N))))", "9223372036854775807L",
+              "N * N * N * N * N * N * N", "1u + 2ul"])
+for e in sorted(exprs):
+    add("expr", e)
+
+# launch: "<id>\n" then the reference's launch/scratch lines; extract and policy: whole kernels.
+for j, _, src in problems:
+    lines = [l for l in src.decode().splitlines() if "@launch" in l or "@scratch" in l]
+    add("launch", j["id"] + "\n" + "\n".join(lines) + "\n")
+for i, (j, _, src) in enumerate(problems):
+    if i % 4 == 0:
+        s = src.decode()
+        add("extract", "Here is the kernel:\n```cuda\n" + s + "```\nIt uses one thread per element.")
+        add("extract", "<think>first try\n```cuda\nold\n```</think>\n```cu\n" + s + "```\n```python\nx\n```\n")
+    if i % 3 == 0:
+        add("policy", src)
+for path in sorted(glob.glob(rel("problems", "shared", "*.cuh")) + glob.glob(rel("tests", "gpu", "catalogue", "*.cu"))):
+    add("policy", open(path, "rb").read())
+
+# problem: manifest, NUL, reference source (the harness writes both where the loader looks).
+for i, (j, mtext, src) in enumerate(problems):
+    if i % 4 == 0 or b'#include "shared/' in src[:2000] and i % 8 == 1:
+        add("problem", mtext + b"\0" + src)
+
+# Fixture strings of the unit tests, routed by shape.
+for path in sorted(glob.glob(rel("tests", "unit", "test_*.c"))):
+    for lit in c_literals(path):
+        if len(lit) < 4:
+            continue
+        if b"```" in lit or b"<think>" in lit:
+            add("extract", lit)
+        if b"@launch" in lit or b"@scratch" in lit:
+            add("launch", b"level1/023_softmax\n" + lit)
+        if b"#include" in lit or b"??=" in lit or b"%:" in lit:
+            add("policy", lit)
+        if b"data:" in lit or b"event:" in lit:
+            add("sse", b"\x07" + lit)
+            add("wire", b"\x02\x05" + lit)
+            add("wire", b"\x03\x05" + lit)
+        if lit.startswith(b"{"):
+            add("wire", b"\x00\x00" + lit)
+            add("wire", b"\x01\x00" + lit)
+            add("wire", b"\x04\x08" + lit)
+
+# ipc: messages as the compile servers and GPU workers frame them (JSON line, then payloads).
+def msg(obj, *blobs):
+    obj = dict(obj)
+    obj["blobs"] = [len(b) for b in blobs]
+    return json.dumps(obj, separators=(",", ":")).encode() + b"\n" + b"".join(blobs)
+
+add("ipc", msg({"ok": True, "compile_ms": 12.5}, b"ptxas info", b"\x7fELF\x02\x01\x01\0cubin"))
+add("ipc", msg({"progress": "checks", "deadline_ms": 3000.0}))
+add("ipc", msg({"result": {"verdict": "correct", "evidence": {"runs": []}}}) +
+    msg({"printf": {"bytes": 5, "text": "hello", "truncated": False}}))
+add("ipc", msg({"job": "compile", "id": 3}, b"__global__ void k(){}\n// @launch k<<<1,1>>>();\n"))
+add("ipc", b'{"blobs":[4]}\nab')
+add("ipc", b'{"no_blobs":1}\n{"blobs":[]}\n')
+
+for t in seeds:
+    d = os.path.join(OUT, t)
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    for name, data in sorted(seeds[t].items()):
+        open(os.path.join(d, name), "wb").write(data)
+total = sum(len(v) for s in seeds.values() for v in s.values())
+print("corpus: " + ", ".join("%s %d" % (t, len(seeds[t])) for t in sorted(seeds)) + " seeds; %d bytes" % total)
