@@ -9,6 +9,7 @@
 #include "curate/flips.h"
 #include "curate/merge.h"
 #include "curate/params.h"
+#include "curate/report.h"
 #include "curate/run.h"
 #include "curate/stats.h"
 
@@ -23,7 +24,7 @@ static const char usage_text[] =
     "       kcurate flips --db FILE [--json]\n"
     "           label flips between verifications of a candidate (verdict class, verdict, flags,\n"
     "           speedup beyond timing noise) and third-party claims that do not hold\n"
-    "       kcurate report --db FILE --out DIR [--price-in USD --price-out USD]\n"
+    "       kcurate report --db FILE --out DIR [--price-in USD --price-out USD] [--chartjs FILE]\n"
     "           a static HTML report (solve rate vs budget, fast_p, verdicts, speedups, cost,\n"
     "           per-problem table with kernel pages, flips, suspicious list)\n"
     "\n"
@@ -194,6 +195,35 @@ static int flips_command(int argc, char **argv)
     return 0;
 }
 
+static int report_command(int argc, char **argv)
+{
+    report_options o = {0};
+    const char *db_path = NULL;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!v)
+            die("usage: kcurate report --db FILE --out DIR [--price-in USD --price-out USD] "
+                "[--chartjs FILE]");
+        i++;
+        if (!strcmp(a, "--db")) db_path = v;
+        else if (!strcmp(a, "--out")) o.out_dir = v;
+        else if (!strcmp(a, "--chartjs")) o.chartjs_path = v;
+        else if (!strcmp(a, "--price-in")) o.price_in = number_arg(a, v);
+        else if (!strcmp(a, "--price-out")) o.price_out = number_arg(a, v);
+        else die("unknown option '%s' (see kcurate --help)", a);
+    }
+    if (!db_path || !o.out_dir)
+        die("kcurate report needs --db FILE and --out DIR");
+    strbuf err = STRBUF_INIT;
+    sqlite3 *db;
+    if (kc_db_open(db_path, KC_DB_READONLY, &db, &err) || report_write(db, &o, &err))
+        die("%s", err.buf);
+    printf("report written to %s/index.html (open it from disk; no network needed)\n", o.out_dir);
+    kc_db_close(db);
+    sb_free(&err);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     kc_set_progname("kcurate");
@@ -209,6 +239,8 @@ int main(int argc, char **argv)
         return stats_command(argc - 2, argv + 2);
     if (!strcmp(argv[1], "flips"))
         return flips_command(argc - 2, argv + 2);
+    if (!strcmp(argv[1], "report"))
+        return report_command(argc - 2, argv + 2);
     if (!strcmp(argv[1], "--db"))
         return run_command(argc - 1, argv + 1);
     die("unknown command '%s' (see kcurate --help)", argv[1]);
