@@ -5,6 +5,9 @@ set -eu
 # clang and libclang-rt-14-dev (libFuzzer, ASan/UBSan runtimes): the fuzz targets of tests/fuzz/.
 PKGS="gcc make pkg-config libsqlite3-dev sqlite3 libjansson-dev libcurl4-openssl-dev libssl-dev
       libarchive-dev zlib1g-dev libcmocka-dev ca-certificates clang libclang-rt-14-dev"
+# libjs-chart.js: the charts of `kcurate report` (inlined into the page); chromium: the test
+# that renders the report headless (tests/cli/test_audit_report.sh).
+PKGS="$PKGS libjs-chart.js chromium"
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
