@@ -13,7 +13,8 @@ static const char *dtype_names[KC_DTYPE_COUNT] = {"f32", "f16", "bf16", "f64",
 static const size_t dtype_sizes[KC_DTYPE_COUNT] = {4, 2, 2, 8, 4, 8, 1, 1};
 static const char *dist_names[KC_DIST_COUNT] = {"none",    "normal",  "uniform",
                                                 "randint", "sign",    "simplex",
-                                                "uniform_fan_in", "constant", "bernoulli"};
+                                                "uniform_fan_in", "constant", "bernoulli",
+                                                "segments"};
 
 const char *dtype_name(enum kc_dtype t) { return t < KC_DTYPE_COUNT ? dtype_names[t] : "?"; }
 size_t dtype_size(enum kc_dtype t) { return t < KC_DTYPE_COUNT ? dtype_sizes[t] : 0; }
@@ -265,6 +266,43 @@ static int load_fan_in(struct ctx *c, const problem *p, json_t *init, const char
     return 0;
 }
 
+/* segments: {"count": N} (an integer or dim expression, 1..KC_MAX_SEGMENTS in every dims set)
+ * for an integer tensor of rank >= 1. Each row along the last dim (length L) packs N + 1
+ * documents of lengths DC, 2*DC, ..., N*DC and DR, where DC = L / (N*(N+1)/2) and DR = L -
+ * DC*N*(N+1)/2, in an order drawn per row; positions get their document's id, ids number the
+ * non-empty documents 0, 1, 2, ... along the row (sorted, contiguous runs). The lengths, and so
+ * the number of same-document pairs, do not depend on the seed; the boundaries do. Stored as
+ * lo_expr = the last dim's expression, hi_expr = count, which kc_fill receives as lo and hi. */
+static int load_segments(struct ctx *c, const problem *p, json_t *init, const char *field,
+                         tensor_spec *t)
+{
+    json_t *n = json_object_get(init, "count");
+    if (!json_is_string(n) && !json_is_integer(n))
+        return field_fail(c, field, "segments needs count (an integer or dim expression)");
+    if (t->rank < 1 || (t->dtype != KC_I32 && t->dtype != KC_I64))
+        return field_fail(c, field, "segments needs an i32 or i64 tensor of rank >= 1");
+    strbuf tmp = STRBUF_INIT;
+    if (json_is_string(n))
+        sb_adds(&tmp, json_string_value(n));
+    else
+        sb_addf(&tmp, "%lld", (long long)json_integer_value(n));
+    t->hi_expr = sb_detach(&tmp);
+    t->lo_expr = xstrdup(t->shape[t->rank - 1]);
+    if (check_expr(c, p, t->hi_expr, field))
+        return -1;
+    const dimset *sets[2 + KC_MAX_ALT] = {&p->dims_default, &p->dims_small};
+    int ns = 2;
+    for (int i = 0; i < p->n_alt; i++)
+        sets[ns++] = &p->dims_alt[i];
+    for (int i = 0; i < ns; i++) {
+        int64_t v = 0;
+        expr_eval(t->hi_expr, sets[i], &v, NULL); /* cannot fail: checked above */
+        if (v < 1 || v > KC_MAX_SEGMENTS)
+            return field_fail(c, field, "segments count must lie in 1..63 in every dims set");
+    }
+    return 0;
+}
+
 static int load_init(struct ctx *c, const problem *p, json_t *init, const char *field,
                      tensor_spec *t)
 {
@@ -337,12 +375,16 @@ static int load_init(struct ctx *c, const problem *p, json_t *init, const char *
             rc = field_fail(c, f.buf, "bernoulli needs 0 <= p < 1 (the probability of a zero)");
         t->b = rc ? 0 : 1.0 / (1.0 - t->a);
         break;
+    case KC_DIST_SEGMENTS:
+        rc = load_segments(c, p, init, f.buf, t);
+        break;
     default:
         rc = field_fail(c, f.buf, "dist must be normal, uniform, randint, sign, simplex, "
-                                  "uniform_fan_in, constant or bernoulli");
+                                  "uniform_fan_in, constant, bernoulli or segments");
     }
-    if (!rc && t->dist != KC_DIST_RANDINT && !dtype_is_float(t->dtype))
-        rc = field_fail(c, f.buf, "integer tensors take dist randint");
+    if (!rc && t->dist != KC_DIST_RANDINT && t->dist != KC_DIST_SEGMENTS &&
+        !dtype_is_float(t->dtype))
+        rc = field_fail(c, f.buf, "integer tensors take dist randint or segments");
 out:
     free(dist);
     sb_free(&f);

@@ -12,6 +12,7 @@
 #define KC_MAX_PARAMS 16
 #define KC_MAX_ALT 8
 #define KC_MAX_DERIVED 16
+#define KC_MAX_SEGMENTS 63 /* dist segments: documents per row (harness.cu's SEG_MAX - 1) */
 #define KC_MAX_DIM_VALUE (1LL << 40)      /* a dim in a manifest */
 #define KC_MAX_TENSOR_BYTES (64LL << 30)  /* one input or output under any dim set */
 
@@ -26,6 +27,7 @@ enum kc_dist {
     KC_DIST_UNIFORM_FAN_IN, /* PyTorch's Linear/Conv init: uniform(-1/sqrt(fan_in), +1/sqrt(fan_in)) */
     KC_DIST_CONSTANT,       /* every element = value */
     KC_DIST_BERNOULLI,      /* a dropout mask: 0 with probability p, else 1/(1-p) */
+    KC_DIST_SEGMENTS,       /* document ids along the last dim: sorted runs (see problem.c) */
     KC_DIST_COUNT
 };
 
@@ -43,7 +45,7 @@ typedef struct tensor_spec {
     enum kc_dist dist;
     double a, b;                /* normal: mean,std; uniform: lo,hi; simplex: std;
                                    constant: value; bernoulli: p, 1/(1-p) */
-    char *lo_expr, *hi_expr;    /* randint bounds */
+    char *lo_expr, *hi_expr;    /* randint bounds; segments: the last dim and count */
     char *fan_in_expr;          /* uniform_fan_in: fan_in as a dim expression */
 } tensor_spec;
 

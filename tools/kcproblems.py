@@ -109,6 +109,32 @@ def make_model(m, dims, torch):
     return ns["Model"](**kwargs)
 
 
+def segment_lengths(L, n):
+    """dist segments: the n + 1 document lengths of a row of length L (any order; some may be 0)."""
+    tri = n * (n + 1) // 2
+    dc = L // tri
+    return [dc * (d + 1) for d in range(n)] + [L - dc * tri]
+
+
+def segment_ids(shape, n, torch, device="cuda", generator=None):
+    """Rows along the last dim pack the documents of segment_lengths in a random order; ids number
+    the non-empty ones 0, 1, 2, ... (the harness draws the order with Philox instead)."""
+    rows = 1
+    for e in shape[:-1]:
+        rows *= e
+    L = shape[-1] if shape else 1
+    lens = segment_lengths(L, n)
+    out = torch.empty((rows, L), dtype=torch.int64)
+    for r in range(rows):
+        order = torch.randperm(n + 1)
+        pos = 0
+        ids = [l for l in (lens[int(o)] for o in order) if l > 0]
+        for i, l in enumerate(ids):
+            out[r, pos:pos + l] = i
+            pos += l
+    return out.view(shape).to(device)
+
+
 def random_inputs(m, dims, torch, device="cuda", generator=None):
     """Inputs with the manifest's distributions (not bit-identical to the harness's Philox)."""
     out = []
@@ -137,6 +163,8 @@ def random_inputs(m, dims, torch, device="cuda", generator=None):
         elif dist == "bernoulli":  # a dropout mask: 0 with probability p, else 1/(1-p)
             p = init["p"]
             x = (torch.rand(shape, device=device, generator=generator) >= p).to(torch.float32) / (1 - p)
+        elif dist == "segments":  # sorted document ids along the last dim (see segment_ids)
+            x = segment_ids(shape, eval_dim_expr(init["count"], dims), torch, device, generator)
         else:
             raise ValueError("unknown dist " + dist)
         out.append(x.to(dt))

@@ -10,7 +10,8 @@ enum { DT_F32, DT_F16, DT_BF16, DT_F64, DT_I32, DT_I64, DT_U8, DT_BOOL };
 // Same order as enum kc_dist (common/problem.h). For UNIFORM_FAN_IN the host passes the bounds
 // (-1/sqrt(fan_in), +1/sqrt(fan_in)) as a, b; for BERNOULLI a = p (probability of 0), b = 1/(1-p).
 enum { DIST_NONE, DIST_NORMAL, DIST_UNIFORM, DIST_RANDINT, DIST_SIGN, DIST_SIMPLEX,
-       DIST_UNIFORM_FAN_IN, DIST_CONSTANT, DIST_BERNOULLI };
+       DIST_UNIFORM_FAN_IN, DIST_CONSTANT, DIST_BERNOULLI, DIST_SEGMENTS };
+enum { SEG_MAX = 64 }; // documents per row for DIST_SEGMENTS: count + 1 (problem.h KC_MAX_SEGMENTS)
 
 struct philox_out { unsigned int v[4]; };
 
@@ -58,6 +59,38 @@ __device__ double load(const void *p, long long i, int dtype)
     }
 }
 
+// DIST_SEGMENTS: the document id of position pos of row `row` (length L) when the row packs
+// n + 1 documents of lengths DC, 2*DC, ..., n*DC and DR = L - DC*n*(n+1)/2, DC = L / (n*(n+1)/2),
+// in an order drawn per row (Fisher-Yates on Philox draws keyed by the row); ids number the
+// non-empty documents 0, 1, 2, ... along the row. See load_segments in common/problem.c.
+__device__ long long segment_id(long long pos, long long row, long long L, int n,
+                                unsigned long long seed, unsigned int tensor)
+{
+    long long tri = (long long)n * (n + 1) / 2, dc = L / tri, dr = L - dc * tri;
+    unsigned char order[SEG_MAX];
+    for (int d = 0; d <= n; d++)
+        order[d] = (unsigned char)d;
+    for (int d = n; d > 0; d--) {
+        philox_out r = philox4x32_10((unsigned int)row, (unsigned int)(row >> 32), tensor,
+                                     0x5e600000u + (unsigned int)d, (unsigned int)seed,
+                                     (unsigned int)(seed >> 32));
+        int e = (int)(r.v[0] % (unsigned int)(d + 1));
+        unsigned char tmp = order[d];
+        order[d] = order[e], order[e] = tmp;
+    }
+    long long end = 0, id = 0;
+    for (int d = 0; d <= n; d++) {
+        long long len = order[d] < n ? dc * (order[d] + 1) : dr;
+        if (len == 0)
+            continue;
+        end += len;
+        if (pos < end)
+            return id;
+        id++;
+    }
+    return id - 1; // not reached: the lengths sum to L
+}
+
 extern "C" __global__ void kc_fill(void *p, long long n, int dtype, int dist, double a, double b,
                                    long long lo, long long hi, unsigned long long seed,
                                    unsigned int tensor)
@@ -85,6 +118,9 @@ extern "C" __global__ void kc_fill(void *p, long long n, int dtype, int dist, do
         } else if (dist == DIST_SIGN) {
             v = (r.v[0] & 1u) ? 1.0 : -1.0;
             iv = (long long)v;
+        } else if (dist == DIST_SEGMENTS && lo > 0 && hi >= 1 && hi < SEG_MAX) { // lo: L, hi: n
+            iv = segment_id(i % lo, i / lo, lo, (int)hi, seed, tensor);
+            v = (double)iv;
         }
         store(p, i, dtype, v, iv);
     }

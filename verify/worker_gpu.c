@@ -252,7 +252,7 @@ int wk_fill_input(wk_gpu *g, wk_buffer *b, const tensor_spec *t, const dimset *d
     if (t->dist == KC_DIST_SIMPLEX)
         a = 0;
     int64_t v;
-    if (t->dist == KC_DIST_RANDINT) {
+    if (t->dist == KC_DIST_RANDINT || t->dist == KC_DIST_SEGMENTS) { /* segments: L, count */
         if (expr_eval(t->lo_expr, dims, &v, err))
             return -1;
         lo = v;

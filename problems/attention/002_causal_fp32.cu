@@ -1,0 +1,7 @@
+// Reference for attention/002_causal_fp32: the suite's shared flash-style kernel in double
+// (shared/attention_ref.cuh describes the method), with this problem's mask and score mods.
+#define ATT_T float
+#define ATT_MASK (CAUSAL)
+#define ATT_MOD (0)
+#include "shared/attention_ref.cuh"
+// @launch attention_ref<<<dim3(cdiv(S, 64), H, B), 256, 8*(128*(D+1)+64*65)>>>(q, k, v, out, 0, 0, S, D, H, H, 0, 0, 0, 0, 0, 0.0);
