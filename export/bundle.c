@@ -4,6 +4,7 @@
 #include "common/error.h"
 #include "common/fsutil.h"
 #include "common/hash.h"
+#include "export/card.h"
 #include "export/explain.h"
 #include "export/records.h"
 #include "export/shards.h"
@@ -117,6 +118,11 @@ static void datasheet(const export_config *c, const export_ctx *x, const json_t 
     sb_adds(out, "## Uses\nTraining (train split), model selection (valid) and evaluation (test). "
                  "Problems on the held-out list are never in train. Records flagged suspicious "
                  "(speedup above the audit threshold) deserve a look before training on them.\n\n"
+                 "## Caveats\n- Kernels written by the bundled test LLM server (model "
+                 "`bundled-fake-llm`, the default of `make demo` when no endpoint is configured) "
+                 "are synthetic: for testing the pipeline, not for training.\n- `compiled` "
+                 "(a compile-only run, no GPU) is not known to be correct: it compiled, nothing "
+                 "more.\n- Speedups hold for the GPU and the baselines recorded in each record.\n\n"
                  "## Distribution\nJSONL shards (see manifest.json for names, record counts and "
                  "sha256), described by schemas/record.schema.json.\n\n"
                  "## Maintenance\nRe-export from the same database and config to reproduce these "
@@ -155,6 +161,12 @@ static int write_manifest_and_datasheet(const export_config *c, export_ctx *x, s
     json_decref(m);
     path_join(&path, stage, "DATASHEET.md");
     int rc = write_file_atomic(path.buf, ds.buf, ds.len, err);
+    strbuf card = STRBUF_INIT;
+    export_card(c, w, x->counts.records, ds.buf, &card);
+    path_join(&path, stage, "README.md");
+    if (!rc)
+        rc = write_file_atomic(path.buf, card.buf, card.len, err);
+    sb_free(&card);
     path_join(&path, stage, "manifest.json");
     strbuf body = STRBUF_INIT;
     sb_adds(&body, text);
@@ -189,8 +201,9 @@ static int move_into_place(const export_shards *w, const char *stage, const char
     strbuf from = STRBUF_INIT, to = STRBUF_INIT;
     int rc = 0;
     remove_old_shards(out);
-    for (int i = 0; i < w->n + 2 && !rc; i++) {
-        const char *name = i < w->n ? w->shards[i].name : i == w->n ? "DATASHEET.md" : "manifest.json";
+    static const char *const extra[] = {"DATASHEET.md", "README.md", "manifest.json"};
+    for (int i = 0; i < w->n + 3 && !rc; i++) {
+        const char *name = i < w->n ? w->shards[i].name : extra[i - w->n];
         if (i < w->n)
             sb_reset(&from), sb_adds(&from, w->shards[i].stage_path);
         else
@@ -240,6 +253,8 @@ static int write_tar(const export_shards *w, const char *out, char *tar_path, si
         rc = tar_add_file(a, out, "manifest.json", err);
     if (!rc)
         rc = tar_add_file(a, out, "DATASHEET.md", err);
+    if (!rc)
+        rc = tar_add_file(a, out, "README.md", err);
     for (int i = 0; i < w->n && !rc; i++)
         rc = tar_add_file(a, out, w->shards[i].name, err);
     if (archive_write_close(a) != ARCHIVE_OK && !rc)
