@@ -224,6 +224,81 @@ static void test_level2_inits(void **state)
     sb_free(&err);
 }
 
+#define RELU_X "\"dtype\": \"f32\", \"shape\": [\"B\", \"D\"], " RELU_INIT
+
+/* dist segments (document ids for the attention suite): integer tensors only, count an expression
+ * within 1..63 in every dims set, kept as lo_expr = the last dim and hi_expr = count, which is
+ * what the worker hands to kc_fill as lo and hi. */
+static void test_segments_init(void **state)
+{
+    (void)state;
+    problem p;
+    load_variant(RELU_X, "\"dtype\": \"i32\", \"shape\": [\"B\", \"D\"], \"init\": "
+                         "{\"dist\": \"segments\", \"count\": \"min(B, 9)\"}", &p);
+    assert_int_equal(p.inputs[0].dist, KC_DIST_SEGMENTS);
+    assert_string_equal(dist_name(p.inputs[0].dist), "segments");
+    assert_string_equal(p.inputs[0].lo_expr, "D");
+    assert_string_equal(p.inputs[0].hi_expr, "min(B, 9)");
+    problem_free(&p);
+    load_variant(RELU_X, "\"dtype\": \"i64\", \"shape\": [\"B\", \"D\"], \"init\": "
+                         "{\"dist\": \"segments\", \"count\": 63}", &p);
+    assert_string_equal(p.inputs[0].hi_expr, "63");
+    problem_free(&p);
+    expect_error(RELU_X, "\"dtype\": \"f32\", \"shape\": [\"B\", \"D\"], \"init\": "
+                         "{\"dist\": \"segments\", \"count\": 4}", "an i32 or i64 tensor");
+    expect_error(RELU_X, "\"dtype\": \"i32\", \"shape\": [\"B\", \"D\"], \"init\": "
+                         "{\"dist\": \"segments\"}", "segments needs count");
+    expect_error(RELU_X, "\"dtype\": \"i32\", \"shape\": [\"B\", \"D\"], \"init\": "
+                         "{\"dist\": \"segments\", \"count\": 64}", "1..63 in every dims set");
+    /* B is 1 in an alt set: B - 1 is 0 there */
+    expect_error(RELU_X, "\"dtype\": \"i32\", \"shape\": [\"B\", \"D\"], \"init\": "
+                         "{\"dist\": \"segments\", \"count\": \"B-1\"}", "1..63 in every dims set");
+    expect_error(RELU_X, "\"dtype\": \"i32\", \"shape\": [\"B\", \"D\"], \"init\": "
+                         "{\"dist\": \"segments\", \"count\": \"Q\"}", "unknown name 'Q'");
+    /* integer tensors still refuse float dists */
+    expect_error(RELU_X, "\"dtype\": \"i32\", \"shape\": [\"B\", \"D\"], " RELU_INIT,
+                 "integer tensors take dist randint or segments");
+}
+
+/* The attention suite loads: every reference takes the shared kernel, and the flops formulas
+ * count scored pairs only (document masking: the same count for any order of the lengths). */
+static void test_attention_suite(void **state)
+{
+    (void)state;
+    strbuf root = STRBUF_INIT, err = STRBUF_INIT;
+    problems_root(&root);
+    char **ids;
+    int n;
+    assert_int_equal(problems_select(root.buf, "attention", &ids, &n, &err), 0);
+    assert_int_equal(n, 10);
+    for (int i = 0; i < n; i++) {
+        problem p;
+        if (problem_load_by_id(ids[i], &p, &err))
+            fail_msg("%s", err.buf);
+        assert_non_null(strstr(p.reference_source.buf, "attention_ref(const"));
+        assert_null(strstr(p.reference_source.buf, "#include \"shared/"));
+        int64_t flops, d;
+        assert_int_equal(expr_eval(p.flops_expr, &p.dims_default, &flops, &err), 0);
+        assert_true(dimset_get(&p.dims_default, "D", &d));
+        if (strcmp(p.id, "attention/001_causal") == 0) /* B*H*S(S+1)/2 pairs, 4*D flops each */
+            assert_true(flops == 4 * d * 16 * 16 * (2048LL * 2049 / 2));
+        if (strcmp(p.id, "attention/005_sliding_window") == 0) /* W = 256: 257*258/2 + 1791*257 */
+            assert_true(flops == 4 * d * 16 * 16 * (257LL * 258 / 2 + 1791LL * 257));
+        if (strcmp(p.id, "attention/006_document_causal") == 0) { /* lengths 56*k, k=1..8, and 32 */
+            int64_t pairs = 32 * 33 / 2;
+            for (int k = 1; k <= 8; k++)
+                pairs += 56LL * k * (56LL * k + 1) / 2;
+            assert_true(flops == 4 * d * 16 * 16 * pairs);
+            assert_int_equal(p.inputs[3].dist, KC_DIST_SEGMENTS);
+        }
+        if (strcmp(p.id, "attention/009_neighborhood_2d") == 0) /* every query: 9*13 keys */
+            assert_true(flops == 4 * d * 16 * 16 * (48LL * 80) * 9 * 13);
+        problem_free(&p);
+    }
+    problems_free_ids(ids, n);
+    sb_free(&root), sb_free(&err);
+}
+
 /* A shared file missing from the suite's shared/ is taken from the problems root's shared/;
  * the suite's own copy wins when both exist. */
 static void test_shared_from_root(void **state)
@@ -320,6 +395,8 @@ int main(void)
         cmocka_unit_test(test_loader_errors),
         cmocka_unit_test(test_shared_reference_code),
         cmocka_unit_test(test_level2_inits),
+        cmocka_unit_test(test_segments_init),
+        cmocka_unit_test(test_attention_suite),
         cmocka_unit_test(test_shared_from_root),
         cmocka_unit_test(test_db_schema_and_blobs),
         cmocka_unit_test(test_db_migrates_empty_and_rejects_newer),
