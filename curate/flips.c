@@ -45,13 +45,13 @@ static const char flips_sql[] =
 
 static const char claims_sql[] =
     "SELECT source, count(*) AS records,"
-    " sum(claimed_correct = 1) AS correct_claims,"
-    " sum(claimed_correct = 1 AND correct_holds = 1) AS correct_claims_hold,"
-    " sum(claimed_correct = 0) AS incorrect_claims,"
-    " sum(claimed_correct = 0 AND correct_holds = 1) AS incorrect_claims_hold,"
-    " sum(claimed_speedup IS NOT NULL) AS speedup_claims,"
-    " sum(speedup_holds = 1) AS speedup_claims_hold_10pct,"
-    " sum(verification_id IS NULL OR verdict = 'compiled') AS not_verified"
+    " coalesce(sum(claimed_correct = 1), 0) AS correct_claims,"
+    " coalesce(sum(claimed_correct = 1 AND correct_holds = 1), 0) AS correct_claims_hold,"
+    " coalesce(sum(claimed_correct = 0), 0) AS incorrect_claims,"
+    " coalesce(sum(claimed_correct = 0 AND correct_holds = 1), 0) AS incorrect_claims_hold,"
+    " coalesce(sum(claimed_speedup IS NOT NULL), 0) AS speedup_claims,"
+    " coalesce(sum(speedup_holds = 1), 0) AS speedup_claims_hold_10pct,"
+    " coalesce(sum(verification_id IS NULL OR verdict = 'compiled'), 0) AS not_verified"
     " FROM v_claim_checks GROUP BY source ORDER BY source";
 
 json_t *curate_flips_json(sqlite3 *db, strbuf *err)

@@ -72,7 +72,7 @@ static const char page_script[] =
     "datasets:vds},options:{scales:{x:{stacked:true},y:{stacked:true,title:pct('turns')}}}},vn);\n"
     "function hist(name,h,label,logy){draw(name,{type:'bar',data:{labels:h.bins,datasets:[{label:"
     "label+' (n='+h.n+')',data:h.counts,backgroundColor:pal[0]}]},options:{scales:{y:{type:"
-    "logy?'logarithmic':'linear',title:pct('kernels')}}}},h.n);}\n"
+    "logy?'logarithmic':'linear',ticks:{precision:0},title:pct('kernels')}}}},h.n);}\n"
     "hist('speedup_hist',d.speedup_hist,'correct kernels by eager speedup (log2 bins)',false);\n"
     "hist('roofline_hist',d.roofline_hist,'achieved / attainable (roofline)',false);\n"
     "var cn=0,cds=[{label:'tokens in',backgroundColor:pal[0],data:[]},{label:'tokens out',"
