@@ -5,6 +5,7 @@
 #include "common/hash.h"
 
 #include <jansson.h>
+#include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,29 +96,36 @@ static int parse_bool(const char *key, const char *v, int *out, strbuf *err)
     return 0;
 }
 
-/* Endpoints given as "url1,url2" replace the list. */
+static int is_bundled_name(const char *s) { return !strcmp(s, "bundled") || !strcmp(s, CC_BUNDLED); }
+
+/* Endpoints given as "url1,url2" replace the list; "bundled" names the bundled test server. */
 static int set_endpoints(collect_config *c, const char *v, strbuf *err)
 {
     for (int i = 0; i < c->n_endpoints; i++)
         free(c->endpoint_urls[i]);
     c->n_endpoints = 0;
+    c->bundled_named = 0;
     char *copy = xstrdup(v), *save = NULL;
     for (char *t = strtok_r(copy, ", ", &save); t; t = strtok_r(NULL, ", ", &save)) {
         if (c->n_endpoints == CC_MAX_ENDPOINTS) {
             free(copy);
             return kc_fail(err, "endpoint: at most %d endpoints", CC_MAX_ENDPOINTS);
         }
-        if (strcmp(t, CC_BUNDLED) != 0 && strncmp(t, "http://", 7) && strncmp(t, "https://", 8)) {
-            kc_fail(err, "endpoint: '%s' is not an http:// or https:// URL", t);
+        if (!is_bundled_name(t) && strncmp(t, "http://", 7) && strncmp(t, "https://", 8)) {
+            kc_fail(err, "endpoint: '%s' is not an http:// or https:// URL (or 'bundled')", t);
             free(copy);
             return -1;
         }
         c->endpoint_urls[c->n_endpoints++] = xstrdup(t);
     }
     free(copy);
-    if (c->n_endpoints == 1 && !strcmp(c->endpoint_urls[0], CC_BUNDLED)) {
+    for (int i = 0; i < c->n_endpoints; i++)
+        if (is_bundled_name(c->endpoint_urls[i]) && c->n_endpoints > 1)
+            return kc_fail(err, "endpoint: the bundled test server cannot be mixed with other endpoints");
+    if (c->n_endpoints == 1 && is_bundled_name(c->endpoint_urls[0])) {
         free(c->endpoint_urls[0]);
         c->n_endpoints = 0;
+        c->bundled_named = 1;
     }
     return 0;
 }
@@ -314,6 +322,16 @@ int config_finish(collect_config *c, strbuf *err)
     if (!c->problems || !*c->problems)
         return kc_fail(err, "no problems selected: use --problems SUITE|ID|GLOB[,...]");
     if (config_is_bundled(c)) {
+        /* Synthetic answers are never recorded under a real model's name. */
+        if (c->model && !c->bundled_named)
+            return kc_fail(err, "--model %s names a model but no endpoint is configured "
+                                "(--endpoint URL, or OPENAI_BASE_URL): refusing to record the "
+                                "bundled test server's synthetic answers as %s. For synthetic "
+                                "test data, use --endpoint bundled without --model",
+                           c->model, c->model);
+        if (c->model && strcmp(c->model, "fake-echo"))
+            return kc_fail(err, "--endpoint bundled is the synthetic test server; it answers as "
+                                "fake-echo, not as '%s': drop --model", c->model);
         if (!c->model)
             c->model = xstrdup("fake-echo");
     } else if (!c->model) {
@@ -339,7 +357,9 @@ const char *config_key_for(const collect_config *c, enum llm_api api)
     return api == LLM_ANTHROPIC ? c->anthropic_key : c->openai_key;
 }
 
-static json_t *identity_json(const collect_config *c)
+/* Everything recorded about what a run collects (runs.config_json, less the transport settings
+ * config_json adds); the identity is derived from it (config_identity_from_json). */
+static json_t *settings_json(const collect_config *c)
 {
     json_t *eps = json_array();
     if (config_is_bundled(c))
@@ -354,6 +374,9 @@ static json_t *identity_json(const collect_config *c)
     json_object_set_new(o, "endpoints", eps);
     if (config_is_bundled(c))
         json_object_set_new(o, "bundled_args", json_string(c->bundled_args ? c->bundled_args : ""));
+    json_object_set_new(o, "synthetic", json_boolean(config_is_bundled(c)));
+    if (config_is_bundled(c))
+        json_object_set_new(o, "server", json_string(CC_BUNDLED));
     json_object_set_new(o, "samples", json_integer(c->samples));
     json_object_set_new(o, "turns", json_integer(c->turns));
     json_object_set_new(o, "budget_minutes", json_real(c->budget_minutes));
@@ -363,17 +386,18 @@ static json_t *identity_json(const collect_config *c)
     if (c->problem_budget_tokens > 0)
         json_object_set_new(o, "problem_budget_tokens", json_integer(c->problem_budget_tokens));
     json_object_set_new(o, "compile_only", json_boolean(c->compile_only));
-    json_object_set_new(o, "max_tokens", json_integer(c->max_tokens));
-    json_object_set_new(o, "temperature", json_real(c->temperature));
-    json_object_set_new(o, "seed", json_integer(c->seed));
-    json_object_set_new(o, "context", json_string(c->context == CONTEXT_FULL ? "full" : "drop-reasoning"));
+    json_object_set_new(o, "sampling",
+                        json_pack("{s:f, s:i, s:I, s:s}", "temperature", c->temperature,
+                                  "max_tokens", c->max_tokens, "seed", (json_int_t)c->seed,
+                                  "context", c->context == CONTEXT_FULL ? "full" : "drop-reasoning"));
+    json_object_set_new(o, "prompt_format", json_integer(CC_PROMPT_FORMAT));
     json_object_set_new(o, "target_speedup", json_real(c->target_speedup));
     return o;
 }
 
 void config_json(const collect_config *c, strbuf *out)
 {
-    json_t *o = identity_json(c);
+    json_t *o = settings_json(c);
     json_object_set_new(o, "concurrency", json_integer(c->concurrency));
     json_object_set_new(o, "stream", json_boolean(c->stream));
     json_object_set_new(o, "rpm", json_integer(c->rpm));
@@ -397,13 +421,195 @@ void config_json(const collect_config *c, strbuf *out)
     json_decref(o);
 }
 
+/* ---- run identity ---- */
+
+static int is_loopback(const char *host)
+{
+    return !strcmp(host, "localhost") || !strcmp(host, "localhost.") || !strcmp(host, "::1") ||
+           !strcmp(host, "0:0:0:0:0:0:0:1") || !strncmp(host, "127.", 4);
+}
+
+void config_endpoint_identity(const char *url, strbuf *out)
+{
+    sb_reset(out);
+    const char *p = strstr(url, "://");
+    if (!p) {
+        sb_adds(out, url);
+        return;
+    }
+    strbuf scheme = STRBUF_INIT, host = STRBUF_INIT;
+    for (const char *q = url; q < p; q++)
+        sb_addch(&scheme, (char)tolower((unsigned char)*q));
+    const char *auth = p + 3, *end = auth + strcspn(auth, "/?#");
+    const char *at = memchr(auth, '@', (size_t)(end - auth));
+    if (at) /* user:password@ never counts (and never gets recorded here) */
+        auth = at + 1;
+    const char *port = NULL;
+    if (*auth == '[') { /* [v6]:port */
+        const char *close = memchr(auth, ']', (size_t)(end - auth));
+        const char *h0 = auth + 1, *h1 = close ? close : end;
+        for (const char *q = h0; q < h1; q++)
+            sb_addch(&host, (char)tolower((unsigned char)*q));
+        if (close && close + 1 < end && close[1] == ':')
+            port = close + 2;
+    } else {
+        const char *colon = memchr(auth, ':', (size_t)(end - auth));
+        for (const char *q = auth; q < (colon ? colon : end); q++)
+            sb_addch(&host, (char)tolower((unsigned char)*q));
+        if (colon)
+            port = colon + 1;
+    }
+    long portno = port && port < end ? strtol(port, NULL, 10) : 0;
+    if ((portno == 80 && !strcmp(scheme.buf, "http")) || (portno == 443 && !strcmp(scheme.buf, "https")))
+        portno = 0;
+    sb_addf(out, "%s://", scheme.buf);
+    if (is_loopback(sb_str(&host)))
+        sb_adds(out, "localhost");
+    else if (strchr(sb_str(&host), ':'))
+        sb_addf(out, "[%s]", host.buf);
+    else
+        sb_adds(out, sb_str(&host));
+    if (portno > 0)
+        sb_addf(out, ":%ld", portno);
+    size_t path_len = strcspn(end, "?#");
+    while (path_len > 0 && end[path_len - 1] == '/')
+        path_len--;
+    sb_add(out, end, path_len);
+    const char *query = end + strcspn(end, "?#");
+    if (*query == '?')
+        sb_add(out, query, strcspn(query, "#"));
+    sb_free(&scheme);
+    sb_free(&host);
+}
+
+static int str_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The endpoints of a recorded config, normalised, sorted, without repeats. */
+static json_t *endpoints_identity(json_t *eps)
+{
+    size_t n = json_array_size(eps), k = 0;
+    char **v = xcalloc(n + 1, sizeof *v);
+    strbuf sb = STRBUF_INIT;
+    for (size_t i = 0; i < n; i++) {
+        const char *u = json_string_value(json_array_get(eps, i));
+        config_endpoint_identity(u ? u : "", &sb);
+        v[k++] = sb_detach(&sb);
+    }
+    qsort(v, k, sizeof *v, str_cmp);
+    json_t *a = json_array();
+    for (size_t i = 0; i < k; i++)
+        if (!i || strcmp(v[i], v[i - 1]))
+            json_array_append_new(a, json_string(v[i]));
+    for (size_t i = 0; i < k; i++)
+        free(v[i]);
+    free(v);
+    sb_free(&sb);
+    return a;
+}
+
+/* v (a new reference), else the fallback (which the caller hands over). */
+static json_t *or_default(json_t *v, json_t *fallback)
+{
+    if (!v)
+        return fallback;
+    json_decref(fallback);
+    return json_incref(v);
+}
+
+/* A sampling setting: from the "sampling" object, or the top level in configs recorded before it. */
+static json_t *sampling_value(json_t *cfg, const char *key, json_t *fallback)
+{
+    json_t *v = json_object_get(json_object_get(cfg, "sampling"), key);
+    if (!v)
+        v = json_object_get(cfg, key);
+    return or_default(v, fallback);
+}
+
+int config_identity_from_json(const char *config_json, strbuf *out)
+{
+    json_t *cfg = json_loads(config_json, 0, NULL);
+    if (!json_is_object(cfg)) {
+        json_decref(cfg);
+        return -1;
+    }
+    json_t *eps = json_object_get(cfg, "endpoints");
+    int bundled = json_array_size(eps) == 1 &&
+                  !strcmp(json_string_value(json_array_get(eps, 0)) ?: "", CC_BUNDLED);
+    json_t *sampling = json_object();
+    json_object_set_new(sampling, "temperature", sampling_value(cfg, "temperature", json_real(-1)));
+    json_object_set_new(sampling, "max_tokens", sampling_value(cfg, "max_tokens", json_null()));
+    json_object_set_new(sampling, "seed", sampling_value(cfg, "seed", json_integer(0)));
+    json_object_set_new(sampling, "context", sampling_value(cfg, "context", json_string("drop-reasoning")));
+    json_t *fmt = json_object_get(cfg, "prompt_format");
+    json_t *id = json_object();
+    json_object_set_new(id, "model", or_default(json_object_get(cfg, "model"), json_null()));
+    json_object_set_new(id, "api", or_default(json_object_get(cfg, "api"), json_string("openai")));
+    json_object_set_new(id, "endpoints", endpoints_identity(eps));
+    if (bundled)
+        json_object_set_new(id, "bundled_args",
+                            or_default(json_object_get(cfg, "bundled_args"), json_string("")));
+    json_object_set_new(id, "sampling", sampling);
+    json_object_set_new(id, "prompt_format", fmt ? json_incref(fmt) : json_integer(1));
+    json_object_set_new(id, "compile_only",
+                        json_boolean(json_is_true(json_object_get(cfg, "compile_only"))));
+    char *s = json_dumps(id, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(12));
+    sb_reset(out);
+    sb_adds(out, s);
+    free(s);
+    json_decref(id);
+    json_decref(cfg);
+    return 0;
+}
+
+void config_identity(const collect_config *c, strbuf *out)
+{
+    strbuf cfg = STRBUF_INIT;
+    config_json(c, &cfg);
+    config_identity_from_json(cfg.buf, out);
+    sb_free(&cfg);
+}
+
 void config_run_key(const collect_config *c, char *out)
 {
-    json_t *o = identity_json(c);
-    char *s = json_dumps(o, JSON_COMPACT);
-    sha256_hex(s, strlen(s), out);
-    free(s);
-    json_decref(o);
+    strbuf id = STRBUF_INIT;
+    config_identity(c, &id);
+    sha256_hex(id.buf, id.len, out);
+    sb_free(&id);
+}
+
+static void diff_values(const char *prefix, json_t *a, json_t *b, strbuf *out)
+{
+    if (json_is_object(a) && json_is_object(b)) {
+        const char *k;
+        json_t *v;
+        strbuf name = STRBUF_INIT;
+        json_object_foreach(b, k, v) {
+            sb_reset(&name);
+            sb_addf(&name, "%s%s%s", prefix, *prefix ? "." : "", k);
+            diff_values(name.buf, json_object_get(a, k), v, out);
+        }
+        sb_free(&name);
+        return;
+    }
+    if (a && b && json_equal(a, b))
+        return;
+    char *sa = a ? json_dumps(a, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+    char *sbv = b ? json_dumps(b, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+    sb_addf(out, "%s%s %s -> %s", out->len ? ", " : "", prefix, sa ? sa : "(none)", sbv ? sbv : "(none)");
+    free(sa);
+    free(sbv);
+}
+
+void config_identity_diff(const char *old_identity, const char *new_identity, strbuf *out)
+{
+    json_t *a = json_loads(old_identity, 0, NULL), *b = json_loads(new_identity, 0, NULL);
+    sb_reset(out);
+    diff_values("", a, b, out);
+    json_decref(a);
+    json_decref(b);
 }
 
 double config_cost(const collect_config *c, long prompt_tokens, long completion_tokens,

@@ -1,8 +1,21 @@
 /* config: kcollect's configuration from defaults, the environment
  * (OPENAI_API_KEY, OPENAI_BASE_URL, ANTHROPIC_API_KEY), a JSON config file and
  * flags, in that order of precedence (flags win); the price table and cost;
- * the run's identity (a hash of the settings that change what is collected,
- * secrets excluded) by which the same command resumes the same run. */
+ * the run's identity, by which the same command resumes the same run.
+ *
+ * Run identity (what makes two commands the same run): the model, the API, the
+ * endpoints normalised (scheme and host in lower case, localhost = 127.0.0.1 =
+ * [::1], default ports and trailing slashes dropped, user:password@ dropped; the
+ * bundled server with its arguments), the sampling settings (temperature,
+ * max_tokens, seed, context policy), the prompt format version and compile-only
+ * mode. What may change while continuing a run: the problems and the number of
+ * samples (add trajectories), turns, budgets and target speedup (extend ended
+ * trajectories), and transport settings (concurrency, rates, retries, timeouts).
+ *
+ * The bundled test server (synthetic answers) is used only when named
+ * (--endpoint bundled) or when neither an endpoint nor a model is configured
+ * (its model is then fake-echo); --model with no endpoint is refused, so that
+ * synthetic answers are never recorded under a real model's name. */
 #ifndef KC_COLLECT_CONFIG_H
 #define KC_COLLECT_CONFIG_H
 #include "collect/llm.h"
@@ -10,6 +23,9 @@
 
 #define CC_MAX_ENDPOINTS 8
 #define CC_BUNDLED "bundled-fake-llm"
+/* Bump when what the model is sent changes (common/prompt_text.c, collect/prompt.c): a run
+ * continues only with the prompt format it started with. */
+#define CC_PROMPT_FORMAT 1
 
 enum context_policy { CONTEXT_DROP_REASONING, CONTEXT_FULL };
 
@@ -25,6 +41,7 @@ typedef struct collect_config {
     int api_set;
     char *endpoint_urls[CC_MAX_ENDPOINTS];
     int n_endpoints;     /* 0: the bundled fake server */
+    int bundled_named;   /* --endpoint bundled given */
     char *bundled_args;  /* extra fake_llm arguments when bundled ("--bug compile") */
     char *db_path;
     int samples, turns;
@@ -61,8 +78,17 @@ int config_finish(collect_config *c, strbuf *err);
 int config_is_bundled(const collect_config *c);
 /* The configuration as JSON, secrets removed (runs.config_json). */
 void config_json(const collect_config *c, strbuf *out);
-/* The run identity: sha256 of the settings that change what is collected. */
+/* The run identity as canonical JSON (runs.identity_json) and its sha256 (runs.run_key). */
+void config_identity(const collect_config *c, strbuf *out);
 void config_run_key(const collect_config *c, char *out);
+/* The identity of a run from its recorded config_json (any kcollect version); -1 when it does
+ * not parse. */
+int config_identity_from_json(const char *config_json, strbuf *out);
+/* What differs between two identities, as "sampling.temperature 0.2 -> 0.7, ..." (empty when
+ * none). */
+void config_identity_diff(const char *old_identity, const char *new_identity, strbuf *out);
+/* An endpoint URL as it counts for the run identity (see above). */
+void config_endpoint_identity(const char *url, strbuf *out);
 /* Dollars for a reply's tokens (0 when the model has no price). */
 double config_cost(const collect_config *c, long prompt_tokens, long completion_tokens,
                    long reasoning_tokens);

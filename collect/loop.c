@@ -6,11 +6,13 @@
 #include "collect/record.h"
 #include "common/error.h"
 #include "common/fsutil.h"
+#include "common/hash.h"
 #include "common/problem.h"
 #include "verify/verify.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <jansson.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -109,6 +111,18 @@ static const char *stop_reason(const collect_config *cfg, const trajectory_state
             return "target_speedup";
     }
     if (turns_done >= cfg->turns)
+        return "turns";
+    if (cfg->budget_tokens > 0 && t->tokens >= cfg->budget_tokens)
+        return "tokens";
+    if (cfg->budget_minutes > 0 && t->wall_ms >= cfg->budget_minutes * 60000.0)
+        return "minutes";
+    return NULL;
+}
+
+/* A limit an open trajectory has already reached (turns, tokens, minutes), or NULL. */
+static const char *limit_reached(const collect_config *cfg, const trajectory_state *t)
+{
+    if (t->n_turns >= cfg->turns)
         return "turns";
     if (cfg->budget_tokens > 0 && t->tokens >= cfg->budget_tokens)
         return "tokens";
@@ -507,6 +521,21 @@ static void run_trajectory(collector *c, const job *j)
         progress_update(c->progress);
         goto out;
     }
+    const char *limit = limit_reached(c->cfg, &t);
+    if (limit) { /* a limit lowered since the trajectory started: it ends without another turn */
+        db_lock(c);
+        rc = rec_trajectory_finish(c->db, t.id, limit, &err);
+        db_unlock(c);
+        pthread_mutex_lock(&c->lock);
+        if (rc < 0)
+            c->sum.trajectories_failed++;
+        else
+            c->sum.trajectories_done++;
+        pthread_mutex_unlock(&c->lock);
+        if (rc < 0)
+            progress_error(c->progress, label.buf, err.buf);
+        goto out;
+    }
     turn_ctx x = {c, p, c->specs[j->problem], j->sample, &t, label.buf};
     for (;;) {
         if (*c->cancel)
@@ -668,22 +697,129 @@ static void unlock_run(collector *c)
     free(c->lock_path);
 }
 
+/* The selected problem ids as a JSON array (bound to json_each in SQL). */
+static void selection_json(const collector *c, strbuf *out)
+{
+    json_t *a = json_array();
+    for (int i = 0; i < c->n_problems; i++)
+        json_array_append_new(a, json_string(c->problems[i].id));
+    char *s = json_dumps(a, JSON_COMPACT);
+    sb_adds(out, s);
+    free(s);
+    json_decref(a);
+}
+
+/* How many of this command's trajectories the run already has. */
+static long existing_trajectories(collector *c, const char *ids)
+{
+    sqlite3_stmt *st = kc_db_prepare(c->db, "SELECT count(*) FROM trajectories WHERE run_id = ? "
+                                            "AND sample_index < ? AND problem_id IN "
+                                            "(SELECT value FROM json_each(?))", NULL);
+    if (!st)
+        return 0;
+    sqlite3_bind_int64(st, 1, c->run_id);
+    sqlite3_bind_int(st, 2, c->cfg->samples);
+    sqlite3_bind_text(st, 3, ids, -1, SQLITE_STATIC);
+    long n = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+    sqlite3_finalize(st);
+    return n;
+}
+
+/* Continuing a run with more turns, a larger budget or a higher target speedup extends its
+ * ended trajectories: those of this command that stopped for a limit the new settings lift, and
+ * that no other limit stops, are open again. Returns how many, or -1. */
+static int reopen_extendable(collector *c, const char *ids, strbuf *err)
+{
+    const collect_config *cfg = c->cfg;
+    sqlite3_stmt *st = kc_db_prepare(c->db,
+        "WITH sel AS (SELECT tr.id, tr.stop_reason,"
+        "  (SELECT count(*) FROM turns t WHERE t.trajectory_id = tr.id) AS n,"
+        "  (SELECT coalesce(sum(coalesce(t.tokens_in, 0) + coalesce(t.tokens_out, 0)), 0)"
+        "     FROM turns t WHERE t.trajectory_id = tr.id) AS tok,"
+        "  (SELECT coalesce(sum(t.wall_ms), 0) FROM turns t WHERE t.trajectory_id = tr.id) AS wall,"
+        "  (SELECT max(tm.speedup_eager) FROM turns t"
+        "     JOIN v_latest_verification v ON v.candidate_id = t.candidate_id"
+        "     JOIN timings tm ON tm.verification_id = v.id WHERE t.trajectory_id = tr.id) AS best"
+        "  FROM trajectories tr WHERE tr.run_id = ?1 AND tr.status = 'done' AND tr.sample_index < ?2"
+        "  AND tr.problem_id IN (SELECT value FROM json_each(?3)))"
+        " UPDATE trajectories SET status = 'open', stop_reason = NULL, finished_at = NULL"
+        " WHERE id IN (SELECT id FROM sel WHERE n < ?4 AND (?5 = 0 OR tok < ?5)"
+        "  AND (?6 = 0 OR wall < ?6 * 60000.0)"
+        "  AND (stop_reason IN ('turns', 'tokens', 'minutes')"
+        "       OR (stop_reason IN ('first_correct', 'target_speedup') AND ?7 > 0 AND NOT ?8"
+        "           AND coalesce(best, 0) < ?7)))", err);
+    if (!st)
+        return -1;
+    sqlite3_bind_int64(st, 1, c->run_id);
+    sqlite3_bind_int(st, 2, cfg->samples);
+    sqlite3_bind_text(st, 3, ids, -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 4, cfg->turns);
+    sqlite3_bind_int64(st, 5, cfg->budget_tokens);
+    sqlite3_bind_double(st, 6, cfg->budget_minutes);
+    sqlite3_bind_double(st, 7, cfg->target_speedup);
+    sqlite3_bind_int(st, 8, cfg->compile_only);
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE)
+        return kc_fail(err, "database: %s", sqlite3_errmsg(c->db));
+    return sqlite3_changes(c->db);
+}
+
+/* Says on screen which run this is, why a new one is new, and what it will add. */
+static void announce_run(collector *c, const char *key, int resumed, long existing, int reopened,
+                         const char *identity)
+{
+    const collect_config *cfg = c->cfg;
+    const char *synthetic = config_is_bundled(cfg) ? " [synthetic answers: " CC_BUNDLED "]" : "";
+    long adds = c->n_jobs - existing;
+    if (resumed) {
+        progress_note(c->progress, "continuing run %lld (key %.12s) on %s, model %s%s: %ld of this "
+                      "command's %d trajectories recorded; it will add %ld trajectories and "
+                      "extend %d ended ones", (long long)c->run_id, key, c->endpoint_label,
+                      cfg->model, synthetic, existing, c->n_jobs, adds, reopened);
+        return;
+    }
+    progress_note(c->progress, "starting new run %lld (key %.12s) on %s, model %s%s: it will add "
+                  "%ld trajectories (%d problems x %d samples)", (long long)c->run_id, key,
+                  c->endpoint_label, cfg->model, synthetic, adds, c->n_problems, cfg->samples);
+    strbuf prev = STRBUF_INIT, diff = STRBUF_INIT;
+    int64_t other = rec_run_previous(c->db, c->run_id, &prev);
+    if (other > 0) {
+        config_identity_diff(prev.buf ? prev.buf : "{}", identity, &diff);
+        progress_note(c->progress, "this is a new run, not a continuation of run %lld: %s "
+                      "(a run continues only with the same model, endpoints, sampling settings "
+                      "and prompt format)", (long long)other,
+                      diff.len ? diff.buf : "its identity differs");
+    }
+    sb_free(&prev);
+    sb_free(&diff);
+}
+
 static int open_run(collector *c, strbuf *err)
 {
     char key[SHA256_HEX_LEN + 1];
-    config_run_key(c->cfg, key);
-    if (lock_run(c, key, err) < 0)
+    strbuf identity = STRBUF_INIT, json = STRBUF_INIT, ids = STRBUF_INIT;
+    config_identity(c->cfg, &identity);
+    sha256_hex(identity.buf, identity.len, key);
+    if (lock_run(c, key, err) < 0) {
+        sb_free(&identity);
         return -1;
-    strbuf json = STRBUF_INIT;
+    }
     config_json(c->cfg, &json);
     int resumed = 0;
-    int rc = rec_run_open(c->db, key, json.buf, c->cfg->model, c->endpoint_label,
-                          llm_api_name(c->cfg->api), &c->run_id, &resumed, err);
-    sb_free(&json);
+    run_record rr = {key, identity.buf, json.buf, c->cfg->model, c->endpoint_label,
+                     llm_api_name(c->cfg->api), config_is_bundled(c->cfg) ? CC_BUNDLED : NULL};
+    int rc = rec_run_open(c->db, &rr, &c->run_id, &resumed, err);
+    selection_json(c, &ids);
+    long existing = rc == 0 ? existing_trajectories(c, ids.buf) : 0;
+    int reopened = rc == 0 && resumed ? reopen_extendable(c, ids.buf, err) : 0;
+    if (reopened < 0)
+        rc = -1;
     if (rc == 0)
-        progress_note(c->progress, "%s run %lld (key %.12s) on %s, model %s",
-                      resumed ? "resuming" : "starting", (long long)c->run_id, key,
-                      c->endpoint_label, c->cfg->model);
+        announce_run(c, key, resumed, existing, reopened, identity.buf);
+    sb_free(&identity);
+    sb_free(&json);
+    sb_free(&ids);
     return rc;
 }
 

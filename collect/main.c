@@ -17,9 +17,12 @@ static const char usage_text[] =
     "\n"
     "  --problems SEL        level1, level1/019_relu, 'level1/0*', or several, comma separated\n"
     "  --endpoint URL[,URL]  OpenAI-compatible base URL (http://host:8000/v1) or Anthropic;\n"
-    "                        several URLs fail over in order. Default: $OPENAI_BASE_URL, else\n"
-    "                        the bundled test server (fake_llm, reference-echo mode)\n"
-    "  --model NAME          model name sent to the endpoint\n"
+    "                        several URLs fail over in order. Default: $OPENAI_BASE_URL.\n"
+    "                        'bundled': the bundled test server (fake_llm, reference-echo\n"
+    "                        mode, model fake-echo): synthetic answers, marked synthetic in\n"
+    "                        the database and every export; also used when neither an\n"
+    "                        endpoint nor a model is given\n"
+    "  --model NAME          model name sent to the endpoint (refused without an endpoint)\n"
     "  --api openai|anthropic  wire protocol (default openai)\n"
     "  --db PATH             database (default kc.db)\n"
     "  --samples N           trajectories per problem (default 1)\n"
@@ -44,7 +47,11 @@ static const char usage_text[] =
     "  --fake-args ARGS      arguments for the bundled test server (\"--bug compile\")\n"
     "\n"
     "Keys come from OPENAI_API_KEY or ANTHROPIC_API_KEY only and are never recorded.\n"
-    "The same command resumes an interrupted run: finished turns and paid answers are reused.\n";
+    "The same command resumes an interrupted run: finished turns and paid answers are reused.\n"
+    "A run is its model, endpoints (normalised: localhost = 127.0.0.1 = [::1]), sampling\n"
+    "settings (temperature, max tokens, seed, context) and prompt format: with those the same,\n"
+    "more problems or samples add trajectories to it and more turns or budget extend its\n"
+    "ended ones; anything else starts a new run, said on screen with what it will add.\n";
 
 static volatile sig_atomic_t cancel_flag;
 
@@ -154,6 +161,8 @@ int main(int argc, char **argv)
     if (config_finish(&cfg, &err) < 0) {
         error("%s", err.buf);
         fputs(usage_text, stderr);
+        config_free(&cfg);
+        sb_free(&err);
         return 2;
     }
     if (dry) {
@@ -176,8 +185,11 @@ int main(int argc, char **argv)
     if (config_is_bundled(&cfg)) {
         if (bundled_start(cfg.bundled_args, &server, &err) < 0)
             die("%s", err.buf);
-        fprintf(stderr, "kcollect: no endpoint configured: using the bundled test LLM server "
-                        "(fake_llm, reference-echo mode) at %s\n", server.url);
+        fprintf(stderr, "kcollect: %s: using the bundled test LLM server (fake_llm, "
+                        "reference-echo mode) at %s: its answers are synthetic and recorded as "
+                        "such (model fake-echo, server " CC_BUNDLED ")\n",
+                cfg.bundled_named ? "--endpoint bundled" : "no endpoint and no model configured",
+                server.url);
         bundled_url[0] = server.url;
         urls = bundled_url;
         n_urls = 1;

@@ -1,5 +1,6 @@
 /* record: kcollect's database rows (see record.h). */
 #include "collect/record.h"
+#include "collect/config.h"
 #include "common/error.h"
 
 #include <stdio.h>
@@ -16,42 +17,88 @@ static int step_done(sqlite3 *db, sqlite3_stmt *st, strbuf *err)
     return 0;
 }
 
-int rec_run_open(sqlite3 *db, const char *run_key, const char *config_json, const char *model,
-                 const char *endpoint, const char *api, int64_t *run_id, int *resumed, strbuf *err)
+/* A run recorded before identities were stored whose config has this identity: adopted. */
+static int64_t find_legacy_run(sqlite3 *db, const run_record *r)
+{
+    sqlite3_stmt *st = kc_db_prepare(db, "SELECT id, config_json FROM runs WHERE tool = 'kcollect' "
+                                         "AND identity_json IS NULL ORDER BY id", NULL);
+    if (!st)
+        return 0;
+    int64_t found = 0;
+    strbuf id = STRBUF_INIT;
+    while (!found && sqlite3_step(st) == SQLITE_ROW)
+        if (config_identity_from_json((const char *)sqlite3_column_text(st, 1), &id) == 0 &&
+            !strcmp(id.buf, r->identity_json))
+            found = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    sb_free(&id);
+    return found;
+}
+
+int rec_run_open(sqlite3 *db, const run_record *r, int64_t *run_id, int *resumed, strbuf *err)
 {
     sqlite3_stmt *st = kc_db_prepare(db, "SELECT id FROM runs WHERE run_key = ?", err);
     if (!st)
         return -1;
-    sqlite3_bind_text(st, 1, run_key, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 1, r->run_key, -1, SQLITE_STATIC);
     *resumed = sqlite3_step(st) == SQLITE_ROW;
     if (*resumed)
         *run_id = sqlite3_column_int64(st, 0);
     sqlite3_finalize(st);
+    if (!*resumed && (*run_id = find_legacy_run(db, r)) > 0)
+        *resumed = 1;
     if (*resumed) {
-        st = kc_db_prepare(db, "UPDATE runs SET status = 'running', finished_at = NULL WHERE id = ?", err);
+        st = kc_db_prepare(db, "UPDATE runs SET status = 'running', finished_at = NULL, "
+                               "run_key = ?, identity_json = ? WHERE id = ?", err);
         if (!st)
             return -1;
-        sqlite3_bind_int64(st, 1, *run_id);
+        sqlite3_bind_text(st, 1, r->run_key, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, r->identity_json, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 3, *run_id);
         return step_done(db, st, err);
     }
     char host[256] = "";
     gethostname(host, sizeof host - 1);
     st = kc_db_prepare(db,
                        "INSERT INTO runs(run_key, tool, tool_version, config_json, model, endpoint, "
-                       "api, host) VALUES (?, 'kcollect', ?, ?, ?, ?, ?, ?)", err);
+                       "api, host, identity_json, synthetic, server) "
+                       "VALUES (?, 'kcollect', ?, ?, ?, ?, ?, ?, ?, ?, ?)", err);
     if (!st)
         return -1;
-    sqlite3_bind_text(st, 1, run_key, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 1, r->run_key, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, KC_VERSION, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 3, config_json, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 4, model, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 5, endpoint, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 6, api, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, r->config_json, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 4, r->model, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 5, r->endpoint, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 6, r->api, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 7, host, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 8, r->identity_json, -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 9, r->server != NULL);
+    kc_bind_text_or_null(st, 10, r->server);
     if (step_done(db, st, err))
         return -1;
     *run_id = sqlite3_last_insert_rowid(db);
     return 0;
+}
+
+int64_t rec_run_previous(sqlite3 *db, int64_t run_id, strbuf *identity)
+{
+    sb_reset(identity);
+    sqlite3_stmt *st = kc_db_prepare(db, "SELECT id, identity_json, config_json FROM runs "
+                                         "WHERE tool = 'kcollect' AND id <> ? ORDER BY id DESC LIMIT 1", NULL);
+    if (!st)
+        return 0;
+    sqlite3_bind_int64(st, 1, run_id);
+    int64_t id = 0;
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        id = sqlite3_column_int64(st, 0);
+        if (sqlite3_column_type(st, 1) != SQLITE_NULL)
+            sb_adds(identity, (const char *)sqlite3_column_text(st, 1));
+        else if (config_identity_from_json((const char *)sqlite3_column_text(st, 2), identity) < 0)
+            sb_reset(identity);
+    }
+    sqlite3_finalize(st);
+    return id;
 }
 
 int rec_run_close(sqlite3 *db, int64_t run_id, const char *status, strbuf *err)

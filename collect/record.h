@@ -9,10 +9,18 @@
 #include "common/db.h"
 #include <stdint.h>
 
-/* Finds the run with this key or creates it; *resumed says which. Sets the
- * status back to running. */
-int rec_run_open(sqlite3 *db, const char *run_key, const char *config_json, const char *model,
-                 const char *endpoint, const char *api, int64_t *run_id, int *resumed, strbuf *err);
+/* What a run is: its key (sha256 of identity_json), its settings and where its answers come
+ * from (server: the synthetic server's name, or NULL for a real endpoint). */
+typedef struct run_record {
+    const char *run_key, *identity_json, *config_json, *model, *endpoint, *api, *server;
+} run_record;
+
+/* Finds the run with this identity or creates it; *resumed says which. A run recorded before
+ * identities were stored (identity_json NULL) is found by the identity of its config_json and
+ * gets the key and identity now. Sets the status back to running. */
+int rec_run_open(sqlite3 *db, const run_record *r, int64_t *run_id, int *resumed, strbuf *err);
+/* The newest other kcollect run (id and identity_json, or 0 and ""), for saying why a run is new. */
+int64_t rec_run_previous(sqlite3 *db, int64_t run_id, strbuf *identity);
 int rec_run_close(sqlite3 *db, int64_t run_id, const char *status, strbuf *err);
 
 typedef struct trajectory_state {

@@ -6,6 +6,7 @@
 #include "common/hash.h"
 #include "export/card.h"
 #include "export/explain.h"
+#include "export/provenance.h"
 #include "export/records.h"
 #include "export/shards.h"
 
@@ -146,8 +147,24 @@ static int write_manifest_and_datasheet(const export_config *c, export_ctx *x, s
                                         const export_shards *w, const char *stage, strbuf *err)
 {
     json_t *source = source_identity(db, x->db_uuid);
-    strbuf ds = STRBUF_INIT, cfg = STRBUF_INIT, path = STRBUF_INIT;
+    strbuf ds = STRBUF_INIT, cfg = STRBUF_INIT, path = STRBUF_INIT, said = STRBUF_INIT;
     datasheet(c, x, source, w, &ds);
+    json_t *prov = provenance_json(db, x); /* runs, models, synthetic answers: said up front */
+    provenance_datasheet(prov, &said);
+    const char *motivation = strstr(sb_str(&ds), "## Motivation");
+    if (said.len && motivation) {
+        strbuf both = STRBUF_INIT;
+        sb_add(&both, ds.buf, (size_t)(motivation - ds.buf));
+        sb_add(&both, said.buf, said.len);
+        sb_adds(&both, motivation);
+        sb_free(&ds);
+        ds = both;
+    }
+    provenance_warn(prov);
+    if (x->stale_candidates)
+        json_object_set_new(prov, "stale_labels",
+                            json_pack("{s:I, s:s}", "candidates", (json_int_t)x->stale_candidates,
+                                      "exported_with", "--allow-stale"));
     char ds_sha[SHA256_HEX_LEN + 1];
     sha256_hex(ds.buf, ds.len, ds_sha);
     export_config_json(c, &cfg);
@@ -157,6 +174,7 @@ static int write_manifest_and_datasheet(const export_config *c, export_ctx *x, s
                           json_loads(cfg.buf, 0, NULL), "source", source, "counts",
                           counts_json(&x->counts), "shards", shards_json(w), "datasheet", "name",
                           "DATASHEET.md", "sha256", ds_sha);
+    json_object_set_new(m, "provenance", prov);
     char *text = json_dumps(m, JSON_INDENT(2) | JSON_REAL_PRECISION(12));
     json_decref(m);
     path_join(&path, stage, "DATASHEET.md");
@@ -174,7 +192,7 @@ static int write_manifest_and_datasheet(const export_config *c, export_ctx *x, s
     if (!rc)
         rc = write_file_atomic(path.buf, body.buf, body.len, err);
     free(text);
-    sb_free(&ds), sb_free(&cfg), sb_free(&path), sb_free(&body);
+    sb_free(&ds), sb_free(&cfg), sb_free(&path), sb_free(&body), sb_free(&said);
     return rc;
 }
 
@@ -280,11 +298,11 @@ static int read_uuid(sqlite3 *db, char *out, size_t n, strbuf *err)
     return rc;
 }
 
-static int export_staged(const export_config *c, sqlite3 *db, const char *stage,
+static int export_staged(const export_config *c, sqlite3 *db, const char *stage, long stale,
                          export_summary *sum, strbuf *err)
 {
     export_shards w;
-    export_ctx x = {.db = db, .cfg = c, .shards = &w, .prompt_key = -1};
+    export_ctx x = {.db = db, .cfg = c, .shards = &w, .prompt_key = -1, .stale_candidates = stale};
     int rc = export_shards_open(&w, stage, c->shard_bytes, c->gzip, c->gzip_level, err);
     if (!rc)
         rc = read_uuid(db, x.db_uuid, sizeof x.db_uuid, err);
@@ -313,10 +331,45 @@ static int export_staged(const export_config *c, sqlite3 *db, const char *stage,
     return rc;
 }
 
+/* No export from stale labels: candidates collected or verified after the last kcurate run
+ * would be missing or mislabelled. Refuses with the kcurate command to run, runs it (--curate),
+ * or goes on and says so (--allow-stale: *stale gets the count for the manifest). */
+static int check_labels(const export_config *c, long *stale, strbuf *err)
+{
+    stale_labels s;
+    if (provenance_stale(c->db_path, &s, err))
+        return -1;
+    long n = s.new_candidates + s.reverified;
+    strbuf line = STRBUF_INIT, what = STRBUF_INIT;
+    provenance_command_line(&s, &line);
+    sb_addf(&what, "%ld candidate(s) collected and %ld verified again since the last kcurate run",
+            s.new_candidates, s.reverified);
+    int rc = 0;
+    if (c->curate_first && (n > 0 || !s.curated)) {
+        fprintf(stderr, "kexport: %s: running %s\n", s.curated ? what.buf : "no labels yet",
+                line.buf);
+        rc = provenance_curate(&s, err);
+    } else if (n > 0 && !c->allow_stale) {
+        rc = kc_fail(err, "the labels are stale: %s; this export would miss or mislabel them. "
+                          "Relabel first:\n    %s\n(or kexport --curate to run it now, or "
+                          "--allow-stale to export the old labels anyway)", what.buf, line.buf);
+    } else if (n > 0) {
+        warning("exporting stale labels (--allow-stale): %s", what.buf);
+        *stale = n;
+    }
+    sb_free(&line), sb_free(&what);
+    stale_labels_free(&s);
+    return rc;
+}
+
 int export_run(const export_config *c, export_summary *sum, strbuf *err)
 {
     double t0 = now_ms();
     memset(sum, 0, sizeof(*sum));
+    long stale = 0;
+    if (check_labels(c, &stale, err))
+        return -1;
+    provenance_clean_stages(c->out_dir);
     sqlite3 *db;
     if (kc_db_open(c->db_path, KC_DB_READONLY, &db, err))
         return -1;
@@ -328,7 +381,7 @@ int export_run(const export_config *c, export_summary *sum, strbuf *err)
     if (!rc)
         rc = mkdir_p(stage.buf, err);
     if (!rc)
-        rc = export_staged(c, db, stage.buf, sum, err);
+        rc = export_staged(c, db, stage.buf, stale, sum, err);
     remove_tree(stage.buf);
     kc_db_exec(db, "COMMIT", NULL);
     kc_db_close(db);

@@ -16,6 +16,7 @@ void export_config_defaults(export_config *c)
 void export_config_free(export_config *c)
 {
     free(c->verdicts), free(c->splits), free(c->levels), free(c->system_prompt);
+    free(c->runs), free(c->models);
     memset(c, 0, sizeof(*c));
 }
 
@@ -51,6 +52,10 @@ void export_config_json(const export_config *c, strbuf *out)
                           export_dedup_name(c->dedup), "max_pairs", c->max_pairs, "shard_bytes",
                           (json_int_t)c->shard_bytes, "gzip", c->gzip, "gzip_level", c->gzip_level,
                           "system_prompt", c->system_prompt);
+    if (c->runs) /* only when given: an export without them keeps its bytes */
+        json_object_set_new(o, "runs", json_string(c->runs));
+    if (c->models)
+        json_object_set_new(o, "models", json_string(c->models));
     char *s = json_dumps(o, JSON_SORT_KEYS | JSON_COMPACT | JSON_REAL_PRECISION(10));
     sb_reset(out);
     sb_adds(out, s);

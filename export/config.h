@@ -23,6 +23,10 @@ typedef struct export_config {
     int tar;                 /* also write <out>.tar */
     char *system_prompt;     /* replaces the system message of every record; NULL: the one the
                               * model saw (recorded request), else kcollect's (prompt_text.h) */
+    char *runs;              /* comma list of run ids (--run), NULL = all */
+    char *models;            /* comma list of models (--model), NULL = all */
+    int curate_first;        /* --curate: run kcurate first when labels are stale */
+    int allow_stale;         /* --allow-stale: export stale labels (said in the manifest) */
     const char *out_dir, *db_path;
 } export_config;
 

@@ -26,6 +26,13 @@ static const char usage_text[] =
     "  --no-gzip           plain .jsonl shards\n"
     "  --gzip-level N      1..9 [1: fastest, ~27% larger than 6; 9 for the smallest files]\n"
     "  --tar               also bundle everything into DIR.tar\n"
+    "  --run IDS           only candidates of these kcollect runs (comma separated ids)\n"
+    "  --model LIST        only candidates of runs of these models\n"
+    "                      (without either, the manifest says when runs or models mix)\n"
+    "  --curate            when labels are stale (candidates collected or verified after\n"
+    "                      the last kcurate run), run kcurate first with the same parameters\n"
+    "                      (default: refuse and print the kcurate command to run)\n"
+    "  --allow-stale       export stale labels anyway (counted in manifest.json)\n"
     "  --strict            exit status 1 when no record was exported (the reason is printed\n"
     "                      either way)\n"
     "  --system-prompt S   replaces the system message of every record (default: the one\n"
@@ -49,6 +56,8 @@ static int flag_option(export_config *c, const char *a)
     if (!strcmp(a, "--every-turn")) c->sft_every_turn = 1;
     else if (!strcmp(a, "--no-gzip")) c->gzip = 0;
     else if (!strcmp(a, "--tar")) c->tar = 1;
+    else if (!strcmp(a, "--curate")) c->curate_first = 1;
+    else if (!strcmp(a, "--allow-stale")) c->allow_stale = 1;
     else return 0;
     return 1;
 }
@@ -66,6 +75,11 @@ static void value_option(export_config *c, const char *a, const char *v)
     } else if (!strcmp(a, "--verdict")) set_string(&c->verdicts, v);
     else if (!strcmp(a, "--split")) set_string(&c->splits, v);
     else if (!strcmp(a, "--level")) set_string(&c->levels, v);
+    else if (!strcmp(a, "--run")) {
+        if (!*v || strspn(v, "0123456789,") != strlen(v))
+            die("--run wants run ids separated by commas, not '%s'", v);
+        set_string(&c->runs, v);
+    } else if (!strcmp(a, "--model")) set_string(&c->models, v);
     else if (!strcmp(a, "--system-prompt")) set_string(&c->system_prompt, v);
     else if (!strcmp(a, "--min-speedup")) c->min_speedup = atof(v);
     else if (!strcmp(a, "--max-pairs")) c->max_pairs = atoi(v);

@@ -31,7 +31,8 @@ const char *const export_class_names[8] = {"correct",      "incorrect",   "runti
     " tm.compile_ms, tm.speedup_eager, tm.speedup_compile, tm.n, cl.verdict_class,"              \
     " cl.correct_alt, cl.tier_eager, cl.tier_compile, cl.improved, cl.truncated, cl.suspicious,"  \
     " cl.reasoning_chars, cl.reward, cl.discounted_return, cl.exact_rep_id, cl.near_rep_id,"      \
-    " ru.run_key, ru.model, ru.config_json, ru.tool_version, c.origin, t.response_id"
+    " ru.run_key, ru.model, ru.config_json, ru.tool_version, c.origin, t.response_id,"           \
+    " ru.id, ru.synthetic, ru.server"
 
 #define CANDIDATE_JOINS                                                                          \
     " FROM candidates c JOIN candidate_labels cl ON cl.candidate_id = c.id"                      \
@@ -52,7 +53,8 @@ enum {
     COL_MEDIAN, COL_EAGER, COL_COMPILE_MS, COL_SPEEDUP_E, COL_SPEEDUP_C, COL_TIMING_N, COL_CLASS,
     COL_CORRECT_ALT, COL_TIER_E, COL_TIER_C, COL_IMPROVED, COL_TRUNCATED, COL_SUSPICIOUS,
     COL_REASONING, COL_REWARD, COL_RETURN, COL_EXACT_REP, COL_NEAR_REP, COL_RUN_KEY, COL_MODEL,
-    COL_RUN_CONFIG, COL_TOOL_VERSION, COL_ORIGIN, COL_RESPONSE
+    COL_RUN_CONFIG, COL_TOOL_VERSION, COL_ORIGIN, COL_RESPONSE, COL_RUN_ID, COL_SYNTHETIC,
+    COL_SERVER
 };
 
 /* Which rows a --verdict list applies to. */
@@ -197,6 +199,37 @@ static void put_labels(jsonw *w, sqlite3_stmt *st)
     jw_end_object(w);
 }
 
+/* A run's synthetic marker: "synthetic" (true when its answers came from a test server, not a
+ * model) and "server" (that server's name, else null). */
+static void put_synthetic(jsonw *w, sqlite3_stmt *st)
+{
+    jw_key(w, "synthetic");
+    jw_raw(w, sqlite3_column_int(st, COL_SYNTHETIC) ? "true" : "false",
+           sqlite3_column_int(st, COL_SYNTHETIC) ? 4 : 5);
+    put_text(w, "server", st, COL_SERVER);
+}
+
+/* Remembers that a record drew on a run (the manifest lists them and says when they mix). */
+static void note_run(export_ctx *x, int64_t run_id)
+{
+    if (run_id <= 0)
+        return;
+    for (int i = 0; i < x->n_runs; i++)
+        if (x->run_ids[i] == run_id) {
+            x->run_records[i]++;
+            return;
+        }
+    x->run_ids = xrealloc(x->run_ids, (size_t)(x->n_runs + 1) * sizeof *x->run_ids);
+    x->run_records = xrealloc(x->run_records, (size_t)(x->n_runs + 1) * sizeof *x->run_records);
+    x->run_ids[x->n_runs] = run_id;
+    x->run_records[x->n_runs++] = 1;
+}
+
+static int64_t row_run(sqlite3_stmt *st)
+{
+    return is_null(st, COL_RUN_ID) ? 0 : sqlite3_column_int64(st, COL_RUN_ID);
+}
+
 /* Where a candidate row comes from and the evidence behind its label. */
 static void put_provenance(export_ctx *x, jsonw *w, sqlite3_stmt *st)
 {
@@ -216,8 +249,10 @@ static void put_provenance(export_ctx *x, jsonw *w, sqlite3_stmt *st)
         jw_null(w);
     } else {
         jw_object(w);
+        put_int(w, "run_id", st, COL_RUN_ID);
         put_text(w, "run_key", st, COL_RUN_KEY);
         put_text(w, "model", st, COL_MODEL);
+        put_synthetic(w, st);
         put_text(w, "tool_version", st, COL_TOOL_VERSION);
         put_json_column(w, "sampling_json", st, COL_RUN_CONFIG, &x->sampling_cache, "sampling");
         jw_end_object(w);
@@ -552,6 +587,7 @@ static int row_source(export_ctx *x, sqlite3_stmt *st, const char **src, size_t 
 static void count_record(export_ctx *x, sqlite3_stmt *st)
 {
     x->counts.records++;
+    note_run(x, row_run(st));
     x->counts.by_split[split_index(text(st, COL_SPLIT))]++;
     x->counts.by_class[class_index(text(st, COL_CLASS))]++;
     if (!is_null(st, COL_SPEEDUP_E)) {
@@ -665,6 +701,24 @@ static void speedup_filter(strbuf *where, double min_speedup, enum verdict_scope
                 min_speedup);
 }
 
+/* --run and --model: only candidates of those runs (and of runs of those models). */
+static void run_filter(const export_config *c, strbuf *where, char ***binds, int *n)
+{
+    add_in_filter(where, "tr.run_id", c->runs, binds, n);
+    add_in_filter(where, "ru.model", c->models, binds, n);
+}
+
+/* The same for a subquery over candidates c (rl): " AND c.id IN (candidates of those runs)". */
+static void candidate_run_filter(const export_config *c, strbuf *where, char ***binds, int *n)
+{
+    if (no_filter(c->runs) && no_filter(c->models))
+        return;
+    sb_adds(where, " AND c.id IN (SELECT t.candidate_id FROM turns t JOIN trajectories tr ON"
+                   " tr.id = t.trajectory_id JOIN runs ru ON ru.id = tr.run_id WHERE 1");
+    run_filter(c, where, binds, n);
+    sb_addch(where, ')');
+}
+
 /* Filters shared by every candidate-level query (after "c.problem_id = ?"); verdicts only when
  * given. */
 static void common_filters(const export_config *c, const char *verdicts, enum verdict_scope scope,
@@ -672,6 +726,7 @@ static void common_filters(const export_config *c, const char *verdicts, enum ve
 {
     add_in_filter(where, "pl.split", c->splits, binds, n);
     add_in_filter(where, "CAST(pr.level AS TEXT)", c->levels, binds, n);
+    run_filter(c, where, binds, n);
     verdict_filter(where, verdicts, scope, binds, n);
     speedup_filter(where, c->min_speedup, scope);
 }
@@ -810,7 +865,7 @@ static int export_sft(export_ctx *x, strbuf *err)
 /* One trajectory being gathered: its messages and turns, encoded as they come. */
 typedef struct trajectory_acc {
     int open;
-    int64_t id;
+    int64_t id, run_id;
     char split[16];
     strbuf problem, run, messages, turns;
     jsonw mw, tw;
@@ -895,6 +950,7 @@ static int flush_trajectory(export_ctx *x, void *arg, strbuf *err)
     x->counts.records++;
     x->counts.by_split[split_index(a->split)]++;
     x->counts.by_class[a->solved ? 0 : 1]++;
+    note_run(x, a->run_id);
     return emit(x, a->split, &w, "a multiturn record", err);
 }
 
@@ -922,8 +978,11 @@ static int multiturn_row(export_ctx *x, sqlite3_stmt *st, void *arg, strbuf *err
         sb_reset(&a->run);
         jw_init(&rw, &a->run);
         jw_object(&rw);
+        put_int(&rw, "run_id", st, COL_RUN_ID);
         put_text(&rw, "run_key", st, COL_RUN_KEY);
         put_text(&rw, "model", st, COL_MODEL);
+        put_synthetic(&rw, st);
+        a->run_id = is_null(st, COL_RUN_ID) ? 0 : sqlite3_column_int64(st, COL_RUN_ID);
         put_json_column(&rw, "sampling_json", st, COL_RUN_CONFIG, &x->sampling_cache, "sampling");
         jw_end_object(&rw);
         sb_reset(&a->messages);
@@ -1080,6 +1139,13 @@ static int rl_record(export_ctx *x, sqlite3_stmt *st, long index, strbuf *err)
     x->counts.records++;
     x->counts.by_split[split_index(split)]++;
     x->counts.problems++;
+    /* candidates of synthetic runs behind the counts: said in every record */
+    json_t *extra = json_object_get(r, "extra_info");
+    json_object_set_new(extra, "synthetic", json_boolean(!is_null(st, 10)));
+    json_object_set_new(extra, "synthetic_server", is_null(st, 10) ? json_null()
+                                                                   : json_string(text(st, 10)));
+    for (const char *ids = text(st, 9); ids && *ids; ids += strcspn(ids, ",") + (strchr(ids, ',') != NULL))
+        note_run(x, strtoll(ids, NULL, 10));
     return emit_json(x, split, r, err);
 }
 
@@ -1088,15 +1154,29 @@ static int export_rl(export_ctx *x, strbuf *err)
     strbuf sql = STRBUF_INIT;
     char **binds = NULL;
     int n = 0;
+    const export_config *c = x->cfg;
+    /* the counts, and the runs behind them (col 9; synthetic servers among them: col 10), over
+     * the candidates of the runs selected by --run/--model */
     sb_adds(&sql, "SELECT pr.id, pr.level, pr.title, pl.split, pr.manifest_sha, pr.reference_sha,"
-                  " (SELECT count(*) FROM candidates c WHERE c.problem_id = pr.id),"
-                  " (SELECT count(*) FROM candidates c JOIN candidate_labels cl ON"
+                  " (SELECT count(*) FROM candidates c WHERE c.problem_id = pr.id");
+    candidate_run_filter(c, &sql, &binds, &n);
+    sb_adds(&sql, "), (SELECT count(*) FROM candidates c JOIN candidate_labels cl ON"
                   "  cl.candidate_id = c.id WHERE c.problem_id = pr.id AND cl.verdict_class ="
-                  "  'correct'),"
-                  " (SELECT max(cl.speedup_eager) FROM candidates c JOIN candidate_labels cl ON"
+                  "  'correct'");
+    candidate_run_filter(c, &sql, &binds, &n);
+    sb_adds(&sql, "), (SELECT max(cl.speedup_eager) FROM candidates c JOIN candidate_labels cl ON"
                   "  cl.candidate_id = c.id WHERE c.problem_id = pr.id AND cl.verdict_class ="
-                  "  'correct')"
-                  " FROM problems pr JOIN problem_labels pl ON pl.problem_id = pr.id WHERE 1");
+                  "  'correct'");
+    candidate_run_filter(c, &sql, &binds, &n);
+    sb_adds(&sql, "), (SELECT group_concat(DISTINCT tr.run_id) FROM candidates c JOIN turns t ON"
+                  "  t.candidate_id = c.id JOIN trajectories tr ON tr.id = t.trajectory_id"
+                  "  JOIN runs ru ON ru.id = tr.run_id WHERE c.problem_id = pr.id");
+    run_filter(c, &sql, &binds, &n);
+    sb_adds(&sql, "), (SELECT group_concat(DISTINCT ru.server) FROM candidates c JOIN turns t ON"
+                  "  t.candidate_id = c.id JOIN trajectories tr ON tr.id = t.trajectory_id"
+                  "  JOIN runs ru ON ru.id = tr.run_id WHERE c.problem_id = pr.id AND ru.synthetic");
+    run_filter(c, &sql, &binds, &n);
+    sb_adds(&sql, ") FROM problems pr JOIN problem_labels pl ON pl.problem_id = pr.id WHERE 1");
     add_in_filter(&sql, "pl.split", x->cfg->splits, &binds, &n);
     add_in_filter(&sql, "CAST(pr.level AS TEXT)", x->cfg->levels, &binds, &n);
     sb_adds(&sql, " ORDER BY pl.split, pr.id");
@@ -1121,6 +1201,7 @@ static int export_rl(export_ctx *x, strbuf *err)
 typedef struct side {
     char *answer, *labels, *provenance;
     int prompt;
+    int64_t run_id;
 } side;
 
 /* The candidates of one problem: correct ones (chosen, fastest first) and the others (rejected),
@@ -1206,6 +1287,8 @@ static int pair_record(export_ctx *x, const pair_pool *p, const side *c, const s
     x->counts.records++;
     x->counts.by_split[split_index(p->split)]++;
     x->counts.by_class[0]++;
+    note_run(x, c->run_id);
+    note_run(x, r->run_id);
     return emit(x, p->split, &w, "a preference record", err);
 }
 
@@ -1260,7 +1343,7 @@ static int preference_row(export_ctx *x, sqlite3_stmt *st, void *arg, strbuf *er
     snprintf(p->split, sizeof p->split, "%s", text(st, COL_SPLIT));
     if (row_prompt(x, st, err))
         return -1;
-    side s = {.prompt = pool_prompt(x, p)};
+    side s = {.prompt = pool_prompt(x, p), .run_id = row_run(st)};
     strbuf tmp = STRBUF_INIT;
     jsonw w;
     jw_init(&w, &tmp);
@@ -1331,4 +1414,5 @@ void export_ctx_free(export_ctx *x)
     sb_free(&x->scratch), sb_free(&x->blob), sb_free(&x->problem_part);
     prompt_free(&x->prompt), prompt_free(&x->sent);
     cache_free(&x->evidence_cache), cache_free(&x->sampling_cache);
+    free(x->run_ids), free(x->run_records);
 }

@@ -54,6 +54,11 @@ typedef struct export_ctx {
     export_prompt prompt, sent;
     int64_t prompt_key;
     export_json_cache evidence_cache, sampling_cache;
+    /* the runs the records drew on (ids, records of each), for the manifest */
+    int64_t *run_ids;
+    long *run_records;
+    int n_runs;
+    long stale_candidates; /* exported with --allow-stale: candidates whose labels are stale */
 } export_ctx;
 
 extern const char *const export_split_names[4];

@@ -1,8 +1,10 @@
 /* policy: what a candidate's source may contain before it reaches the compiler.
- * Includes only from an allow-list of toolkit headers, written literally as
- * #include <name>; no __has_include probes, #include_next, #embed, #import,
- * digraph or trigraph directive forms; a size limit. The sandbox (sandbox.c)
- * stops whatever slips past this check. */
+ * Includes only from the allow-list of toolkit headers (common/allowed_headers.h), written
+ * literally as #include <name>; no __has_include probes, #include_next, #embed, #import,
+ * digraph or trigraph directive forms, no token pasting beside #if; a size limit. The
+ * lexer follows the C++ translation phases as NVRTC does (splices, every blank, comments,
+ * raw strings, digit separators: see policy.c). The sandbox (sandbox.c), whose header tree
+ * holds only the allowed headers, stops whatever slips past this check. */
 #ifndef KC_POLICY_H
 #define KC_POLICY_H
 #include "common/candidate.h" /* KC_MAX_SOURCE_BYTES */

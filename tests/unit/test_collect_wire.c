@@ -385,9 +385,32 @@ static void config_precedence_and_secrets(void **state)
     assert_int_equal(config_set(&c, "concurrency", "9", &err), 0); /* not part of the identity */
     config_run_key(&c, k2);
     assert_string_equal(k1, k2);
+    /* more turns, samples, budget extend the run; another sampling setting is another run */
     assert_int_equal(config_set(&c, "turns", "9", &err), 0);
+    assert_int_equal(config_set(&c, "samples", "7", &err), 0);
+    assert_int_equal(config_set(&c, "budget", "99", &err), 0);
+    config_run_key(&c, k2);
+    assert_string_equal(k1, k2);
+    assert_int_equal(config_set(&c, "temperature", "0.7", &err), 0);
     config_run_key(&c, k2);
     assert_string_not_equal(k1, k2);
+    /* the same endpoints however spelt */
+    strbuf e1 = STRBUF_INIT, e2 = STRBUF_INIT;
+    const char *same[] = {"http://127.0.0.1:8000/v1", "http://localhost:8000/v1/",
+                          "HTTP://[::1]:8000/v1//", "http://user:pw@LOCALHOST:8000/v1"};
+    config_endpoint_identity(same[0], &e1);
+    assert_string_equal(e1.buf, "http://localhost:8000/v1");
+    for (int i = 1; i < 4; i++) {
+        config_endpoint_identity(same[i], &e2);
+        assert_string_equal(e1.buf, e2.buf);
+    }
+    config_endpoint_identity("https://api.example.com:443/v1/", &e1);
+    config_endpoint_identity("https://API.example.com/v1", &e2);
+    assert_string_equal(e1.buf, e2.buf);
+    config_endpoint_identity("http://127.0.0.1:8001/v1", &e2);
+    assert_string_not_equal(e2.buf, "http://localhost:8000/v1");
+    sb_free(&e1);
+    sb_free(&e2);
     assert_int_equal(config_set(&c, "samples", "zero", &err), -1);
     assert_int_equal(config_set(&c, "no_such", "1", &err), -1);
     config_free(&c);

@@ -1,0 +1,362 @@
+/* provenance: runs, models and synthetic answers behind an export; stale labels and the kcurate
+ * command that relabels; staging directories of killed exports (see provenance.h). */
+#include "export/provenance.h"
+#include "common/error.h"
+#include "common/fsutil.h"
+#include "curate/params.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* ---- runs ---- */
+
+static int cmp_id(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* A URL without user:password@ (never shown in an export). */
+static json_t *safe_url(const char *url)
+{
+    if (!url)
+        return json_null();
+    const char *p = strstr(url, "://");
+    const char *host = p ? p + 3 : url;
+    const char *at = strchr(host, '@'), *slash = strchr(host, '/');
+    if (!at || (slash && at > slash))
+        return json_string(url);
+    strbuf sb = STRBUF_INIT;
+    sb_add(&sb, url, (size_t)(host - url));
+    sb_adds(&sb, at + 1);
+    json_t *s = json_string(sb.buf);
+    sb_free(&sb);
+    return s;
+}
+
+static void add_unique(json_t *a, const char *s)
+{
+    size_t i;
+    json_t *v;
+    json_array_foreach(a, i, v) if (!strcmp(json_string_value(v), s)) return;
+    json_array_append_new(a, json_string(s));
+}
+
+static json_t *run_json(sqlite3_stmt *q, int64_t id, long records)
+{
+    const char *model = (const char *)sqlite3_column_text(q, 0);
+    const char *server = (const char *)sqlite3_column_text(q, 4);
+    return json_pack("{s:I, s:s?, s:o, s:s?, s:b, s:s?, s:I}", "id", (json_int_t)id, "model", model,
+                     "endpoint", safe_url((const char *)sqlite3_column_text(q, 1)), "api",
+                     (const char *)sqlite3_column_text(q, 2), "synthetic",
+                     sqlite3_column_int(q, 3), "server", server, "records", (json_int_t)records);
+}
+
+json_t *provenance_json(sqlite3 *db, const export_ctx *x)
+{
+    int n = x->n_runs;
+    int64_t *ids = xcalloc((size_t)n + 1, sizeof *ids);
+    memcpy(ids, x->run_ids, (size_t)n * sizeof *ids);
+    qsort(ids, (size_t)n, sizeof *ids, cmp_id);
+    json_t *runs = json_array(), *models = json_array(), *servers = json_array();
+    long synthetic_records = 0;
+    sqlite3_stmt *q = kc_db_prepare(db, "SELECT model, endpoint, api, synthetic, server FROM runs"
+                                        " WHERE id = ?", NULL);
+    for (int i = 0; q && i < n; i++) {
+        long records = 0;
+        for (int k = 0; k < n; k++)
+            if (x->run_ids[k] == ids[i])
+                records = x->run_records[k];
+        sqlite3_bind_int64(q, 1, ids[i]);
+        if (sqlite3_step(q) == SQLITE_ROW) {
+            json_array_append_new(runs, run_json(q, ids[i], records));
+            if (sqlite3_column_text(q, 0))
+                add_unique(models, (const char *)sqlite3_column_text(q, 0));
+            if (sqlite3_column_int(q, 3)) {
+                synthetic_records += records;
+                add_unique(servers, sqlite3_column_text(q, 4) ? (const char *)sqlite3_column_text(q, 4)
+                                                              : "unnamed");
+            }
+        }
+        sqlite3_reset(q);
+    }
+    sqlite3_finalize(q);
+    free(ids);
+    return json_pack("{s:o, s:o, s:b, s:b, s:b, s:o, s:I}", "runs", runs, "models", models,
+                     "mixed_runs", n > 1, "mixed_models", json_array_size(models) > 1, "synthetic",
+                     json_array_size(servers) > 0, "synthetic_servers", servers,
+                     "synthetic_records", (json_int_t)synthetic_records);
+}
+
+static void join_strings(const json_t *a, strbuf *out)
+{
+    size_t i;
+    json_t *v;
+    json_array_foreach(a, i, v) sb_addf(out, "%s%s", i ? ", " : "", json_string_value(v));
+}
+
+void provenance_datasheet(const json_t *prov, strbuf *out)
+{
+    const json_t *runs = json_object_get(prov, "runs");
+    sb_reset(out);
+    if (json_is_true(json_object_get(prov, "synthetic"))) {
+        sb_addf(out, "**Synthetic data.** %lld records come from runs whose answers were written "
+                     "by a test server (",
+                (long long)json_integer_value(json_object_get(prov, "synthetic_records")));
+        join_strings(json_object_get(prov, "synthetic_servers"), out);
+        sb_adds(out, "), not by a language model: `synthetic: true` in manifest.json and in "
+                     "`provenance.run` of those records. They are for testing the pipeline, not "
+                     "for training.\n\n");
+    }
+    if (json_array_size(runs) == 0)
+        return;
+    sb_addf(out, "**Runs.** The records come from %zu kcollect run%s:", json_array_size(runs),
+            json_array_size(runs) > 1 ? "s" : "");
+    size_t i;
+    json_t *r;
+    json_array_foreach(runs, i, r) {
+        sb_addf(out, "%s run %lld (model %s, %lld records%s)", i ? ";" : "",
+                (long long)json_integer_value(json_object_get(r, "id")),
+                json_string_value(json_object_get(r, "model")) ?: "unknown",
+                (long long)json_integer_value(json_object_get(r, "records")),
+                json_is_true(json_object_get(r, "synthetic")) ? ", synthetic" : "");
+    }
+    sb_adds(out, ".");
+    if (json_is_true(json_object_get(prov, "mixed_runs")))
+        sb_addf(out, " This export mixes %s; `kexport --run ID` or `--model NAME` keeps them "
+                     "apart.", json_is_true(json_object_get(prov, "mixed_models"))
+                                   ? "runs of different models" : "several runs");
+    sb_adds(out, "\n\n");
+}
+
+void provenance_warn(const json_t *prov)
+{
+    const json_t *runs = json_object_get(prov, "runs");
+    if (json_is_true(json_object_get(prov, "mixed_runs"))) {
+        strbuf sb = STRBUF_INIT;
+        size_t i;
+        json_t *r;
+        json_array_foreach(runs, i, r)
+            sb_addf(&sb, "%s%lld", i ? ", " : "", (long long)json_integer_value(json_object_get(r, "id")));
+        sb_adds(&sb, "; models ");
+        join_strings(json_object_get(prov, "models"), &sb);
+        warning("this export mixes %zu runs (%s): said in manifest.json (provenance); --run or "
+                "--model keeps them apart", json_array_size(runs), sb.buf);
+        sb_free(&sb);
+    }
+    if (json_is_true(json_object_get(prov, "synthetic"))) {
+        strbuf sb = STRBUF_INIT;
+        join_strings(json_object_get(prov, "synthetic_servers"), &sb);
+        warning("%lld records come from synthetic runs (%s), marked synthetic: true",
+                (long long)json_integer_value(json_object_get(prov, "synthetic_records")), sb.buf);
+        sb_free(&sb);
+    }
+}
+
+/* ---- stale labels ---- */
+
+static void push_arg(stale_labels *s, const char *a)
+{
+    s->argv = xrealloc(s->argv, (size_t)(s->argc + 2) * sizeof *s->argv);
+    s->argv[s->argc++] = xstrdup(a);
+    s->argv[s->argc] = NULL;
+}
+
+/* kcurate's flag for a parameter of curate_runs.params_json. */
+static void flag_name(const char *key, strbuf *out)
+{
+    sb_reset(out);
+    if (!strcmp(key, "suspicious_speedup")) {
+        sb_adds(out, "--suspicious");
+        return;
+    }
+    sb_adds(out, "--");
+    for (const char *p = key; *p; p++)
+        sb_addch(out, *p == '_' ? '-' : *p);
+}
+
+static void value_text(json_t *v, strbuf *out)
+{
+    sb_reset(out);
+    if (json_is_string(v)) {
+        sb_adds(out, json_string_value(v));
+    } else if (json_is_integer(v)) {
+        sb_addf(out, "%lld", (long long)json_integer_value(v));
+    } else if (json_is_real(v)) {
+        sb_addf(out, "%.15g", json_real_value(v));
+    } else if (json_is_array(v)) {
+        size_t i;
+        json_t *e;
+        json_array_foreach(v, i, e) sb_addf(out, "%s%s", i ? "," : "", json_string_value(e) ?: "");
+    }
+}
+
+/* The kcurate command with every parameter of the last run that differs from kcurate's default. */
+static void build_command(stale_labels *s, const char *db_path, const char *params_json)
+{
+    strbuf dir = STRBUF_INIT, exe = STRBUF_INIT, flag = STRBUF_INIT, val = STRBUF_INIT,
+           def = STRBUF_INIT;
+    if (self_exe_dir(&dir, NULL) == 0)
+        path_join(&exe, dir.buf, "kcurate");
+    else
+        sb_adds(&exe, "kcurate");
+    push_arg(s, exe.buf);
+    push_arg(s, "run");
+    push_arg(s, "--db");
+    push_arg(s, db_path);
+    curate_params p;
+    curate_params_defaults(&p);
+    curate_params_json(&p, &def);
+    curate_params_free(&p);
+    json_t *defaults = json_loads(def.buf, 0, NULL);
+    json_t *used = params_json ? json_loads(params_json, 0, NULL) : NULL;
+    const char *key;
+    json_t *v;
+    json_object_foreach(used, key, v) {
+        json_t *d = json_object_get(defaults, key);
+        if ((d && json_equal(d, v)) || (json_is_array(v) && json_array_size(v) == 0))
+            continue;
+        flag_name(key, &flag);
+        value_text(v, &val);
+        push_arg(s, flag.buf);
+        push_arg(s, val.buf);
+    }
+    json_decref(defaults);
+    json_decref(used);
+    sb_free(&dir), sb_free(&exe), sb_free(&flag), sb_free(&val), sb_free(&def);
+}
+
+int provenance_stale(const char *db_path, stale_labels *s, strbuf *err)
+{
+    memset(s, 0, sizeof *s);
+    sqlite3 *db;
+    if (kc_db_open(db_path, KC_DB_READONLY, &db, err))
+        return -1;
+    sqlite3_stmt *st = kc_db_prepare(db, "SELECT params_json, coalesce(max_candidate_id, 0),"
+                                         " coalesce(max_verification_id, 0) FROM curate_runs"
+                                         " ORDER BY id DESC LIMIT 1", err);
+    if (!st) {
+        kc_db_close(db);
+        return -1;
+    }
+    char *params = NULL;
+    long long max_candidate = 0, max_verification = 0;
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        s->curated = 1;
+        params = xstrdup((const char *)sqlite3_column_text(st, 0));
+        max_candidate = sqlite3_column_int64(st, 1);
+        max_verification = sqlite3_column_int64(st, 2);
+    }
+    sqlite3_finalize(st);
+    if (s->curated) {
+        strbuf q = STRBUF_INIT;
+        sb_addf(&q, "SELECT count(*) FROM candidates WHERE id > %lld", max_candidate);
+        s->new_candidates = kc_db_query_int(db, q.buf);
+        sb_reset(&q);
+        sb_addf(&q, "SELECT count(DISTINCT candidate_id) FROM verifications WHERE id > %lld"
+                    " AND candidate_id <= %lld", max_verification, max_candidate);
+        s->reverified = kc_db_query_int(db, q.buf);
+        sb_free(&q);
+    }
+    kc_db_close(db);
+    build_command(s, db_path, params);
+    free(params);
+    return 0;
+}
+
+void provenance_command_line(const stale_labels *s, strbuf *out)
+{
+    sb_reset(out);
+    for (int i = 0; i < s->argc; i++) {
+        const char *a = s->argv[i];
+        int plain = *a && strspn(a, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                    "0123456789_./,:=+-") == strlen(a);
+        if (i)
+            sb_addch(out, ' ');
+        if (plain) {
+            sb_adds(out, a);
+            continue;
+        }
+        sb_addch(out, '\'');
+        for (; *a; a++)
+            if (*a == '\'')
+                sb_adds(out, "'\\''");
+            else
+                sb_addch(out, *a);
+        sb_addch(out, '\'');
+    }
+}
+
+int provenance_curate(const stale_labels *s, strbuf *err)
+{
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid < 0)
+        return kc_fail(err, "fork: %s", strerror(errno));
+    if (pid == 0) {
+        dup2(STDERR_FILENO, STDOUT_FILENO); /* kexport's stdout stays its own summary */
+        execv(s->argv[0], s->argv);
+        fprintf(stderr, "kexport: cannot run %s: %s\n", s->argv[0], strerror(errno));
+        _exit(127);
+    }
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        return kc_fail(err, "kcurate failed (status %d); labels not refreshed", status);
+    return 0;
+}
+
+void stale_labels_free(stale_labels *s)
+{
+    for (int i = 0; i < s->argc; i++)
+        free(s->argv[i]);
+    free(s->argv);
+    memset(s, 0, sizeof *s);
+}
+
+/* ---- staging directories ---- */
+
+/* Whether pid is a running kexport (a reused pid of another program does not count). */
+static int live_kexport(long pid)
+{
+    if (kill((pid_t)pid, 0) < 0 && errno == ESRCH)
+        return 0;
+    char path[64], comm[64] = "";
+    snprintf(path, sizeof path, "/proc/%ld/comm", pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 1; /* cannot tell: keep it */
+    int ok = fgets(comm, sizeof comm, f) != NULL;
+    fclose(f);
+    return !ok || !strncmp(comm, "kexport", 7);
+}
+
+void provenance_clean_stages(const char *out_dir)
+{
+    static const char prefix[] = ".kexport-stage-";
+    DIR *d = opendir(out_dir);
+    if (!d)
+        return;
+    struct dirent *e;
+    strbuf path = STRBUF_INIT;
+    while ((e = readdir(d))) {
+        if (strncmp(e->d_name, prefix, sizeof prefix - 1))
+            continue;
+        char *end;
+        long pid = strtol(e->d_name + sizeof prefix - 1, &end, 10);
+        if (*end || pid <= 0 || pid == (long)getpid() || live_kexport(pid))
+            continue;
+        path_join(&path, out_dir, e->d_name);
+        if (remove_tree(path.buf) == 0)
+            warning("removed %s, left by an export that was killed (pid %ld)", path.buf, pid);
+    }
+    closedir(d);
+    sb_free(&path);
+}

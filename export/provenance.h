@@ -1,0 +1,41 @@
+/* provenance: what an export says about where its records came from, and whether its labels are
+ * current. The runs its records drew on (model, endpoint, synthetic or not, records of each) for
+ * manifest.json and the datasheet, saying when runs or models are mixed and when any answers
+ * were synthetic (written by a test server, not a model); stale labels (candidates collected or
+ * verified after the last kcurate run), with the exact kcurate command that relabels them and a
+ * way to run it; and the removal of staging directories that killed exports left behind. */
+#ifndef KC_EXPORT_PROVENANCE_H
+#define KC_EXPORT_PROVENANCE_H
+#include "common/db.h"
+#include "export/records.h"
+
+#include <jansson.h>
+
+/* {"runs": [...], "models": [...], "mixed_runs", "mixed_models", "synthetic",
+ * "synthetic_servers", "synthetic_records"} for the runs x's records drew on. */
+json_t *provenance_json(sqlite3 *db, const export_ctx *x);
+/* A datasheet paragraph saying the same in words (empty when there is nothing to say). */
+void provenance_datasheet(const json_t *prov, strbuf *out);
+/* Warnings on stderr for a mixed or synthetic export. */
+void provenance_warn(const json_t *prov);
+
+typedef struct stale_labels {
+    int curated;            /* a kcurate run exists */
+    long new_candidates;    /* collected after the last kcurate run */
+    long reverified;        /* labelled, then verified again */
+    char **argv;            /* the kcurate command that relabels, with the last run's parameters */
+    int argc;
+} stale_labels;
+
+/* Looks at the database's last curate run; the command is built for db_path. */
+int provenance_stale(const char *db_path, stale_labels *s, strbuf *err);
+/* The command as one shell line. */
+void provenance_command_line(const stale_labels *s, strbuf *out);
+/* Runs the command (the kcurate beside this program); 0 when it succeeded. */
+int provenance_curate(const stale_labels *s, strbuf *err);
+void stale_labels_free(stale_labels *s);
+
+/* Removes DIR/.kexport-stage-<pid> directories whose process is gone (or is no kexport). */
+void provenance_clean_stages(const char *out_dir);
+
+#endif
