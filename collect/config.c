@@ -203,6 +203,10 @@ int config_set(collect_config *c, const char *key, const char *v, strbuf *err)
         if (parse_int(key, v, 1, 10000000, &n, err))
             return -1;
         c->max_tokens = (int)n;
+    } else if (!strcmp(key, "max_answer_bytes")) {
+        if (parse_int(key, v, 0, 1L << 30, &n, err))
+            return -1;
+        c->client.max_answer_bytes = (size_t)n;
     } else if (!strcmp(key, "temperature")) {
         return parse_num(key, v, -1, 10, &c->temperature, err);
     } else if (!strcmp(key, "seed")) {
@@ -407,6 +411,7 @@ void config_json(const collect_config *c, strbuf *out)
     json_object_set_new(o, "deadline_s", json_real(c->client.deadline_s));
     json_object_set_new(o, "idle_timeout_s", json_real(c->client.idle_timeout_s));
     json_object_set_new(o, "attempt_timeout_s", json_real(c->client.attempt_timeout_s));
+    json_object_set_new(o, "max_answer_bytes", json_integer((json_int_t)c->client.max_answer_bytes));
     if (c->cost.known)
         json_object_set_new(o, "price", json_pack("{s:f, s:f, s:f}", "input", c->cost.input,
                                                   "output", c->cost.output, "reasoning",

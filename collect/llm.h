@@ -18,6 +18,9 @@ enum llm_api { LLM_OPENAI, LLM_ANTHROPIC };
 const char *llm_api_name(enum llm_api api);
 int llm_api_parse(const char *s, enum llm_api *out);
 
+struct llm_reply;
+struct llm_endpoint;
+
 typedef struct llm_message {
     const char *role; /* "user" | "assistant" */
     const char *content;
@@ -33,6 +36,13 @@ typedef struct llm_request {
     double temperature; /* < 0: not sent */
     long long seed;     /* < 0: not sent (OpenAI "seed"; Anthropic has none) */
     int stream;
+    /* Called once per attempt the moment its answer has completely arrived with HTTP 200 (the
+     * stream's end marker, else the end of the transfer), before the reply is checked or used:
+     * kcollect commits the raw bytes there, so a kill after receipt never buys it again. Not
+     * part of the request's identity (hash). May be NULL. */
+    void (*on_received)(void *arg, const struct llm_endpoint *e, const struct llm_reply *r,
+                        int stream);
+    void *on_received_arg;
 } llm_request;
 
 /* The wire body for an API (compact JSON, fixed key order). */
@@ -69,6 +79,9 @@ typedef struct llm_reply {
     strbuf attempt_errors; /* "attempt 1: ...\n" for every failed attempt of the call */
     double retry_after_s; /* from a Retry-After header; < 0 when absent */
     int stream_done;   /* [DONE] / message_stop / a finish reason seen */
+    int stream_end;    /* the end marker itself: [DONE] / message_stop */
+    int choices_seen;  /* OpenAI: a reply (or chunk) carried choices[0] */
+    long long answer_bytes; /* > 0: the answer passed max_answer_bytes; text bytes that arrived */
 } llm_reply;
 
 void llm_reply_init(llm_reply *r);
@@ -78,6 +91,10 @@ void llm_reply_free(llm_reply *r);
 /* Parses a complete non-streamed body (HTTP 200). Returns -1 with err on
  * malformed JSON or a body without an answer. */
 int llm_parse_body(enum llm_api api, const char *body, llm_reply *r, strbuf *err);
+/* Parses a complete answer as received (a body, or an SSE stream when stream): what kcollect
+ * does with an answer committed raw by a process that died before using it. */
+int llm_parse_raw(enum llm_api api, int stream, const char *raw, size_t len, llm_reply *r,
+                  strbuf *err);
 
 /* Streaming: feed SSE bytes; data events update r. progress counts data
  * events (not keep-alive comments or Anthropic pings). */
@@ -88,6 +105,13 @@ void llm_stream_free(llm_stream *s);
 int llm_stream_feed(llm_stream *s, const char *bytes, size_t len, strbuf *err);
 int llm_stream_finish(llm_stream *s, strbuf *err);
 long llm_stream_progress(const llm_stream *s);
+
+/* Cuts an answer whose text (answer and reasoning) passes cap bytes (0: no cap): keeps the first
+ * cap bytes on a UTF-8 boundary, the raw record's too, sets answer_bytes, truncated and
+ * finish_reason "answer_cap". */
+void llm_cap_answer(llm_reply *r, size_t cap);
+/* Replaces every occurrence of secret (8 characters or more) in s with "[redacted]". */
+void llm_redact(strbuf *s, const char *secret);
 
 /* Moves <think>...</think> sections of content into reasoning; a closing tag
  * without an opening one means everything before it was reasoning. */
@@ -114,7 +138,9 @@ typedef struct llm_client_options {
     double attempt_timeout_s; /* a whole non-streamed reply, else retried (default 600);
                                  streams are bounded by the idle timeout instead */
     double connect_timeout_s; /* default 20 */
-    size_t max_response_bytes;/* default 64 MiB */
+    size_t max_response_bytes;/* default 64 MiB: a larger reply fails the request */
+    size_t max_answer_bytes;  /* default 1 MiB, 0 = none: an answer whose text (with reasoning)
+                                 passes it is cut there (a stream stops there), truncated */
     const char *anthropic_version; /* default "2023-06-01" */
 } llm_client_options;
 

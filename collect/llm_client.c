@@ -30,6 +30,7 @@ void llm_client_options_default(llm_client_options *o)
     o->attempt_timeout_s = 600;
     o->connect_timeout_s = 20;
     o->max_response_bytes = 64u << 20;
+    o->max_answer_bytes = 1u << 20;
     o->anthropic_version = "2023-06-01";
 }
 
@@ -76,10 +77,37 @@ double llm_backoff_ms(const llm_client_options *o, int n, double retry_after_s, 
     return cap / 2 + u * cap / 2; /* "equal jitter": never zero, never above the cap */
 }
 
+/* An answer whose text (answer and reasoning) passes the cap keeps its first cap bytes (answer
+ * first, cut on a UTF-8 boundary), and its raw record its first cap bytes too; answer_bytes says
+ * how much text had arrived (for a stream, which stops at the cap: up to the cut). */
+static void cut_utf8(strbuf *s, size_t max)
+{
+    if (s->len <= max)
+        return;
+    while (max > 0 && ((unsigned char)s->buf[max] & 0xC0) == 0x80)
+        max--;
+    sb_setlen(s, max);
+}
+
+void llm_cap_answer(llm_reply *r, size_t cap)
+{
+    if (!cap || r->content.len + r->reasoning.len <= cap)
+        return;
+    r->answer_bytes = (long long)(r->content.len + r->reasoning.len);
+    cut_utf8(&r->content, cap);
+    cut_utf8(&r->reasoning, cap - r->content.len);
+    cut_utf8(&r->raw, cap);
+    r->truncated = 1;
+    snprintf(r->finish_reason, sizeof r->finish_reason, "answer_cap");
+}
+
 /* ---- one attempt ---- */
 
 struct attempt {
     llm_client *client;
+    const llm_request *q;
+    const llm_endpoint *e;
+    int received; /* q->on_received was called */
     llm_reply *r;
     llm_stream *stream; /* NULL when not streaming or not a 200 */
     enum llm_api api;
@@ -88,6 +116,7 @@ struct attempt {
     double last_progress_ms;
     long progress_seen;
     int too_big;
+    int capped; /* the stream passed max_answer_bytes and was cut */
     int stream_failed;
     strbuf stream_err;
 };
@@ -112,6 +141,16 @@ static size_t on_header(char *data, size_t size, size_t n, void *userp)
         }
     }
     return len;
+}
+
+/* The answer is complete: hand it to the caller before anything else happens to it. */
+static void notify_received(struct attempt *a, int stream)
+{
+    if (a->received || !a->q->on_received)
+        return;
+    a->received = 1;
+    llm_redact(&a->r->raw, a->e->key);
+    a->q->on_received(a->q->on_received_arg, a->e, a->r, stream);
 }
 
 static size_t on_body(char *data, size_t size, size_t n, void *userp)
@@ -143,6 +182,13 @@ static size_t on_body(char *data, size_t size, size_t n, void *userp)
     if (a->stream && !a->stream_failed) {
         if (llm_stream_feed(a->stream, data, len, &a->stream_err) < 0) {
             a->stream_failed = 2;
+            return 0;
+        }
+        if (a->r->stream_end)
+            notify_received(a, 1);
+        size_t cap = a->client->opt.max_answer_bytes;
+        if (cap && a->r->content.len + a->r->reasoning.len > cap) {
+            a->capped = 1; /* a runaway answer: keep what came, stop paying for the rest */
             return 0;
         }
         long p = llm_stream_progress(a->stream);
@@ -208,6 +254,8 @@ static enum llm_outcome run_transfer(struct attempt *a, CURLM *multi, double dea
                 kc_fail(&a->r->error, "reply larger than %zu bytes", o->max_response_bytes);
                 return LLM_FATAL_REQUEST;
             }
+            if (a->capped || (a->r->stream_end && a->stream_failed != 2))
+                return LLM_OK; /* all we want has arrived; how the connection ended is moot */
             if (a->stream_failed == 2) {
                 kc_fail(&a->r->error, "%s", sb_str(&a->stream_err));
                 return LLM_RETRY;
@@ -241,10 +289,11 @@ static enum llm_outcome run_transfer(struct attempt *a, CURLM *multi, double dea
 
 /* One attempt against one endpoint. */
 static enum llm_outcome attempt_once(llm_client *c, const llm_endpoint *e, const char *body,
-                                     int stream, double deadline_ms, llm_reply *r)
+                                     const llm_request *q, double deadline_ms, llm_reply *r)
 {
+    int stream = q->stream;
     llm_reply_reset(r);
-    struct attempt a = {.client = c, .r = r, .api = e->api, .want_stream = stream};
+    struct attempt a = {.client = c, .q = q, .e = e, .r = r, .api = e->api, .want_stream = stream};
     strbuf url = STRBUF_INIT;
     llm_endpoint_url(e, &url);
     CURL *easy = curl_easy_init();
@@ -269,9 +318,14 @@ static enum llm_outcome attempt_once(llm_client *c, const llm_endpoint *e, const
     long status = 0;
     curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
     r->http_status = (int)status;
+    if (out == LLM_OK && status == 200 && !a.capped)
+        notify_received(&a, a.want_stream && a.stream);
     if (out == LLM_OK) {
         if (status != 200) {
             out = llm_classify_http((int)status, sb_str(&r->raw), &r->error);
+        } else if (a.capped) {
+            llm_split_think(r);
+            llm_cap_answer(r, c->opt.max_answer_bytes);
         } else if (a.want_stream && a.stream) {
             if (llm_stream_finish(a.stream, &r->error) < 0)
                 out = LLM_RETRY;
@@ -281,7 +335,13 @@ static enum llm_outcome attempt_once(llm_client *c, const llm_endpoint *e, const
         } else if (llm_parse_body(e->api, sb_str(&r->raw), r, &r->error) < 0) {
             out = LLM_RETRY; /* malformed JSON from a 200: the next try may be whole */
         }
+        if (out == LLM_OK && !a.capped)
+            llm_cap_answer(r, c->opt.max_answer_bytes);
     }
+    /* A server may echo the key (an error body, an answer): it never leaves the client. */
+    strbuf *texts[] = {&r->raw, &r->content, &r->reasoning, &r->error};
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++)
+        llm_redact(texts[i], e->key);
     llm_stream_free(a.stream);
     sb_free(&a.stream_err);
     curl_multi_remove_handle(multi, easy);
@@ -334,6 +394,19 @@ static int nap(llm_client *c, double ms, double deadline_ms)
     return 0;
 }
 
+/* Long waits speak: one line on stderr per retry (attempt, HTTP status or error, wait), so a
+ * slow or failing endpoint is never minutes of silence. */
+static void retry_notice(const llm_client *c, int attempt, const llm_reply *r, const char *what,
+                         double wait_ms)
+{
+    char status[32] = "no HTTP status";
+    if (r->http_status > 0)
+        snprintf(status, sizeof status, "HTTP %d", r->http_status);
+    fprintf(stderr, "%s: retry: attempt %d of %d failed (%s; %.200s); waiting %.1f s%s\n",
+            kc_progname(), attempt, c->opt.max_attempts, status, what, wait_ms / 1000.0,
+            r->retry_after_s > 0 ? " (Retry-After)" : "");
+}
+
 static double uniform01(unsigned *state) { return (double)rand_r(state) / ((double)RAND_MAX + 1.0); }
 
 static long estimate_tokens(const char *body, int max_tokens)
@@ -376,7 +449,7 @@ int llm_call(llm_client *c, const llm_request *q, llm_reply *r, strbuf *body_out
             }
         }
         attempts++;
-        out = attempt_once(c, e, body_out->buf, q->stream, deadline, r);
+        out = attempt_once(c, e, body_out->buf, q, deadline, r);
         if (c->limits)
             rl_release(c->limits, slot, r->prompt_tokens + r->completion_tokens > 0
                                             ? r->prompt_tokens + r->completion_tokens
@@ -401,6 +474,7 @@ int llm_call(llm_client *c, const llm_request *q, llm_reply *r, strbuf *body_out
         if (attempts >= c->opt.max_attempts)
             break;
         double wait = llm_backoff_ms(&c->opt, attempts, r->retry_after_s, uniform01(&seed));
+        retry_notice(c, attempts, r, last.buf, wait);
         if (nap(c, wait, deadline) < 0) {
             out = c->cancel && *c->cancel ? LLM_CANCELLED : LLM_DEADLINE;
             sb_addf(&last, "; %s before the next retry",

@@ -48,7 +48,8 @@ void llm_reply_reset(llm_reply *r)
     r->truncated = 0;
     r->prompt_tokens = r->completion_tokens = r->reasoning_tokens = 0;
     r->retry_after_s = -1;
-    r->stream_done = 0;
+    r->stream_done = r->stream_end = r->choices_seen = 0;
+    r->answer_bytes = 0;
 }
 
 void llm_reply_free(llm_reply *r)
@@ -188,6 +189,9 @@ static int parse_openai(json_t *root, llm_reply *r, strbuf *err)
 {
     json_t *choices = json_object_get(root, "choices");
     json_t *c0 = json_array_get(choices, 0);
+    if (!c0)
+        return kc_fail(err, "reply has no choices (the server sent no answer)");
+    r->choices_seen = 1;
     json_t *msg = json_object_get(c0, "message");
     if (!json_is_object(msg))
         return kc_fail(err, "reply has no choices[0].message");
@@ -238,6 +242,24 @@ int llm_parse_body(enum llm_api api, const char *body, llm_reply *r, strbuf *err
         llm_split_think(r);
     }
     return rc;
+}
+
+void llm_redact(strbuf *s, const char *secret)
+{
+    size_t k = secret ? strlen(secret) : 0;
+    if (k < 8 || !s->len || !memmem(s->buf, s->len, secret, k))
+        return;
+    strbuf out = STRBUF_INIT;
+    const char *p = s->buf, *end = s->buf + s->len, *q;
+    while ((q = memmem(p, (size_t)(end - p), secret, k))) {
+        sb_add(&out, p, (size_t)(q - p));
+        sb_adds(&out, "[redacted]");
+        p = q + k;
+    }
+    sb_add(&out, p, (size_t)(end - p));
+    sb_reset(s);
+    sb_add(s, sb_str(&out), out.len);
+    sb_free(&out);
 }
 
 /* ---- <think> tags ---- */
@@ -299,6 +321,8 @@ static int openai_chunk(llm_stream *s, json_t *root)
 {
     llm_reply *r = s->r;
     json_t *c0 = json_array_get(json_object_get(root, "choices"), 0);
+    if (c0)
+        r->choices_seen = 1;
     json_t *delta = json_object_get(c0, "delta");
     if (json_is_object(delta)) {
         json_t *content = json_object_get(delta, "content");
@@ -341,7 +365,7 @@ static int anthropic_event(llm_stream *s, const char *event, json_t *root)
         set_finish(r, json_string_value(json_object_get(json_object_get(root, "delta"), "stop_reason")));
         anthropic_usage(json_object_get(root, "usage"), r);
     } else if (!strcmp(type, "message_stop")) {
-        r->stream_done = 1;
+        r->stream_done = r->stream_end = 1;
     }
     return 0;
 }
@@ -353,7 +377,7 @@ static int on_event(const char *event, const char *data, void *ctx)
         return 0; /* Anthropic keep-alive: not progress */
     s->progress++;
     if (s->api == LLM_OPENAI && !strcmp(data, "[DONE]")) {
-        s->r->stream_done = 1;
+        s->r->stream_done = s->r->stream_end = 1;
         return 0;
     }
     json_error_t je;
@@ -408,8 +432,27 @@ int llm_stream_finish(llm_stream *s, strbuf *err)
     if (!s->r->stream_done)
         return kc_fail(err, "stream ended before its end marker (cut mid-way after %ld events)",
                        s->progress);
+    /* The same rule as a whole reply: no choice at all is no answer (not an empty one). */
+    if (s->api == LLM_OPENAI && !s->r->choices_seen)
+        return kc_fail(err, "reply has no choices (the server sent no answer)");
     llm_split_think(s->r);
     return 0;
+}
+
+int llm_parse_raw(enum llm_api api, int stream, const char *raw, size_t len, llm_reply *r,
+                  strbuf *err)
+{
+    if (!stream) {
+        strbuf body = STRBUF_INIT;
+        sb_add(&body, raw, len);
+        int rc = llm_parse_body(api, sb_str(&body), r, err);
+        sb_free(&body);
+        return rc;
+    }
+    llm_stream *s = llm_stream_new(api, r);
+    int rc = llm_stream_feed(s, raw, len, err) < 0 || llm_stream_finish(s, err) < 0 ? -1 : 0;
+    llm_stream_free(s);
+    return rc;
 }
 
 long llm_stream_progress(const llm_stream *s) { return s->progress; }

@@ -58,6 +58,7 @@ typedef struct collector {
     collect_summary sum;
     progress *progress;
     strbuf fatal;
+    strbuf refused; /* the first request an endpoint refused (HTTP 400, 413, 422) */
     int lock_fd;
     char *lock_path;
 } collector;
@@ -202,6 +203,64 @@ typedef struct turn_ctx {
     long problem_tokens;
 } turn_ctx;
 
+/* Paid twice: an answer is committed raw (answers_received) the moment it has arrived, from
+ * inside the client, before it is parsed, checked, stored as a response or verified. */
+typedef struct received_ctx {
+    collector *c;
+    const char *hash;
+} received_ctx;
+
+static void commit_received(void *arg, const llm_endpoint *e, const llm_reply *r, int stream)
+{
+    received_ctx *rx = arg;
+    collector *c = rx->c;
+    strbuf err = STRBUF_INIT;
+    db_lock(c);
+    int rc = rec_answer_received(c->db, rx->hash, config_is_bundled(c->cfg) ? c->endpoint_label : e->url,
+                                 llm_api_name(e->api), stream, &r->raw, &err);
+    db_unlock(c);
+    if (rc < 0) /* the response row still follows; only the window stays open */
+        progress_error(c->progress, "answer", sb_str(&err));
+    else
+        crash_point("answer_received");
+    sb_free(&err);
+}
+
+/* An answer a killed process committed raw and never stored as a response: parsed and stored
+ * now (paid once, used now). 1 when there was one, 0 when not. */
+static int recover_received(turn_ctx *x, const llm_request *q, const char *hash, llm_reply *r,
+                            int64_t *request_id, int64_t *response_id, double *cost, strbuf *err)
+{
+    collector *c = x->c;
+    const collect_config *cfg = c->cfg;
+    strbuf endpoint = STRBUF_INIT, raw = STRBUF_INIT, perr = STRBUF_INIT, body = STRBUF_INIT;
+    enum llm_api api;
+    int stream = 0;
+    int found = rec_answer_received_load(c->db, hash, &endpoint, &api, &stream, &raw, err);
+    if (found == 1) {
+        llm_reply_reset(r);
+        if (llm_parse_raw(api, stream, sb_str(&raw), raw.len, r, &perr) < 0) {
+            found = 0; /* not an answer after all (a retry would have followed): ask again */
+        } else {
+            llm_cap_answer(r, cfg->client.max_answer_bytes);
+            sb_reset(&r->raw);
+            sb_add(&r->raw, sb_str(&raw), raw.len);
+            r->http_status = 200;
+            r->outcome = LLM_OK;
+            *cost = config_cost(cfg, r->prompt_tokens, r->completion_tokens, r->reasoning_tokens);
+            llm_request_body(q, api, &body);
+            response_record rr = {hash, endpoint.buf, llm_api_name(api), cfg->model, body.buf, r,
+                                  *cost, 0};
+            if (rec_store_response(c->db, &rr, request_id, response_id, err) < 0)
+                found = -1;
+            else
+                rec_answer_received_drop(c->db, hash, NULL);
+        }
+    }
+    sb_free(&endpoint), sb_free(&raw), sb_free(&perr), sb_free(&body);
+    return found;
+}
+
 /* Gets the response for q: from the cache, or from the endpoint (then stored
  * and cached at once). */
 static int obtain_response(turn_ctx *x, const llm_request *q, const char *hash, llm_reply *r,
@@ -231,6 +290,10 @@ static int obtain_response(turn_ctx *x, const llm_request *q, const char *hash, 
         }
         *cached = 1;
     }
+    if (hit == 0) {
+        hit = recover_received(x, q, hash, r, request_id, response_id, cost, err);
+        *cached = hit == 1;
+    }
     db_unlock(c);
     if (hit < 0 || hit == 1)
         return hit < 0 ? -1 : rc;
@@ -238,7 +301,11 @@ static int obtain_response(turn_ctx *x, const llm_request *q, const char *hash, 
     *cached = 0;
     strbuf body = STRBUF_INIT;
     double t0 = now_ms();
-    rc = llm_call(&c->client, q, r, &body, err);
+    received_ctx rx = {c, hash};
+    llm_request qr = *q;
+    qr.on_received = commit_received;
+    qr.on_received_arg = &rx;
+    rc = llm_call(&c->client, &qr, r, &body, err);
     add_time(c, &c->sum.llm_s, now_ms() - t0);
     add_stat(c, &c->sum.requests_sent, r->attempts);
     if (rc == 0) {
@@ -248,6 +315,8 @@ static int obtain_response(turn_ctx *x, const llm_request *q, const char *hash, 
                               llm_api_name(e->api), cfg->model, body.buf, r, *cost, 0};
         db_lock(c);
         rc = rec_store_response(c->db, &rr, request_id, response_id, err);
+        if (rc == 0)
+            rec_answer_received_drop(c->db, hash, NULL);
         db_unlock(c);
         if (rc == 0)
             crash_point("response_stored");
@@ -360,8 +429,9 @@ static void note_result(turn_ctx *x, const kv_result *vr, const llm_reply *r, do
                   cached, r->truncated, stop);
 }
 
-/* A request the endpoint can never answer (400: too long, invalid): the
- * trajectory ends with stop_reason 'error' (a rerun does not ask again). */
+/* A request the endpoint refuses (400: too long, invalid): not retried in this run; the
+ * trajectory ends with stop_reason 'error', the run exits non-zero saying so, and the same
+ * command asks again once the user has fixed the cause (record.c reopens such trajectories). */
 static int end_unanswerable(turn_ctx *x, strbuf *err)
 {
     collector *c = x->c;
@@ -379,6 +449,8 @@ static int end_unanswerable(turn_ctx *x, strbuf *err)
     pthread_mutex_lock(&c->lock);
     c->sum.trajectories_done++;
     c->sum.trajectories_errored++;
+    if (!c->refused.len)
+        sb_addf(&c->refused, "%s: %s", x->label, sb_str(err));
     pthread_mutex_unlock(&c->lock);
     return 1;
 }
@@ -662,6 +734,7 @@ static void teardown(collector *c)
     free(c->clocks);
     free(c->jobs);
     sb_free(&c->fatal);
+    sb_free(&c->refused);
     pthread_mutex_destroy(&c->lock);
     pthread_mutex_destroy(&c->db_lock);
 }
@@ -869,6 +942,10 @@ int collect_run(const collect_config *cfg, const char *endpoint_label, char **ur
         else if (!complete)
             rc = kc_fail(err, "%d of %d trajectories are not finished; run the same command again to resume",
                          c.sum.trajectories - c.sum.trajectories_done, c.sum.trajectories);
+        else if (c.sum.trajectories_errored)
+            rc = kc_fail(err, "%d trajectories ended by a request the endpoint refused (first: %s); "
+                              "fix the cause and run the same command again: it asks again",
+                         c.sum.trajectories_errored, c.refused.buf);
     }
     progress_stop(c.progress);
     c.sum.wall_s = (now_ms() - start) / 1000.0;
@@ -925,7 +1002,8 @@ void collect_summary_print(const collect_summary *s, FILE *out)
         fprintf(out, "  orchestration  %.1f ms per turn (turn wall time minus LLM and verification)\n",
                 1000.0 * s->overhead_s / (double)s->turns);
     if (s->trajectories_errored)
-        fprintf(out, "  %d trajectories ended by a request the endpoint cannot answer\n",
+        fprintf(out, "  REFUSED        %d trajectories ended by a request the endpoint refused: fix "
+                     "the cause, then run the same command again to ask again\n",
                 s->trajectories_errored);
     if (s->fatal)
         fprintf(out, "  stopped by a run-fatal LLM error\n");

@@ -40,6 +40,8 @@ static const char usage_text[] =
     "  --context full|drop-reasoning  earlier reasoning sent back or not (default drop-reasoning)\n"
     "  --target-speedup X    go on after the first correct turn until X times PyTorch eager\n"
     "  --max-tokens N        per answer (default 16384)   --temperature T   --seed N\n"
+    "  --max-answer-bytes N  cap on an answer's text (default 1048576; 0 = none): a longer\n"
+    "                        answer is cut there (a stream stops), recorded as truncated\n"
     "  --no-stream           ask for whole replies instead of SSE streams\n"
     "  --rpm N  --tpm N      requests and tokens per minute (default unlimited)\n"
     "  --retries N  --backoff-ms MS  --deadline S  --idle-timeout S  --attempt-timeout S\n"
@@ -82,7 +84,7 @@ static const struct flag {
     {"--retries", "retries", NULL},   {"--backoff-ms", "backoff_ms", NULL},
     {"--deadline", "deadline_s", NULL}, {"--idle-timeout", "idle_timeout_s", NULL},
     {"--attempt-timeout", "attempt_timeout_s", NULL}, {"--price", "price", NULL},
-    {"--fake-args", "bundled_args", NULL},
+    {"--fake-args", "bundled_args", NULL}, {"--max-answer-bytes", "max_answer_bytes", NULL},
 };
 
 static void parse_flags(int argc, char **argv, collect_config *cfg, int *dry_run)

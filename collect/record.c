@@ -162,6 +162,20 @@ static int load_turns(sqlite3 *db, trajectory_state *t, strbuf *err)
     return 0;
 }
 
+/* A trajectory that ended because the endpoint refused its request (stop_reason 'error') is
+ * open again for a rerun: the user may have fixed the cause. 1 when reopened. */
+static int reopen_refused(sqlite3 *db, int64_t traj_id, strbuf *err)
+{
+    sqlite3_stmt *st = kc_db_prepare(db, "UPDATE trajectories SET status = 'open', stop_reason = NULL, "
+                                         "finished_at = NULL WHERE id = ? AND stop_reason = 'error'", err);
+    if (!st)
+        return -1;
+    sqlite3_bind_int64(st, 1, traj_id);
+    if (step_done(db, st, err))
+        return -1;
+    return sqlite3_changes(db) > 0;
+}
+
 int rec_trajectory_load(sqlite3 *db, int64_t run_id, const char *problem_id, int sample,
                         trajectory_state *t, strbuf *err)
 {
@@ -189,6 +203,8 @@ int rec_trajectory_load(sqlite3 *db, int64_t run_id, const char *problem_id, int
     t->id = sqlite3_column_int64(st, 0);
     t->done = !strcmp((const char *)sqlite3_column_text(st, 1), "done");
     sqlite3_finalize(st);
+    if (t->done && reopen_refused(db, t->id, err) == 1)
+        t->done = 0;
     return load_turns(db, t, err);
 }
 
@@ -323,7 +339,7 @@ static int insert_response(sqlite3 *db, const response_record *rr, int64_t reque
     sqlite3_stmt *st = kc_db_prepare(db,
         "INSERT INTO responses(request_id, http_status, raw_sha, content_sha, reasoning_sha, "
         "finish_reason, prompt_tokens, completion_tokens, reasoning_tokens, latency_ms, cost_usd, "
-        "attempts, from_cache, truncated, error) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", err);
+        "attempts, from_cache, truncated, error, answer_bytes) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", err);
     if (!st)
         return -1;
     sqlite3_bind_int64(st, 1, request_id);
@@ -341,6 +357,10 @@ static int insert_response(sqlite3 *db, const response_record *rr, int64_t reque
     sqlite3_bind_int(st, 13, rr->from_cache);
     sqlite3_bind_int(st, 14, r->truncated);
     kc_bind_text_or_null(st, 15, rr->from_cache ? NULL : sb_str(&r->attempt_errors)); /* failed attempts before this answer */
+    if (r->answer_bytes > 0)
+        sqlite3_bind_int64(st, 16, r->answer_bytes);
+    else
+        sqlite3_bind_null(st, 16);
     if (step_done(db, st, err))
         return -1;
     *response_id = sqlite3_last_insert_rowid(db);
@@ -417,4 +437,83 @@ int rec_turn(sqlite3 *db, const turn_record *t, strbuf *err)
     kc_bind_text_or_null(st, 12, t->started_at);
     sqlite3_bind_double(st, 13, t->wall_ms);
     return step_done(db, st, err);
+}
+
+int rec_answer_received(sqlite3 *db, const char *request_hash, const char *endpoint,
+                        const char *api, int stream, const strbuf *raw, strbuf *err)
+{
+    char sha[SHA256_HEX_LEN + 1];
+    if (kc_db_begin(db, err))
+        return -1;
+    sqlite3_stmt *st = NULL;
+    int rc = kc_blob_put(db, sb_str(raw), raw->len, sha, err);
+    if (rc == 0 && !(st = kc_db_prepare(db,
+            "INSERT OR REPLACE INTO answers_received(request_hash, endpoint, api, stream, raw_sha) "
+            "VALUES (?, ?, ?, ?, ?)", err)))
+        rc = -1;
+    if (rc == 0) {
+        sqlite3_bind_text(st, 1, request_hash, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, endpoint, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 3, api, -1, SQLITE_STATIC);
+        sqlite3_bind_int(st, 4, stream);
+        sqlite3_bind_text(st, 5, sha, -1, SQLITE_STATIC);
+        rc = step_done(db, st, err);
+    }
+    if (rc) {
+        kc_db_rollback(db);
+        return -1;
+    }
+    return kc_db_commit(db, err);
+}
+
+int rec_answer_received_load(sqlite3 *db, const char *request_hash, strbuf *endpoint,
+                             enum llm_api *api, int *stream, strbuf *raw, strbuf *err)
+{
+    sqlite3_stmt *st = kc_db_prepare(db, "SELECT endpoint, api, stream, raw_sha FROM answers_received "
+                                         "WHERE request_hash = ?", err);
+    if (!st)
+        return -1;
+    sqlite3_bind_text(st, 1, request_hash, -1, SQLITE_STATIC);
+    int found = sqlite3_step(st) == SQLITE_ROW, rc = 0;
+    if (found) {
+        sb_reset(endpoint);
+        sb_adds(endpoint, (const char *)sqlite3_column_text(st, 0));
+        if (llm_api_parse((const char *)sqlite3_column_text(st, 1), api) < 0)
+            *api = LLM_OPENAI;
+        *stream = sqlite3_column_int(st, 2);
+        rc = kc_blob_get(db, (const char *)sqlite3_column_text(st, 3), raw, err);
+    }
+    sqlite3_finalize(st);
+    return rc < 0 ? -1 : found;
+}
+
+int rec_answer_received_drop(sqlite3 *db, const char *request_hash, strbuf *err)
+{
+    sqlite3_stmt *st = kc_db_prepare(db, "SELECT raw_sha FROM answers_received WHERE request_hash = ?", err);
+    if (!st)
+        return -1;
+    sqlite3_bind_text(st, 1, request_hash, -1, SQLITE_STATIC);
+    char sha[SHA256_HEX_LEN + 1] = "";
+    if (sqlite3_step(st) == SQLITE_ROW)
+        snprintf(sha, sizeof sha, "%s", (const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    if (!sha[0])
+        return 0;
+    st = kc_db_prepare(db, "DELETE FROM answers_received WHERE request_hash = ?", err);
+    if (!st)
+        return -1;
+    sqlite3_bind_text(st, 1, request_hash, -1, SQLITE_STATIC);
+    if (step_done(db, st, err))
+        return -1;
+    /* The bytes stay when a response keeps them (the usual case: the same raw record); a blob
+     * anything else refers to is kept by the foreign keys (the error is ignored). */
+    st = kc_db_prepare(db, "DELETE FROM blobs WHERE sha256 = ? AND NOT EXISTS (SELECT 1 FROM responses "
+                           "WHERE raw_sha = blobs.sha256 OR content_sha = blobs.sha256 OR "
+                           "reasoning_sha = blobs.sha256) AND NOT EXISTS (SELECT 1 FROM "
+                           "answers_received WHERE raw_sha = blobs.sha256)", err);
+    if (!st)
+        return -1;
+    sqlite3_bind_text(st, 1, sha, -1, SQLITE_STATIC);
+    step_done(db, st, NULL);
+    return 0;
 }

@@ -81,4 +81,15 @@ typedef struct turn_record {
 
 int rec_turn(sqlite3 *db, const turn_record *t, strbuf *err);
 
+/* An answer's bytes as received (already redacted), committed in their own transaction the
+ * moment the answer has arrived, before anything else is done with it. */
+int rec_answer_received(sqlite3 *db, const char *request_hash, const char *endpoint,
+                        const char *api, int stream, const strbuf *raw, strbuf *err);
+/* Forgets it once its response is stored (the blob too when no response keeps it: a capped
+ * answer's full bytes). */
+int rec_answer_received_drop(sqlite3 *db, const char *request_hash, strbuf *err);
+/* 1 with the answer committed under this request hash by rec_answer_received, 0 when none. */
+int rec_answer_received_load(sqlite3 *db, const char *request_hash, strbuf *endpoint,
+                             enum llm_api *api, int *stream, strbuf *raw, strbuf *err);
+
 #endif

@@ -15,7 +15,7 @@ start_server() {
     "$KC_BIN/fake_llm" --stats-file "$T/stats.json" "$@" >"$T/server.out" 2>"$T/server.err" &
     SERVER=$!
     i=0
-    while ! grep -q listening "$T/server.out" 2>/dev/null; do
+    while ! grep -q 'listening on .*:[0-9][0-9]*$' "$T/server.out" 2>/dev/null; do
         i=$((i + 1)); [ $i -lt 100 ] || fail "fake_llm did not start"; sleep 0.05
     done
     URL="http://127.0.0.1:$(sed -n 's/.*:\([0-9]*\)$/\1/p' "$T/server.out")/v1"

@@ -15,14 +15,17 @@
  *
  * Faults (--faults LIST, or POST /faults with LIST as body) are consumed one per
  * request in arrival order: ok 429[:secs] 500 503 quota auth model bad hang idle
- * reset cut malformed huge nostream, each optionally *N to repeat.
+ * reset cut malformed huge nostream nochoices, each optionally *N to repeat (nochoices: a
+ * 200 reply with an empty choices list, streamed or not). --echo-key puts the request's
+ * Authorization or x-api-key value into error bodies (auth, 500, 503), an X-Echo-Key header
+ * and every answer: a careless server, for the redaction tests.
  * GET /stats reports requests counted by body sha256 (all, and those answered
  * in full), so tests can assert that nothing was sent twice; --stats-file PATH
  * keeps the same JSON in a file, rewritten after every request.
  *
  * Usage: fake_llm [--port N] [--script FILE] [--bug none|compile|runtime]
  *   [--think none|field|tags|tags-no-open] [--faults LIST] [--delay-ms N]
- *   [--chunk N] [--stats-file PATH] [--verbose]
+ *   [--chunk N] [--stats-file PATH] [--echo-key] [--verbose]
  * Prints "fake_llm listening on 127.0.0.1:PORT" on stdout once ready. */
 #include "common/error.h"
 #include "common/fsutil.h"
@@ -55,10 +58,12 @@ static struct {
     int delay_ms;
     int chunk;
     int verbose;
+    int echo_key;
     const char *stats_file;
 } opt = {.chunk = 48};
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static __thread const char *echo_key; /* --echo-key: this connection's key, else NULL */
 static volatile sig_atomic_t stopping;
 
 /* ---- fault queue ---- */
@@ -197,8 +202,24 @@ static void send_simple(int fd, int status, const char *reason, const char *extr
 struct http_request {
     char method[16];
     char path[512];
+    char key[512]; /* Authorization (after "Bearer ") or x-api-key, for --echo-key */
     strbuf body;
 };
+
+/* The value of a header line h ("Name: value\r\n...") into out. */
+static void header_value(const char *h, size_t name_len, char *out, size_t n)
+{
+    const char *v = h + name_len;
+    while (*v == ' ')
+        v++;
+    if (!strncasecmp(v, "Bearer ", 7))
+        v += 7;
+    size_t k = strcspn(v, "\r\n");
+    if (k >= n)
+        k = n - 1;
+    memcpy(out, v, k);
+    out[k] = 0;
+}
 
 /* Reads one request (headers and a Content-Length body). */
 static int read_request(int fd, struct http_request *rq)
@@ -223,6 +244,10 @@ static int read_request(int fd, struct http_request *rq)
     for (const char *h = strstr(in.buf, "\r\n"); h && h < end; h = strstr(h + 2, "\r\n"))
         if (strncasecmp(h + 2, "content-length:", 15) == 0)
             content_length = atol(h + 17);
+        else if (strncasecmp(h + 2, "authorization:", 14) == 0)
+            header_value(h + 2, 14, rq->key, sizeof rq->key);
+        else if (strncasecmp(h + 2, "x-api-key:", 10) == 0)
+            header_value(h + 2, 10, rq->key, sizeof rq->key);
     while ((long)(in.len - header_len) < content_length) {
         ssize_t n = recv(fd, buf, sizeof buf, 0);
         if (n <= 0) {
@@ -363,6 +388,8 @@ static void make_answer(json_t *req, const char *fault, struct answer *a)
             sb_addf(&a->reasoning, "Turn %d: the reference approach, one thread per element.", turn);
     }
     sb_free(&echo);
+    if (echo_key)
+        sb_addf(&a->content, "\nYou called me with the key %s.\n", echo_key);
     if (!strcmp(fault, "huge")) { /* a 20 MB answer: prose padding before the code */
         strbuf big = STRBUF_INIT, block = STRBUF_INIT;
         const char *line = "This line pads a very long answer so that clients must cope with it.\n";
@@ -539,13 +566,22 @@ static void anthropic_events(const char *model, const struct answer *a, long in,
 static void error_reply(int fd, int anthropic, int status, const char *type, const char *code,
                         const char *message, const char *headers)
 {
+    strbuf msg = STRBUF_INIT, hdr = STRBUF_INIT;
+    sb_adds(&msg, message);
+    sb_adds(&hdr, headers ? headers : "");
+    if (echo_key) {
+        sb_addf(&msg, " (the key you sent: %s)", echo_key);
+        sb_addf(&hdr, "X-Echo-Key: %s\r\n", echo_key);
+    }
     json_t *o = anthropic ? json_pack("{s:s, s:{s:s, s:s}}", "type", "error", "error", "type",
-                                      type, "message", message)
-                          : json_pack("{s:{s:s, s:s, s:s}}", "error", "message", message, "type",
+                                      type, "message", msg.buf)
+                          : json_pack("{s:{s:s, s:s, s:s}}", "error", "message", msg.buf, "type",
                                       type, "code", code);
     char *body = dump(o);
-    send_simple(fd, status, "Error", headers, "application/json", body);
+    send_simple(fd, status, "Error", hdr.buf, "application/json", body);
     free(body);
+    sb_free(&msg);
+    sb_free(&hdr);
 }
 
 static void hold_open(int fd, int keepalives)
@@ -569,7 +605,7 @@ static void reset_connection(int fd)
 }
 
 /* Handles a fault that replaces the answer; returns 1 when one was sent. */
-static int send_fault(int fd, int anthropic, const char *fault, int stream)
+static int send_fault(int fd, int anthropic, const char *fault, int stream, const char *sha)
 {
     if (!strncmp(fault, "429", 3)) {
         char headers[64];
@@ -597,6 +633,14 @@ static int send_fault(int fd, int anthropic, const char *fault, int stream)
         hold_open(fd, stream);
     } else if (!strcmp(fault, "reset")) {
         reset_connection(fd);
+    } else if (!strcmp(fault, "nochoices")) {
+        send_simple(fd, 200, "OK", NULL, stream ? "text/event-stream" : "application/json",
+                    stream ? "data: {\"id\":\"chatcmpl-fake\",\"choices\":[]}\n\n"
+                             "data: {\"id\":\"chatcmpl-fake\",\"choices\":[],\"usage\":"
+                             "{\"prompt_tokens\":10,\"completion_tokens\":0}}\n\ndata: [DONE]\n\n"
+                           : "{\"id\":\"chatcmpl-fake\",\"choices\":[],\"usage\":"
+                             "{\"prompt_tokens\":10,\"completion_tokens\":0}}");
+        count_request(sha, 1);
     } else if (!strcmp(fault, "malformed")) {
         send_simple(fd, 200, "OK", NULL, stream ? "text/event-stream" : "application/json",
                     stream ? "data: {\"choices\": [{\"delta\": {\"content\": \"half\n\n"
@@ -658,7 +702,8 @@ static void handle_api(int fd, struct http_request *rq, int anthropic)
     if (opt.delay_ms)
         usleep((useconds_t)opt.delay_ms * 1000);
     int stream = json_is_true(json_object_get(req, "stream"));
-    if (!send_fault(fd, anthropic, fault, stream))
+    echo_key = opt.echo_key && rq->key[0] ? rq->key : NULL;
+    if (!send_fault(fd, anthropic, fault, stream, sha))
         send_answer(fd, req, anthropic, fault, sha);
     json_decref(req);
 }
@@ -706,7 +751,7 @@ static void usage(void)
 {
     fputs("usage: fake_llm [--port N] [--script FILE] [--bug none|compile|runtime]\n"
           "                [--think none|field|tags|tags-no-open] [--faults LIST] [--delay-ms N]\n"
-          "                [--chunk N] [--stats-file PATH] [--verbose]\n", stderr);
+          "                [--chunk N] [--stats-file PATH] [--echo-key] [--verbose]\n", stderr);
     exit(2);
 }
 
@@ -717,6 +762,10 @@ static void parse_args(int argc, char **argv)
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--verbose")) {
             opt.verbose = 1;
+            continue;
+        }
+        if (!strcmp(a, "--echo-key")) {
+            opt.echo_key = 1;
             continue;
         }
         if (!v)
