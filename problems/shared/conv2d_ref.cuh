@@ -149,3 +149,11 @@ conv2d_ref(const float *__restrict__ x, const float *__restrict__ w, float *__re
             }
     }
 }
+
+/* macro hygiene: nothing of this file leaks into the including reference */
+#undef COB
+#undef TX
+#undef TY
+#undef PX
+#undef PY
+#undef CC

@@ -132,3 +132,10 @@ conv_transpose2d_ref(const float *__restrict__ x, const float *__restrict__ w, f
             }
         }
 }
+
+/* macro hygiene: nothing of this file leaks into the including reference */
+#undef COB
+#undef R
+#undef NT
+#undef WCAP
+#undef KWF

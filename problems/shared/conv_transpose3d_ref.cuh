@@ -153,3 +153,9 @@ conv_transpose3d_ref(const float *__restrict__ x, const float *__restrict__ w,
         }
     }
 }
+
+/* macro hygiene: nothing of this file leaks into the including reference */
+#undef NH
+#undef NT
+#undef SMEM_D
+#undef COB
