@@ -1,0 +1,8 @@
+// problem: attention/010_gqa_window_softcap
+// expect: mismatch
+// near miss: window admits q - k <= W + 1
+#define KT __nv_bfloat16
+#define KMASK (M_CAUSAL | M_WINDOW)
+#define KMOD (S_SOFTCAP)
+#define BUG_WINDOW_OFF_BY_ONE
+// @launch naive_attention<<<dim3(cdiv(S, 8), HQ, B), 256>>>(q, k, v, out, 0, 0, S, D, HQ, HKV, W, 0, 0, 0, 0, softcap);
