@@ -100,7 +100,12 @@ int compile_server_main(int no_sandbox)
     json_t *hello = json_object();
     if (!no_sandbox) {
         sandbox_limits limits = {.address_space_bytes = 16LL << 30, .file_size_bytes = 1LL << 30};
-        if (sandbox_enter(include_dir, &limits, &err)) {
+        header_tree headers;
+        int rc = header_tree_collect(include_dir, &headers, &err);
+        if (rc == 0)
+            rc = sandbox_enter(&headers, &limits, &err);
+        header_tree_free(&headers);
+        if (rc) {
             json_object_set_new(hello, "fatal", json_string(err.buf));
             send_json(hello, NULL);
             return 1;

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 void compile_output_init(compile_output *o) { memset(o, 0, sizeof(*o)); }
 
@@ -133,9 +134,9 @@ int nvrtc_compile(const char *source, const char *arch, const char *include_dir,
     nvrtcProgram prog;
     if (nvrtcCreateProgram(&prog, source, "candidate.cu", 0, NULL, NULL) != NVRTC_SUCCESS)
         return kc_fail(err, "nvrtcCreateProgram failed");
-    strbuf arch_opt = STRBUF_INIT, inc_opt = STRBUF_INIT, raw = STRBUF_INIT;
+    strbuf arch_opt = STRBUF_INIT, inc_opt = STRBUF_INIT, cccl_opt = STRBUF_INIT, raw = STRBUF_INIT;
     sb_addf(&arch_opt, "-arch=%s", arch);
-    const char *opts[6];
+    const char *opts[7];
     int n = 0;
     opts[n++] = arch_opt.buf;
     opts[n++] = "-std=c++17";
@@ -144,6 +145,15 @@ int nvrtc_compile(const char *source, const char *arch, const char *include_dir,
     if (include_dir) {
         sb_addf(&inc_opt, "-I%s", include_dir);
         opts[n++] = inc_opt.buf;
+        /* CUDA 13 keeps cuda/std, cuda/barrier and what cooperative_groups.h needs here;
+         * nvcc searches it after include/, as here. */
+        sb_addf(&cccl_opt, "%s/cccl", include_dir);
+        struct stat st;
+        if (stat(cccl_opt.buf, &st) == 0 && S_ISDIR(st.st_mode)) {
+            sb_reset(&cccl_opt);
+            sb_addf(&cccl_opt, "-I%s/cccl", include_dir);
+            opts[n++] = cccl_opt.buf;
+        }
     }
     double t0 = now_ms();
     nvrtcResult rc = nvrtcCompileProgram(prog, n, opts);
@@ -167,7 +177,7 @@ int nvrtc_compile(const char *source, const char *arch, const char *include_dir,
         sb_adds(&out->log, nvrtcGetErrorString(rc));
     }
     nvrtcDestroyProgram(&prog);
-    sb_free(&arch_opt), sb_free(&inc_opt), sb_free(&raw);
+    sb_free(&arch_opt), sb_free(&inc_opt), sb_free(&cccl_opt), sb_free(&raw);
     return 0;
 }
 

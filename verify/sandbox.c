@@ -1,4 +1,5 @@
-/* sandbox: namespaces + chroot + seccomp confinement of the compile server. */
+/* sandbox: namespaces + chroot + seccomp confinement of the compile server, whose root
+ * holds only /tmp and a read-only copy of the allowed headers' tree (see sandbox.h). */
 #include "verify/sandbox.h"
 #include "common/error.h"
 
@@ -61,7 +62,40 @@ static int enter_namespaces(strbuf *err)
     return 0;
 }
 
-static int build_root(const char *root, const char *host_include, strbuf *err)
+/* Creates every missing directory of path (relative to base) up to its last slash. */
+static int make_parents(const char *base, const char *path)
+{
+    char dir[4096];
+    for (const char *slash = strchr(path, '/'); slash; slash = strchr(slash + 1, '/')) {
+        if (snprintf(dir, sizeof(dir), "%s/%.*s", base, (int)(slash - path), path) >=
+            (int)sizeof(dir))
+            return -1;
+        if (mkdir(dir, 0755) != 0 && errno != EEXIST)
+            return -1;
+    }
+    return 0;
+}
+
+static int write_tree(const char *dir, const header_tree *t, strbuf *err)
+{
+    char path[4096];
+    for (int i = 0; i < t->n; i++) {
+        const header_file *f = &t->files[i];
+        if (snprintf(path, sizeof(path), "%s/%s", dir, f->path) >= (int)sizeof(path) ||
+            make_parents(dir, f->path) != 0)
+            return kc_fail(err, "sandbox: cannot create the directory of %s: %s", f->path,
+                           strerror(errno));
+        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
+        ssize_t n = fd < 0 ? -1 : write(fd, f->text.buf ? f->text.buf : "", f->text.len);
+        if (fd >= 0)
+            close(fd);
+        if (n != (ssize_t)f->text.len)
+            return kc_fail(err, "sandbox: cannot write %s: %s", path, strerror(errno));
+    }
+    return 0;
+}
+
+static int build_root(const char *root, const header_tree *headers, strbuf *err)
 {
     char path[4096];
     if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
@@ -76,10 +110,13 @@ static int build_root(const char *root, const char *host_include, strbuf *err)
     snprintf(path, sizeof(path), "%s%s", root, SANDBOX_INCLUDE_DIR);
     if (mkdir(path, 0755) != 0)
         return kc_fail(err, "sandbox: cannot create %s: %s", path, strerror(errno));
-    if (mount(host_include, path, NULL, MS_BIND | MS_REC, NULL) != 0 ||
+    if (write_tree(path, headers, err))
+        return -1;
+    snprintf(path, sizeof(path), "%s/cuda", root);
+    if (mount(path, path, NULL, MS_BIND | MS_REC, NULL) != 0 ||
         mount(NULL, path, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_REC,
               NULL) != 0)
-        return kc_fail(err, "sandbox: cannot bind %s read-only: %s", host_include, strerror(errno));
+        return kc_fail(err, "sandbox: cannot make /cuda read-only: %s", strerror(errno));
     if (chdir(root) != 0 || chroot(root) != 0 || chdir("/") != 0)
         return kc_fail(err, "sandbox: chroot failed: %s", strerror(errno));
     return 0;
@@ -170,13 +207,13 @@ static int install_seccomp(strbuf *err)
     return 0;
 }
 
-int sandbox_enter(const char *host_include_dir, const sandbox_limits *limits, strbuf *err)
+int sandbox_enter(const header_tree *headers, const sandbox_limits *limits, strbuf *err)
 {
     char root[256];
     snprintf(root, sizeof(root), "/tmp/kc-sandbox-%u", (unsigned)geteuid());
     if (mkdir(root, 0700) != 0 && errno != EEXIST)
         return kc_fail(err, "sandbox: cannot create %s: %s", root, strerror(errno));
-    if (enter_namespaces(err) || build_root(root, host_include_dir, err))
+    if (enter_namespaces(err) || build_root(root, headers, err))
         return -1;
     close_other_fds();
     if (drop_privileges(err) || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
