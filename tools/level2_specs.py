@@ -327,3 +327,147 @@ problem(20, "conv_transpose3d_sum_residual_add_multiply_residual_add", "ConvTran
          Ew("v * {orig}", "multiply by orig"), Ew("v + {orig}", "add orig")],
         ["orig = x.clone()", "x = x + extra_bias", "x = x + orig", "x = x * orig", "x = x + orig"],
         ["B", "CO", "OD", "OH", "OW"], extra_inputs=[bias_in("extra_bias", ["CO", 1, 1, 1])])
+
+# ---------------------------------------------------------------- problems 21-40
+
+problem(21, "conv2d_add_scale_sigmoid_group_norm", "Conv2d, bias add, scale, sigmoid, GroupNorm", "conv2d",
+        dict(B=128, CI=8, CO=32, H=256, W=256, K=3, NG=8, **C2),
+        [Ew("v + {extra_bias}", "add extra_bias (CO, 1, 1)"), Ew("v * {scale}", "multiply by scale (CO, 1, 1)"),
+         Ew("l2_sigmoid(v)", "sigmoid"), gn("gn", "NG")],
+        ["x = x + extra_bias", "x = x * scale", "x = torch.sigmoid(x)", "x = F.group_norm(x, d['NG'], gn_weight, gn_bias, d['eps'])"],
+        ["B", "CO", "OH", "OW"],
+        extra_inputs=[bias_in("extra_bias", ["CO", 1, 1]), bias_in("scale", ["CO", 1, 1])] + affine("gn", "CO"), params=[("eps", 1e-5)],
+        small={"B": 2, "CI": 3, "CO": 16, "H": 10, "W": 12},
+        alt=[{"B": 3, "CI": 5, "CO": 24, "H": 33, "W": 17}, {"B": 1, "CI": 16, "CO": 32, "H": 67, "W": 131}])
+
+problem(22, "matmul_scale_residual_add_clamp_log_sum_exp_mish", "Linear, scale, x + x, clamp, logsumexp, x * mish(x)", "linear",
+        dict(B=1024, IN=8192, OUT=8192),
+        [Ew("v * scale_factor", "multiply by scale_factor"), Ew("v + v", "add the result to itself"),
+         Ew("l2_clamp(v, clamp_min, clamp_max)", "clamp to [clamp_min, clamp_max]"),
+         Reduce(1, 2, "lse", True, "logsumexp over OUT, keepdim (B, 1)"), Ew("v * l2_mish(v)", "x * mish(x)")],
+        ["x = x * d['scale_factor']", "x = x + x", "x = torch.clamp(x, d['clamp_min'], d['clamp_max'])",
+         "x = torch.logsumexp(x, dim=1, keepdim=True)", "x = x * F.mish(x)"], ["B", 1],
+        params=[("scale_factor", 2.0), ("clamp_min", -10.0), ("clamp_max", 10.0)])
+
+problem(23, "conv3d_group_norm_mean", "Conv3d, GroupNorm, mean over all but the batch", "conv3d",
+        dict(B=128, CI=3, CO=24, D=24, H=32, W=32, K=3, NG=8, **C2),
+        [gn("gn", "NG"), Reduce(1, 5, "mean", False, "mean over (CO, OD, OH, OW): one value per batch element")],
+        ["x = F.group_norm(x, d['NG'], gn_weight, gn_bias, d['eps'])", "x = x.mean(dim=[1, 2, 3, 4])"], ["B"],
+        extra_inputs=affine("gn", "CO"), params=[("eps", 1e-5)],
+        small={"B": 2, "CI": 3, "CO": 16, "D": 6, "H": 8, "W": 10},
+        alt=[{"B": 3, "CI": 5, "CO": 24, "D": 9, "H": 13, "W": 11}, {"B": 1, "CI": 4, "CO": 32, "D": 6, "H": 34, "W": 67}],
+        notes="With PyTorch's GroupNorm init (weight ones, bias zeros) the output would be zero up to rounding; gn_weight and gn_bias are drawn N(1, 0.5) and N(0, 0.5) so it is not.")
+
+problem(24, "conv3d_min_softmax", "Conv3d, min over depth, softmax over channels", "conv3d",
+        dict(B=128, CI=3, CO=24, D=24, H=32, W=32, K=3, **C2),
+        [Reduce(2, 3, "min", False, "min over the depth dim OD (no keepdim): (B, CO, OH, OW)"), Softmax(1, 2, "softmax over the channel dim")],
+        ["x = torch.min(x, dim=2)[0]", "x = torch.softmax(x, dim=1)"], ["B", "CO", "OH", "OW"],
+        tol={"atol": 1e-5, "rtol": 1e-4, "why": "softmax outputs near 1/CO = 0.04; float32 math errs by ~1e-8 absolute; 1e-5 absolute still fails TF32 products, a min over the wrong dim and a softmax over the wrong dim"})
+
+problem(25, "conv2d_min_tanh_tanh", "Conv2d, min over channels, tanh, tanh", "conv2d",
+        dict(B=128, CI=16, CO=64, H=256, W=256, K=3, **C2),
+        [Reduce(1, 2, "min", True, "min over the channel dim, keepdim (B, 1, OH, OW)"), Ew("tanh(v)", "tanh"), Ew("tanh(v)", "tanh again")],
+        ["x = torch.min(x, dim=1, keepdim=True)[0]", "x = torch.tanh(x)", "x = torch.tanh(x)"], ["B", 1, "OH", "OW"])
+
+problem(26, "conv_transpose3d_add_hard_swish", "ConvTranspose3d, add an input, x * hardswish(x)", "convT3d",
+        dict(B=128, CI=32, CO=64, D=16, H=16, W=16, K=3, S=2, P=1, OP=1),
+        [Ew("v + {add_input}", "add the input add_input (B, CO, OD, OH, OW)"), Ew("v * l2_hardswish(v)", "x * hardswish(x)")],
+        ["x = x + add_input", "x = x * F.hardswish(x)"], ["B", "CO", "OD", "OH", "OW"],
+        extra_inputs=[bias_in("add_input", ["B", "CO", "OD", "OH", "OW"])],
+        notes="KernelBench's module also creates a bias parameter that forward never uses; it is left out. add_input is the second forward input.")
+
+problem(27, "conv3d_hard_swish_group_norm_mean", "Conv3d, hardswish, GroupNorm, spatial mean", "conv3d",
+        dict(B=1024, CI=3, CO=16, D=16, H=32, W=32, K=4, NG=4, **C2),
+        [Ew("l2_hardswish(v)", "hardswish"), gn("gn", "NG"), Reduce(2, 5, "mean", False, "mean over (OD, OH, OW): (B, CO)")],
+        ["x = F.hardswish(x)", "x = F.group_norm(x, d['NG'], gn_weight, gn_bias, d['eps'])", "x = torch.mean(x, dim=[2, 3, 4])"], ["B", "CO"],
+        extra_inputs=affine("gn", "CO"), params=[("eps", 1e-5)],
+        small={"B": 2, "CI": 3, "CO": 8, "D": 6, "H": 8, "W": 10},
+        alt=[{"B": 3, "CI": 5, "CO": 12, "D": 9, "H": 13, "W": 11}, {"B": 1, "CI": 4, "CO": 16, "D": 6, "H": 34, "W": 67}],
+        notes="The per-channel spatial mean of a GroupNorm output is bias + weight * (channel mean - group mean)/std: non-trivial because the channels of a group differ.")
+
+problem(28, "bmm_instance_norm_sum_residual_add_multiply", "Linear, instance norm over the features, add y, multiply by y", "linear",
+        dict(B=1024, IN=8192, OUT=8192),
+        [Norm("layer", "eps", None, None, "InstanceNorm2d applied to x viewed as (B, 1, 1, OUT): per row, over the OUT features, biased variance, eps, no affine"),
+         Ew("v + {y_in}", "add the input y_in (B, OUT)"), Ew("v * {y_in}", "multiply by y_in")],
+        ["x = F.instance_norm(x.unsqueeze(1).unsqueeze(1), eps=d['eps']).squeeze(1).squeeze(1)", "x = x + y_in", "x = x * y_in"], ["B", "OUT"],
+        extra_inputs=[bias_in("y_in", ["B", "OUT"])], params=[("eps", 1e-5)],
+        notes="y_in is KernelBench's second forward input y.")
+
+problem(29, "matmul_mish_mish", "Linear, Mish, Mish", "linear",
+        dict(B=1024, IN=8192, OUT=8192),
+        [Ew("l2_mish(v)", "Mish"), Ew("l2_mish(v)", "Mish again")],
+        ["x = F.mish(x)", "x = F.mish(x)"], ["B", "OUT"])
+
+problem(30, "gemm_group_norm_hardtanh", "Linear, GroupNorm, Hardtanh", "linear",
+        dict(B=1024, IN=8192, OUT=8192, NG=16),
+        [Norm("group", "eps", "gn_weight", "gn_bias", "GroupNorm(NG groups of OUT/NG features, eps, affine gn_weight, gn_bias (OUT))", groups="NG"),
+         Ew("l2_clamp(v, hardtanh_min, hardtanh_max)", "Hardtanh(hardtanh_min, hardtanh_max)")],
+        ["x = F.group_norm(x, d['NG'], gn_weight, gn_bias, d['eps'])", "x = F.hardtanh(x, d['hardtanh_min'], d['hardtanh_max'])"], ["B", "OUT"],
+        extra_inputs=affine("gn", "OUT"), params=[("eps", 1e-5), ("hardtanh_min", -2.0), ("hardtanh_max", 2.0)],
+        small={"B": 4, "IN": 40, "OUT": 32}, alt=[{"B": 5, "IN": 257, "OUT": 48}, {"B": 33, "IN": 1024, "OUT": 160}])
+
+problem(31, "conv2d_min_add_multiply", "Conv2d, min with a constant, bias add, scale", "conv2d",
+        dict(B=128, CI=64, CO=128, H=128, W=128, K=3, **C2),
+        [Ew("fmin(v, constant_value)", "min(x, constant_value) elementwise"), Ew("v + {extra_bias}", "add extra_bias (CO, 1, 1)"),
+         Ew("v * scaling_factor", "multiply by scaling_factor")],
+        ["x = torch.min(x, torch.tensor(d['constant_value'], dtype=x.dtype, device=x.device))", "x = x + extra_bias", "x = x * d['scaling_factor']"],
+        ["B", "CO", "OH", "OW"], extra_inputs=[bias_in("extra_bias", ["CO", 1, 1])], params=[("constant_value", 0.5), ("scaling_factor", 2.0)])
+
+problem(32, "conv2d_scaling_min", "Conv2d, scale, min over channels", "conv2d",
+        dict(B=64, CI=64, CO=128, H=256, W=256, K=3, **C2),
+        [Ew("v * scale_factor", "multiply by scale_factor"), Reduce(1, 2, "min", True, "min over the channel dim, keepdim (B, 1, OH, OW)")],
+        ["x = x * d['scale_factor']", "x = torch.min(x, dim=1, keepdim=True)[0]"], ["B", 1, "OH", "OW"], params=[("scale_factor", 2.0)])
+
+problem(33, "gemm_scale_batch_norm", "Linear, scale, BatchNorm1d (training)", "linear",
+        dict(B=1024, IN=8192, OUT=8192),
+        [Ew("v * {scale}", "multiply by scale (OUT)"),
+         Norm("batch", "eps", "bn_weight", "bn_bias", "BatchNorm1d in training mode (statistics over the batch, biased variance), eps, affine bn_weight, bn_bias (OUT)")],
+        ["x = x * scale", "x = F.batch_norm(x, None, None, bn_weight, bn_bias, training=True, eps=d['eps'])"], ["B", "OUT"],
+        extra_inputs=[bias_in("scale", ["OUT"])] + affine("bn", "OUT"), params=[("eps", 1e-5)], notes=TRAIN_BN)
+
+problem(34, "conv_transpose3d_layer_norm_gelu_scaling", "ConvTranspose3d, LayerNorm over the last dim, GELU, scale", "convT3d",
+        dict(B=32, CI=32, CO=64, D=16, H=32, W=32, K=4, S=2, P=1, OP=0),
+        [Norm("layer", "eps", "ln_weight", "ln_bias", "LayerNorm over the LAST dim (OW, which equals CO in every dims set, as in KernelBench where normalized_shape = (out_channels,)), eps, affine ln_weight, ln_bias (CO)"),
+         Ew("l2_gelu(v)", "GELU (erf form)"), Ew("v * scaling_factor", "multiply by scaling_factor")],
+        ["x = F.layer_norm(x, (x.shape[-1],), ln_weight, ln_bias, d['eps'])", "x = F.gelu(x)", "x = x * d['scaling_factor']"],
+        ["B", "CO", "OD", "OH", "OW"], extra_inputs=affine("ln", "CO"), params=[("eps", 1e-5), ("scaling_factor", 1.0)],
+        small={"B": 2, "CI": 3, "CO": 8, "D": 3, "H": 4, "W": 4},
+        alt=[{"B": 3, "CI": 5, "CO": 10, "D": 3, "H": 7, "W": 5}, {"B": 1, "CI": 4, "CO": 16, "D": 2, "H": 5, "W": 8}],
+        notes="KernelBench's ConvTranspose3d here has no output padding (OP = 0).")
+
+problem(35, "conv2d_subtract_hard_swish_max_pool_mish", "Conv2d, subtract, hardswish, MaxPool2d, Mish", "conv2d",
+        dict(B=128, CI=64, CO=128, H=128, W=128, K=3, **C2),
+        [Ew("v - subtract_value", "subtract subtract_value"), Ew("l2_hardswish(v)", "hardswish"),
+         Pool("max", ["2", "2"], ["2", "2"], "MaxPool2d(kernel 2, stride 2)"), Ew("l2_mish(v)", "Mish")],
+        ["x = x - d['subtract_value']", "x = F.hardswish(x)", "x = F.max_pool2d(x, 2)", "x = F.mish(x)"],
+        ["B", "CO", "OH/2", "OW/2"], params=[("subtract_value", 0.5)])
+
+problem(36, "conv_transpose2d_min_sum_gelu_add", "ConvTranspose2d, min over channels, sum over height, GELU, bias add", "convT2d",
+        dict(B=16, CI=64, CO=128, H=128, W=128, K=3, S=2, P=1, OP=1),
+        [Reduce(1, 2, "min", True, "min over the channel dim, keepdim (B, 1, OH, OW)"),
+         Reduce(2, 3, "sum", True, "sum over the height dim, keepdim (B, 1, 1, OW)"),
+         Ew("l2_gelu(v)", "GELU (erf form)"), Ew("v + {extra_bias}", "add extra_bias (1, 1, 1)")],
+        ["x = torch.min(x, dim=1, keepdim=True)[0]", "x = torch.sum(x, dim=2, keepdim=True)", "x = F.gelu(x)", "x = x + extra_bias"],
+        ["B", 1, 1, "OW"], extra_inputs=[bias_in("extra_bias", [1, 1, 1])],
+        tol={"atol": 1e-4, "rtol": 1e-4, "why": "outputs are GELU of sums of OH channel minima (magnitude ~OH); float32 math errs by ~1e-6 relative, inside 1e-4; TF32 products and a min or sum over the wrong dim fail"})
+
+problem(37, "matmul_swish_sum_group_norm", "Linear, swish, bias add, GroupNorm", "linear",
+        dict(B=32768, IN=1024, OUT=4096, NG=64),
+        [Ew("v * l2_sigmoid(v)", "swish (x * sigmoid(x))"), Ew("v + {extra_bias}", "add extra_bias (OUT)"),
+         Norm("group", "eps", "gn_weight", "gn_bias", "GroupNorm(NG groups of OUT/NG features, eps, affine gn_weight, gn_bias (OUT))", groups="NG")],
+        ["x = torch.sigmoid(x) * x", "x = x + extra_bias", "x = F.group_norm(x, d['NG'], gn_weight, gn_bias, d['eps'])"], ["B", "OUT"],
+        extra_inputs=[bias_in("extra_bias", ["OUT"])] + affine("gn", "OUT"), params=[("eps", 1e-5)],
+        small={"B": 4, "IN": 40, "OUT": 128}, alt=[{"B": 5, "IN": 257, "OUT": 192}, {"B": 33, "IN": 1024, "OUT": 640}])
+
+problem(39, "gemm_scale_batch_norm", "Linear, scale, BatchNorm1d (training), batch 16384", "linear",
+        dict(B=16384, IN=4096, OUT=4096),
+        [Ew("v * {scale}", "multiply by scale (OUT)"),
+         Norm("batch", "eps", "bn_weight", "bn_bias", "BatchNorm1d in training mode (statistics over the batch, biased variance), eps, affine bn_weight, bn_bias (OUT)")],
+        ["x = x * scale", "x = F.batch_norm(x, None, None, bn_weight, bn_bias, training=True, eps=d['eps'])"], ["B", "OUT"],
+        extra_inputs=[bias_in("scale", ["OUT"])] + affine("bn", "OUT"), params=[("eps", 1e-5)], notes=TRAIN_BN)
+
+problem(40, "matmul_scaling_residual_add", "Linear, scale, residual add", "linear",
+        dict(B=16384, IN=4096, OUT=4096),
+        [Save("orig"), Ew("v * scaling_factor", "multiply by scaling_factor"), Ew("v + {orig}", "add the Linear output (orig)")],
+        ["orig = x.clone()", "x = x * d['scaling_factor']", "x = x + orig"], ["B", "OUT"], params=[("scaling_factor", 0.5)],
+        notes="The result is (1 + scaling_factor) times the Linear output.")
