@@ -66,6 +66,7 @@ static const char *format_description(enum export_format f)
     case EXPORT_MULTITURN: return "whole trajectories: spec, then kernel and verifier feedback alternating";
     case EXPORT_RL: return "one prompt per problem with what a reward function needs (verl fields)";
     case EXPORT_PREFERENCE: return "chosen (correct, fastest first) and rejected kernels of the same problem";
+    case EXPORT_KERNELBENCH: return "KernelBench-style Python modules (ModelNew through load_inline) of the kernels, in kernelbench/";
     }
     return "";
 }
@@ -219,6 +220,11 @@ static int move_into_place(const export_shards *w, const char *stage, const char
     strbuf from = STRBUF_INIT, to = STRBUF_INIT;
     int rc = 0;
     remove_old_shards(out);
+    path_join(&from, stage, "kernelbench"); /* --format kernelbench: the modules */
+    path_join(&to, out, "kernelbench");
+    remove_tree(to.buf);
+    if (file_exists(from.buf) && rename(from.buf, to.buf) != 0)
+        rc = kc_fail(err, "cannot move '%s' to '%s': %s", from.buf, to.buf, strerror(errno));
     static const char *const extra[] = {"DATASHEET.md", "README.md", "manifest.json"};
     for (int i = 0; i < w->n + 3 && !rc; i++) {
         const char *name = i < w->n ? w->shards[i].name : extra[i - w->n];

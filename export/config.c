@@ -20,12 +20,12 @@ void export_config_free(export_config *c)
     memset(c, 0, sizeof(*c));
 }
 
-static const char *const format_names[] = {"sft", "multiturn", "rl", "preference"};
+static const char *const format_names[] = {"sft", "multiturn", "rl", "preference", "kernelbench"};
 static const char *const dedup_names[] = {"none", "exact", "near"};
 
 int export_format_parse(const char *s, enum export_format *f)
 {
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 5; i++)
         if (!strcmp(s, format_names[i]))
             return *f = (enum export_format)i, 0;
     return -1;

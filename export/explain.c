@@ -222,7 +222,8 @@ void export_explain_empty(sqlite3 *db, const export_config *c, strbuf *out)
         return;
     verdict_histogram(db, c, out);
     switch (c->format) {
-    case EXPORT_SFT: explain_sft(db, c, out); break;
+    case EXPORT_SFT:
+    case EXPORT_KERNELBENCH: explain_sft(db, c, out); break;
     case EXPORT_MULTITURN: explain_multiturn(db, c, out); break;
     case EXPORT_PREFERENCE: explain_preference(db, c, out); break;
     default: break;

@@ -11,7 +11,9 @@
 
 static const char usage_text[] =
     "usage: kexport --db FILE --out DIR [options]\n"
-    "  --format F          sft | multiturn | rl | preference [sft]\n"
+    "  --format F          sft | multiturn | rl | preference | kernelbench [sft]\n"
+    "                      kernelbench: each kernel (sft's filters) as a KernelBench-style\n"
+    "                      Python module in DIR/kernelbench/<problem>/c<candidate>.py\n"
     "  --every-turn        sft: every correct turn (default: each trajectory's last correct)\n"
     "  --verdict LIST      verdicts kept (comma separated, or 'any') [sft: correct]\n"
     "                      multiturn: any list keeps solved trajectories only;\n"
@@ -68,7 +70,7 @@ static void value_option(export_config *c, const char *a, const char *v)
     else if (!strcmp(a, "--out")) c->out_dir = v;
     else if (!strcmp(a, "--format")) {
         if (export_format_parse(v, &c->format))
-            die("unknown format '%s' (sft, multiturn, rl, preference)", v);
+            die("unknown format '%s' (sft, multiturn, rl, preference, kernelbench)", v);
     } else if (!strcmp(a, "--dedup")) {
         if (export_dedup_parse(v, &c->dedup))
             die("unknown dedup mode '%s' (none, exact, near)", v);

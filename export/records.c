@@ -10,7 +10,9 @@
 #include "common/error.h"
 #include "common/hash.h"
 #include "common/prompt_text.h"
+#include "common/fsutil.h"
 #include "export/jsonw.h"
+#include "export/kernelbench.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -839,6 +841,81 @@ static int sft_row(export_ctx *x, sqlite3_stmt *st, void *arg, strbuf *err)
     return emit(x, split, &w, "an sft record", err);
 }
 
+/* kernelbench: the row's kernel as a KernelBench-style module (export/kernelbench.h), written
+ * as <stage>/kernelbench/<problem id>/c<candidate id>.py and as a record carrying its text. */
+static int kernelbench_row(export_ctx *x, sqlite3_stmt *st, void *arg, strbuf *err)
+{
+    const char *src;
+    size_t len;
+    int rs = row_source(x, st, &src, &len, err);
+    if (rs)
+        return rs < 0 ? -1 : 0;
+    if (!src)
+        return 0;
+    const char *pid = text(st, COL_PROBLEM), *split = text(st, COL_SPLIT);
+    long long cand = sqlite3_column_int64(st, COL_ID);
+    const problem *p = kernelbench_problem(arg, x->db, pid, err);
+    strbuf code = STRBUF_INIT, origin = STRBUF_INIT, rel = STRBUF_INIT, path = STRBUF_INIT,
+           kernel = STRBUF_INIT;
+    sb_add(&kernel, src, len);
+    sb_addf(&origin, "candidate %lld of problem %s (database %s)", cand, pid, x->db_uuid);
+    sb_addf(&rel, "kernelbench/%s/c%lld.py", pid, cand);
+    path_join(&path, x->shards->stage_dir, rel.buf);
+    int rc = p ? kernelbench_module(p, kernel.buf, origin.buf, &code, err) : -1;
+    if (rc && p) {
+        char *why = xstrdup(sb_str(err));
+        kc_fail(err, "candidate %lld (%s): %s", cand, pid, why);
+        free(why);
+    }
+    strbuf dir = STRBUF_INIT;
+    path_dirname(path.buf, &dir);
+    if (!rc)
+        rc = mkdir_p(dir.buf, err);
+    if (!rc)
+        rc = write_file_atomic(path.buf, code.buf, code.len, err);
+    if (!rc) {
+        problem_parts(x, st);
+        jsonw w;
+        begin_record(x, &w);
+        jw_object(&w);
+        jw_key(&w, "format");
+        jw_raw(&w, "\"kernelbench\"", 13);
+        jw_key(&w, "split");
+        jw_cstring(&w, split);
+        jw_key(&w, "problem");
+        jw_raw(&w, x->problem_part.buf, x->problem_part.len);
+        jw_key(&w, "path");
+        jw_string(&w, rel.buf, rel.len);
+        jw_key(&w, "code");
+        jw_string(&w, code.buf, code.len);
+        jw_key(&w, "labels");
+        put_labels(&w, st);
+        jw_key(&w, "provenance");
+        put_provenance(x, &w, st);
+        jw_end_object(&w);
+        w.bad_utf8 |= x->parts_bad_utf8;
+        count_record(x, st);
+        rc = emit(x, split, &w, "a kernelbench record", err);
+    }
+    sb_free(&code), sb_free(&origin), sb_free(&rel), sb_free(&path), sb_free(&kernel), sb_free(&dir);
+    return rc;
+}
+
+/* The rows of sft (same filters: --verdict, default correct; --every-turn), as modules. */
+static int export_kernelbench(export_ctx *x, strbuf *err)
+{
+    const export_config *c = x->cfg;
+    sqlite3_stmt *st = candidate_query(x, c->verdicts ? c->verdicts : "correct", VERDICTS_OF_ALL,
+                                       1, " AND c.source_sha IS NOT NULL ORDER BY c.id", err);
+    if (!st)
+        return -1;
+    kernelbench_problems problems = {0};
+    int rc = for_each_problem(x, st, kernelbench_row, NULL, &problems, err);
+    kernelbench_problems_free(&problems);
+    sqlite3_finalize(st);
+    return rc;
+}
+
 static int export_sft(export_ctx *x, strbuf *err)
 {
     const export_config *c = x->cfg;
@@ -1391,6 +1468,7 @@ int export_records(export_ctx *x, strbuf *err)
     case EXPORT_MULTITURN: return export_multiturn(x, err);
     case EXPORT_RL: return export_rl(x, err);
     case EXPORT_PREFERENCE: return export_preference(x, err);
+    case EXPORT_KERNELBENCH: return export_kernelbench(x, err);
     }
     return kc_fail(err, "unknown format");
 }
