@@ -107,17 +107,16 @@ int candidate_extract(const char *response, strbuf *code, strbuf *err)
     strip_thinking(response, &answer);
     struct block blocks[64];
     int n = find_blocks(answer.buf ? answer.buf : "", blocks, 64);
-    int pick = -1;
-    /* The last block with launch lines wins (a revision usually ends with the final version). */
+    /* Exactly one code block (the format says so): a second one is not guessed between. */
+    int pick = -1, n_code = 0;
     for (int i = 0; i < n; i++)
-        if (has_launch(&blocks[i]))
-            pick = i;
-    if (pick < 0)
-        for (int i = 0; i < n; i++)
-            if (blocks[i].cuda_lang)
-                pick = i;
+        if (blocks[i].cuda_lang || has_launch(&blocks[i]))
+            pick = i, n_code++;
     int rc = 0;
-    if (pick < 0) {
+    if (n_code > 1) {
+        rc = kc_fail(err, "the answer has %d ```cuda code blocks; the format takes exactly one: put "
+                          "the whole kernel, with its // @launch lines, in a single ```cuda block", n_code);
+    } else if (pick < 0) {
         rc = kc_fail(err, n ? "no ```cuda code block with @launch lines in the answer"
                             : "no fenced ```cuda code block in the answer");
     } else if (!blocks[pick].closed) {
@@ -128,6 +127,69 @@ int candidate_extract(const char *response, strbuf *code, strbuf *err)
     }
     sb_free(&answer);
     return rc;
+}
+
+static int has_launch_line(const char *text)
+{
+    for (const char *p = strstr(text, "@launch"); p; p = strstr(p + 1, "@launch")) {
+        const char *q = p;
+        while (q > text && (q[-1] == ' ' || q[-1] == '\t'))
+            q--;
+        if (q - text >= 2 && q[-1] == '/' && q[-2] == '/')
+            return 1;
+    }
+    return 0;
+}
+
+int candidate_source(const char *text, strbuf *code, strbuf *err)
+{
+    if (strstr(text, "```")) {
+        if (candidate_extract(text, code, err))
+            return -1;
+    } else if (has_launch_line(text)) {
+        sb_reset(code);
+        sb_adds(code, text);
+    } else {
+        return kc_fail(err, "no ```cuda code block in the answer: the kernel goes in one ```cuda "
+                            "block with its // @launch lines");
+    }
+    return candidate_check_text(code->buf, code->len, err);
+}
+
+/* Length of the UTF-8 sequence at s (n bytes left), 0 when it is not one (overlong forms,
+ * surrogates and code points above U+10FFFF included). */
+static size_t utf8_seq(const unsigned char *s, size_t n)
+{
+    unsigned c = s[0];
+    size_t k = c < 0x80 ? 1 : (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
+    if (!k || k > n || (k == 2 && c < 0xC2) || (k == 4 && c > 0xF4))
+        return 0;
+    for (size_t i = 1; i < k; i++)
+        if ((s[i] & 0xC0) != 0x80)
+            return 0;
+    if (k == 3 && ((c == 0xE0 && s[1] < 0xA0) || (c == 0xED && s[1] >= 0xA0)))
+        return 0;
+    if (k == 4 && ((c == 0xF0 && s[1] < 0x90) || (c == 0xF4 && s[1] >= 0x90)))
+        return 0;
+    return k;
+}
+
+int candidate_check_text(const char *s, size_t len, strbuf *err)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    int line = 1;
+    for (size_t i = 0; i < len;) {
+        if (u[i] == 0)
+            return kc_fail(err, "line %d: a NUL byte: a candidate must be UTF-8 text", line);
+        size_t k = utf8_seq(u + i, len - i);
+        if (!k)
+            return kc_fail(err, "line %d: byte 0x%02X is not valid UTF-8: a candidate must be UTF-8 "
+                                "text (write non-ASCII characters as UTF-8, or leave them out)",
+                           line, u[i]);
+        line += u[i] == '\n';
+        i += k;
+    }
+    return 0;
 }
 
 /* ---- launch and scratch lines ---- */

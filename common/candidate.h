@@ -63,8 +63,17 @@ typedef struct launch_unit {
     scratch_spec scratch[KC_MAX_SCRATCH];
 } launch_unit;
 
-/* Pulls the kernel source out of a model's answer. */
+/* Pulls the kernel source out of a model's answer: exactly one code block (```cuda, ```cu,
+ * ```c++ ..., or any fenced block with a // @launch line; blocks in other languages are
+ * ignored); two or more are an error that says so. */
 int candidate_extract(const char *response, strbuf *code, strbuf *err);
+/* The one rule for a model's answer or a candidate file, in kcollect and every kverify command:
+ * text with a ``` fence goes through candidate_extract; text without one is the source itself
+ * when it has a // @launch line (a .cu file), else "no ```cuda code block"; and the source
+ * must be UTF-8 text (candidate_check_text). */
+int candidate_source(const char *text, strbuf *code, strbuf *err);
+/* 0 when s[0..len) is UTF-8 text without NUL bytes; else -1 naming the line and the byte. */
+int candidate_check_text(const char *s, size_t len, strbuf *err);
 /* Parses launch and scratch lines; names are checked against the problem, and every
  * expression is evaluated under each dim set of the problem (default, small, alt): geometry,
  * shared memory and scratch sizes must lie within the limits above. */

@@ -3,6 +3,7 @@
 #include "common/error.h"
 
 #include <jansson.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -56,9 +57,73 @@ void export_config_json(const export_config *c, strbuf *out)
         json_object_set_new(o, "runs", json_string(c->runs));
     if (c->models)
         json_object_set_new(o, "models", json_string(c->models));
+    if (c->skip_bad_text)
+        json_object_set_new(o, "skip_bad_text", json_true());
     char *s = json_dumps(o, JSON_SORT_KEYS | JSON_COMPACT | JSON_REAL_PRECISION(10));
     sb_reset(out);
     sb_adds(out, s);
     free(s);
     json_decref(o);
+}
+
+/* ---- validation of the filter values (kexport's flags) ---- */
+
+const char *const export_verdict_names[] = {"correct",      "compiled",      "mismatch",
+                                            "unsafe",       "timeout",       "runtime_error",
+                                            "launch_error", "compile_error", "policy_violation",
+                                            "extract_error", NULL};
+const char *const export_split_values[] = {"train", "valid", "test", "heldout", NULL};
+
+static int in_list(const char *const *names, const char *s, size_t n)
+{
+    for (int i = 0; names[i]; i++)
+        if (strlen(names[i]) == n && !strncmp(names[i], s, n))
+            return 1;
+    return 0;
+}
+
+int export_check_list(const char *opt, const char *list, const char *const *valid, int allow_any,
+                      strbuf *err)
+{
+    if (allow_any && !strcmp(list, "any"))
+        return 0;
+    for (const char *p = list;;) {
+        size_t n = strcspn(p, ",");
+        if (!n || !in_list(valid, p, n)) {
+            strbuf names = STRBUF_INIT;
+            for (int i = 0; valid[i]; i++)
+                sb_addf(&names, "%s%s", i ? ", " : "", valid[i]);
+            kc_fail(err, "%s: %s'%.*s' is not one of %s%s (comma separated)", opt,
+                    n ? "" : "an empty value ", (int)n, p, names.buf, allow_any ? ", or any" : "");
+            sb_free(&names);
+            return -1;
+        }
+        if (!p[n])
+            return 0;
+        p += n + 1;
+    }
+}
+
+int export_check_levels(const char *list, strbuf *err)
+{
+    for (const char *p = list;;) {
+        size_t n = strspn(p, "0123456789");
+        if (!n || n > 6 || (p[n] && p[n] != ',') || atoi(p) < 1)
+            return kc_fail(err, "--level: expected problem levels (whole numbers from 1) separated "
+                                "by commas, got '%s'", list);
+        if (!p[n])
+            return 0;
+        p += n + 1;
+    }
+}
+
+int export_parse_number(const char *opt, const char *v, double lo, double hi, double *out,
+                        strbuf *err)
+{
+    char *end;
+    double x = strtod(v, &end);
+    if (end == v || *end || !isfinite(x) || x < lo || x > hi)
+        return kc_fail(err, "%s: expected a number from %g to %g, got '%s'", opt, lo, hi, v);
+    *out = x;
+    return 0;
 }

@@ -21,6 +21,7 @@ typedef struct export_config {
     long long shard_bytes;   /* uncompressed bytes per shard [256 MiB] */
     int gzip, gzip_level;    /* [1, 6] */
     int tar;                 /* also write <out>.tar */
+    int skip_bad_text;       /* leave out candidates whose kernel is not UTF-8 (else: fail) */
     char *system_prompt;     /* replaces the system message of every record; NULL: the one the
                               * model saw (recorded request), else kcollect's (prompt_text.h) */
     char *runs;              /* comma list of run ids (--run), NULL = all */
@@ -38,5 +39,15 @@ int export_dedup_parse(const char *s, enum export_dedup *d);
 const char *export_dedup_name(enum export_dedup d);
 /* Canonical JSON of the settings that shape the output (not the paths). */
 void export_config_json(const export_config *c, strbuf *out);
+
+/* Filter values, checked before anything is read: an error names the option, the value and
+ * the valid values. */
+extern const char *const export_verdict_names[]; /* NULL-terminated */
+extern const char *const export_split_values[];
+int export_check_list(const char *opt, const char *list, const char *const *valid, int allow_any,
+                      strbuf *err);
+int export_check_levels(const char *list, strbuf *err);
+int export_parse_number(const char *opt, const char *v, double lo, double hi, double *out,
+                        strbuf *err);
 
 #endif

@@ -15,13 +15,16 @@ static const char usage_text[] =
     "                      kernelbench: each kernel (sft's filters) as a KernelBench-style\n"
     "                      Python module in DIR/kernelbench/<problem>/c<candidate>.py\n"
     "  --every-turn        sft: every correct turn (default: each trajectory's last correct)\n"
-    "  --verdict LIST      verdicts kept (comma separated, or 'any') [sft: correct]\n"
+    "  --verdict LIST      verdicts kept (comma separated, or 'any') [sft: correct]: correct,\n"
+    "                      compiled, mismatch, unsafe, timeout, runtime_error, launch_error,\n"
+    "                      compile_error, policy_violation, extract_error\n"
     "                      multiturn: any list keeps solved trajectories only;\n"
     "                      preference: verdicts allowed on the rejected side [any];\n"
     "                      chosen is always correct\n"
     "  --min-speedup X     minimum eager speedup (preference: of the chosen side)\n"
     "  --split LIST        splits exported [train,valid,test]; 'heldout' only when named\n"
-    "  --level LIST        problem levels, e.g. 1,2\n"
+    "  --level LIST        problem levels, e.g. 1,2 (whole numbers from 1)\n"
+    "                      (a value outside these lists is an error that names the valid ones)\n"
     "  --dedup MODE        none | exact | near: representatives only [near]\n"
     "  --max-pairs N       preference pairs per problem [64]\n"
     "  --shard-mb N        uncompressed MiB per shard [256]\n"
@@ -35,6 +38,8 @@ static const char usage_text[] =
     "                      the last kcurate run), run kcurate first with the same parameters\n"
     "                      (default: refuse and print the kcurate command to run)\n"
     "  --allow-stale       export stale labels anyway (counted in manifest.json)\n"
+    "  --skip-bad-text     leave out (with a warning naming each) candidates whose kernel is\n"
+    "                      not UTF-8 text; default: the export fails naming the first one\n"
     "  --strict            exit status 1 when no record was exported (the reason is printed\n"
     "                      either way)\n"
     "  --system-prompt S   replaces the system message of every record (default: the one\n"
@@ -60,12 +65,18 @@ static int flag_option(export_config *c, const char *a)
     else if (!strcmp(a, "--tar")) c->tar = 1;
     else if (!strcmp(a, "--curate")) c->curate_first = 1;
     else if (!strcmp(a, "--allow-stale")) c->allow_stale = 1;
+    else if (!strcmp(a, "--skip-bad-text")) c->skip_bad_text = 1;
     else return 0;
     return 1;
 }
 
+/* Dies with the message of a failed check. */
+#define checked(call) do { if ((call) < 0) die("%s", err.buf); } while (0)
+
 static void value_option(export_config *c, const char *a, const char *v)
 {
+    strbuf err = STRBUF_INIT;
+    double d;
     if (!strcmp(a, "--db")) c->db_path = v;
     else if (!strcmp(a, "--out")) c->out_dir = v;
     else if (!strcmp(a, "--format")) {
@@ -74,20 +85,34 @@ static void value_option(export_config *c, const char *a, const char *v)
     } else if (!strcmp(a, "--dedup")) {
         if (export_dedup_parse(v, &c->dedup))
             die("unknown dedup mode '%s' (none, exact, near)", v);
-    } else if (!strcmp(a, "--verdict")) set_string(&c->verdicts, v);
-    else if (!strcmp(a, "--split")) set_string(&c->splits, v);
-    else if (!strcmp(a, "--level")) set_string(&c->levels, v);
+    } else if (!strcmp(a, "--verdict")) {
+        checked(export_check_list(a, v, export_verdict_names, 1, &err));
+        set_string(&c->verdicts, v);
+    } else if (!strcmp(a, "--split")) {
+        checked(export_check_list(a, v, export_split_values, 0, &err));
+        set_string(&c->splits, v);
+    } else if (!strcmp(a, "--level")) {
+        checked(export_check_levels(v, &err));
+        set_string(&c->levels, v);
+    }
     else if (!strcmp(a, "--run")) {
         if (!*v || strspn(v, "0123456789,") != strlen(v))
             die("--run wants run ids separated by commas, not '%s'", v);
         set_string(&c->runs, v);
     } else if (!strcmp(a, "--model")) set_string(&c->models, v);
     else if (!strcmp(a, "--system-prompt")) set_string(&c->system_prompt, v);
-    else if (!strcmp(a, "--min-speedup")) c->min_speedup = atof(v);
-    else if (!strcmp(a, "--max-pairs")) c->max_pairs = atoi(v);
-    else if (!strcmp(a, "--shard-mb")) c->shard_bytes = (long long)(atof(v) * 1048576.0);
-    else if (!strcmp(a, "--gzip-level")) c->gzip_level = atoi(v);
-    else die("unknown option '%s' (see kexport --help)", a);
+    else if (!strcmp(a, "--min-speedup")) checked(export_parse_number(a, v, 0, 1e9, &c->min_speedup, &err));
+    else if (!strcmp(a, "--max-pairs")) {
+        checked(export_parse_number(a, v, 0, 1e9, &d, &err));
+        c->max_pairs = (int)d;
+    } else if (!strcmp(a, "--shard-mb")) {
+        checked(export_parse_number(a, v, 0.001, 1e7, &d, &err));
+        c->shard_bytes = (long long)(d * 1048576.0);
+    } else if (!strcmp(a, "--gzip-level")) {
+        checked(export_parse_number(a, v, 1, 9, &d, &err));
+        c->gzip_level = (int)d;
+    } else die("unknown option '%s' (see kexport --help)", a);
+    sb_free(&err);
 }
 
 int main(int argc, char **argv)

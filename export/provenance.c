@@ -62,7 +62,8 @@ json_t *provenance_json(sqlite3 *db, const export_ctx *x)
 {
     int n = x->n_runs;
     int64_t *ids = xcalloc((size_t)n + 1, sizeof *ids);
-    memcpy(ids, x->run_ids, (size_t)n * sizeof *ids);
+    if (n) /* x->run_ids is NULL when no record was exported */
+        memcpy(ids, x->run_ids, (size_t)n * sizeof *ids);
     qsort(ids, (size_t)n, sizeof *ids, cmp_id);
     json_t *runs = json_array(), *models = json_array(), *servers = json_array();
     long synthetic_records = 0;

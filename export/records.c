@@ -7,6 +7,7 @@
  * without one. The rl format (one record per problem) is built with jansson. Output is
  * byte-identical to what jansson's compact dump of the same records would give. */
 #include "export/records.h"
+#include "common/candidate.h"
 #include "common/error.h"
 #include "common/hash.h"
 #include "common/prompt_text.h"
@@ -554,8 +555,10 @@ static void problem_parts(export_ctx *x, sqlite3_stmt *st)
 }
 
 /* The row's kernel source, looked up after the sort (so that SQLite never sorts kernels) and
- * checked: present and intact. *src is NULL when the candidate has no kernel. The data stays
- * valid until the next call. */
+ * checked: present, intact and UTF-8 text. *src is NULL when the candidate has no kernel. The
+ * data stays valid until the next call. A kernel that is not UTF-8 text (imported before kverify
+ * import refused such files) fails the export naming the candidate, or with --skip-bad-text is
+ * left out with a warning naming it: 1 then, the row is skipped. */
 static int row_source(export_ctx *x, sqlite3_stmt *st, const char **src, size_t *len, strbuf *err)
 {
     *src = NULL;
@@ -583,7 +586,24 @@ static int row_source(export_ctx *x, sqlite3_stmt *st, const char **src, size_t 
     if (strcmp(check, sha))
         return kc_fail(err, "candidate %lld: blob %s is corrupt (content hashes to %s)",
                        (long long)sqlite3_column_int64(st, COL_ID), sha, check);
-    return 0;
+    strbuf why = STRBUF_INIT;
+    rc = 0;
+    if (candidate_check_text(*src, *len, &why)) {
+        long long id = (long long)sqlite3_column_int64(st, COL_ID);
+        if (x->cfg->skip_bad_text) {
+            warning("left out candidate %lld (%s): its kernel is not UTF-8 text (%s)", id,
+                    text(st, COL_PROBLEM), why.buf);
+            x->skipped_bad_text++;
+            *src = NULL;
+            rc = 1;
+        } else {
+            rc = kc_fail(err, "candidate %lld (%s): its kernel is not UTF-8 text (%s); "
+                              "--skip-bad-text leaves such candidates out", id,
+                         text(st, COL_PROBLEM), why.buf);
+        }
+    }
+    sb_free(&why);
+    return rc;
 }
 
 static void count_record(export_ctx *x, sqlite3_stmt *st)
@@ -692,15 +712,20 @@ static void verdict_filter(strbuf *where, const char *verdicts, enum verdict_sco
 
 /* Appends the --min-speedup condition: on every row, or (preference) on the chosen side only:
  * the rejected side is incorrect kernels, which are never timed. */
-static void speedup_filter(strbuf *where, double min_speedup, enum verdict_scope scope)
+static void speedup_filter(strbuf *where, double min_speedup, enum verdict_scope scope,
+                           char ***binds, int *n)
 {
     if (min_speedup <= 0)
         return;
+    /* Bound like every other value: no number is formatted into the SQL text. */
+    char v[64];
+    snprintf(v, sizeof v, "%.17g", min_speedup);
+    *binds = xrealloc(*binds, (size_t)(*n + 1) * sizeof(char *));
+    (*binds)[(*n)++] = xstrdup(v);
     if (scope == VERDICTS_OF_ALL)
-        sb_addf(where, " AND tm.speedup_eager >= %.17g", min_speedup);
+        sb_adds(where, " AND tm.speedup_eager >= CAST(? AS REAL)");
     else
-        sb_addf(where, " AND (cl.verdict_class IS NOT 'correct' OR tm.speedup_eager >= %.17g)",
-                min_speedup);
+        sb_adds(where, " AND (cl.verdict_class IS NOT 'correct' OR tm.speedup_eager >= CAST(? AS REAL))");
 }
 
 /* --run and --model: only candidates of those runs (and of runs of those models). */
@@ -730,7 +755,7 @@ static void common_filters(const export_config *c, const char *verdicts, enum ve
     add_in_filter(where, "CAST(pr.level AS TEXT)", c->levels, binds, n);
     run_filter(c, where, binds, n);
     verdict_filter(where, verdicts, scope, binds, n);
-    speedup_filter(where, c->min_speedup, scope);
+    speedup_filter(where, c->min_speedup, scope, binds, n);
 }
 
 /* Prepares sql and binds the filter values from parameter first on. */
@@ -809,8 +834,9 @@ static int sft_row(export_ctx *x, sqlite3_stmt *st, void *arg, strbuf *err)
     (void)arg;
     const char *src;
     size_t len;
-    if (row_source(x, st, &src, &len, err))
-        return -1;
+    int rs = row_source(x, st, &src, &len, err);
+    if (rs)
+        return rs < 0 ? -1 : 0;
     if (!src)
         return 0; /* nothing to learn from a turn without a kernel */
     problem_parts(x, st);
@@ -1039,8 +1065,9 @@ static int multiturn_row(export_ctx *x, sqlite3_stmt *st, void *arg, strbuf *err
         return -1;
     const char *src;
     size_t len;
-    if (row_source(x, st, &src, &len, err))
-        return -1;
+    int rs = row_source(x, st, &src, &len, err);
+    if (rs)
+        return rs < 0 ? -1 : 0;
     problem_parts(x, st);
     if (!a->open) {
         if (row_prompt(x, st, err))
@@ -1408,8 +1435,9 @@ static int preference_row(export_ctx *x, sqlite3_stmt *st, void *arg, strbuf *er
     pair_pool *p = arg;
     const char *src;
     size_t len;
-    if (row_source(x, st, &src, &len, err))
-        return -1;
+    int rs = row_source(x, st, &src, &len, err);
+    if (rs)
+        return rs < 0 ? -1 : 0;
     if (!src)
         return 0;
     int correct = text(st, COL_CLASS) && !strcmp(text(st, COL_CLASS), "correct");

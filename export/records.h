@@ -59,6 +59,7 @@ typedef struct export_ctx {
     long *run_records;
     int n_runs;
     long stale_candidates; /* exported with --allow-stale: candidates whose labels are stale */
+    long skipped_bad_text; /* --skip-bad-text: candidates left out, their kernel not UTF-8 */
 } export_ctx;
 
 extern const char *const export_split_names[4];

@@ -1,6 +1,7 @@
 /* cli_run: `kverify import` (candidate files into a database, pending) and
  * `kverify run` (verify every pending candidate and record the results; many
  * compiles in flight keep the GPU workers fed). */
+#include "common/candidate.h"
 #include "common/db.h"
 #include "common/error.h"
 #include "common/fsutil.h"
@@ -66,9 +67,19 @@ int cli_import(int argc, char **argv)
     if (kc_db_open(db_path, KC_DB_CREATE, &db, &err) || kc_db_begin(db, &err) ||
         problem_register(db, &p, &err))
         goto out_problem;
-    for (int i = optind; i < argc; i++)
-        if (read_file(argv[i], &text, &err) || insert_candidate(db, p.id, text.buf, &err))
+    for (int i = optind; i < argc; i++) {
+        if (read_file(argv[i], &text, &err))
             goto out_problem;
+        strbuf why = STRBUF_INIT;
+        if (candidate_check_text(text.buf, text.len, &why)) { /* kexport would choke on it later */
+            kc_fail(&err, "%s: %s; nothing imported", argv[i], why.buf);
+            sb_free(&why);
+            goto out_problem;
+        }
+        sb_free(&why);
+        if (insert_candidate(db, p.id, text.buf, &err))
+            goto out_problem;
+    }
     if (kc_db_commit(db, &err))
         goto out_problem;
     printf("imported %d candidates for %s into %s\n", argc - optind, p.id, db_path);

@@ -184,14 +184,9 @@ static int extract_source(const char *response, kv_result *r)
 {
     strbuf err = STRBUF_INIT;
     int rc = 0;
-    if (strstr(response, "```")) {
-        if (candidate_extract(response, &r->source, &err)) {
-            set_verdict(r, "extract_error", err.buf);
-            rc = -1;
-        }
-    } else {
-        sb_reset(&r->source);
-        sb_adds(&r->source, response);
+    if (candidate_source(response, &r->source, &err)) { /* the one rule (candidate.h) */
+        set_verdict(r, "extract_error", err.buf);
+        rc = -1;
     }
     sb_free(&err);
     return rc;

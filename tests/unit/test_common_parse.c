@@ -68,11 +68,45 @@ static void test_extract_fences_and_thinking(void **state)
     assert_int_equal(candidate_extract(no_open, &code, &err), 0);
     assert_non_null(strstr(code.buf, "good"));
     assert_null(strstr(code.buf, "bad"));
-    /* Several blocks: the last one with launch lines wins. */
+    /* Blocks in other languages are not code blocks: one ```cuda block and a ```python one. */
+    const char *other = "```python\nprint()\n```\n```cuda\nv1\n// @launch a<<<1,1>>>();\n```\n";
+    assert_int_equal(candidate_extract(other, &code, &err), 0);
+    assert_non_null(strstr(code.buf, "v1"));
+    /* Two code blocks: exactly one is the rule (the last one was taken silently before). */
     const char *several = "```cuda\nv1\n// @launch a<<<1,1>>>();\n```\ntext\n```python\nprint()\n```\n"
                           "```cu\nv2\n// @launch b<<<1,1>>>();\n```\n";
-    assert_int_equal(candidate_extract(several, &code, &err), 0);
-    assert_non_null(strstr(code.buf, "v2"));
+    assert_int_equal(candidate_extract(several, &code, &err), -1);
+    assert_non_null(strstr(err.buf, "2 ```cuda code blocks"));
+    assert_non_null(strstr(err.buf, "exactly one"));
+    sb_free(&code), sb_free(&err);
+}
+
+/* The one rule of candidate_source: fenced answers, bare .cu files, prose, invalid UTF-8. */
+static void test_candidate_source_rule(void **state)
+{
+    (void)state;
+    strbuf code = STRBUF_INIT, err = STRBUF_INIT;
+    /* Prose without a block: says there is no ```cuda block (it said "no // @launch line"). */
+    assert_int_equal(candidate_source("Sure! I would write a kernel that adds.", &code, &err), -1);
+    assert_non_null(strstr(err.buf, "no ```cuda code block"));
+    /* A bare source file with launch lines is the source itself. */
+    const char *file = "extern \"C\" __global__ void k(float *y) {}\n// @launch k<<<1, 1>>>(y);\n";
+    assert_int_equal(candidate_source(file, &code, &err), 0);
+    assert_string_equal(code.buf, file);
+    /* A fenced answer goes through the extraction. */
+    assert_int_equal(candidate_source("Here:\n```cuda\nint x;\n// @launch k<<<1,1>>>();\n```\n", &code, &err), 0);
+    assert_string_equal(code.buf, "int x;\n// @launch k<<<1,1>>>();\n");
+    /* One 0xFF byte in a comment: rejected up front, naming the line and the byte. */
+    const char *bad = "```cuda\n// caf\xff\nint x;\n// @launch k<<<1,1>>>();\n```\n";
+    assert_int_equal(candidate_source(bad, &code, &err), -1);
+    assert_non_null(strstr(err.buf, "line 1: byte 0xFF is not valid UTF-8"));
+    /* Valid multi-byte UTF-8 passes; overlong forms, surrogates and NUL do not. */
+    assert_int_equal(candidate_check_text("// \xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\n", 15, &err), 0);
+    assert_int_equal(candidate_check_text("\xc0\xaf", 2, &err), -1);
+    assert_int_equal(candidate_check_text("\xed\xa0\x80", 3, &err), -1);
+    assert_int_equal(candidate_check_text("a\nb\0c", 5, &err), -1);
+    assert_non_null(strstr(err.buf, "line 2: a NUL byte"));
+    assert_int_equal(candidate_check_text("\xe2\x82", 2, &err), -1); /* cut sequence */
     sb_free(&code), sb_free(&err);
 }
 
@@ -160,6 +194,7 @@ int main(void)
         cmocka_unit_test(test_expr_errors),
         cmocka_unit_test(test_extract_fences_and_thinking),
         cmocka_unit_test(test_extract_errors),
+        cmocka_unit_test(test_candidate_source_rule),
         cmocka_unit_test(test_parse_launch_lines),
         cmocka_unit_test(test_parse_errors_name_the_line),
     };
