@@ -402,7 +402,7 @@ static void retry_notice(const llm_client *c, int attempt, const llm_reply *r, c
     char status[32] = "no HTTP status";
     if (r->http_status > 0)
         snprintf(status, sizeof status, "HTTP %d", r->http_status);
-    fprintf(stderr, "%s: retry: attempt %d of %d failed (%s; %.200s); waiting %.1f s%s\n",
+    fprintf(stderr, "%s: retry: attempt %d of %d failed (%s): %.200s; waiting %.1f s%s\n",
             kc_progname(), attempt, c->opt.max_attempts, status, what, wait_ms / 1000.0,
             r->retry_after_s > 0 ? " (Retry-After)" : "");
 }

@@ -11,9 +11,12 @@
 #include "verify/verify.h"
 #include "verify/verify_cli.h"
 
+#include <dlfcn.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static const char usage[] =
@@ -47,8 +50,29 @@ static const char usage[] =
     "\n"
     "Problems are read from $KC_PROBLEMS, else <bin>/../problems, else ./problems.\n";
 
+/* Whether the NVIDIA driver's libcuda.so.1 loads, tried in a child so that kverify itself never
+ * loads libcuda. KC_LIBCUDA names another library to try (tests). */
+static int driver_present(void)
+{
+    const char *name = getenv("KC_LIBCUDA");
+    pid_t pid = fork();
+    if (pid < 0)
+        return 1; /* cannot tell: let kverify-gpu try */
+    if (pid == 0)
+        _exit(dlopen(name && *name ? name : "libcuda.so.1", RTLD_NOW | RTLD_LOCAL) ? 0 : 1);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
 static int cmd_gpus(int argc, char **argv)
 {
+    if (!driver_present()) {
+        fprintf(stderr, "kverify: no NVIDIA driver found (libcuda.so.1 cannot be loaded): no GPU "
+                        "can be listed or used here; verification without a GPU: --compile-only\n");
+        return 3;
+    }
     strbuf exe = STRBUF_INIT;
     kverify_gpu_exe_path(&exe);
     char **args = xcalloc((size_t)argc + 2, sizeof(char *));
