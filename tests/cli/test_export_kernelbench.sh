@@ -103,6 +103,10 @@ for p in problems:
         if want not in names:
             bad("%s: no %s" % (p, want))
     rel = os.path.relpath(path, os.path.join(T, "kb"))
+    schema = json.load(open(os.path.join(os.environ["KC_ROOT"], "schemas", "record.schema.json")))
+    kb = schema["$defs"]["kernelbench"]
+    if rel in records and set(records[rel]) != set(kb["required"]):
+        bad("%s: record keys %s, schema %s" % (p, sorted(records[rel]), sorted(kb["required"])))
     if rel not in records or records[rel]["code"] != text:
         bad("%s: the record does not carry the module's text" % p)
     manifest = json.load(open(os.path.join(os.environ["KC_PROBLEMS"], "level1", p + ".json")))

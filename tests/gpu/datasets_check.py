@@ -32,6 +32,14 @@ def optional(name):
         return None
 
 
+def unify(schemas, pa):
+    """One schema for all shards: a field null in one shard takes its type from the others."""
+    try:
+        return pa.unify_schemas(schemas, promote_options="permissive")
+    except TypeError:  # pyarrow < 14
+        return pa.unify_schemas(schemas)
+
+
 def load_check(dirs):
     pd, pa, pj, pq = (optional(n) for n in ("pandas", "pyarrow", "pyarrow.json", "pyarrow.parquet"))
     if not pd and not pj:
@@ -55,7 +63,7 @@ def load_check(dirs):
                 if pd:
                     rows_pd += len(pd.read_json(s, lines=True))
             if pj:  # as datasets does: every shard cast to one schema
-                schema = pa.unify_schemas([t.schema for t in tables]) if tables else None
+                schema = unify([t.schema for t in tables], pa) if tables else None
                 rows = sum(t.cast(schema).num_rows for t in tables)
         except Exception as e:  # noqa: BLE001
             print("FAIL load %s: %r" % (fmt, e))
