@@ -471,3 +471,48 @@ problem(40, "matmul_scaling_residual_add", "Linear, scale, residual add", "linea
         [Save("orig"), Ew("v * scaling_factor", "multiply by scaling_factor"), Ew("v + {orig}", "add the Linear output (orig)")],
         ["orig = x.clone()", "x = x * d['scaling_factor']", "x = x + orig"], ["B", "OUT"], params=[("scaling_factor", 0.5)],
         notes="The result is (1 + scaling_factor) times the Linear output.")
+
+# ---------------------------------------------------------------- problems 41-
+
+problem(41, "gemm_batch_norm_gelu_relu", "Linear, BatchNorm1d (training), GELU, ReLU", "linear",
+        dict(B=16384, IN=4096, OUT=4096),
+        [Norm("batch", "eps", "bn_weight", "bn_bias", "BatchNorm1d in training mode (statistics over the batch, biased variance), eps, affine bn_weight, bn_bias (OUT)"),
+         Ew("l2_gelu(v)", "GELU (erf form)"), Ew("fmax(v, 0.0)", "ReLU")],
+        ["x = F.batch_norm(x, None, None, bn_weight, bn_bias, training=True, eps=d['eps'])", "x = F.gelu(x)", "x = torch.relu(x)"],
+        ["B", "OUT"], extra_inputs=affine("bn", "OUT"), params=[("eps", 1e-5)], notes=TRAIN_BN)
+
+problem(42, "conv_transpose2d_global_avg_pool_bias_add_log_sum_exp_sum_multiply", "ConvTranspose2d, global average pool, bias add, logsumexp over channels, sum, multiply", "convT2d",
+        dict(B=16, CI=64, CO=128, H=512, W=512, K=3, S=1, P=0, OP=0),
+        [Reduce(2, 4, "mean", True, "mean over (OH, OW), keepdim (B, CO, 1, 1)"), Ew("v + {extra_bias}", "add extra_bias (CO, 1, 1)"),
+         Reduce(1, 2, "lse", True, "logsumexp over the channel dim, keepdim (B, 1, 1, 1)"),
+         Reduce(2, 4, "sum", False, "sum over the two trailing size-1 dims: (B, 1)"), Ew("v * 10.0", "multiply by 10")],
+        ["x = torch.mean(x, dim=(2, 3), keepdim=True)", "x = x + extra_bias", "x = torch.logsumexp(x, dim=1, keepdim=True)",
+         "x = torch.sum(x, dim=(2, 3))", "x = x * 10.0"], ["B", 1], extra_inputs=[bias_in("extra_bias", ["CO", 1, 1])],
+        tol={"atol": 1e-4, "rtol": 1e-4, "why": "outputs are 10 * logsumexp over CO of spatial means plus N(0, 1) biases, magnitude ~50; a float32 mean over OH*OW = 264196 values errs by ~1e-6 relative when blocked, inside 1e-4; TF32 products, a skipped bias and a reduction over the wrong dim fail"})
+
+problem(43, "conv3d_max_log_sum_exp_relu", "Conv3d (padded), MaxPool3d, logsumexp over channels, ReLU", "conv3d",
+        dict(B=4, CI=32, CO=64, D=32, H=128, W=128, K=3, S=1, P=1),
+        [Pool("max", ["2", "2", "2"], ["2", "2", "2"], "MaxPool3d(kernel 2, stride 2)"),
+         Reduce(1, 2, "lse", True, "logsumexp over the channel dim, keepdim (B, 1, OD/2, OH/2, OW/2)"), Ew("fmax(v, 0.0)", "ReLU")],
+        ["x = F.max_pool3d(x, kernel_size=2, stride=2)", "x = torch.logsumexp(x, dim=1, keepdim=True)", "x = torch.relu(x)"],
+        ["B", 1, "OD/2", "OH/2", "OW/2"])
+
+problem(44, "conv_transpose2d_multiply_global_avg_pool_global_avg_pool_mean", "ConvTranspose2d, multiply, two global average pools", "convT2d",
+        dict(B=16, CI=64, CO=128, H=128, W=128, K=3, S=2, P=1, OP=1),
+        [Ew("v * multiplier", "multiply by multiplier"), Reduce(2, 4, "mean", True, "mean over (OH, OW), keepdim (B, CO, 1, 1)"),
+         Ew("v", "mean over the two size-1 dims again (the identity)")],
+        ["x = x * d['multiplier']", "x = torch.mean(x, dim=[2, 3], keepdim=True)", "x = torch.mean(x, dim=[2, 3], keepdim=True)"],
+        ["B", "CO", 1, 1], params=[("multiplier", 0.5)],
+        tol={"atol": 1e-5, "rtol": 1e-4, "why": "outputs are spatial means, ~0.5 * bias (|bias| < 1/sqrt(CO*K*K) = 0.03) plus averaging noise of ~1e-3: 1e-5 absolute keeps a zero output and a skipped bias failing; float32 means over OH*OW = 65536 values err by ~1e-8 absolute"})
+
+problem(45, "gemm_sigmoid_log_sum_exp", "Linear, sigmoid, Linear, logsumexp", "linear",
+        dict(B=16384, IN=2048, OUT=4096, O2=1024),
+        [Ew("l2_sigmoid(v)", "sigmoid (rounded to float32, as the second Linear reads a float32 tensor)"),
+         Linear2("weight2", "bias2", "O2", "a second Linear: x @ weight2^T + bias2 (weight2 (O2, OUT), bias2 (O2))"),
+         Reduce(1, 2, "lse", False, "logsumexp over O2: (B)")],
+        ["x = torch.sigmoid(x)", "x = F.linear(x, weight2, bias2)", "x = torch.logsumexp(x, dim=1)"], ["B"],
+        extra_inputs=[{"name": "weight2", "dtype": "f32", "shape": ["O2", "OUT"], "init": {"dist": "uniform_fan_in", "fan_in": "OUT"}},
+                      {"name": "bias2", "dtype": "f32", "shape": ["O2"], "init": {"dist": "uniform_fan_in", "fan_in": "OUT"}}],
+        small={"B": 4, "IN": 40, "OUT": 24, "O2": 12},
+        alt=[{"B": 5, "IN": 257, "OUT": 131, "O2": 67}, {"B": 33, "IN": 1024, "OUT": 1000, "O2": 100}],
+        epi_flops="2*B*OUT*O2")
