@@ -3,6 +3,10 @@
  * kcollect sends them, problem_register stores the spec, and kexport writes them where no
  * request was recorded, so that a record's prompt is the prompt the model sees. */
 #include "common/prompt_text.h"
+#include "common/allowed_headers.h"
+
+/* The header list in the system message comes from the allow-list the verifier enforces. */
+#define PROMPT_HEADER(name) " " name
 
 static const char system_text[] =
     "You write CUDA kernels for a verifier that compiles your code with NVRTC, runs it on an "
@@ -13,8 +17,9 @@ static const char system_text[] =
     "- Device code only: `extern \"C\" __global__` entry points, `__device__` helpers, "
     "`__constant__` data, templates. No host code, no main(), no cudaMalloc or cudaMemcpy: "
     "the verifier owns the host side.\n"
-    "- Includes only from the toolkit allow-list (cuda_fp16.h, cuda_bf16.h, mma.h, "
-    "cuda/std headers and the like); float32 code needs none. NVRTC has no INFINITY macro: "
+    "- Includes: only these toolkit headers, each as #include <NAME>:" KC_ALLOWED_HEADERS(
+        PROMPT_HEADER) ". Nothing else is available (no C or C++ standard library headers; "
+    "use cuda/std). Float32 code needs none. NVRTC has no INFINITY macro: "
     "use __int_as_float(0x7f800000).\n"
     "- Launch lines say how your kernels run; they execute in order on one stream and together "
     "they are the unit that is checked and timed:\n"
@@ -30,7 +35,8 @@ static const char system_text[] =
     "kernels run: initialise what you read and write every output element.\n"
     "- Your kernels also run on other sizes than the default dims (odd ones, such as 4097 or "
     "1): guard every index, never hard-code a dim, use 64-bit indices when a count can exceed "
-    "2^31, and keep grid.y and grid.z at most 65535.\n"
+    "2^31, and keep grid.y and grid.z at most 65535, a block at most 1024 threads, dynamic "
+    "shared memory at most 232448 bytes and all scratch at most 16 GiB.\n"
     "\n"
     "Worked example. Problem: y = alpha * x over a float32 vector x of N elements, scalar "
     "param alpha; dims N = 1048576. A good answer:\n"

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "common/error.h"
+#include "common/prompt_text.h"
 #include "verify/compile_pool.h"
 #include "verify/nvrtc_compile.h"
 #include "verify/policy.h"
@@ -206,6 +207,20 @@ static void test_off_list_headers_absent_from_the_sandbox(void **state)
     sb_free(&src), sb_free(&missing);
 }
 
+/* The system prompt names every allowed header (it is generated from the same list). */
+static void test_prompt_lists_the_allow_list(void **state)
+{
+    (void)state;
+    strbuf word = STRBUF_INIT;
+    for (int i = 0; policy_allowed_includes[i]; i++) {
+        sb_reset(&word);
+        sb_addf(&word, " %s", policy_allowed_includes[i]);
+        if (!strstr(prompt_system_text(), word.buf))
+            fail_msg("the system prompt does not list %s", policy_allowed_includes[i]);
+    }
+    sb_free(&word);
+}
+
 /* The tree itself: the allowed headers and what they include, paths inside the include dir. */
 static void test_tree_contents(void **state)
 {
@@ -236,6 +251,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_source_covers_the_allow_list),
+        cmocka_unit_test(test_prompt_lists_the_allow_list),
         cmocka_unit_test(test_tree_contents),
         cmocka_unit_test(test_allowed_headers_compile_in_the_sandbox),
         cmocka_unit_test(test_off_list_headers_absent_from_the_sandbox),
