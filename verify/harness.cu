@@ -91,38 +91,90 @@ __device__ long long segment_id(long long pos, long long row, long long L, int n
     return id - 1; // not reached: the lengths sum to L
 }
 
+// The value element i of a tensor gets from (seed, tensor): kc_fill stores it for every i,
+// kc_perturb for a random sparse set of positions.
+__device__ void draw(long long i, int dist, double a, double b, long long lo, long long hi,
+                     unsigned long long seed, unsigned int tensor, double *v, long long *iv)
+{
+    philox_out r = philox4x32_10((unsigned int)i, (unsigned int)(i >> 32), tensor, 0x6b63u,
+                                 (unsigned int)seed, (unsigned int)(seed >> 32));
+    *v = 0.0;
+    *iv = 0;
+    if (dist == DIST_NORMAL || dist == DIST_SIMPLEX) {
+        double u1 = unit_open(r.v[0]), u2 = unit_open(r.v[1]);
+        *v = a + b * sqrt(-2.0 * log(u1)) * cospi(2.0 * u2);
+    } else if (dist == DIST_UNIFORM || dist == DIST_UNIFORM_FAN_IN) {
+        *v = a + (b - a) * unit_open(r.v[0]);
+    } else if (dist == DIST_CONSTANT) {
+        *v = a;
+    } else if (dist == DIST_BERNOULLI) {
+        *v = unit_open(r.v[0]) < a ? 0.0 : b;
+    } else if (dist == DIST_RANDINT) {
+        unsigned long long span = (unsigned long long)(hi - lo);
+        unsigned long long w = ((unsigned long long)r.v[1] << 32) | r.v[0];
+        *iv = lo + (long long)(span ? w % span : 0);
+        *v = (double)*iv;
+    } else if (dist == DIST_SIGN) {
+        *v = (r.v[0] & 1u) ? 1.0 : -1.0;
+        *iv = (long long)*v;
+    } else if (dist == DIST_SEGMENTS && lo > 0 && hi >= 1 && hi < SEG_MAX) { // lo: L, hi: n
+        *iv = segment_id(i % lo, i / lo, lo, (int)hi, seed, tensor);
+        *v = (double)*iv;
+    }
+}
+
 extern "C" __global__ void kc_fill(void *p, long long n, int dtype, int dist, double a, double b,
                                    long long lo, long long hi, unsigned long long seed,
                                    unsigned int tensor)
 {
     long long stride = (long long)gridDim.x * blockDim.x;
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
-        philox_out r = philox4x32_10((unsigned int)i, (unsigned int)(i >> 32), tensor, 0x6b63u,
-                                     (unsigned int)seed, (unsigned int)(seed >> 32));
-        double v = 0.0;
-        long long iv = 0;
-        if (dist == DIST_NORMAL || dist == DIST_SIMPLEX) {
-            double u1 = unit_open(r.v[0]), u2 = unit_open(r.v[1]);
-            v = a + b * sqrt(-2.0 * log(u1)) * cospi(2.0 * u2);
-        } else if (dist == DIST_UNIFORM || dist == DIST_UNIFORM_FAN_IN) {
-            v = a + (b - a) * unit_open(r.v[0]);
-        } else if (dist == DIST_CONSTANT) {
-            v = a;
-        } else if (dist == DIST_BERNOULLI) {
-            v = unit_open(r.v[0]) < a ? 0.0 : b;
-        } else if (dist == DIST_RANDINT) {
-            unsigned long long span = (unsigned long long)(hi - lo);
-            unsigned long long w = ((unsigned long long)r.v[1] << 32) | r.v[0];
-            iv = lo + (long long)(span ? w % span : 0);
-            v = (double)iv;
-        } else if (dist == DIST_SIGN) {
-            v = (r.v[0] & 1u) ? 1.0 : -1.0;
-            iv = (long long)v;
-        } else if (dist == DIST_SEGMENTS && lo > 0 && hi >= 1 && hi < SEG_MAX) { // lo: L, hi: n
-            iv = segment_id(i % lo, i / lo, lo, (int)hi, seed, tensor);
-            v = (double)iv;
-        }
+        double v;
+        long long iv;
+        draw(i, dist, a, b, lo, hi, seed, tensor, &v, &iv);
         store(p, i, dtype, v, iv);
+    }
+}
+
+// Redraws m elements at random positions (keyed by seed) with the values kc_fill(seed) would
+// give them: a tensor's distribution is kept while its content changes where no reader can
+// predict. The timed reps use it for fresh inputs at a fraction of a full fill's cost.
+extern "C" __global__ void kc_perturb(void *p, long long n, int dtype, int dist, double a, double b,
+                                      long long lo, long long hi, unsigned long long seed,
+                                      unsigned int tensor, long long m)
+{
+    long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long j = (long long)blockIdx.x * blockDim.x + threadIdx.x; j < m; j += stride) {
+        philox_out r = philox4x32_10((unsigned int)j, (unsigned int)(j >> 32), tensor, 0x70657274u,
+                                     (unsigned int)seed, (unsigned int)(seed >> 32));
+        long long pos = (long long)((((unsigned long long)r.v[1] << 32) | r.v[0]) % (unsigned long long)n);
+        double v;
+        long long iv;
+        draw(pos, dist, a, b, lo, hi, seed, tensor, &v, &iv);
+        store(p, pos, dtype, v, iv);
+    }
+}
+
+// Swaps a few elements within about one row in 64 (distinct rows, one thread each, so no two
+// threads touch a row): a probability row stays a probability row with the same values, and
+// its content changes where no reader can predict. kc_perturb's counterpart for simplex rows.
+extern "C" __global__ void kc_perturb_rows(void *p, long long rows, long long L, int dtype,
+                                           unsigned long long seed, unsigned int tensor)
+{
+    long long groups = (rows + 63) / 64, stride = (long long)gridDim.x * blockDim.x;
+    for (long long j = (long long)blockIdx.x * blockDim.x + threadIdx.x; j < groups; j += stride) {
+        philox_out r = philox4x32_10((unsigned int)j, (unsigned int)(j >> 32), tensor, 0x726f7773u,
+                                     (unsigned int)seed, (unsigned int)(seed >> 32));
+        long long row = j * 64 + r.v[0] % 64;
+        if (row >= rows || L < 2)
+            continue;
+        long long base = row * L;
+        for (int k = 1; k < 4; k++) {
+            long long a = base + r.v[k] % (unsigned int)L, b = base + (r.v[k] >> 7) % (unsigned int)L;
+            double va = load(p, a, dtype), vb = load(p, b, dtype);
+            store(p, a, dtype, vb, 0);
+            store(p, b, dtype, va, 0);
+        }
     }
 }
 

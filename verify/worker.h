@@ -16,6 +16,7 @@
 #define WK_GUARD_BYTES (64 * 1024)
 #define WK_GUARD_PATTERN 0xA5
 #define WK_POISON 0xFF
+#define WK_PERTURB_EVERY 64               /* timed reps redraw one input element in 64 */
 #define WK_PRINTF_KEEP 8192              /* device printf bytes kept as evidence per job */
 #define WK_PRINTF_FIFO (1 << 20)         /* the driver's device printf buffer */
 
@@ -25,7 +26,7 @@ typedef struct wk_gpu {
     CUcontext ctx;
     CUstream stream;
     CUmodule harness;
-    CUfunction k_fill, k_simplex, k_guard, k_checksum, k_compare, k_worst;
+    CUfunction k_fill, k_perturb, k_perturb_rows, k_simplex, k_guard, k_checksum, k_compare, k_worst;
     CUdeviceptr scratch_u64; /* small device buffer for reductions */
     CUdeviceptr flush;       /* 2x L2, written between timed runs */
     size_t flush_bytes;
@@ -80,6 +81,11 @@ int64_t wk_buffer_guard_damage(wk_gpu *g, wk_buffer *b, CUresult *rc);
 uint64_t wk_buffer_checksum(wk_gpu *g, const wk_buffer *b, CUresult *rc);
 int wk_fill_input(wk_gpu *g, wk_buffer *b, const tensor_spec *t, const dimset *dims, uint64_t seed,
                   unsigned tensor_index, strbuf *err);
+/* Redraws about one element in WK_PERTURB_EVERY at positions keyed by seed, with the values a
+ * fill with that seed gives them (probability rows: swaps within a sparse set of rows; segment
+ * ids and constants stay): fresh content, same distribution, a fraction of a fill's cost. */
+int wk_perturb_input(wk_gpu *g, wk_buffer *b, const tensor_spec *t, const dimset *dims,
+                     uint64_t seed, unsigned tensor_index, strbuf *err);
 int wk_launch_harness(wk_gpu *g, CUfunction f, long long n, void **args);
 int wk_flush_l2(wk_gpu *g);
 
@@ -101,10 +107,11 @@ void wk_progress(const char *stage, double deadline_ms);
 
 /* worker_timing.c */
 /* What the timing loop asks of the job around every rep (worker_check.c): the same
- * preparation as a checked run (fresh inputs from a new seed, poisoned outputs and scratch,
- * a freshly loaded module, cold L2), and the check of a rep's output against the reference. */
+ * preparation as a checked run (changed inputs, poisoned outputs and scratch, a freshly loaded
+ * module, cold L2; for a rep to be checked, the inputs' checksums first), and the check of a
+ * rep's inputs, guard bands and output against the reference. */
 typedef struct wk_rep_hooks {
-    int (*prepare)(void *ctx, int rep, wk_failure *f);
+    int (*prepare)(void *ctx, int rep, int checked, wk_failure *f);
     int (*check)(void *ctx, int rep, wk_failure *f); /* 0 pass, 1 mismatch, -1 failure */
     void *ctx;
 } wk_rep_hooks;

@@ -65,6 +65,7 @@ static int load_harness(wk_gpu *g, strbuf *err)
         CUfunction *f;
         const char *name;
     } fns[] = {{&g->k_fill, "kc_fill"},           {&g->k_simplex, "kc_simplex"},
+               {&g->k_perturb, "kc_perturb"},   {&g->k_perturb_rows, "kc_perturb_rows"},
                {&g->k_guard, "kc_guard_check"},   {&g->k_checksum, "kc_checksum"},
                {&g->k_compare, "kc_compare"},     {&g->k_worst, "kc_worst_index"}};
     for (size_t i = 0; i < sizeof(fns) / sizeof(fns[0]); i++)
@@ -241,26 +242,42 @@ uint64_t wk_buffer_checksum(wk_gpu *g, const wk_buffer *b, CUresult *rc)
     return reduce_u64(g, g->k_checksum, b->ptr, (long long)b->bytes, 0, rc);
 }
 
-int wk_fill_input(wk_gpu *g, wk_buffer *b, const tensor_spec *t, const dimset *dims, uint64_t seed,
-                  unsigned tensor_index, strbuf *err)
+/* The harness's draw parameters of a tensor at dims: a, b (bounds, mean/std, ...), lo, hi. */
+struct draw_params {
+    int dtype, dist;
+    double a, b;
+    long long lo, hi;
+};
+
+static int draw_params_of(const tensor_spec *t, const dimset *dims, struct draw_params *d,
+                          strbuf *err)
 {
-    long long n = b->numel, lo = 0, hi = 0;
-    int dtype = (int)t->dtype, dist = (int)t->dist;
-    double a, bb;
-    if (tensor_init_params(t, dims, &a, &bb, err))
+    memset(d, 0, sizeof(*d));
+    d->dtype = (int)t->dtype, d->dist = (int)t->dist;
+    if (tensor_init_params(t, dims, &d->a, &d->b, err))
         return -1;
     if (t->dist == KC_DIST_SIMPLEX)
-        a = 0;
+        d->a = 0;
     int64_t v;
     if (t->dist == KC_DIST_RANDINT || t->dist == KC_DIST_SEGMENTS) { /* segments: L, count */
         if (expr_eval(t->lo_expr, dims, &v, err))
             return -1;
-        lo = v;
+        d->lo = v;
         if (expr_eval(t->hi_expr, dims, &v, err))
             return -1;
-        hi = v;
+        d->hi = v;
     }
-    void *args[] = {&b->ptr, &n, &dtype, &dist, &a, &bb, &lo, &hi, &seed, &tensor_index};
+    return 0;
+}
+
+int wk_fill_input(wk_gpu *g, wk_buffer *b, const tensor_spec *t, const dimset *dims, uint64_t seed,
+                  unsigned tensor_index, strbuf *err)
+{
+    long long n = b->numel;
+    struct draw_params d;
+    if (draw_params_of(t, dims, &d, err))
+        return -1;
+    void *args[] = {&b->ptr, &n, &d.dtype, &d.dist, &d.a, &d.b, &d.lo, &d.hi, &seed, &tensor_index};
     if (n && wk_launch_harness(g, g->k_fill, n, args))
         return kc_fail(err, "input generation failed for %s", t->name);
     if (t->dist == KC_DIST_SIMPLEX && n) {
@@ -268,11 +285,46 @@ int wk_fill_input(wk_gpu *g, wk_buffer *b, const tensor_spec *t, const dimset *d
         if (t->rank && expr_eval(t->shape[t->rank - 1], dims, &last, err))
             return -1;
         long long rows = last ? n / last : 0, L = last;
-        void *sargs[] = {&b->ptr, &rows, &L, &dtype};
+        void *sargs[] = {&b->ptr, &rows, &L, &d.dtype};
         unsigned blocks = (unsigned)(rows < 65535 ? rows : 65535);
         if (blocks && cuLaunchKernel(g->k_simplex, blocks, 1, 1, 256, 1, 1, 0, g->stream, sargs,
                                      NULL) != CUDA_SUCCESS)
             return kc_fail(err, "simplex normalisation failed for %s", t->name);
     }
+    return 0;
+}
+
+/* Probability rows: a few swaps within a sparse set of rows keep every row a distribution. */
+static int perturb_rows(wk_gpu *g, wk_buffer *b, const tensor_spec *t, const dimset *dims,
+                        uint64_t seed, unsigned tensor_index, strbuf *err)
+{
+    int64_t last = 1;
+    if (t->rank && expr_eval(t->shape[t->rank - 1], dims, &last, err))
+        return -1;
+    long long rows = last ? b->numel / last : 0, L = last;
+    int dtype = (int)t->dtype;
+    void *args[] = {&b->ptr, &rows, &L, &dtype, &seed, &tensor_index};
+    if (rows && wk_launch_harness(g, g->k_perturb_rows, rows / 64 + 1, args))
+        return kc_fail(err, "input perturbation failed for %s", t->name);
+    return 0;
+}
+
+int wk_perturb_input(wk_gpu *g, wk_buffer *b, const tensor_spec *t, const dimset *dims,
+                     uint64_t seed, unsigned tensor_index, strbuf *err)
+{
+    long long n = b->numel, m = n / WK_PERTURB_EVERY + 1;
+    if (!n || t->dist == KC_DIST_CONSTANT)
+        return 0; /* nothing a cache could key on changes: the other inputs do */
+    if (t->dist == KC_DIST_SEGMENTS)
+        return 0; /* document ids are a structure, not values: the other inputs change */
+    if (t->dist == KC_DIST_SIMPLEX)
+        return perturb_rows(g, b, t, dims, seed, tensor_index, err);
+    struct draw_params d;
+    if (draw_params_of(t, dims, &d, err))
+        return -1;
+    void *args[] = {&b->ptr, &n, &d.dtype, &d.dist, &d.a, &d.b, &d.lo, &d.hi, &seed,
+                    &tensor_index, &m};
+    if (wk_launch_harness(g, g->k_perturb, m, args))
+        return kc_fail(err, "input perturbation failed for %s", t->name);
     return 0;
 }

@@ -1,11 +1,11 @@
 /* worker_timing: timing of a correct candidate's launch unit on the default dims. Every
- * rep is prepared exactly as a checked run is (fresh inputs from a seed no check used,
- * poisoned outputs and scratch, a freshly loaded module, cold L2), so a kernel cannot tell a
- * timed run from a checked one; device events around the unit, warm-up, adaptive reps until
- * a noise criterion or a time cap, order statistics. The output of a randomly chosen rep and
- * of the last rep is checked against the reference. CUPTI activity records give the
- * per-kernel device time of timed reps, compared with that of the checking runs. Bytes and
- * flops of the manifest give GB/s and FLOP/s. */
+ * rep is prepared exactly as a checked run is (inputs from a seed no check used and changed
+ * before every rep, poisoned outputs and scratch, a freshly loaded module, cold L2), so a
+ * kernel cannot tell a timed run from a checked one; device events around the unit,
+ * adaptive reps until a noise criterion or a time cap, order statistics. The output of a
+ * randomly chosen rep and of a final rep is checked against the reference; CUPTI gives those
+ * two reps' per-kernel device time, compared with that of the checking runs. Bytes and flops
+ * of the manifest give GB/s and FLOP/s. */
 #include "common/error.h"
 #include "common/fsutil.h"
 #include "verify/worker.h"
@@ -19,7 +19,6 @@
 #define MIN_REPS 10
 #define MAX_REPS 1000
 #define NOISE_TARGET 0.005 /* relative standard error of the median */
-#define CUPTI_REPS 5
 #define INCONSISTENT_RATIO 0.5     /* timed device time below half the checking runs' ... */
 #define INCONSISTENT_SLACK_MS 0.005 /* ... by more than launch jitter is flagged */
 
@@ -47,24 +46,32 @@ static double median_noise(double *times, int n)
     return med > 0 ? 1.2533 * sigma / sqrt((double)n) / med : 0;
 }
 
+/* One rep; a checked rep also gets CUPTI (its device time) and its output checked after. */
 static int timed_rep(wk_gpu *g, wk_unit *u, const problem *p, const dimset *dims, wk_buffer *bufs,
-                     const wk_rep_hooks *h, int rep, CUevent start, CUevent stop, float *ms,
-                     wk_failure *f)
+                     const wk_rep_hooks *h, int rep, int checked, CUevent start, CUevent stop,
+                     float *ms, double *device_ms, wk_failure *f)
 {
-    if (h->prepare(h->ctx, rep, f))
+    if (h->prepare(h->ctx, rep, checked, f))
         return -1;
+    int begun = checked ? wk_cupti_begin() : 0;
     CUresult rc = cuEventRecord(start, g->stream);
-    if (rc != CUDA_SUCCESS)
+    if (rc != CUDA_SUCCESS) {
+        wk_cupti_end(begun);
         return wk_fail_cuda(f, "runtime_error", rc, "timing");
-    if (wk_unit_launch(g, u, p, dims, bufs, f))
-        return -1;
+    }
+    int launched = wk_unit_launch(g, u, p, dims, bufs, f) == 0;
     rc = cuEventRecord(stop, g->stream);
     if (rc == CUDA_SUCCESS)
         rc = cuEventSynchronize(stop);
+    *device_ms = wk_cupti_end(begun);
     wk_printf_drain();
+    if (!launched)
+        return -1;
     if (rc == CUDA_SUCCESS)
         rc = cuEventElapsedTime(ms, start, stop);
-    return rc == CUDA_SUCCESS ? 0 : wk_fail_cuda(f, "runtime_error", rc, "timing");
+    if (rc != CUDA_SUCCESS)
+        return wk_fail_cuda(f, "runtime_error", rc, "timing");
+    return checked ? h->check(h->ctx, rep, f) : 0;
 }
 
 /* ---- CUPTI ---- */
@@ -117,36 +124,6 @@ double wk_cupti_end(int begun)
     return cupti_acc.records ? cupti_acc.kernel_ns / 1e6 : 0;
 }
 
-/* Device time of the unit per rep (median ms over up to CUPTI_REPS reps prepared like timed
- * ones), or 0 when CUPTI is unavailable. */
-static double cupti_unit_time(wk_gpu *g, wk_unit *u, const problem *p, const dimset *dims,
-                              wk_buffer *bufs, const wk_rep_hooks *h, int first_rep,
-                              double median_ms, wk_failure *f)
-{
-    /* Up to CUPTI_REPS reps, fewer for slow units (about 50 ms in all, at least one). */
-    int reps = median_ms > 0 ? (int)(50.0 / median_ms) : CUPTI_REPS;
-    reps = reps < 1 ? 1 : reps > CUPTI_REPS ? CUPTI_REPS : reps;
-    double per_rep[CUPTI_REPS];
-    int n = 0;
-    for (int i = 0; i < reps; i++) {
-        if (h->prepare(h->ctx, first_rep + i, f) || cuStreamSynchronize(g->stream) != CUDA_SUCCESS)
-            return -1;
-        int begun = wk_cupti_begin();
-        int ok = wk_unit_launch(g, u, p, dims, bufs, f) == 0 &&
-                 cuStreamSynchronize(g->stream) == CUDA_SUCCESS;
-        double ms = wk_cupti_end(begun);
-        wk_printf_drain();
-        if (!ok)
-            return -1;
-        if (ms > 0)
-            per_rep[n++] = ms;
-    }
-    if (n == 0)
-        return 0;
-    qsort(per_rep, (size_t)n, sizeof(double), cmp_double);
-    return quantile(per_rep, n, 0.5);
-}
-
 static void put_stats(json_t *out, double *times, int n)
 {
     qsort(times, (size_t)n, sizeof(double), cmp_double);
@@ -176,13 +153,14 @@ static void put_roofline(json_t *out, const problem *p, const dimset *dims, doub
         json_object_set_new(out, "tflops", json_real((double)flops / (median_ms * 1e-3) / 1e12));
 }
 
-/* A rep chosen at random among the first MIN_REPS: the kernel cannot know which is checked. */
+/* A rep chosen at random among the first three (every timing has at least three before its
+ * final rep): the kernel cannot know which is checked. */
 static int random_rep(void)
 {
     unsigned r = 0;
     if (getrandom(&r, sizeof(r), 0) != sizeof(r))
         r = (unsigned)now_ms();
-    return (int)(r % MIN_REPS);
+    return 1 + (int)(r % 3);
 }
 
 /* Timed device time far below the checking runs' means the kernel did less work when timed. */
@@ -210,25 +188,28 @@ int wk_time_unit(wk_gpu *g, wk_unit *u, const problem *p, const dimset *dims, wk
     if (cuEventCreate(&start, CU_EVENT_DEFAULT) != CUDA_SUCCESS ||
         cuEventCreate(&stop, CU_EVENT_DEFAULT) != CUDA_SUCCESS)
         return wk_fail_cuda(f, "runtime_error", CUDA_ERROR_UNKNOWN, "creating events");
-    double *times = xmalloc(MAX_REPS * sizeof(double));
-    int n = 0, rc, checked_at = random_rep(), checks = 0;
+    double *times = xmalloc((MAX_REPS + 1) * sizeof(double)), device[2] = {0, 0}, dev = 0;
+    int n = 0, rc, checked_at = random_rep(), checks = 0, final = 0;
     float ms;
-    /* One warm-up rep (rep 0): the unit already ran several times in the correctness stage. */
-    rc = timed_rep(g, u, p, dims, bufs, h, 0, start, stop, &ms, f);
+    /* No warm-up rep: the checking runs have just run the unit on the same GPU, and every rep
+     * starts from the same state (fresh module, cold L2) as they did. */
+    rc = 0;
     double t0 = now_ms();
-    while (rc == 0 && n < MAX_REPS) {
-        rc = timed_rep(g, u, p, dims, bufs, h, n + 1, start, stop, &ms, f);
+    /* Reps 1, 2, ... until the noise criterion or the cap; then one more, the final rep,
+     * checked like the random one (a kernel cannot know which rep is last). */
+    while (rc == 0) {
+        int checked = final || n + 1 == checked_at;
+        rc = timed_rep(g, u, p, dims, bufs, h, n + 1, checked, start, stop, &ms, &dev, f);
         if (rc != 0)
             break;
         times[n++] = ms;
-        int last = (n >= MIN_REPS && median_noise(times, n) < NOISE_TARGET) ||
-                   (now_ms() - t0 > cap_ms && n >= 3) || n == MAX_REPS;
-        if (n - 1 == checked_at || last) {
-            rc = h->check(h->ctx, n, f);
-            checks++;
-        }
-        if (last)
+        if (checked && dev > 0 && checks < 2)
+            device[checks] = dev;
+        checks += checked;
+        if (final)
             break;
+        final = (n >= MIN_REPS && median_noise(times, n) < NOISE_TARGET) ||
+                (now_ms() - t0 > cap_ms && n >= 3) || n == MAX_REPS;
     }
     if (rc == 0) {
         double noise = median_noise(times, n);
@@ -237,13 +218,10 @@ int wk_time_unit(wk_gpu *g, wk_unit *u, const problem *p, const dimset *dims, wk
         json_object_set_new(out, "checked_reps", json_integer(checks));
         double median = json_real_value(json_object_get(out, "median_ms"));
         put_roofline(out, p, dims, median);
-        double cupti = cupti_unit_time(g, u, p, dims, bufs, h, n + 1, median, f);
-        if (cupti < 0)
-            rc = -1;
-        else {
-            json_object_set_new(out, "cupti_ms", json_real(cupti));
-            compare_with_checks(out, check_device_ms, cupti, median);
-        }
+        /* device time of the checked reps: the median of two is their mean */
+        double cupti = device[0] > 0 && device[1] > 0 ? (device[0] + device[1]) / 2 : device[0] + device[1];
+        json_object_set_new(out, "cupti_ms", json_real(cupti));
+        compare_with_checks(out, check_device_ms, cupti, median);
     }
     free(times);
     cuEventDestroy(start);
