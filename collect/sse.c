@@ -26,7 +26,9 @@ static int dispatch(sse_parser *p)
     int rc = 0;
     if (p->has_data) {
         p->events++;
-        rc = p->fn(p->event.len ? p->event.buf : "message", sb_str(&p->data), p->ctx) < 0 ? -1 : 1;
+        /* No name, or one a NUL byte empties, is the default type (found by tests/fuzz). */
+        const char *name = sb_str(&p->event);
+        rc = p->fn(*name ? name : "message", sb_str(&p->data), p->ctx) < 0 ? -1 : 1;
     }
     sb_reset(&p->event);
     sb_reset(&p->data);

@@ -1,7 +1,8 @@
 /* test_fuzz_findings: what the fuzz targets of tests/fuzz/ found, as unit tests that run
  * without clang (LeakSanitizer in `make test` catches the leaks): split_args' parts leaked
  * when a launch line failed to split, a dims.alt set that failed half-loaded was never freed,
- * and ipc_recv allocated a payload's announced length before any byte of it arrived. The
+ * ipc_recv allocated a payload's announced length before any byte of it arrived, and an SSE
+ * "event:" value starting with a NUL byte dispatched an event with an empty name. The
  * same inputs are replayed by the fuzz smoke run from tests/fuzz/regressions/. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,6 +12,7 @@
 
 #include "common/candidate.h"
 #include "common/error.h"
+#include "collect/sse.h"
 #include "common/fsutil.h"
 #include "verify/ipc.h"
 
@@ -98,6 +100,26 @@ static void test_ipc_memory_follows_bytes(void **state)
     sb_free(&err);
 }
 
+static int record_event(const char *event, const char *data, void *ctx)
+{
+    sb_addf(ctx, "[%s|%s]", event, data);
+    return 0;
+}
+
+/* A NUL byte right after "event:" empties the name: the event is the default "message". */
+static void test_sse_event_name_emptied_by_nul(void **state)
+{
+    (void)state;
+    strbuf log = STRBUF_INIT;
+    sse_parser p;
+    sse_init(&p, record_event, &log);
+    static const char stream[] = "event:\0ping\ndata: {}\n\nevent: a\ndata: 1\n\n";
+    assert_int_equal(sse_feed(&p, stream, sizeof stream - 1), 2);
+    assert_string_equal(log.buf, "[message|{}][a|1]");
+    sse_free(&p);
+    sb_free(&log);
+}
+
 static int teardown(void **state)
 {
     (void)state;
@@ -111,6 +133,7 @@ int main(void)
         cmocka_unit_test(test_launch_split_failures_free_parts),
         cmocka_unit_test(test_problem_alt_dims_failure_frees),
         cmocka_unit_test(test_ipc_memory_follows_bytes),
+        cmocka_unit_test(test_sse_event_name_emptied_by_nul),
     };
     return cmocka_run_group_tests(tests, NULL, teardown);
 }
