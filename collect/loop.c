@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 typedef struct job {
@@ -746,27 +747,39 @@ static int lock_run(collector *c, const char *key, strbuf *err)
 {
     strbuf path = STRBUF_INIT;
     sb_addf(&path, "%s.kcollect-%.16s.lock", c->cfg->db_path, key);
-    int fd = open(path.buf, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     int rc = 0;
-    if (fd < 0) {
-        rc = kc_fail(err, "%s: %s", path.buf, strerror(errno));
-    } else if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
-        rc = kc_fail(err, "this run is already in progress in another kcollect process "
-                          "(lock %s held)", path.buf);
-        close(fd);
-    } else {
-        c->lock_fd = fd;
-        c->lock_path = sb_detach(&path);
+    for (int tries = 0;; tries++) {
+        int fd = open(path.buf, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+        struct stat held, now;
+        if (fd < 0) {
+            rc = kc_fail(err, "%s: %s", path.buf, strerror(errno));
+        } else if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+            rc = kc_fail(err, "this run is already in progress in another kcollect process "
+                              "(lock %s held)", path.buf);
+            close(fd);
+        } else if (fstat(fd, &held) < 0 || stat(path.buf, &now) < 0 || held.st_ino != now.st_ino) {
+            close(fd); /* its holder removed it on the way out: lock the new file */
+            if (tries < 100)
+                continue;
+            rc = kc_fail(err, "%s: keeps being replaced", path.buf);
+        } else {
+            c->lock_fd = fd;
+            c->lock_path = sb_detach(&path);
+        }
+        break;
     }
     sb_free(&path);
     return rc;
 }
 
-/* The file stays: unlinking it would let a waiting opener lock a dead inode. */
+/* Removed while still held (an opener that locked the old inode sees it is gone and retries),
+ * so a clean exit leaves no lock file behind; after kill -9 the file stays, unlocked. */
 static void unlock_run(collector *c)
 {
-    if (c->lock_fd > 0)
+    if (c->lock_fd > 0) {
+        unlink(c->lock_path);
         close(c->lock_fd);
+    }
     free(c->lock_path);
 }
 
@@ -949,11 +962,39 @@ int collect_run(const collect_config *cfg, const char *endpoint_label, char **ur
     }
     progress_stop(c.progress);
     c.sum.wall_s = (now_ms() - start) / 1000.0;
+    c.sum.compile_only = cfg->compile_only;
     *sum = c.sum;
     if (c.db)
         kc_db_close(c.db);
     unlock_run(&c);
     teardown(&c);
+    return rc;
+}
+
+int collect_preflight(const collect_config *cfg, strbuf *err)
+{
+    strbuf root = STRBUF_INIT;
+    problems_root(&root);
+    char **ids = NULL;
+    int n = 0;
+    int rc = problems_select(root.buf, cfg->problems, &ids, &n, err);
+    problems_free_ids(ids, n);
+    sb_free(&root);
+    if (rc < 0)
+        return -1;
+    if (access(cfg->db_path, F_OK) == 0) {
+        sqlite3 *db = NULL;
+        if (kc_db_open(cfg->db_path, KC_DB_EXISTING, &db, err) < 0)
+            return -1;
+        kc_db_close(db);
+        return 0;
+    }
+    strbuf dir = STRBUF_INIT;
+    path_dirname(cfg->db_path, &dir);
+    if (access(dir.len ? dir.buf : ".", W_OK) != 0)
+        rc = kc_fail(err, "cannot create the database '%s': %s: %s", cfg->db_path,
+                     dir.len ? dir.buf : ".", strerror(errno));
+    sb_free(&dir);
     return rc;
 }
 
@@ -986,7 +1027,9 @@ int collect_dry_run(const collect_config *cfg, strbuf *out, strbuf *err)
 void collect_summary_print(const collect_summary *s, FILE *out)
 {
     fprintf(out, "kcollect summary\n");
-    fprintf(out, "  problems       %d, solved %d\n", s->problems, s->problems_solved);
+    fprintf(out, "  problems       %d, solved %d%s\n", s->problems, s->problems_solved,
+            s->compile_only ? " (compile-only: solved = compiled, not run on a GPU; kcurate stats "
+                              "counts these apart from correct)" : "");
     fprintf(out, "  trajectories   %d, done %d, solved %d, not finished %d\n", s->trajectories,
             s->trajectories_done, s->trajectories_solved, s->trajectories - s->trajectories_done);
     fprintf(out, "  turns          %ld this run (%ld from the response cache), %ld HTTP requests\n",

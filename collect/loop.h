@@ -21,6 +21,7 @@ typedef struct collect_summary {
     double best_speedup;
     int fatal;        /* a run-fatal LLM error (auth, quota, model) stopped the run */
     int interrupted;  /* a signal stopped the run */
+    int compile_only; /* solved means compiled (never run on a GPU): the summary says so */
 } collect_summary;
 
 /* Runs the whole collection described by cfg (already finished by
@@ -32,6 +33,9 @@ int collect_run(const collect_config *cfg, const char *endpoint_label, char **ur
 
 /* Prints the system prompt and the first problem's first request (--dry-run). */
 int collect_dry_run(const collect_config *cfg, strbuf *out, strbuf *err);
+/* What can fail before anything starts (the bundled server included): the problem selector
+ * matches, and the database is a kcorpus one (or can be created: its directory is writable). */
+int collect_preflight(const collect_config *cfg, strbuf *err);
 
 void collect_summary_print(const collect_summary *s, FILE *out);
 

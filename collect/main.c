@@ -184,6 +184,12 @@ int main(int argc, char **argv)
     char **urls = cfg.endpoint_urls;
     int n_urls = cfg.n_endpoints;
     const char *label = n_urls ? cfg.endpoint_urls[0] : CC_BUNDLED;
+    if (collect_preflight(&cfg, &err) < 0) { /* before the bundled server starts */
+        error("%s", err.buf);
+        config_free(&cfg);
+        sb_free(&err);
+        return 1;
+    }
     if (config_is_bundled(&cfg)) {
         if (bundled_start(cfg.bundled_args, &server, &err) < 0)
             die("%s", err.buf);

@@ -4,6 +4,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 extern const char kc_schema_sql[]; /* generated from schemas/kc.sql */
 
@@ -98,15 +99,77 @@ static int migrate(sqlite3 *db, enum kc_db_mode mode, const char *path, strbuf *
     return 0;
 }
 
+/* Ours: our tables and a user_version; an empty database (no table, version 0) only when the
+ * command creates. Anything else is some other program's SQLite file: never touched. */
+static int check_ours(sqlite3 *db, enum kc_db_mode mode, const char *path, strbuf *err)
+{
+    long long tables = kc_db_query_int(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table'");
+    if (tables < 0)
+        return 0; /* unreadable: migrate() says so */
+    int version = kc_db_user_version(db);
+    if (tables == 0 && version == 0) {
+        if (mode == KC_DB_CREATE)
+            return 0;
+        return kc_fail(err, "'%s' is empty, not a kcorpus database (kcollect and kverify import "
+                            "create one)", path);
+    }
+    long long ours = kc_db_query_int(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' "
+                                         "AND name IN ('blobs', 'problems', 'candidates')");
+    if (version <= 0 || ours != 3)
+        return kc_fail(err, "'%s' is a SQLite database but not a kcorpus one (no kcorpus schema): "
+                            "refusing to use it", path);
+    return 0;
+}
+
+/* A file or directory we may not write (an archived corpus, a read-only mount): SQLite cannot
+ * make the -shm file a WAL database needs, so the file is opened immutable (nobody changes it). */
+static int cannot_write(const char *path)
+{
+    if (access(path, W_OK) != 0)
+        return 1;
+    strbuf dir = STRBUF_INIT;
+    sb_adds(&dir, path);
+    char *slash = strrchr(dir.buf, '/');
+    if (!slash)
+        sb_reset(&dir), sb_adds(&dir, ".");
+    else
+        sb_setlen(&dir, slash == dir.buf ? 1 : (size_t)(slash - dir.buf));
+    int ro = access(dir.buf, W_OK) != 0;
+    sb_free(&dir);
+    return ro;
+}
+
+static void immutable_uri(const char *path, strbuf *uri)
+{
+    sb_adds(uri, "file:");
+    for (const char *p = path; *p; p++)
+        if (*p == '%' || *p == '?' || *p == '#')
+            sb_addf(uri, "%%%02X", (unsigned char)*p);
+        else
+            sb_addch(uri, *p);
+    sb_adds(uri, "?immutable=1");
+}
+
 int kc_db_open(const char *path, enum kc_db_mode mode, sqlite3 **out, strbuf *err)
 {
     int flags = SQLITE_OPEN_FULLMUTEX;
-    if (mode == KC_DB_READONLY)
+    strbuf uri = STRBUF_INIT;
+    const char *name = path;
+    if (mode == KC_DB_READONLY) {
         flags |= SQLITE_OPEN_READONLY;
-    else
+        if (access(path, R_OK) == 0 && cannot_write(path)) {
+            immutable_uri(path, &uri);
+            name = uri.buf;
+            flags |= SQLITE_OPEN_URI;
+        }
+    } else {
         flags |= SQLITE_OPEN_READWRITE | (mode == KC_DB_CREATE ? SQLITE_OPEN_CREATE : 0);
+    }
+    int existed = access(path, F_OK) == 0;
     sqlite3 *db = NULL;
-    if (sqlite3_open_v2(path, &db, flags, NULL) != SQLITE_OK) {
+    int rc = sqlite3_open_v2(name, &db, flags, NULL);
+    sb_free(&uri);
+    if (rc != SQLITE_OK) {
         kc_fail(err, "cannot open database '%s': %s", path, db ? sqlite3_errmsg(db) : "no memory");
         sqlite3_close(db);
         return -1;
@@ -116,12 +179,27 @@ int kc_db_open(const char *path, enum kc_db_mode mode, sqlite3 **out, strbuf *er
                               ? "PRAGMA foreign_keys = ON;"
                               : "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;"
                                 "PRAGMA foreign_keys = ON;";
-    if (kc_db_exec(db, pragmas, err) || migrate(db, mode, path, err)) {
+    if (check_ours(db, mode, path, err) || kc_db_exec(db, pragmas, err) ||
+        migrate(db, mode, path, err)) {
         sqlite3_close(db);
+        if (!existed && mode == KC_DB_CREATE) /* a failed create leaves nothing behind */
+            kc_db_remove_files(path);
         return -1;
     }
     *out = db;
     return 0;
+}
+
+void kc_db_remove_files(const char *path)
+{
+    static const char *const suffix[] = {"", "-wal", "-shm", "-journal"};
+    strbuf p = STRBUF_INIT;
+    for (size_t i = 0; i < sizeof suffix / sizeof suffix[0]; i++) {
+        sb_reset(&p);
+        sb_addf(&p, "%s%s", path, suffix[i]);
+        unlink(p.buf);
+    }
+    sb_free(&p);
 }
 
 void kc_db_close(sqlite3 *db)

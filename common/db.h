@@ -13,7 +13,12 @@ enum kc_db_mode {
     KC_DB_READONLY  /* must exist and be at the newest schema; read only */
 };
 
+/* Refuses a SQLite file that is not a kcorpus database (an empty one only in KC_DB_CREATE);
+ * KC_DB_READONLY opens a file or directory it cannot write immutable (archives, read-only
+ * mounts); a failed KC_DB_CREATE of a new file removes it. */
 int kc_db_open(const char *path, enum kc_db_mode mode, sqlite3 **out, strbuf *err);
+/* Removes the database file and its -wal, -shm and -journal files. */
+void kc_db_remove_files(const char *path);
 void kc_db_close(sqlite3 *db);
 int kc_db_exec(sqlite3 *db, const char *sql, strbuf *err);
 int kc_db_begin(sqlite3 *db, strbuf *err);   /* BEGIN IMMEDIATE */

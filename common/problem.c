@@ -733,7 +733,7 @@ static int check_id_matches_path(struct ctx *c, const problem *p)
     return ok ? 0 : field_fail(c, "id", "does not match the manifest's path <suite>/<name>.json");
 }
 
-int problem_load(const char *manifest_path, problem *p, strbuf *err)
+static int load_parts(const char *manifest_path, problem *p, strbuf *err)
 {
     memset(p, 0, sizeof(*p));
     p->manifest_path = xstrdup(manifest_path);
@@ -768,6 +768,16 @@ int problem_load(const char *manifest_path, problem *p, strbuf *err)
     rc = 0;
 out:
     json_decref(root);
+    return rc;
+}
+
+/* A manifest that fails to load leaves nothing allocated behind (kverify problems --check
+ * leaked every failed problem's parts). */
+int problem_load(const char *manifest_path, problem *p, strbuf *err)
+{
+    int rc = load_parts(manifest_path, p, err);
+    if (rc)
+        problem_free(p);
     return rc;
 }
 

@@ -101,8 +101,11 @@ int tensor_init_params(const tensor_spec *t, const dimset *dims, double *a, doub
 const tensor_spec *problem_tensor(const problem *p, const char *name, int *is_output);
 const param_spec *problem_param(const problem *p, const char *name);
 
-/* Where problems live: $KC_PROBLEMS, else <exe dir>/../problems, else ./problems. */
+/* Where problems live: $KC_PROBLEMS, else <exe dir>/../problems (or up to two levels higher:
+ * build/NAME/bin), else ./problems. */
 void problems_root(strbuf *out);
+/* Where problems_root looks, and how to point it elsewhere (KC_PROBLEMS): for error messages. */
+extern const char *problems_root_help;
 /* Resolves an id (level1/019_relu) to its manifest path. */
 int problem_manifest_path(const char *root, const char *id, strbuf *out, strbuf *err);
 /* Lists problem ids matching a selector: a suite ("level1"), an id, a glob

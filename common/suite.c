@@ -16,17 +16,26 @@ void problems_root(strbuf *out)
         sb_adds(out, env);
         return;
     }
+    /* Beside the binary's directory or above it: bin/ of a checkout, and build/NAME/bin/. */
     strbuf dir = STRBUF_INIT;
     if (self_exe_dir(&dir, NULL) == 0) {
-        path_join(out, dir.buf, "../problems");
-        sb_free(&dir);
-        if (file_exists(out->buf))
-            return;
+        static const char *const up[] = {"../problems", "../../problems", "../../../problems"};
+        for (size_t i = 0; i < sizeof up / sizeof up[0]; i++) {
+            path_join(out, dir.buf, up[i]);
+            if (file_exists(out->buf)) {
+                sb_free(&dir);
+                return;
+            }
+        }
     }
     sb_free(&dir);
     sb_reset(out);
     sb_adds(out, "problems");
 }
+
+const char *problems_root_help =
+    "problems are looked up in $KC_PROBLEMS, else in a problems/ directory beside or up to two "
+    "levels above the binary's directory, else in ./problems: set KC_PROBLEMS=/path/to/kcorpus/problems";
 
 int problem_manifest_path(const char *root, const char *id, strbuf *out, strbuf *err)
 {
@@ -111,7 +120,9 @@ int problems_select(const char *root, const char *selector, char ***ids, int *n,
         int found = add_suite_matches(root, suite.buf, pattern.buf, ids, n, &cap);
         sb_free(&suite), sb_free(&pattern);
         if (found == 0) {
-            rc = kc_fail(err, "no problems match '%s' under %s", tok, root);
+            rc = kc_fail(err, file_exists(root) ? "no problems match '%s' under %s (%s)"
+                                                : "no problems match '%s': there is no problems directory %s (%s)",
+                         tok, root, problems_root_help);
             break;
         }
     }

@@ -60,6 +60,19 @@ static double number_arg(const char *opt, const char *v)
     return d;
 }
 
+/* kcurate run's options (each takes a value): an unknown one is named as such. */
+static int is_run_option(const char *a)
+{
+    static const char *const names[] = {
+        "--db", "--shingle", "--num-hashes", "--bands", "--near-threshold", "--reward-correct",
+        "--reward-incorrect", "--speedup-weight", "--speedup-cap", "--gamma", "--suspicious",
+        "--valid-fraction", "--test-fraction", "--split-salt", "--heldout", "--heldout-file", NULL};
+    for (int i = 0; names[i]; i++)
+        if (!strcmp(a, names[i]))
+            return 1;
+    return 0;
+}
+
 static int run_command(int argc, char **argv)
 {
     curate_params p;
@@ -70,6 +83,8 @@ static int run_command(int argc, char **argv)
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "-h") || !strcmp(a, "--help"))
             usage(0);
+        if (!is_run_option(a))
+            die("unknown option '%s' (see kcurate --help)", a);
         if (!v)
             die("%s needs a value (see kcurate --help)", a);
         i++;
