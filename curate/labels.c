@@ -64,9 +64,14 @@ void curate_label_item(const curate_params *p, curate_item *it)
         it->correct_alt = 0;
     else
         it->correct_alt = correct ? 1 : -1;
-    it->suspicious = curate_has_flag(it->flags, "suspicious_speedup") ||
+    /* timing_inconsistent: correct when checked, but its timed runs did less work than its
+     * checking runs: correctness stands, its speed earns nothing and is flagged for audit. */
+    int speed_trusted = !curate_has_flag(it->flags, "timing_inconsistent");
+    it->suspicious = curate_has_flag(it->flags, "suspicious_speedup") || !speed_trusted ||
                      (correct && it->speedup_eager > p->suspicious_speedup);
     double s = it->speedup_eager < p->speedup_cap ? it->speedup_eager : p->speedup_cap;
+    if (!speed_trusted)
+        s = 0;
     it->reward = correct ? p->reward_correct + p->speedup_weight * s : p->reward_incorrect;
     it->discounted_return = it->reward;
     it->improved = -1;

@@ -87,6 +87,14 @@ static void tiers_rewards_and_returns(void **state)
     assert_int_equal(t[1].improved, 1);
     assert_int_equal(t[2].improved, 1);
     assert_int_equal(t[0].improved, -1);
+    /* A correct kernel whose timed runs did less work than its checks: no speed reward. */
+    curate_item odd = {0};
+    strcpy(odd.verdict, "correct");
+    strcpy(odd.flags, "timing_inconsistent");
+    odd.speedup_eager = 40;
+    curate_label_item(&p, &odd);
+    assert_true(odd.suspicious);
+    assert_float_equal(odd.reward, 0.3, 1e-9);
     curate_params_free(&p);
 }
 
