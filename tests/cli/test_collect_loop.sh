@@ -52,8 +52,9 @@ run >"$T/out2" 2>"$T/err2" || fail "rerun failed"
 [ "$(stat '$.requests')" = 6 ] || fail "the rerun sent requests"
 [ "$(q "SELECT count(*) FROM runs")" = 1 ] && [ "$(q "SELECT count(*) FROM turns")" = 6 ] || fail "rerun added rows"
 
-# Another run (more turns allowed: a new run key) asks the same questions: all from the cache.
-run --turns 5 >"$T/out3" 2>"$T/err3" || fail "cached run failed"
+# Another run (another context policy: a new run identity; more turns would continue this run)
+# asks the same questions (there is no reasoning to send back): all from the cache.
+run --context full >"$T/out3" 2>"$T/err3" || fail "cached run failed"
 [ "$(stat '$.requests')" = 6 ] || fail "the cached run sent requests"
 [ "$(q "SELECT count(*) FROM runs")" = 2 ] || fail "expected a second run"
 [ "$(q "SELECT count(*) FROM responses WHERE from_cache = 1 AND cost_usd = 0")" = 6 ] || fail "cache hits not recorded"
