@@ -8,7 +8,7 @@
 #include <jansson.h>
 
 #define IPC_MAX_BLOBS 4
-#define IPC_MAX_BLOB (256 << 20) /* bytes in one payload (sources, cubins, logs) */
+#define IPC_MAX_BLOB (64 << 20) /* bytes in one payload (sources, cubins, logs) */
 
 typedef struct ipc_msg {
     json_t *json; /* owned */
