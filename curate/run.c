@@ -56,7 +56,8 @@ static void add_item(pass *ps, sqlite3_stmt *st)
     it->speedup_eager = sqlite3_column_double(st, 9);
     it->speedup_compile = sqlite3_column_double(st, 10);
     const char *fin = (const char *)sqlite3_column_text(st, 11);
-    it->truncated = fin && !strcmp(fin, "length");
+    /* cut by the token limit, or by kcollect --max-answer-bytes */
+    it->truncated = fin && (!strcmp(fin, "length") || !strcmp(fin, "answer_cap"));
     it->reasoning_chars = sqlite3_column_int64(st, 12);
     curate_label_item(ps->p, it);
 }

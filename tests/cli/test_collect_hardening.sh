@@ -100,6 +100,9 @@ for mode in --stream --no-stream; do
                           FROM responses r JOIN blobs b ON b.sha256 = r.content_sha")
     [ "$row" = "1|answer_cap|1|1" ] || fail "huge $mode: not capped and recorded as such: $row"
     [ "$(sqlite3 "$DB" "SELECT max(size) FROM blobs")" -le 400000 ] || fail "huge $mode: a blob above the cap was stored"
+    "$KC_BIN/kcurate" run --db "$DB" >/dev/null || fail "kcurate run"
+    [ "$(sqlite3 "$DB" "SELECT group_concat(truncated) FROM candidate_labels")" = 1 ] \
+        || fail "huge $mode: kcurate does not label the capped answer truncated"
     stop_server
 done
 echo ok
