@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """gen_level2: writes problems/level2/NNN_name.json (manifest) and NNN_name.cu (reference) for
-KernelBench level 2's fused-operator chains from the compact specs in tools/level2_specs.py.
+KernelBench level 2's fused-operator chains from the compact specs in tools/level2_specs.py
+(and the further specs files named in main(), e.g. level2_specs_b.py: 038, 046-072).
 
 A spec names the leading op (Linear, Conv2d/3d, ConvTranspose2d/3d), the chain that follows it
 as ops of this module (elementwise statements, reductions, softmax, norms, pools), the
@@ -13,6 +14,7 @@ the rest in double, and the last kernel writes the float32 output.
     python3 tools/gen_level2.py [--only 1,2,3] [--out problems/level2]
 """
 import argparse
+import importlib
 import json
 import os
 import re
@@ -23,7 +25,7 @@ import kcproblems  # noqa: E402
 
 # Macros of the shared convolution headers: generated code must not use these identifiers.
 SHARED_MACROS = {"COB", "TX", "TY", "PX", "PY", "CC", "KWF", "R", "NT", "WCAP", "NH", "SMEM_D",
-                 "TILE", "A_AT", "B_AT", "LIN_T", "LIN_BK"}
+                 "TILE", "A_AT", "B_AT", "LIN_T", "LIN_BK", "PT", "CU", "WT"}
 GRID = "min(cdiv(%s, 256), 65536)"
 
 
@@ -236,6 +238,9 @@ def build_reference(spec):
         includes += ["#define CC 4 /* input channels per chunk */", '#include "shared/conv2d_ref.cuh"']
         lines.append("conv2d_ref<<<min(B*cdiv(CO, 16)*cdiv(OW, 64)*cdiv(OH, 8), 1048576), 128, "
                      "12*(4*K*K*16 + 4*(7*S + K)*(63*S + K))>>>(x, weight, t0, B, CI, CO, H, W, OH, OW, K, K, S, S, P, P, 1, 1, 1);")
+    elif kind == "conv3d" and lead.get("blocked"):  # register-blocked (level 1's 060): ~10x the direct one
+        includes.append('#include "shared/conv3d_blocked_ref.cuh"')
+        lines.append("conv3d_ref<<<dim3(min(cdiv(OD*OH*OW, 256)*cdiv(CO, 16), 2147483647), min(B, 65535)), 128>>>(x, weight, t0, B, CI, CO, D, H, W, OD, OH, OW, K, K, K, S, S, S, P, P, P, 1, 1, 1, 1);")
     elif kind == "conv3d":
         includes.append('#include "shared/conv3d_direct_ref.cuh"')
         lines.append("conv3d_ref<<<min(cdiv(B*CO*OD*OH*OW, 256), 65536), 256>>>(x, weight, t0, B, CI, CO, D, H, W, OD, OH, OW, K, K, K, S, S, S, P, P, P, 1, 1, 1, 1);")
@@ -251,6 +256,11 @@ def build_reference(spec):
                      "(x, weight, t0, B, CI, CO, D, H, W, OD, OH, OW, K, K, K, S, S, S, P, P, P, 1, 1, 1, 1);")
     else:
         raise ValueError(kind)
+    if spec.get("pre"):  # pools on x before the leading op (038); it reads their float32 result
+        src, _ = pre_chain(em, spec["pre"], spec["inputs"][0]["shape"])
+        for a, b in (("(x, ", "(%s, " % src), (", D, H, W, ", ", %s, " % ", ".join(lead["in_sp"]))):
+            assert lines[0].count(a) == 1, (a, lines[0])
+            lines[0] = lines[0].replace(a, b)
     em.launches += lines
     includes.append('#include "shared/l2_ops.cuh"')
 
@@ -299,19 +309,7 @@ def build_reference(spec):
             em.launches.append("%s<<<%s, 256>>>(%s, %s, %s, %s, %s);" % (kname, grid, cur, dst, o, r, n))
             cur = dst
         elif isinstance(op, Pool):
-            nd = len(op.k)
-            sp = shape[-nd:]
-            outsp = ["(%s - %s)/%s + 1" % (sp[j], op.k[j], op.s[j]) for j in range(nd)]
-            new = shape[:-nd] + outsp
-            dst = em.new_buf(new)
-            k3 = ["1"] * (3 - nd) + list(op.k)
-            s3 = ["1"] * (3 - nd) + list(op.s)
-            i3 = ["1"] * (3 - nd) + sp
-            o3 = ["1"] * (3 - nd) + outsp
-            em.launches.append("l2_pool3d<<<%s, 256>>>(%s, %s, %s, %s, %s, %s, %s, %s);" % (
-                GRID % prod(new), cur, dst, prod(shape[:-nd]), ", ".join(i3), ", ".join(o3),
-                ", ".join(k3), ", ".join(s3), 2 if op.kind == "max" else 1))
-            cur, shape = dst, new
+            cur, shape = em_pool(em, op, cur, shape)
         elif isinstance(op, Norm):
             if op.kind == "batch":
                 st = em.new_buf(["2", shape[1]])
@@ -340,6 +338,33 @@ def build_reference(spec):
         if not isinstance(op, (Save, Reshape)):
             cur_dtype = "f64"
     return em, includes, shape
+
+
+def em_pool(em, op, cur, shape):
+    """Max/avg pool (no padding, floor) over the last len(op.k) dims, in double."""
+    nd = len(op.k)
+    sp = shape[-nd:]
+    outsp = ["(%s - %s)/%s + 1" % (sp[j], op.k[j], op.s[j]) for j in range(nd)]
+    new = shape[:-nd] + outsp
+    dst = em.new_buf(new)
+    k3 = ["1"] * (3 - nd) + list(op.k)
+    s3 = ["1"] * (3 - nd) + list(op.s)
+    i3 = ["1"] * (3 - nd) + sp
+    o3 = ["1"] * (3 - nd) + outsp
+    em.launches.append("l2_pool3d<<<%s, 256>>>(%s, %s, %s, %s, %s, %s, %s, %s);" % (
+        GRID % prod(new), cur, dst, prod(shape[:-nd]), ", ".join(i3), ", ".join(o3),
+        ", ".join(k3), ", ".join(s3), 2 if op.kind == "max" else 1))
+    return dst, new
+
+
+def pre_chain(em, ops, x_shape):
+    """Pools on the input x before the leading op: x to double, the pools in double, then one
+    rounding to float32, the tensor the leading op reads (as PyTorch's float32 pool output)."""
+    cur, shape = em.ew([Ew("v", "x to double (for the pools before the leading op)")], "x", "f32", x_shape, "f64")
+    for op in ops:
+        assert isinstance(op, Pool), op
+        cur, shape = em_pool(em, op, cur, shape)
+    return em.ew([Ew("v", "the pooled x as float32, the leading op's input")], cur, "f64", shape, "f32")
 
 
 def em_norm(em, op, st, cur, shape):
@@ -413,7 +438,7 @@ def emit(spec, outdir):
     pid = "level2/" + name
     lead = spec["lead"]
     # reference text
-    head = ["// Reference for %s (generated by tools/gen_level2.py from tools/level2_specs.py: edit" % pid,
+    head = ["// Reference for %s (generated by tools/gen_level2.py from tools/%s: edit" % (pid, spec.get("specs_file", "level2_specs.py")),
             "// the spec, not this file). %s" % spec["title"],
             "// Leading op: shared kernel, float32 scratch t0 (exact products, double sums). Then the",
             "// chain in double: generated elementwise kernels below and shared/l2_ops.cuh.",
@@ -485,11 +510,14 @@ def main():
     ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "problems", "level2"))
     args = ap.parse_args()
     sys.modules.setdefault("gen_level2", sys.modules[__name__])  # the specs import these classes
-    import level2_specs
+    specs = {}
+    for mod in ("level2_specs", "level2_specs_b"):  # one specs file per batch of problems
+        for spec in importlib.import_module(mod).SPECS:
+            specs[spec["id"]] = dict(spec, specs_file=spec.get("specs_file", mod + ".py"))
     os.makedirs(args.out, exist_ok=True)
     only = {int(x) for x in args.only.split(",") if x}
     n = 0
-    for spec in level2_specs.SPECS:
+    for spec in sorted(specs.values(), key=lambda s: s["id"]):
         if only and spec["id"] not in only:
             continue
         emit(spec, args.out)

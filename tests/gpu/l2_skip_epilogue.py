@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """l2_skip_epilogue: writes an epilogue-skipping candidate for a level-2 problem (GPU tests only):
-the reference's own leading op (Linear/Conv/ConvTranspose into its float32 scratch t0), then a
+the reference's own leading op (Linear/Conv/ConvTranspose into its float32 scratch t0, after
+any pools on x that precede it), then a
 plain copy of t0 into the output, skipping the whole chain after it. Written only where t0 and
 the output have the same element count; prints the file written, or nothing.
     l2_skip_epilogue.py BIN PROBLEM_ID OUT_DIR"""
@@ -33,8 +34,11 @@ def main():
     if not t0 or kcproblems.eval_dim_expr(t0.group(1), dims) != ny:
         return 0
     body = re.sub(r"^// @(launch|scratch) .*\n", "", src, flags=re.M)
+    # the leading op is the first launch writing t0; launches before it (038's pool on x) stay
+    lead = next(i for i, line in enumerate(launches) if re.search(r"\bt0\b", line))
+    scratch = re.findall(r"^// @scratch .*$", src, re.M) if lead else [t0.group(0)]
     text = ("// Epilogue-skipping candidate for %s: the leading op only; must fail verification.\n" % pid
-            + body + COPY + t0.group(0) + "\n" + launches[0] + "\n"
+            + body + COPY + "\n".join(scratch) + "\n" + "\n".join(launches[:lead + 1]) + "\n"
             + "// @launch skip_copy<<<4096, 256>>>(t0, %s, %s);\n" % (y["name"], t0.group(1)))
     os.makedirs(out, exist_ok=True)
     path = os.path.join(out, "skip_epilogue.cu")
