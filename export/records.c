@@ -117,14 +117,13 @@ static void put_real(jsonw *w, const char *key, sqlite3_stmt *st, int col, strbu
             isnan(v) ? "nan" : v > 0 ? "inf" : "-inf");
 }
 
-/* The "nonfinite" field of an object: its non-finite reals as "name=inf,...", null when none. */
+/* The "nonfinite" field of an object: its non-finite reals as "name=inf,...", "" when none
+ * (a string always: a field that is null in every record is typed null by pyarrow, and a
+ * null-typed field inside a list of structs broke pyarrow's loading of multiturn shards). */
 static void put_nonfinite(jsonw *w, strbuf *nonfinite)
 {
     jw_key(w, "nonfinite");
-    if (nonfinite->len)
-        jw_string(w, nonfinite->buf, nonfinite->len);
-    else
-        jw_null(w);
+    jw_string(w, nonfinite->len ? nonfinite->buf : "", nonfinite->len);
     sb_free(nonfinite);
 }
 
@@ -203,13 +202,16 @@ static void put_labels(jsonw *w, sqlite3_stmt *st)
 }
 
 /* A run's synthetic marker: "synthetic" (true when its answers came from a test server, not a
- * model) and "server" (that server's name, else null). */
+ * model) and "server" (that server's name, else ""; a string always, since a field null in every
+ * record of a list of structs, as in multiturn turns, breaks pyarrow's loading). */
 static void put_synthetic(jsonw *w, sqlite3_stmt *st)
 {
     jw_key(w, "synthetic");
     jw_raw(w, sqlite3_column_int(st, COL_SYNTHETIC) ? "true" : "false",
            sqlite3_column_int(st, COL_SYNTHETIC) ? 4 : 5);
-    put_text(w, "server", st, COL_SERVER);
+    const char *server = text(st, COL_SERVER);
+    jw_key(w, "server");
+    jw_string(w, server ? server : "", server ? strlen(server) : 0);
 }
 
 /* Remembers that a record drew on a run (the manifest lists them and says when they mix). */
@@ -804,6 +806,7 @@ static int for_each_problem(export_ctx *x, sqlite3_stmt *cand, row_fn row, probl
                   " WHERE 1");
     add_in_filter(&sql, "pl.split", x->cfg->splits, &binds, &n);
     add_in_filter(&sql, "CAST(pr.level AS TEXT)", x->cfg->levels, &binds, &n);
+    export_degenerate_filter(x->cfg, &sql);
     sb_adds(&sql, " ORDER BY pl.split, pr.id");
     sqlite3_stmt *problems = prepare_with_binds(x, sql.buf, binds, n, 1, err);
     sb_free(&sql);
@@ -927,7 +930,7 @@ static int kernelbench_row(export_ctx *x, sqlite3_stmt *st, void *arg, strbuf *e
     return rc;
 }
 
-/* The rows of sft (same filters: --verdict, default correct; --every-turn), as modules. */
+/* Every kernel kept by --verdict (default correct), dedup and the common filters, as a module. */
 static int export_kernelbench(export_ctx *x, strbuf *err)
 {
     const export_config *c = x->cfg;
@@ -1235,7 +1238,7 @@ static int rl_record(export_ctx *x, sqlite3_stmt *st, long index, strbuf *err)
         params_list(json_object_get(manifest, "params")), "database", x->db_uuid,
         "manifest_sha256", text(st, 4), "candidates", (json_int_t)sqlite3_column_int64(st, 6),
         "correct", (json_int_t)sqlite3_column_int64(st, 7), "best_speedup_eager", best,
-        "nonfinite", nf.len ? nf.buf : NULL);
+        "nonfinite", nf.len ? nf.buf : "");
     sb_free(&nf);
     free(truth);
     json_decref(manifest);
@@ -1246,8 +1249,7 @@ static int rl_record(export_ctx *x, sqlite3_stmt *st, long index, strbuf *err)
     /* candidates of synthetic runs behind the counts: said in every record */
     json_t *extra = json_object_get(r, "extra_info");
     json_object_set_new(extra, "synthetic", json_boolean(!is_null(st, 10)));
-    json_object_set_new(extra, "synthetic_server", is_null(st, 10) ? json_null()
-                                                                   : json_string(text(st, 10)));
+    json_object_set_new(extra, "synthetic_server", json_string(is_null(st, 10) ? "" : text(st, 10)));
     for (const char *ids = text(st, 9); ids && *ids; ids += strcspn(ids, ",") + (strchr(ids, ',') != NULL))
         note_run(x, strtoll(ids, NULL, 10));
     return emit_json(x, split, r, err);
@@ -1283,6 +1285,7 @@ static int export_rl(export_ctx *x, strbuf *err)
     sb_adds(&sql, ") FROM problems pr JOIN problem_labels pl ON pl.problem_id = pr.id WHERE 1");
     add_in_filter(&sql, "pl.split", x->cfg->splits, &binds, &n);
     add_in_filter(&sql, "CAST(pr.level AS TEXT)", x->cfg->levels, &binds, &n);
+    export_degenerate_filter(x->cfg, &sql);
     sb_adds(&sql, " ORDER BY pl.split, pr.id");
     sqlite3_stmt *st = prepare_with_binds(x, sql.buf, binds, n, 1, err);
     sb_free(&sql);

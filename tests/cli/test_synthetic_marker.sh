@@ -56,7 +56,7 @@ S="json_extract(j, '\$.provenance.run.synthetic')"
     AND $S = 1 AND json_extract(j, '\$.provenance.run.server') = 'bundled-fake-llm'")" -ge 2 ] ||
     fail "sft records of the bundled run are not marked synthetic"
 [ "$(jq "$T/sft.jsonl" "SELECT count(*) FROM r WHERE json_extract(j, '\$.provenance.run.model') = 'real-model'
-    AND $S = 0 AND json_type(j, '\$.provenance.run.server') = 'null'")" = 1 ] ||
+    AND $S = 0 AND json_extract(j, '\$.provenance.run.server') = ''")" = 1 ] ||
     fail "the real endpoint's sft record is not marked synthetic: false"
 [ "$(jq "$T/mt.jsonl" "SELECT count(*) FROM r WHERE $S = 1")" = 2 ] || fail "multiturn records not marked synthetic"
 [ "$(jq "$T/mt.jsonl" "SELECT count(*) FROM r, json_each(j, '\$.turns') t
