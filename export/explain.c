@@ -143,9 +143,11 @@ static void explain_sft(sqlite3 *db, const export_config *c, strbuf *out)
     const char *kept = c->verdicts ? c->verdicts : "correct";
     char *cond = verdict_cond(kept);
     long long n = cand_count(db, c, cond);
-    sb_addf(out, "- sft keeps kernels whose verdict is %s (--verdict%s): %lld%s\n", kept,
+    sb_addf(out, "- %s keeps kernels whose verdict is %s (--verdict%s): %lld%s\n",
+            export_format_name(c->format), kept,
             c->verdicts ? "" : ", default correct", n,
-            c->sft_every_turn ? "" : " (then each trajectory's last one; --every-turn: all)");
+            c->sft_every_turn || c->format != EXPORT_SFT
+                ? "" : " (then each trajectory's last one; --every-turn: all)");
     if (!n) {
         if (cand_count(db, c, "verdict = 'compiled'"))
             sb_adds(out, "  try: --verdict compiled (a compile-only run, no GPU: compiled, "

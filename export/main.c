@@ -12,8 +12,9 @@
 static const char usage_text[] =
     "usage: kexport --db FILE --out DIR [options]\n"
     "  --format F          sft | multiturn | rl | preference | kernelbench [sft]\n"
-    "                      kernelbench: each kernel (sft's filters) as a KernelBench-style\n"
-    "                      Python module in DIR/kernelbench/<problem>/c<candidate>.py\n"
+    "                      kernelbench: each kernel kept by --verdict [correct], --dedup and\n"
+    "                      the other filters as a KernelBench-style Python module in\n"
+    "                      DIR/kernelbench/<problem>/c<candidate>.py\n"
     "  --every-turn        sft: every correct turn (default: each trajectory's last correct)\n"
     "  --verdict LIST      verdicts kept (comma separated, or 'any') [sft: correct]: correct,\n"
     "                      compiled, mismatch, unsafe, timeout, runtime_error, launch_error,\n"
