@@ -59,11 +59,19 @@ void export_config_json(const export_config *c, strbuf *out)
         json_object_set_new(o, "models", json_string(c->models));
     if (c->skip_bad_text)
         json_object_set_new(o, "skip_bad_text", json_true());
+    if (c->include_degenerate)
+        json_object_set_new(o, "include_degenerate", json_true());
     char *s = json_dumps(o, JSON_SORT_KEYS | JSON_COMPACT | JSON_REAL_PRECISION(10));
     sb_reset(out);
     sb_adds(out, s);
     free(s);
     json_decref(o);
+}
+
+void export_degenerate_filter(const export_config *c, strbuf *where)
+{
+    if (!c->include_degenerate)
+        sb_adds(where, " AND NOT " EXPORT_DEGENERATE_SQL);
 }
 
 /* ---- validation of the filter values (kexport's flags) ---- */

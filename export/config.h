@@ -28,6 +28,7 @@ typedef struct export_config {
     char *models;            /* comma list of models (--model), NULL = all */
     int curate_first;        /* --curate: run kcurate first when labels are stale */
     int allow_stale;         /* --allow-stale: export stale labels (said in the manifest) */
+    int include_degenerate;  /* --include-degenerate: also problems marked "degenerate" */
     const char *out_dir, *db_path;
 } export_config;
 
@@ -37,6 +38,14 @@ int export_format_parse(const char *s, enum export_format *f);
 const char *export_format_name(enum export_format f);
 int export_dedup_parse(const char *s, enum export_dedup *d);
 const char *export_dedup_name(enum export_dedup d);
+/* Whether the problem pr (its manifest blob) is marked "degenerate": its output is trivial at
+ * its inits (identically zero, saturated), so it teaches nothing and stays out of exports unless
+ * --include-degenerate. A blob that is not JSON counts as not marked. */
+#define EXPORT_DEGENERATE_SQL                                                                    \
+    "(SELECT json_extract(CAST(b.data AS TEXT), '$.degenerate') FROM blobs b"                     \
+    " WHERE b.sha256 = pr.manifest_sha AND json_valid(CAST(b.data AS TEXT))) IS NOT NULL"
+/* Appends " AND NOT <degenerate>" to a query over problems pr, unless --include-degenerate. */
+void export_degenerate_filter(const export_config *c, strbuf *where);
 /* Canonical JSON of the settings that shape the output (not the paths). */
 void export_config_json(const export_config *c, strbuf *out);
 

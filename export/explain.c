@@ -54,6 +54,7 @@ static void candidates_cte(const export_config *c, strbuf *sql)
                  " ON pl.problem_id = pr.id WHERE 1");
     in_list(sql, "pl.split", c->splits);
     in_list(sql, "CAST(pr.level AS TEXT)", c->levels);
+    export_degenerate_filter(c, sql);
     sb_adds(sql, "), cand AS (SELECT c.id, c.problem_id, c.source_sha, cl.verdict_class,"
                  " cl.speedup_eager, cl.near_rep_id, cl.exact_rep_id,"
                  " (SELECT v.verdict FROM verifications v WHERE v.candidate_id = c.id"
@@ -82,6 +83,23 @@ static char *verdict_cond(const char *list)
     return sb_detach(&s);
 }
 
+/* How many problems of the selected splits and levels are marked degenerate and left out. */
+static void explain_degenerate(sqlite3 *db, const export_config *c, strbuf *out)
+{
+    if (c->include_degenerate)
+        return;
+    strbuf sql = STRBUF_INIT;
+    sb_adds(&sql, "SELECT count(*) FROM problems pr JOIN problem_labels pl ON pl.problem_id = pr.id"
+                  " WHERE " EXPORT_DEGENERATE_SQL);
+    in_list(&sql, "pl.split", c->splits);
+    in_list(&sql, "CAST(pr.level AS TEXT)", c->levels);
+    long long n = count(db, sql.buf);
+    if (n)
+        sb_addf(out, "- of those splits and levels, problems marked degenerate (output trivial at "
+                     "their inits), left out: %lld\n  try: --include-degenerate\n", n);
+    sb_free(&sql);
+}
+
 static void explain_scope(sqlite3 *db, const export_config *c, strbuf *out, long long *in_scope)
 {
     strbuf sql = STRBUF_INIT;
@@ -92,6 +110,7 @@ static void explain_scope(sqlite3 *db, const export_config *c, strbuf *out, long
             c->levels ? ", levels " : "", c->levels ? c->levels : "", *in_scope);
     histogram(db, "SELECT split, count(*) FROM problem_labels GROUP BY split ORDER BY split", out);
     sb_adds(out, ")\n");
+    explain_degenerate(db, c, out);
     if (!*in_scope)
         sb_adds(out, "  try: --split train,valid,test,heldout (held-out problems are exported "
                      "only when named) or another --level\n");

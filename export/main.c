@@ -25,6 +25,8 @@ static const char usage_text[] =
     "  --min-speedup X     minimum eager speedup (preference: of the chosen side)\n"
     "  --split LIST        splits exported [train,valid,test]; 'heldout' only when named\n"
     "  --level LIST        problem levels, e.g. 1,2 (whole numbers from 1)\n"
+    "  --include-degenerate  also problems whose manifest is marked \"degenerate\" (output\n"
+    "                      trivial at its inits, e.g. level 2's 080 and 083); default: left out\n"
     "                      (a value outside these lists is an error that names the valid ones)\n"
     "  --dedup MODE        none | exact | near: representatives only [near]\n"
     "  --max-pairs N       preference pairs per problem [64]\n"
@@ -67,6 +69,7 @@ static int flag_option(export_config *c, const char *a)
     else if (!strcmp(a, "--curate")) c->curate_first = 1;
     else if (!strcmp(a, "--allow-stale")) c->allow_stale = 1;
     else if (!strcmp(a, "--skip-bad-text")) c->skip_bad_text = 1;
+    else if (!strcmp(a, "--include-degenerate")) c->include_degenerate = 1;
     else return 0;
     return 1;
 }
