@@ -157,7 +157,7 @@ problem(58, "conv_transpose3d_log_sum_exp_hard_swish_subtract_clamp", "ConvTrans
          Ew("v - {extra_bias}", "subtract extra_bias (1, 1, 1, 1), a scalar"), Ew("l2_clamp(v, -1.0, 1.0)", "clamp to [-1, 1]")],
         ["x = torch.logsumexp(x, dim=1, keepdim=True)", "x = x * torch.sigmoid(x + 3) / 6", "x = x - extra_bias", "x = torch.clamp(x, min=-1, max=1)"],
         ["B", 1, "OD", "OH", "OW"], extra_inputs=[bias_in("extra_bias", [1, 1, 1, 1])],
-        tol=tol(1e-4, 1e-4, "before the clamp, outputs are ~0.46 - extra_bias with a spread of ~3e-3 (the logsumexp of 16 small convolution outputs is ~log(16) + 0.01); float32 math errs by ~1e-7, well inside 1e-4, while a constant, a max in place of the logsumexp and a real hardswish (x * relu6(x + 3)/6, 0.46 vs 0.4617) fail"),
+        tol=tol(1e-4, 1e-4, "before the clamp, outputs are ~0.46 - extra_bias with a spread of ~3e-3 (the logsumexp of 16 small convolution outputs is ~log(16) + 0.01); float32 math errs by ~1e-7, well inside 1e-4, while a constant, a max in place of the logsumexp and a real hardswish (x * relu6(x + 3)/6: 2.66 instead of 0.46) fail"),
         notes="extra_bias is KernelBench's torch.randn(1, 1, 1, 1): N(0, 1). When |0.46 - extra_bias| > 1 (about 37% of draws) every output is clamped to the same +-1; the verifier's several seeds keep a constant kernel failing. KernelBench's ConvTranspose3d here has no output padding (OP = 0).")
 
 problem(59, "matmul_swish_scaling", "Linear, swish, scale", "linear",
@@ -181,6 +181,7 @@ problem(61, "conv_transpose3d_relu_group_norm", "ConvTranspose3d (no bias), ReLU
         small={"B": 2, "CI": 3, "CO": 16, "D": 3, "H": 4, "W": 5},
         alt=[{"B": 3, "CI": 5, "CO": 24, "D": 5, "H": 7, "W": 9}, {"B": 1, "CI": 4, "CO": 32, "D": 3, "H": 9, "W": 17}],
         notes="KernelBench's ConvTranspose3d here has bias=False, stride 1 and no padding.")
+last()["description"] = last()["description"].replace("output padding OP, with bias;", "output padding OP, NO bias;", 1)
 
 problem(62, "matmul_group_norm_leaky_relu_sum", "Linear, GroupNorm, LeakyReLU, x + x", "linear",
         dict(B=1024, IN=8192, OUT=8192, NG=512),
@@ -229,7 +230,7 @@ problem(67, "conv2d_gelu_global_avg_pool", "Conv2d, GELU, global average pool", 
         dict(B=128, CI=8, CO=64, H=256, W=256, K=3, **C2),
         [Ew("l2_gelu(v)", "GELU (erf form)"), Reduce(2, 4, "mean", False, "global average pool over (OH, OW), squeezed: (B, CO)")],
         ["x = F.gelu(x)", "x = F.adaptive_avg_pool2d(x, 1)", "x = x.squeeze(-1).squeeze(-1)"], ["B", "CO"],
-        tol=tol(1e-5, 1e-4, "outputs are spatial means of GELU, ~0.1-0.3 per channel with a spread of ~3e-3 across the batch; float32 means of 64516 values err by ~1e-7; 1e-5 absolute keeps a kernel that knows only each channel's expected value, a skipped bias and a max in place of the mean failing"))
+        tol=tol(1e-5, 1e-4, "outputs are spatial means of GELU, ~0.06-0.17 per channel (set by its bias) with a spread of ~3e-3 across the batch; float32 means of 64516 values err by ~1e-7; 1e-5 absolute keeps a kernel that knows only each channel's expected value, a skipped bias and a max in place of the mean failing"))
 
 problem(68, "matmul_min_subtract", "Linear, min with a constant, subtract the constant", "linear",
         dict(B=128, IN=16384, OUT=16384),
@@ -263,7 +264,7 @@ problem(72, "conv_transpose3d_batch_norm_avg_pool_avg_pool", "ConvTranspose3d, B
         ["B", "CO", "OD/2/2", "OH/2/2", "OW/2/2"], extra_inputs=affine("bn", "CO"), params=[("eps", 1e-5)],
         small={"B": 2, "CI": 3, "CO": 8, "D": 3, "H": 4, "W": 5},
         alt=[{"B": 3, "CI": 5, "CO": 7, "D": 5, "H": 7, "W": 9}, {"B": 1, "CI": 4, "CO": 16, "D": 4, "H": 9, "W": 17}],
-        tol=tol(1e-4, 1e-4, "outputs are means of 64 batch-normalised values, bn_bias plus ~0.2 * bn_weight; float32 statistics over B*OD*OH*OW = 16M values per channel err by ~1e-6 relative when reduced in blocks, inside 1e-4; eval-mode statistics, a skipped affine and a skipped pool fail"),
+        tol=tol(1e-4, 1e-4, "outputs are means of 64 neighbouring batch-normalised values, bn_bias plus a few tenths of bn_weight; float32 statistics over B*OD*OH*OW = 16M values per channel err by ~1e-6 relative when reduced in blocks, inside 1e-4; eval-mode statistics, a skipped affine and a skipped pool fail"),
         notes=TRAIN_BN + " The ConvTranspose3d bias cancels in the BatchNorm (a kernel may drop it). KernelBench's ConvTranspose3d here has no output padding (OP = 0); its unused bias_shape argument creates nothing.")
 
 SPECS = base.SPECS[_N0:]
