@@ -511,7 +511,7 @@ def main():
     args = ap.parse_args()
     sys.modules.setdefault("gen_level2", sys.modules[__name__])  # the specs import these classes
     specs = {}
-    for mod in ("level2_specs", "level2_specs_b"):  # one specs file per batch of problems
+    for mod in ("level2_specs", "level2_specs_b", "level2_specs_c"):  # one specs file per batch of problems
         for spec in importlib.import_module(mod).SPECS:
             specs[spec["id"]] = dict(spec, specs_file=spec.get("specs_file", mod + ".py"))
     os.makedirs(args.out, exist_ok=True)
