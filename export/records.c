@@ -1060,6 +1060,39 @@ static int flush_trajectory(export_ctx *x, void *arg, strbuf *err)
     return emit(x, a->split, &w, "a multiturn record", err);
 }
 
+/* One entry of a multiturn record's turns: its index, candidate, verdict and verdict class
+ * (strings, "" when none), and its labels and provenance as JSON text (labels_json,
+ * provenance_json). Flat and never null: pyarrow's JSON reader fails on a list of structs with a
+ * field that is null in every record of a file (a compile-only run's timings and errors are). */
+static void put_turn(export_ctx *x, jsonw *w, sqlite3_stmt *st)
+{
+    static const char *const keys[] = {"verdict", "verdict_class"};
+    const int cols[] = {COL_VERDICT, COL_CLASS};
+    jw_object(w);
+    put_int(w, "turn_index", st, COL_TURN);
+    put_int(w, "candidate_id", st, COL_ID);
+    for (int i = 0; i < 2; i++) {
+        const char *v = text(st, cols[i]);
+        jw_key(w, keys[i]);
+        jw_string(w, v ? v : "", v ? strlen(v) : 0);
+    }
+    strbuf enc = STRBUF_INIT;
+    for (int i = 0; i < 2; i++) {
+        jsonw inner;
+        sb_reset(&enc);
+        jw_init(&inner, &enc);
+        if (i == 0)
+            put_labels(&inner, st);
+        else
+            put_provenance(x, &inner, st);
+        jw_key(w, i == 0 ? "labels_json" : "provenance_json");
+        jw_string(w, enc.buf, enc.len);
+        w->bad_utf8 |= inner.bad_utf8;
+    }
+    sb_free(&enc);
+    jw_end_object(w);
+}
+
 static int multiturn_row(export_ctx *x, sqlite3_stmt *st, void *arg, strbuf *err)
 {
     trajectory_acc *a = arg;
@@ -1107,15 +1140,7 @@ static int multiturn_row(export_ctx *x, sqlite3_stmt *st, void *arg, strbuf *err
     if (assistant_turn(x, st, src, len, a, err))
         return -1;
     a->solved |= text(st, COL_CLASS) && !strcmp(text(st, COL_CLASS), "correct");
-    jsonw *w = &a->tw;
-    jw_object(w);
-    put_int(w, "turn_index", st, COL_TURN);
-    put_int(w, "candidate_id", st, COL_ID);
-    jw_key(w, "labels");
-    put_labels(w, st);
-    jw_key(w, "verification");
-    put_provenance(x, w, st);
-    jw_end_object(w);
+    put_turn(x, &a->tw, st);
     return 0;
 }
 

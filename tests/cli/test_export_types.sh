@@ -6,16 +6,18 @@
 # record and "nan" strings in another, infinite errors, timings without baselines and imported
 # kernels (kc_synth --every-kind) is exported in all four formats into many small shards, and
 # kc_jsontypes checks each format's shards together: one type per JSON path, the same keys in
-# every object at a path.
+# every object at a path, no field inside a list of objects null in every record of a shard; a
+# compile-only database (no timing, error or evidence at all) is exported too.
 set -eu
 . "$(dirname "$0")/lib.sh"
 
 "$KC_BIN/kc_synth" --db "$T/a.db" --candidates 500 --problems 9 --seed 3 --every-kind
 "$KC_BIN/kcurate" run --db "$T/a.db" --heldout 'level2/004_synth_op' >/dev/null
 
+DB="$T/a.db"
 export_format() { # NAME kexport-options...
     name=$1; shift
-    "$KC_BIN/kexport" --db "$T/a.db" --out "$T/$name" --shard-mb 0.04 \
+    "$KC_BIN/kexport" --db "$DB" --out "$T/$name" --shard-mb 0.04 \
         --split train,valid,test,heldout "$@" >"$T/$name.out" || fail "kexport $name: $(cat "$T/$name.out")"
     n=$(ls "$T/$name"/*.jsonl.gz | wc -l)
     [ "$n" -ge 2 ] || fail "$name: expected several shards, got $n"
@@ -28,6 +30,16 @@ export_format sft --format sft
 export_format multiturn --format multiturn
 export_format rl --format rl
 export_format preference --format preference
+
+# a compile-only run (no GPU): no timing, error or evidence anywhere; no field inside multiturn's
+# turns may then be null in every record of a shard (pyarrow's JSON reader fails on that)
+"$KC_BIN/kc_synth" --db "$T/c.db" --candidates 200 --problems 5 --seed 2 --every-kind
+sqlite3 "$T/c.db" "UPDATE verifications SET verdict = 'compiled', flags = '', max_abs_err = NULL,
+    max_rel_err = NULL, rel_l2_err = NULL, evidence_json = NULL; DELETE FROM timings;"
+"$KC_BIN/kcurate" run --db "$T/c.db" >/dev/null
+DB="$T/c.db"
+export_format mt-compiled --format multiturn --verdict any
+export_format sft-compiled --format sft --verdict compiled
 
 # the database holds what the test claims: all verdicts, all flags, all suites, non-finite
 # errors, evidence with string and number worst values, imported kernels
@@ -63,6 +75,9 @@ printf '{"b":{"c":1.5}}\n' >"$T/bad2a.jsonl"; printf '{"b":{"c":2}}\n{"b":{"d":n
 "$KC_BIN/kc_jsontypes" "$T/bad2a.jsonl" "$T/bad2b.jsonl" >"$T/bad2.out" && fail "kc_jsontypes accepted real/integer across files"
 grep -q 'integer here, real before' "$T/bad2.out" || fail "integer/real not told apart"
 grep -q 'keys {d} here, {c} before' "$T/bad2.out" || fail "differing keys not found"
+printf '{"l":[{"x":null,"y":1}]}\n{"l":[{"x":null,"y":2}]}\n' >"$T/bad3.jsonl"
+"$KC_BIN/kc_jsontypes" "$T/bad3.jsonl" >"$T/bad3.out" && fail "kc_jsontypes accepted an always-null field in a list"
+grep -q '^\$.l\[\].x: null in every record' "$T/bad3.out" || fail "always-null list field not named: $(cat "$T/bad3.out")"
 printf '{"a":null}\n{"a":3}\n' >"$T/ok.jsonl"
 "$KC_BIN/kc_jsontypes" "$T/ok.jsonl" >/dev/null || fail "null beside a number is allowed"
 echo "ok: one JSON type per path in sft, multiturn, rl and preference exports"

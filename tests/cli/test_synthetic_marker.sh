@@ -60,7 +60,8 @@ S="json_extract(j, '\$.provenance.run.synthetic')"
     fail "the real endpoint's sft record is not marked synthetic: false"
 [ "$(jq "$T/mt.jsonl" "SELECT count(*) FROM r WHERE $S = 1")" = 2 ] || fail "multiturn records not marked synthetic"
 [ "$(jq "$T/mt.jsonl" "SELECT count(*) FROM r, json_each(j, '\$.turns') t
-    WHERE json_extract(t.value, '\$.verification.run.synthetic') = 1")" -ge 4 ] || fail "multiturn turns not marked"
+    WHERE json_extract(json_extract(t.value, '\$.provenance_json'), '\$.run.synthetic') = 1")" -ge 4 ] ||
+    fail "multiturn turns not marked"
 [ "$(jq "$T/rl.jsonl" "SELECT count(*) FROM r WHERE json_extract(j, '\$.extra_info.synthetic') = 1
     AND json_extract(j, '\$.extra_info.synthetic_server') = 'bundled-fake-llm'")" = 2 ] ||
     fail "rl records built on synthetic candidates are not marked"

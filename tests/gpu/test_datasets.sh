@@ -29,6 +29,21 @@ for f in sft multiturn rl preference; do
         --split train,valid,test,heldout >/dev/null || fail "kexport $f"
     dirs="$dirs $T/$f"
 done
+# a compile-only database (no GPU: no timing, error or evidence anywhere)
+"$KC_BIN/kc_synth" --db "$T/c.db" --candidates 300 --problems 6 --seed 2 --every-kind
+python3 - "$T/c.db" <<'PY'
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+c.executescript("UPDATE verifications SET verdict = 'compiled', flags = '', max_abs_err = NULL,"
+                " max_rel_err = NULL, rel_l2_err = NULL, evidence_json = NULL; DELETE FROM timings;")
+c.commit()
+PY
+"$KC_BIN/kcurate" run --db "$T/c.db" >/dev/null
+for f in sft multiturn; do
+    "$KC_BIN/kexport" --db "$T/c.db" --out "$T/c-$f" --format "$f" --verdict any >/dev/null ||
+        fail "kexport compile-only $f"
+done
+dirs="$dirs $T/c-sft $T/c-multiturn"
 $CHECK load $dirs || fail "an export does not load with pyarrow/pandas"
 
 # (b) KernelBench round trip

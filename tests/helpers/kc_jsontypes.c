@@ -2,8 +2,11 @@
  * loaders need (pyarrow.json.read_json, datasets.load_dataset("json"), pandas with dtypes):
  * every value at a path ($.provenance.verification.max_abs_err, $.messages[].role) has the same
  * type in every record of every file given (null allowed anywhere; integer and real are distinct
- * types), and every object at a path has the same keys. Prints each conflict with the file and
- * line of both sides; exit status 1 when there is one, 2 on unreadable input.
+ * types), and every object at a path has the same keys. A field of objects inside a list
+ * ($.turns[].x) must not be null in every record of a file: pyarrow types such a field null and
+ * its JSON reader then fails on the file ("Struct child array has length smaller than
+ * expected"). Prints each conflict with the file and line of both sides; exit status 1 when
+ * there is one, 2 on unreadable input.
  *
  *   kc_jsontypes FILE...        (all files are one dataset: conflicts across files count)
  */
@@ -25,6 +28,7 @@ typedef struct path_info {
     char *keys;       /* objects: sorted keys joined by ',' */
     char *where;      /* file:line where type (and keys) were first seen */
     int reported;
+    int in_file, nonnull_in_file; /* seen in the current file; with a value other than null */
 } path_info;
 
 static path_info paths[MAX_PATHS];
@@ -100,8 +104,10 @@ static void walk(json_t *v, strbuf *path, const char *where)
 {
     path_info *p = lookup(path->buf);
     const char *t = type_name(v);
+    p->in_file = 1;
     if (!strcmp(t, "null"))
         return;
+    p->nonnull_in_file = 1;
     if (!p->type) {
         p->type = t;
         p->where = xstrdup(where);
@@ -180,6 +186,15 @@ static long check_file(const char *file)
         records++;
     }
     gzclose(f);
+    for (int i = 0; i < MAX_PATHS; i++) {
+        path_info *p = &paths[i];
+        if (p->path && p->in_file && !p->nonnull_in_file && strstr(p->path, "[].")) {
+            n_conflicts++;
+            printf("%s: null in every record of %s, inside a list of objects (pyarrow's JSON "
+                   "reader fails on such a field)\n", p->path, file);
+        }
+        p->in_file = p->nonnull_in_file = 0;
+    }
     sb_free(&line), sb_free(&path), sb_free(&where);
     return records;
 }
