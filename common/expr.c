@@ -93,6 +93,8 @@ enum arith { ADD, SUB, MUL };
 
 static int64_t arith(struct parser *ps, enum arith op, int64_t a, int64_t b)
 {
+    if (ps->names)
+        return 1; /* name collection has no values (names are 1, '/' is skipped): no overflow */
     int64_t out = 0;
     int overflow = op == ADD   ? __builtin_add_overflow(a, b, &out)
                    : op == SUB ? __builtin_sub_overflow(a, b, &out)

@@ -1,8 +1,10 @@
 /* test_fuzz_findings: what the fuzz targets of tests/fuzz/ found, as unit tests that run
  * without clang (LeakSanitizer in `make test` catches the leaks): split_args' parts leaked
  * when a launch line failed to split, a dims.alt set that failed half-loaded was never freed,
- * ipc_recv allocated a payload's announced length before any byte of it arrived, and an SSE
- * "event:" value starting with a NUL byte dispatched an event with an empty name. The
+ * ipc_recv allocated a payload's announced length before any byte of it arrived, an SSE
+ * "event:" value starting with a NUL byte dispatched an event with an empty name, and
+ * expr_names (which checks a launch line's names) refused as an overflow what evaluates
+ * fine, since it skips '/' and so multiplied the undivided value. The
  * same inputs are replayed by the fuzz smoke run from tests/fuzz/regressions/. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -52,6 +54,26 @@ static void test_launch_split_failures_free_parts(void **state)
     sb_free(&err);
 }
 
+/* 9999999999999991/9999999999*999 is 999000000: a launch line may say so. */
+static void test_names_do_not_overflow(void **state)
+{
+    (void)state;
+    const char *e = "9999999999999991/9999999999*999";
+    strbuf err = STRBUF_INIT;
+    dimset none = {0};
+    int64_t v = 0;
+    assert_int_equal(expr_eval(e, &none, &v, &err), 0);
+    assert_int_equal(v, 999000000);
+    char names[32][64];
+    assert_int_equal(expr_names(e, names, 32, &err), 0);
+    assert_int_equal(expr_names("B * 9223372036854775807 * 2 + D", names, 32, &err), 2);
+    launch_unit u;
+    assert_int_equal(candidate_parse("// @launch k<<<9999999999999991/9999999999*999 / 1000, 256>>>(x, y, D);\n",
+                                     softmax(), &u, &err), 0);
+    launch_unit_free(&u);
+    sb_free(&err);
+}
+
 /* dims.alt[0] sets B, then fails on D: the half-loaded set is freed by problem_free. */
 static void test_problem_alt_dims_failure_frees(void **state)
 {
@@ -78,15 +100,18 @@ static void test_problem_alt_dims_failure_frees(void **state)
     sb_free(&src), sb_free(&err), sb_free(&path), sb_free(&sub), sb_free(&relu);
 }
 
-/* A child announces four 200 MB payloads and sends 3 bytes: the read fails as truncated and
- * the parent never reserved the announced sizes. */
+/* A child announces four payloads of the largest size allowed and sends 3 bytes: the read
+ * fails as truncated and the parent never reserved the announced sizes. */
 static void test_ipc_memory_follows_bytes(void **state)
 {
     (void)state;
     int fds[2];
     assert_int_equal(pipe(fds), 0);
-    const char msg[] = "{\"blobs\":[200000000,200000000,200000000,200000000]}\nabc";
-    assert_int_equal(write(fds[1], msg, sizeof msg - 1), (ssize_t)(sizeof msg - 1));
+    strbuf msg = STRBUF_INIT;
+    sb_addf(&msg, "{\"blobs\":[%d,%d,%d,%d]}\nabc", IPC_MAX_BLOB, IPC_MAX_BLOB, IPC_MAX_BLOB,
+            IPC_MAX_BLOB);
+    assert_int_equal(write(fds[1], msg.buf, msg.len), (ssize_t)msg.len);
+    sb_free(&msg);
     close(fds[1]);
     ipc_msg m;
     strbuf err = STRBUF_INIT;
@@ -134,6 +159,7 @@ int main(void)
         cmocka_unit_test(test_problem_alt_dims_failure_frees),
         cmocka_unit_test(test_ipc_memory_follows_bytes),
         cmocka_unit_test(test_sse_event_name_emptied_by_nul),
+        cmocka_unit_test(test_names_do_not_overflow),
     };
     return cmocka_run_group_tests(tests, NULL, teardown);
 }
