@@ -181,10 +181,13 @@ int header_tree_collect(const char *include_dir, header_tree *t, strbuf *err)
     strbuf rel = STRBUF_INIT;
     int rc = 0;
     for (int i = 0; rc == 0 && allowed[i]; i++) {
-        if (resolve(include_dir, NULL, allowed[i], 0, &rel))
-            rc = kc_fail(err, "sandbox headers: allowed header <%s> is not under %s", allowed[i],
-                         include_dir);
-        else if (!tree_has(t, rel.buf))
+        /* An older toolkit may lack a newer header (it then fails to compile, as it would
+         * without the sandbox); a toolkit without the first one is the wrong directory. */
+        if (resolve(include_dir, NULL, allowed[i], 0, &rel)) {
+            if (i == 0)
+                rc = kc_fail(err, "sandbox headers: <%s> is not under %s (set CUDA to the "
+                                  "toolkit's directory)", allowed[i], include_dir);
+        } else if (!tree_has(t, rel.buf))
             rc = add_file(t, include_dir, rel.buf, err);
     }
     for (int i = 0; rc == 0 && i < t->n; i++)

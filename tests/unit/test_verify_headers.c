@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "common/error.h"
+#include "common/fsutil.h"
 #include "common/prompt_text.h"
 #include "verify/compile_pool.h"
 #include "verify/nvrtc_compile.h"
@@ -19,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* One kernel per allowed header, using it. */
 static const char *uses_every_header =
@@ -247,12 +249,82 @@ static void test_tree_contents(void **state)
     sb_free(&err);
 }
 
+static void put(const char *dir, const char *rel, const char *text)
+{
+    strbuf path = STRBUF_INIT, err = STRBUF_INIT;
+    sb_addf(&path, "%s/%s", dir, rel);
+    char *slash = strrchr(path.buf, '/');
+    *slash = '\0';
+    assert_int_equal(mkdir_p(path.buf, &err), 0);
+    *slash = '/';
+    assert_int_equal(write_file_atomic(path.buf, text, strlen(text), &err), 0);
+    sb_free(&path), sb_free(&err);
+}
+
+static int tree_index(const header_tree *t, const char *rel)
+{
+    for (int i = 0; i < t->n; i++)
+        if (strcmp(t->files[i].path, rel) == 0)
+            return i;
+    return -1;
+}
+
+/* Resolution as NVRTC does it, on a made-up toolkit: quoted names beside the includer first,
+ * then include/ and include/cccl; ../ inside the tree is followed, out of it is not; files no
+ * allowed header names stay out; a missing optional header is skipped, a missing first one
+ * is an error. */
+static void test_tree_resolution(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/kc-tree-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    put(dir, "cuda_fp16.h", "#include \"cuda_fp16.hpp\"\n  #  include <sub/b.h>\n"
+                             "#include <cuda/std/limits>\n#include \"../kc-tree-outside.h\"\n");
+    put(dir, "cuda_fp16.hpp", "// #include <commented.h>: a comment, not followed\n"
+                               "#if 0\n#include <conditional.h>\n#endif\n");
+    put(dir, "conditional.h", "followed whatever its #if says (a superset)\n");
+    put(dir, "commented.h", "\n");
+    put(dir, "sub/b.h", "#include \"../c.h\"\n#include \"nonexistent.h\"\n#include \"d.h\"\n");
+    put(dir, "sub/d.h", "\n");
+    put(dir, "d.h", "wrong d.h: the one beside sub/b.h comes first\n");
+    put(dir, "c.h", "\n");
+    put(dir, "cccl/cuda/std/limits", "#include \"__detail/x.h\"\n");
+    put(dir, "cccl/cuda/std/__detail/x.h", "\n");
+    put(dir, "cusparse.h", "off the list\n");
+    header_tree t;
+    strbuf err = STRBUF_INIT;
+    /* exists, but outside the include dir */
+    assert_int_equal(write_file_atomic("/tmp/kc-tree-outside.h", "\n", 1, &err), 0);
+    if (header_tree_collect(dir, &t, &err))
+        fail_msg("%s", err.buf);
+    const char *want[] = {"cuda_fp16.h", "cuda_fp16.hpp", "conditional.h", "sub/b.h", "sub/d.h",
+                          "c.h", "cccl/cuda/std/limits", "cccl/cuda/std/__detail/x.h", NULL};
+    for (int i = 0; want[i]; i++)
+        if (tree_index(&t, want[i]) < 0)
+            fail_msg("%s is missing from the tree", want[i]);
+    assert_int_equal(t.n, 8);
+    assert_int_equal(tree_index(&t, "cusparse.h"), -1);
+    assert_int_equal(tree_index(&t, "commented.h"), -1);
+    assert_int_equal(tree_index(&t, "d.h"), -1);
+    for (int i = 0; i < t.n; i++)
+        assert_null(strstr(t.files[i].path, "outside"));
+    header_tree_free(&t);
+    remove_tree(dir);
+    char empty[] = "/tmp/kc-tree-XXXXXX";
+    assert_non_null(mkdtemp(empty));
+    assert_int_equal(header_tree_collect(empty, &t, &err), -1);
+    assert_non_null(strstr(err.buf, "<cuda_fp16.h> is not under"));
+    remove_tree(empty);
+    sb_free(&err);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_source_covers_the_allow_list),
         cmocka_unit_test(test_prompt_lists_the_allow_list),
         cmocka_unit_test(test_tree_contents),
+        cmocka_unit_test(test_tree_resolution),
         cmocka_unit_test(test_allowed_headers_compile_in_the_sandbox),
         cmocka_unit_test(test_off_list_headers_absent_from_the_sandbox),
     };
