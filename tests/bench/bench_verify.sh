@@ -2,7 +2,9 @@
 # bench_verify: the verifier's figures. On any machine: sandboxed NVRTC compile
 # time p50/p90 over every level-1 reference. On a GPU machine also: verified
 # candidates per second for a batch of level-1 candidates at default shapes
-# (the reference kernel of every level-1 problem: 100 candidates), GPU busy
+# (the reference kernel of every level-1 problem: 100 candidates), the same for
+# level 2 (its 100 references: fused chains, each verification runs the
+# reference's chain beside the candidate's), printed side by side, GPU busy
 # fraction (worker time and nvidia-smi utilisation), and the relative spread of
 # the median time of one kernel over 10 independent verifications.
 OUT_DIR="${OUT:-${TMPDIR:-/tmp}}/bench"
@@ -46,19 +48,35 @@ if ! "$KC_BIN/kverify" gpus >/dev/null 2>&1; then
     echo "SKIP: no GPU: throughput, busy fraction and timing spread not measured"
     exit 0
 fi
-db="$OUT_DIR/throughput.db"; rm -f "$db"*
-for m in "$KC_PROBLEMS"/level1/*.json; do
-    "$KC_BIN/kverify" import --db "$db" --problem "level1/$(basename "$m" .json)" "$refs/$(basename "$m" .json).cu" >/dev/null
-done
-n=$(sql "$db" "SELECT count(*) FROM candidates")
-( while :; do nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader,nounits 2>/dev/null; sleep 0.2; done ) > "$OUT_DIR/util.txt" &
-sampler=$!
-"$KC_BIN/kverify" run --db "$db" > "$OUT_DIR/throughput.log" 2>&1
-kill $sampler 2>/dev/null
-tail -2 "$OUT_DIR/throughput.log"
-echo "verdicts: $(sql "$db" "SELECT verdict || ' ' || count(*) FROM v_latest_verification GROUP BY verdict" | tr '\n' ' ')"
-echo "slowest verifications (s): $(sql "$db" "SELECT c.problem_id || '=' || round(json_extract(v.evidence_json, '$.stage_ms.checks_ms')/1000.0 + json_extract(v.evidence_json, '$.stage_ms.timing_ms')/1000.0, 1) FROM candidates c JOIN v_latest_verification v ON v.candidate_id = c.id ORDER BY 0 - json_extract(v.evidence_json, '$.stage_ms.checks_ms') - json_extract(v.evidence_json, '$.stage_ms.timing_ms') LIMIT 8" | tr '\n' ' ')"
-echo "nvidia-smi utilisation during the batch: mean $(python3 -c 'import sys; v=[float(x) for x in open(sys.argv[1]).read().split() if x.strip().replace(".","").isdigit()]; print("%.0f%%" % (sum(v)/len(v)) if v else "n/a")' "$OUT_DIR/util.txt") over $n candidates"
+# throughput SUITE: every reference of SUITE as a candidate, verified at default shapes; the
+# rate (candidates/s) goes to $OUT_DIR/rate_SUITE.
+throughput() {
+    suite=$1 sdir="$OUT_DIR/references_$1" db="$OUT_DIR/throughput_$1.db"
+    rm -rf "$sdir" "$db"*; mkdir -p "$sdir"
+    for m in "$KC_PROBLEMS/$suite"/*.json; do
+        name=$(basename "$m" .json)
+        "$KC_BIN/kverify" problems --show-reference "$suite/$name" > "$sdir/$name.cu" || return 1
+        "$KC_BIN/kverify" import --db "$db" --problem "$suite/$name" "$sdir/$name.cu" >/dev/null || return 1
+    done
+    n=$(sql "$db" "SELECT count(*) FROM candidates")
+    ( while :; do nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader,nounits 2>/dev/null; sleep 0.2; done ) > "$OUT_DIR/util_$suite.txt" &
+    sampler=$!
+    "$KC_BIN/kverify" run --db "$db" > "$OUT_DIR/throughput_$suite.log" 2>&1
+    kill $sampler 2>/dev/null
+    echo "$suite: $(tail -2 "$OUT_DIR/throughput_$suite.log" | tr '\n' ' ')"
+    sed -n 's/.*(\([0-9.]*\) candidates\/s).*/\1/p' "$OUT_DIR/throughput_$suite.log" | tail -1 > "$OUT_DIR/rate_$suite"
+    echo "$suite verdicts: $(sql "$db" "SELECT verdict || ' ' || count(*) FROM v_latest_verification GROUP BY verdict" | tr '\n' ' ')"
+    echo "$suite slowest verifications (s): $(sql "$db" "SELECT c.problem_id || '=' || round(json_extract(v.evidence_json, '$.stage_ms.checks_ms')/1000.0 + json_extract(v.evidence_json, '$.stage_ms.timing_ms')/1000.0, 1) FROM candidates c JOIN v_latest_verification v ON v.candidate_id = c.id ORDER BY 0 - json_extract(v.evidence_json, '$.stage_ms.checks_ms') - json_extract(v.evidence_json, '$.stage_ms.timing_ms') LIMIT 8" | tr '\n' ' ')"
+    echo "$suite nvidia-smi utilisation during the batch: mean $(python3 -c 'import sys; v=[float(x) for x in open(sys.argv[1]).read().split() if x.strip().replace(".","").isdigit()]; print("%.0f%%" % (sum(v)/len(v)) if v else "n/a")' "$OUT_DIR/util_$suite.txt") over $n candidates"
+}
+rm -f "$OUT_DIR"/rate_*
+throughput level1 || echo "level1 throughput: FAILED (see $OUT_DIR)"
+if ls "$KC_PROBLEMS"/level2/*.json >/dev/null 2>&1; then
+    throughput level2 || echo "level2 throughput: FAILED (see $OUT_DIR)"
+fi
+echo "verified candidates/s, the references at default shapes (target >= 1/s each):" \
+    "level1 $(cat "$OUT_DIR/rate_level1" 2>/dev/null || echo n/a)/s," \
+    "level2 $(cat "$OUT_DIR/rate_level2" 2>/dev/null || echo n/a)/s"
 
 for prob in 019_relu 023_softmax 001_square_matmul; do
     medians=""
