@@ -292,7 +292,7 @@ static void pre_blob(sqlite3 *db, strbuf *h, const char *title, const char *sha)
     if (!sha)
         return;
     strbuf text = STRBUF_INIT;
-    if (kc_blob_get(db, sha, &text, NULL) == 0) {
+    if (kc_blob_get(db, sha, &text, NULL) == 0 && text.len) {
         sb_addf(h, "<h2>%s</h2><pre>", title);
         esc(h, sb_str(&text));
         sb_adds(h, "</pre>\n");
@@ -374,8 +374,8 @@ static int kernel_page(sqlite3 *db, long long id, strbuf *h, strbuf *err)
     sb_adds(h, "</h1>\n<p>origin ");
     esc(h, ctext(st, 1));
     if (sqlite3_column_type(st, 4) != SQLITE_NULL)
-        sb_addf(h, ", trajectory %lld, turn %d", (long long)sqlite3_column_int64(st, 5),
-                sqlite3_column_int(st, 4));
+        sb_addf(h, ", trajectory %lld, turn %d (counting from 1)",
+                (long long)sqlite3_column_int64(st, 5), sqlite3_column_int(st, 4) + 1);
     if (ctext(st, 7)) {
         sb_adds(h, "; third-party claim by ");
         esc(h, ctext(st, 7));
