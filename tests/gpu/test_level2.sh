@@ -46,7 +46,7 @@ echo "level2 degenerate: all $dtotal candidates rejected"
 
 if python3 -c "import torch, numpy" 2>/dev/null; then
     python3 "$KC_ROOT/tools/crosscheck.py" --bin "$KC_BIN" --problems "$KC_PROBLEMS" --suite level2 \
-        --dims small,alt,default --report "$OUT_DIR/crosscheck_level2.json" > "$OUT_DIR/crosscheck_level2.log" 2>&1
+        --dims "${L2_CROSSCHECK_DIMS:-small,alt,default}" --report "$OUT_DIR/crosscheck_level2.json" > "$OUT_DIR/crosscheck_level2.log" 2>&1
     rc=$?
     tail -1 "$OUT_DIR/crosscheck_level2.log"
     [ "$rc" = 0 ] || { grep -E "NO |DISAGREES" "$OUT_DIR/crosscheck_level2.log" | head -40; fail "level-2 references disagree with PyTorch"; }
