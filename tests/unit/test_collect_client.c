@@ -303,6 +303,7 @@ static void huge_answer(void **state)
     llm_client_options o = fast_options();
     o.idle_timeout_s = 10;
     o.attempt_timeout_s = 60;
+    o.max_answer_bytes = 0; /* no cap: the whole 20 MB */
     for (int stream = 0; stream < 2; stream++) {
         llm_reply r;
         llm_reply_init(&r);
@@ -311,9 +312,28 @@ static void huge_answer(void **state)
         assert_int_equal(call(LLM_OPENAI, stream, "huge", &o, &r, &sent, &err), 0);
         assert_true(r.content.len > (20u << 20));
         assert_non_null(strstr(r.content.buf, "relu_ref"));
+        assert_false(r.truncated);
         llm_reply_free(&r);
         sb_free(&err);
     }
+    /* The answer cap (kcollect --max-answer-bytes): cut there, one request, marked truncated. */
+    o.max_answer_bytes = 100000;
+    for (int stream = 0; stream < 2; stream++) {
+        llm_reply r;
+        llm_reply_init(&r);
+        strbuf err = STRBUF_INIT;
+        long sent;
+        assert_int_equal(call(LLM_OPENAI, stream, "huge", &o, &r, &sent, &err), 0);
+        assert_int_equal(sent, 1);
+        assert_true(r.content.len + r.reasoning.len <= 100000);
+        assert_true(r.raw.len <= 100000);
+        assert_true(r.answer_bytes > 100000);
+        assert_true(r.truncated);
+        assert_string_equal(r.finish_reason, "answer_cap");
+        llm_reply_free(&r);
+        sb_free(&err);
+    }
+    o.max_answer_bytes = 0;
     /* Over the configured cap: refused, not retried. */
     o.max_response_bytes = 1 << 20;
     llm_reply r;

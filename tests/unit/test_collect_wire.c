@@ -448,6 +448,69 @@ static void config_precedence_and_secrets(void **state)
     unsetenv("OPENAI_API_KEY");
 }
 
+/* One rule for a reply with no choices: an error streamed or not (a streamed one was an empty
+ * paid answer); parsing a committed raw answer gives what the live parse gave. */
+static void no_choices_and_raw_answers(void **state)
+{
+    (void)state;
+    llm_reply r;
+    llm_reply_init(&r);
+    strbuf err = STRBUF_INIT;
+    assert_int_equal(llm_parse_body(LLM_OPENAI, "{\"choices\": []}", &r, &err), -1);
+    assert_non_null(strstr(err.buf, "no choices"));
+    const char *sse = "data: {\"choices\": []}\n\ndata: {\"choices\": [], \"usage\": "
+                      "{\"prompt_tokens\": 3, \"completion_tokens\": 0}}\n\ndata: [DONE]\n\n";
+    llm_reply_reset(&r);
+    assert_int_equal(llm_parse_raw(LLM_OPENAI, 1, sse, strlen(sse), &r, &err), -1);
+    assert_non_null(strstr(err.buf, "no choices"));
+    const char *ok = "data: {\"choices\": [{\"delta\": {\"content\": \"hi\"}}]}\n\n"
+                     "data: {\"choices\": [{\"delta\": {}, \"finish_reason\": \"stop\"}]}\n\n"
+                     "data: [DONE]\n\n";
+    llm_reply_reset(&r);
+    assert_int_equal(llm_parse_raw(LLM_OPENAI, 1, ok, strlen(ok), &r, &err), 0);
+    assert_string_equal(r.content.buf, "hi");
+    assert_true(r.stream_end);
+    const char *body = "{\"choices\": [{\"message\": {\"content\": \"x\"}, \"finish_reason\": \"stop\"}]}";
+    llm_reply_reset(&r);
+    assert_int_equal(llm_parse_raw(LLM_OPENAI, 0, body, strlen(body), &r, &err), 0);
+    assert_string_equal(r.content.buf, "x");
+    llm_reply_free(&r);
+    sb_free(&err);
+}
+
+/* A key the server echoes is replaced wherever it appears; short or absent keys change nothing. */
+static void redaction(void **state)
+{
+    (void)state;
+    strbuf s = STRBUF_INIT;
+    sb_adds(&s, "Incorrect API key provided: sk-0123456789abc; again sk-0123456789abc.");
+    llm_redact(&s, "sk-0123456789abc");
+    assert_string_equal(s.buf, "Incorrect API key provided: [redacted]; again [redacted].");
+    llm_redact(&s, "short");
+    llm_redact(&s, NULL);
+    assert_string_equal(s.buf, "Incorrect API key provided: [redacted]; again [redacted].");
+    sb_free(&s);
+}
+
+/* Cutting an answer at the cap keeps whole UTF-8 characters and says what arrived. */
+static void answer_cap(void **state)
+{
+    (void)state;
+    llm_reply r;
+    llm_reply_init(&r);
+    sb_adds(&r.content, "ab\xc3\xa9\xc3\xa9"); /* 6 bytes */
+    sb_adds(&r.raw, "raw bytes of the answer");
+    llm_cap_answer(&r, 10);
+    assert_false(r.truncated); /* under the cap: untouched */
+    llm_cap_answer(&r, 5);
+    assert_string_equal(r.content.buf, "ab\xc3\xa9"); /* not half of the second e-acute */
+    assert_int_equal(r.answer_bytes, 6);
+    assert_true(r.truncated);
+    assert_string_equal(r.finish_reason, "answer_cap");
+    assert_int_equal(r.raw.len, 5);
+    llm_reply_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -466,6 +529,9 @@ int main(void)
         cmocka_unit_test(endpoint_urls),
         cmocka_unit_test(prompt_policies),
         cmocka_unit_test(config_precedence_and_secrets),
+        cmocka_unit_test(no_choices_and_raw_answers),
+        cmocka_unit_test(redaction),
+        cmocka_unit_test(answer_cap),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
