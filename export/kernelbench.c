@@ -205,6 +205,8 @@ static void py_tables(const problem *p, strbuf *out)
         py_string(out, t->lo_expr ? t->lo_expr : "0");
         sb_adds(out, ", \"hi\": ");
         py_string(out, t->hi_expr ? t->hi_expr : "0");
+        sb_adds(out, ", \"fan_in\": ");
+        py_string(out, t->fan_in_expr ? t->fan_in_expr : "1");
         sb_adds(out, "}),\n");
     }
     sb_adds(out, "]\n\n");
@@ -270,7 +272,16 @@ static const char py_helpers[] =
     "    elif dist == \"sign\":\n"
     "        x = torch.randint(0, 2, shape) * 2 - 1\n"
     "    elif dist == \"simplex\":\n"
-    "        x = torch.softmax(torch.randn(shape) * init[\"a\"], dim=-1)\n"
+    "        x = torch.softmax(torch.randn(shape) * init[\"b\"], dim=-1)\n"
+    "    elif dist == \"uniform_fan_in\":\n"
+    "        bound = 1.0 / _expr(init[\"fan_in\"], dims) ** 0.5\n"
+    "        x = (torch.rand(shape) * 2 - 1) * bound\n"
+    "    elif dist == \"constant\":\n"
+    "        x = torch.full(shape, float(init[\"a\"]))\n"
+    "    elif dist == \"bernoulli\":  # 0 with probability a, else b = 1/(1-a)\n"
+    "        x = (torch.rand(shape) >= init[\"a\"]).float() * init[\"b\"]\n"
+    "    elif dist == \"segments\":  # sorted runs of ids along the last dim\n"
+    "        x = torch.sort(torch.randint(0, _expr(init[\"hi\"], dims), shape), dim=-1).values\n"
     "    else:\n"
     "        x = torch.randn(shape)\n"
     "    return x.to(getattr(torch, dtype))\n\n\n"

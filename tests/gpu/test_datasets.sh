@@ -3,8 +3,9 @@
 # KernelBench modules. (a) A database with every verdict, flag and problem kind (kc_synth
 # --every-kind) exported in sft, multiturn, rl and preference formats loads with
 # pyarrow.json.read_json (each shard, and all shards cast to one schema) and
-# pandas.read_json(lines=True); the card's Parquet one-liner works. (b) 13 level-1 references
-# (two-launch batch norm with scratch, reductions, convolutions, softmax, attention, losses...)
+# pandas.read_json(lines=True), compile-only exports too; the card's Parquet one-liner works.
+# (b) 13 level-1 references (two-launch batch norm with scratch, reductions, convolutions,
+# softmax, attention, losses...), a level-2 chain and two attention-suite problems
 # imported as candidates and exported with --format kernelbench are built with torch (load_inline
 # when ninja is there, else setuptools without ninja) and each ModelNew matches its Model, the
 # problem's torch reference, on random inputs at the small and first alt dims.
@@ -47,13 +48,15 @@ dirs="$dirs $T/c-sft $T/c-multiturn"
 $CHECK load $dirs || fail "an export does not load with pyarrow/pandas"
 
 # (b) KernelBench round trip
-PROBLEMS="001_square_matmul 019_relu 023_softmax 033_batch_norm 037_frobenius_norm 040_layer_norm
-047_sum_reduction 063_conv2d_square_input_square_kernel 086_conv_depthwise_separable2d 089_cumsum
-095_cross_entropy_loss 097_scaled_dot_product_attention 099_triplet_margin_loss"
+PROBLEMS="level1/001_square_matmul level1/019_relu level1/023_softmax level1/033_batch_norm
+level1/037_frobenius_norm level1/040_layer_norm level1/047_sum_reduction
+level1/063_conv2d_square_input_square_kernel level1/086_conv_depthwise_separable2d level1/089_cumsum
+level1/095_cross_entropy_loss level1/097_scaled_dot_product_attention level1/099_triplet_margin_loss
+level2/001_conv2d_relu_bias_add attention/002_causal_fp32 attention/006_document_causal"
 for p in $PROBLEMS; do
-    "$KC_BIN/kverify" problems --show-reference "level1/$p" >"$T/$p.cu" || fail "show-reference $p"
-    "$KC_BIN/kverify" import --db "$T/kb.db" --problem "level1/$p" "$T/$p.cu" >/dev/null ||
-        fail "import $p"
+    n=$(echo "$p" | tr / _)
+    "$KC_BIN/kverify" problems --show-reference "$p" >"$T/$n.cu" || fail "show-reference $p"
+    "$KC_BIN/kverify" import --db "$T/kb.db" --problem "$p" "$T/$n.cu" >/dev/null || fail "import $p"
 done
 "$KC_BIN/kcurate" run --db "$T/kb.db" >/dev/null
 "$KC_BIN/kexport" --db "$T/kb.db" --out "$T/kb" --format kernelbench --verdict any \
