@@ -2,7 +2,8 @@
  * a candidate (candidate_parse and launch_geometry, common/candidate.c), parsed
  * against the level1 problems. Input: a first line naming the problem
  * ("level1/019_relu"; anything else picks one by a hash of the line), then the
- * candidate source. Properties: no crash, UB or leak; an error says why; an accepted unit stays within its limits and its expressions evaluate
+ * candidate source. Properties: no crash, UB or leak; an error says why; an
+ * accepted unit stays within its limits and its expressions evaluate
  * or fail cleanly under every dims set of the problem. */
 #include "common/candidate.h"
 #include "common/error.h"
