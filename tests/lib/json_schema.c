@@ -218,6 +218,12 @@ static int check_number(vctx *c, const json_t *schema, const json_t *v, strbuf *
         return fail(c, err, "%g is below the minimum", x);
     if (max && x > json_number_value(max))
         return fail(c, err, "%g is above the maximum", x);
+    const json_t *xmin = json_object_get(schema, "exclusiveMinimum"),
+                 *xmax = json_object_get(schema, "exclusiveMaximum");
+    if (xmin && x <= json_number_value(xmin))
+        return fail(c, err, "%g is not above the exclusiveMinimum", x);
+    if (xmax && x >= json_number_value(xmax))
+        return fail(c, err, "%g is not below the exclusiveMaximum", x);
     return 0;
 }
 
@@ -263,7 +269,7 @@ static int known_keyword(const char *k)
         "$schema", "$id", "$defs", "definitions", "title", "description", "$comment", "examples",
         "default", "$ref", "type", "enum", "const", "required", "properties",
         "additionalProperties", "items", "minItems", "maxItems", "minLength", "maxLength",
-        "minimum", "maximum", "oneOf", "anyOf", "allOf"};
+        "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "oneOf", "anyOf", "allOf"};
     for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
         if (!strcmp(k, known[i]))
             return 1;

@@ -67,6 +67,8 @@ static void malformed_lines_do_not(void **state)
         "{\"problem_id\": \"p\", \"code\": \"\"}",                                 /* empty code */
         "{\"problem_id\": \"p\", \"code\": \"x\", \"claimed_correct\": \"yes\"}",  /* not a boolean */
         "{\"problem_id\": \"p\", \"code\": \"x\", \"claimed_speedup\": -2}",       /* negative */
+        "{\"problem_id\": \"p\", \"code\": \"x\", \"claimed_speedup\": 0}",        /* zero: must be > 0 */
+        "{\"problem_id\": \"p\", \"code\": \"x\", \"claimed_speedup\": 0.0}",      /* zero as a real */
         "{\"problem_id\": \"p\", \"code\": \"x\", \"id\": {\"a\": 1}}",            /* id an object */
         "[\"level1/019_relu\", \"x\"]",                                            /* not an object */
     };
