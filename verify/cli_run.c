@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int insert_candidate(sqlite3 *db, const char *problem_id, const char *source, strbuf *err)
 {
@@ -29,6 +30,23 @@ static int insert_candidate(sqlite3 *db, const char *problem_id, const char *sou
     int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : kc_fail(err, "database: %s", sqlite3_errmsg(db));
     sqlite3_finalize(st);
     return rc;
+}
+
+/* Reads files[0..n) into texts and checks each is a candidate kexport can carry. */
+static int read_candidates(char **files, int n, strbuf *texts, strbuf *err)
+{
+    for (int i = 0; i < n; i++) {
+        if (read_file(files[i], &texts[i], err))
+            return -1;
+        strbuf why = STRBUF_INIT;
+        int bad = candidate_check_text(texts[i].buf, texts[i].len, &why);
+        if (bad)
+            kc_fail(err, "%s: %s; nothing imported", files[i], why.buf);
+        sb_free(&why);
+        if (bad)
+            return -1;
+    }
+    return 0;
 }
 
 int cli_import(int argc, char **argv)
@@ -58,41 +76,43 @@ int cli_import(int argc, char **argv)
     if (!db_path || !problem_id || optind >= argc)
         return error("usage: kverify import --db PATH --problem ID FILE...\n"
                      "       kverify import --db PATH --jsonl FILE [--source NAME]"), 4;
-    strbuf err = STRBUF_INIT, text = STRBUF_INIT;
+    strbuf err = STRBUF_INIT;
     problem p;
     sqlite3 *db = NULL;
-    int status = 4;
+    int status = 4, n = argc - optind, existed = 0;
+    strbuf *texts = xcalloc((size_t)n, sizeof(*texts));
     if (problem_load_by_id(problem_id, &p, &err))
         goto out;
+    /* every file is read and checked before the database is opened: a refused import creates
+     * no database and leaves an existing one untouched */
+    if (read_candidates(argv + optind, n, texts, &err))
+        goto out_problem;
+    existed = access(db_path, F_OK) == 0;
     if (kc_db_open(db_path, KC_DB_CREATE, &db, &err) || kc_db_begin(db, &err) ||
         problem_register(db, &p, &err))
-        goto out_problem;
-    for (int i = optind; i < argc; i++) {
-        if (read_file(argv[i], &text, &err))
-            goto out_problem;
-        strbuf why = STRBUF_INIT;
-        if (candidate_check_text(text.buf, text.len, &why)) { /* kexport would choke on it later */
-            kc_fail(&err, "%s: %s; nothing imported", argv[i], why.buf);
-            sb_free(&why);
-            goto out_problem;
-        }
-        sb_free(&why);
-        if (insert_candidate(db, p.id, text.buf, &err))
-            goto out_problem;
-    }
+        goto out_db;
+    for (int i = 0; i < n; i++)
+        if (insert_candidate(db, p.id, texts[i].buf, &err))
+            goto out_db;
     if (kc_db_commit(db, &err))
-        goto out_problem;
-    printf("imported %d candidates for %s into %s\n", argc - optind, p.id, db_path);
+        goto out_db;
+    printf("imported %d candidates for %s into %s\n", n, p.id, db_path);
     status = 0;
+out_db:
+    if (db)
+        kc_db_rollback(db);
+    kc_db_close(db);
+    if (status && db && !existed) /* a database this refused import created */
+        kc_db_remove_files(db_path);
 out_problem:
     problem_free(&p);
 out:
     if (status)
         error("%s", err.buf);
-    if (db)
-        kc_db_rollback(db);
-    kc_db_close(db);
-    sb_free(&err), sb_free(&text);
+    for (int i = 0; i < n; i++)
+        sb_free(&texts[i]);
+    free(texts);
+    sb_free(&err);
     return status;
 }
 

@@ -49,7 +49,7 @@ rc=0
 "$KC_BIN/kverify" import --db "$T/imp.db" --problem level1/019_relu "$T/bad.cu" >"$T/i.out" 2>"$T/i.err" || rc=$?
 [ $rc -ne 0 ] && grep -q "bad.cu: line 3: byte 0xFF is not valid UTF-8.*nothing imported" "$T/i.err" \
     || fail "kverify import accepted text that is not UTF-8 ($rc): $(cat "$T/i.err")"
-[ "$(sqlite3 "$T/imp.db" "SELECT count(*) FROM candidates")" = 0 ] || fail "import left candidates"
+[ ! -e "$T/imp.db" ] || fail "the refused import left a database behind"
 
 # kexport: a kernel that is not UTF-8 (as an older import stored it) is named; skipped on request.
 printf '// caf\377\nextern "C" __global__ void k(float *y) {}\n' >"$T/raw.cu"
