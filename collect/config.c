@@ -515,6 +515,26 @@ static json_t *endpoints_identity(json_t *eps)
     return a;
 }
 
+void config_cache_scope(const collect_config *c, strbuf *out)
+{
+    json_t *eps = json_array();
+    for (int i = 0; i < c->n_endpoints; i++)
+        json_array_append_new(eps, json_string(c->endpoint_urls[i]));
+    if (config_is_bundled(c))
+        json_array_append_new(eps, json_string(CC_BUNDLED));
+    json_t *o = json_object();
+    json_object_set_new(o, "endpoints", endpoints_identity(eps));
+    json_object_set_new(o, "api", json_string(llm_api_name(c->api)));
+    if (config_is_bundled(c)) /* its arguments change its answers ("--bug compile") */
+        json_object_set_new(o, "bundled_args", json_string(c->bundled_args ? c->bundled_args : ""));
+    char *d = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
+    sb_reset(out);
+    sb_adds(out, d);
+    free(d);
+    json_decref(o);
+    json_decref(eps);
+}
+
 /* v (a new reference), else the fallback (which the caller hands over). */
 static json_t *or_default(json_t *v, json_t *fallback)
 {

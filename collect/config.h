@@ -89,6 +89,9 @@ int config_identity_from_json(const char *config_json, strbuf *out);
 void config_identity_diff(const char *old_identity, const char *new_identity, strbuf *out);
 /* An endpoint URL as it counts for the run identity (see above). */
 void config_endpoint_identity(const char *url, strbuf *out);
+/* Whose answers the response cache may reuse: the endpoints normalised as for the run identity
+ * (sorted, without repeats; the bundled server with its arguments) and the API. */
+void config_cache_scope(const collect_config *c, strbuf *out);
 /* Dollars for a reply's tokens (0 when the model has no price). */
 double config_cost(const collect_config *c, long prompt_tokens, long completion_tokens,
                    long reasoning_tokens);

@@ -204,6 +204,21 @@ typedef struct turn_ctx {
     long problem_tokens;
 } turn_ctx;
 
+/* The response cache key (requests.request_hash, response_cache, answers_received): the request's
+ * hash within the run's endpoints, so that an answer is reused only from the endpoints (and API,
+ * and bundled-server arguments) that gave it: a synthetic answer is never labelled as a real
+ * model's. Keys of databases written before this (the bare request hash) simply no longer match. */
+static void cache_key(const collect_config *cfg, const llm_request *q, char *out)
+{
+    char req[SHA256_HEX_LEN + 1];
+    llm_request_hash(q, req);
+    strbuf scope = STRBUF_INIT, s = STRBUF_INIT;
+    config_cache_scope(cfg, &scope);
+    sb_addf(&s, "kcorpus response cache 2\n%s\n%s", scope.buf, req);
+    sha256_hex(s.buf, s.len, out);
+    sb_free(&scope), sb_free(&s);
+}
+
 /* Paid twice: an answer is committed raw (answers_received) the moment it has arrived, from
  * inside the client, before it is parsed, checked, stored as a response or verified. */
 typedef struct received_ctx {
@@ -472,7 +487,7 @@ static int run_turn(turn_ctx *x, strbuf *err)
     llm_request q = {cfg->model, prompt_system_text(), pm.messages, pm.n, cfg->max_tokens,
                      cfg->temperature, cfg->seed + x->sample, cfg->stream};
     char hash[SHA256_HEX_LEN + 1];
-    llm_request_hash(&q, hash);
+    cache_key(cfg, &q, hash);
 
     llm_reply r;
     llm_reply_init(&r);
