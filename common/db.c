@@ -139,32 +139,38 @@ static int cannot_write(const char *path)
     return ro;
 }
 
-static void immutable_uri(const char *path, strbuf *uri)
+/* path as a SQLite URI filename ("file:" with %, ? and # escaped), query appended when not empty.
+ * Every connection is opened with URI filenames on, so that an ATTACH can name its mode. */
+static void path_uri(const char *path, const char *query, strbuf *uri)
 {
-    sb_adds(uri, "file:");
+    sb_adds(uri, path[0] == '/' ? "file://" : "file:"); /* an empty authority: "//x" stays a path */
     for (const char *p = path; *p; p++)
         if (*p == '%' || *p == '?' || *p == '#')
             sb_addf(uri, "%%%02X", (unsigned char)*p);
         else
             sb_addch(uri, *p);
-    sb_adds(uri, "?immutable=1");
+    if (query && *query)
+        sb_addf(uri, "?%s", query);
+}
+
+void kc_db_readonly_uri(const char *path, strbuf *uri)
+{
+    sb_reset(uri);
+    path_uri(path, access(path, R_OK) == 0 && cannot_write(path) ? "immutable=1" : "mode=ro", uri);
 }
 
 int kc_db_open(const char *path, enum kc_db_mode mode, sqlite3 **out, strbuf *err)
 {
-    int flags = SQLITE_OPEN_FULLMUTEX;
+    int flags = SQLITE_OPEN_FULLMUTEX | SQLITE_OPEN_URI;
     strbuf uri = STRBUF_INIT;
-    const char *name = path;
     if (mode == KC_DB_READONLY) {
         flags |= SQLITE_OPEN_READONLY;
-        if (access(path, R_OK) == 0 && cannot_write(path)) {
-            immutable_uri(path, &uri);
-            name = uri.buf;
-            flags |= SQLITE_OPEN_URI;
-        }
+        kc_db_readonly_uri(path, &uri);
     } else {
         flags |= SQLITE_OPEN_READWRITE | (mode == KC_DB_CREATE ? SQLITE_OPEN_CREATE : 0);
+        path_uri(path, NULL, &uri);
     }
+    const char *name = uri.buf;
     int existed = access(path, F_OK) == 0;
     sqlite3 *db = NULL;
     int rc = sqlite3_open_v2(name, &db, flags, NULL);
@@ -188,6 +194,20 @@ int kc_db_open(const char *path, enum kc_db_mode mode, sqlite3 **out, strbuf *er
     }
     *out = db;
     return 0;
+}
+
+int kc_db_file_version(const char *path)
+{
+    strbuf uri = STRBUF_INIT;
+    kc_db_readonly_uri(path, &uri);
+    sqlite3 *db = NULL;
+    int v = -1;
+    if (access(path, R_OK) == 0 &&
+        sqlite3_open_v2(uri.buf, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL) == SQLITE_OK)
+        v = kc_db_user_version(db);
+    sqlite3_close(db);
+    sb_free(&uri);
+    return v;
 }
 
 void kc_db_remove_files(const char *path)

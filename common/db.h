@@ -17,6 +17,12 @@ enum kc_db_mode {
  * KC_DB_READONLY opens a file or directory it cannot write immutable (archives, read-only
  * mounts); a failed KC_DB_CREATE of a new file removes it. */
 int kc_db_open(const char *path, enum kc_db_mode mode, sqlite3 **out, strbuf *err);
+/* The URI (SQLite URI filenames are on in every connection kc_db_open makes) that opens path
+ * read only: mode=ro, or immutable=1 where the file or its directory cannot be written. */
+void kc_db_readonly_uri(const char *path, strbuf *uri);
+/* The schema version (PRAGMA user_version) of an existing file, read without writing it; -1 when
+ * it cannot be read. */
+int kc_db_file_version(const char *path);
 /* Removes the database file and its -wal, -shm and -journal files. */
 void kc_db_remove_files(const char *path);
 void kc_db_close(sqlite3 *db);

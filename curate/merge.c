@@ -2,7 +2,10 @@
 #include "curate/merge.h"
 #include "common/error.h"
 
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* The tables copied row by row, parents first, with their foreign keys. */
 typedef struct fk {
@@ -260,21 +263,76 @@ static int merge_attached(merger *m, strbuf *err)
     return rc;
 }
 
+/* A source at an older schema (with an identity: version 2 on) is migrated in a copy made by
+ * VACUUM INTO from a read-only connection; the copy's path goes into copy and dir. */
+static int migrated_copy(const char *src_path, int version, strbuf *dir, strbuf *copy, strbuf *err)
+{
+    if (version < 2)
+        return kc_fail(err, "'%s' has schema version %d, from before databases had an identity to "
+                            "merge by; migrate a copy of it first (any writing command, e.g. "
+                            "`kcurate run --db COPY`) and merge the copy", src_path, version);
+    const char *tmp = getenv("TMPDIR");
+    sb_addf(dir, "%s/kcurate-merge-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(dir->buf))
+        return kc_fail(err, "cannot make a temporary directory %s: %s", dir->buf, strerror(errno));
+    sb_addf(copy, "%s/source.db", dir->buf);
+    strbuf uri = STRBUF_INIT;
+    kc_db_readonly_uri(src_path, &uri);
+    sqlite3 *ro = NULL, *db = NULL;
+    int rc = sqlite3_open_v2(uri.buf, &ro, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL) == SQLITE_OK
+                 ? 0 : kc_fail(err, "cannot open '%s': %s", src_path, sqlite3_errmsg(ro));
+    sqlite3_stmt *st = rc ? NULL : kc_db_prepare(ro, "VACUUM INTO ?", err);
+    if (st) {
+        sqlite3_bind_text(st, 1, copy->buf, -1, SQLITE_STATIC);
+        if (sqlite3_step(st) != SQLITE_DONE)
+            rc = kc_fail(err, "copying '%s' to migrate it: %s", src_path, sqlite3_errmsg(ro));
+        sqlite3_finalize(st);
+    } else {
+        rc = -1;
+    }
+    sqlite3_close(ro);
+    sb_free(&uri);
+    if (!rc)
+        rc = kc_db_open(copy->buf, KC_DB_EXISTING, &db, err); /* migrates the copy only */
+    kc_db_close(db);
+    return rc;
+}
+
+static void remove_copy(strbuf *dir, strbuf *copy)
+{
+    if (copy->len)
+        kc_db_remove_files(copy->buf);
+    if (dir->len)
+        rmdir(dir->buf);
+    sb_free(dir), sb_free(copy);
+}
+
 int curate_merge_one(sqlite3 *dst, const char *src_path, curate_merge_counts *counts, strbuf *err)
 {
+    /* The source is only read: attached read only (immutable where it cannot be written); one at
+     * an older schema is migrated in a temporary copy, never in place. */
+    strbuf dir = STRBUF_INIT, copy = STRBUF_INIT, uri = STRBUF_INIT;
+    int version = kc_db_file_version(src_path);
     sqlite3 *src = NULL;
-    /* opening it migrates it to the newest schema, which gives it an identity */
-    if (kc_db_open(src_path, KC_DB_EXISTING, &src, err))
+    if (version >= 1 && version < kc_schema_newest_version()) {
+        if (migrated_copy(src_path, version, &dir, &copy, err)) {
+            remove_copy(&dir, &copy);
+            return -1;
+        }
+    } else if (kc_db_open(src_path, KC_DB_READONLY, &src, err)) { /* ours, at this version */
         return -1;
+    }
     kc_db_close(src);
+    kc_db_readonly_uri(copy.len ? copy.buf : src_path, &uri);
     merger m = {.db = dst, .counts = counts};
     sqlite3_stmt *att = kc_db_prepare(dst, "ATTACH DATABASE ? AS src", err);
-    if (!att)
-        return -1;
-    sqlite3_bind_text(att, 1, src_path, -1, SQLITE_STATIC);
-    int rc = sqlite3_step(att) == SQLITE_DONE
-                 ? 0 : kc_fail(err, "cannot attach '%s': %s", src_path, sqlite3_errmsg(dst));
-    sqlite3_finalize(att);
+    int rc = att ? 0 : -1;
+    if (att) {
+        sqlite3_bind_text(att, 1, uri.buf, -1, SQLITE_STATIC);
+        if (sqlite3_step(att) != SQLITE_DONE)
+            rc = kc_fail(err, "cannot attach '%s': %s", src_path, sqlite3_errmsg(dst));
+        sqlite3_finalize(att);
+    }
     if (!rc) {
         rc = merge_attached(&m, err);
         sqlite3_finalize(m.src_origin), sqlite3_finalize(m.dst_lookup);
@@ -283,6 +341,8 @@ int curate_merge_one(sqlite3 *dst, const char *src_path, curate_merge_counts *co
     }
     sb_free(&m.src_uuid);
     sb_free(&m.dst_uuid);
+    sb_free(&uri);
+    remove_copy(&dir, &copy);
     if (rc && err && !strstr(err->buf, src_path)) {
         strbuf msg = STRBUF_INIT;
         sb_addf(&msg, "merging '%s': %s", src_path, err->buf);
