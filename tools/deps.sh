@@ -2,9 +2,10 @@
 # deps.sh: installs the Debian packages kcorpus builds and tests with (idempotent;
 # `make deps`). The CUDA 13 toolkit is expected at $CUDA (default /usr/local/cuda).
 set -eu
-# clang and libclang-rt-14-dev (libFuzzer, ASan/UBSan runtimes): the fuzz targets of tests/fuzz/.
+# clang and libclang-rt-14-dev (libFuzzer, ASan/UBSan runtimes): the fuzz targets of tests/fuzz/;
+# python3 (standard library only): the level-2 generator check and the kernelbench module checks.
 PKGS="gcc make pkg-config libsqlite3-dev sqlite3 libjansson-dev libcurl4-openssl-dev libssl-dev
-      libarchive-dev zlib1g-dev libcmocka-dev ca-certificates clang libclang-rt-14-dev"
+      libarchive-dev zlib1g-dev libcmocka-dev ca-certificates clang libclang-rt-14-dev python3"
 # libjs-chart.js: the charts of `kcurate report` (inlined into the page); chromium: the test
 # that renders the report headless (tests/cli/test_audit_report.sh).
 PKGS="$PKGS libjs-chart.js chromium"
