@@ -7,8 +7,15 @@ problems/<suite>/baselines/<gpu-model>.json. The file is rewritten after each
 problem, so a killed capture resumes where it stopped (--resume, the default);
 problems still without a figure are listed under "missing_eager" and
 "missing_compile". torch.compile of 100 problems takes long: run it in pieces
-with --budget-s.
+with --budget-s, or first fill the compile caches (Inductor's FX-graph and Triton caches on
+disk) from several processes at once with --warm-only (nothing timed, nothing written), then time
+serially: compile_build_s is then the build time with warm caches (the doc says so).
+KernelBench's published table ran with PyTorch's defaults, under which cuDNN convolutions may use
+TF32 (torch.backends.cudnn.allow_tf32 is True by default); ours has TF32 off everywhere, as the
+verifier requires of candidates. For problems whose reference uses a convolution, --torch-defaults
+also times eager mode under PyTorch's defaults (eager_torch_defaults_ms), so both are on record.
     python3 tools/baselines.py --eager --compile --budget-s 400
+    python3 tools/baselines.py --suite level2 --compile --warm-only --only 00,01 &   # ...
 """
 import argparse
 import datetime
@@ -59,6 +66,45 @@ def driver_version():
         return "unknown"
 
 
+def set_tf32(on):
+    torch.backends.cuda.matmul.allow_tf32 = on
+    torch.backends.cudnn.allow_tf32 = on
+
+
+def uses_cudnn_conv(m):
+    return re.search(r"\bconv", m["torch_reference"], re.IGNORECASE) is not None
+
+
+def selected_manifests(args):
+    paths = kcproblems.problem_manifests(args.problems, args.suite)
+    if args.only:
+        paths = [p for p in paths if any(k in os.path.basename(p) for k in args.only.split(","))]
+    return paths
+
+
+def warm(args):
+    """--warm-only: torch.compile and run each selected problem so that a later timing pass finds
+    Inductor's caches warm."""
+    for path in selected_manifests(args):
+        m = kcproblems.load_manifest(path)
+        dims = dict(kcproblems.dims_sets(m))["default"]
+        c0 = time.time()
+        try:
+            model = kcproblems.make_model(m, dims, torch).cuda()
+            inputs = kcproblems.random_inputs(m, dims, torch)
+            compiled = torch.compile(model)
+            with torch.no_grad():
+                compiled(*inputs)
+            torch.cuda.synchronize()
+            print("warm %-48s %.1f s" % (m["id"], time.time() - c0), flush=True)
+            del model, inputs, compiled
+        except Exception as e:  # noqa: BLE001
+            print("warm %-48s ERROR %s" % (m["id"], repr(e)[:200]), flush=True)
+        torch._dynamo.reset()
+        torch.cuda.empty_cache()
+    return 0
+
+
 def save(path, doc):
     tmp = path + ".tmp"
     with open(tmp, "w") as f:
@@ -76,9 +122,15 @@ def main():
     ap.add_argument("--budget-s", type=float, default=1e9, help="stop starting new problems after this")
     ap.add_argument("--only", default="")
     ap.add_argument("--out", default="")
+    ap.add_argument("--warm-only", action="store_true",
+                    help="compile and run each selected problem once to fill the on-disk compile caches; time nothing, write nothing")
+    ap.add_argument("--note", default="", help="a remark stored in the file (e.g. how the compile caches were warmed)")
+    ap.add_argument("--torch-defaults", action="store_true",
+                    help="also time eager mode with PyTorch's default TF32 settings where the reference uses a convolution")
     args = ap.parse_args()
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
+    set_tf32(False)
+    if args.warm_only:
+        return warm(args)
     name = torch.cuda.get_device_name(0)
     out = args.out or os.path.join(args.problems, args.suite, "baselines", slug(name) + ".json")
     os.makedirs(os.path.dirname(out), exist_ok=True)
@@ -87,10 +139,13 @@ def main():
                 "cuda": torch.version.cuda, "updated": datetime.date.today().isoformat(),
                 "protocol": "median of CUDA-event timings of Model.forward, L2 flushed (2x L2 written) "
                             "before each rep, 3 warm-up reps, >=10 reps and ~1 s; TF32 off; "
-                            "inputs with the manifest's distributions on the default dims"})
-    paths = kcproblems.problem_manifests(args.problems, args.suite)
-    if args.only:
-        paths = [p for p in paths if any(k in p for k in args.only.split(","))]
+                            "inputs with the manifest's distributions on the default dims",
+                "tf32": {"matmul": False, "cudnn": False,
+                         "eager_torch_defaults_ms": "eager under PyTorch's defaults (matmul TF32 off, cuDNN TF32 "
+                                                    "on), timed for problems whose reference uses a convolution"}})
+    if args.note:
+        doc["note"] = args.note
+    paths = selected_manifests(args)
     t0 = time.time()
     for path in paths:
         if time.time() - t0 > args.budget_s:
@@ -99,14 +154,24 @@ def main():
         entry = doc["problems"].setdefault(m["id"], {})
         need_eager = args.eager and "eager_ms" not in entry
         need_compile = args.compile and "compile_ms" not in entry
-        if not (need_eager or need_compile):
+        need_defaults = (args.torch_defaults and uses_cudnn_conv(m)
+                         and "eager_torch_defaults_ms" not in entry)
+        if not (need_eager or need_compile or need_defaults):
             continue
         dims = dict(kcproblems.dims_sets(m))["default"]
+        model = inputs = compiled = None
         try:
             model = kcproblems.make_model(m, dims, torch).cuda()
             inputs = kcproblems.random_inputs(m, dims, torch)
             if need_eager:
                 entry["eager_ms"] = round(time_fn(model, inputs), 5)
+            if need_defaults:
+                set_tf32(False)
+                torch.backends.cudnn.allow_tf32 = True  # PyTorch's default
+                try:
+                    entry["eager_torch_defaults_ms"] = round(time_fn(model, inputs), 5)
+                finally:
+                    set_tf32(False)
             if need_compile:
                 c0 = time.time()
                 compiled = torch.compile(model)
@@ -115,9 +180,13 @@ def main():
             entry.pop("error", None)
         except Exception as e:  # noqa: BLE001
             entry["error"] = repr(e)[:300]
-        del inputs
+        del model, inputs, compiled
+        torch._dynamo.reset()
         torch.cuda.empty_cache()
-        print("%-48s eager %s ms, compile %s ms" % (m["id"], entry.get("eager_ms"), entry.get("compile_ms")), flush=True)
+        print("%-48s eager %s ms, compile %s ms%s%s" % (
+            m["id"], entry.get("eager_ms"), entry.get("compile_ms"),
+            ", eager with PyTorch defaults %s ms" % entry["eager_torch_defaults_ms"] if "eager_torch_defaults_ms" in entry else "",
+            "  ERROR " + entry["error"] if "error" in entry else ""), flush=True)
         ids = [kcproblems.load_manifest(p)["id"] for p in kcproblems.problem_manifests(args.problems, args.suite)]
         doc["missing_eager"] = [i for i in ids if "eager_ms" not in doc["problems"].get(i, {})]
         doc["missing_compile"] = [i for i in ids if "compile_ms" not in doc["problems"].get(i, {})]
@@ -130,4 +199,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -4,7 +4,8 @@
 # candidates per second for a batch of level-1 candidates at default shapes
 # (the reference kernel of every level-1 problem: 100 candidates), the same for
 # level 2 (its 100 references: fused chains, each verification runs the
-# reference's chain beside the candidate's), printed side by side, GPU busy
+# reference's chain beside the candidate's) and the attention suite (its 10 references at
+# B16 H16 S2048 D128), printed side by side, GPU busy
 # fraction (worker time and nvidia-smi utilisation), and the relative spread of
 # the median time of one kernel over 10 independent verifications.
 OUT_DIR="${OUT:-${TMPDIR:-/tmp}}/bench"
@@ -74,9 +75,13 @@ throughput level1 || echo "level1 throughput: FAILED (see $OUT_DIR)"
 if ls "$KC_PROBLEMS"/level2/*.json >/dev/null 2>&1; then
     throughput level2 || echo "level2 throughput: FAILED (see $OUT_DIR)"
 fi
+if ls "$KC_PROBLEMS"/attention/*.json >/dev/null 2>&1; then
+    throughput attention || echo "attention throughput: FAILED (see $OUT_DIR)"
+fi
 echo "verified candidates/s, the references at default shapes (target >= 1/s each):" \
     "level1 $(cat "$OUT_DIR/rate_level1" 2>/dev/null || echo n/a)/s," \
-    "level2 $(cat "$OUT_DIR/rate_level2" 2>/dev/null || echo n/a)/s"
+    "level2 $(cat "$OUT_DIR/rate_level2" 2>/dev/null || echo n/a)/s," \
+    "attention $(cat "$OUT_DIR/rate_attention" 2>/dev/null || echo n/a)/s"
 
 for prob in 019_relu 023_softmax 001_square_matmul; do
     medians=""
