@@ -156,11 +156,34 @@ for p in problems:
     exec(compile(ast.Module(body=[n for n in tree.body if isinstance(n, ast.FunctionDef)
                                   and n.name == "_expr"], type_ignores=[]), path, "exec"), ns)
     e = ns["_expr"]
-    d = {"A": 7, "B": -7, "C": 2}
+    d = {"A": 7, "B": -7, "C": 2, "Z": 0}
     for expr, want in [("cdiv(A, C)", 4), ("B / C", -3), ("B % C", -1), ("A % C", 1),
-                       ("min(A, C) * max(B, C) + (A - C) * 2", 14), ("cdiv(A*C+1, 3)", 5), ("-A + 1", -6)]:
-        if e(expr, d) != want:
-            bad("_expr(%r) = %r, want %r" % (expr, e(expr, d), want))
+                       ("min(A, C) * max(B, C) + (A - C) * 2", 14), ("cdiv(A*C+1, 3)", 5), ("-A + 1", -6),
+                       ("A * Z + 1", 1), ("(A + 2*Z - 1)/C + 1", 4), ("Z * B / C", 0)]:
+        try:
+            got = e(expr, d)
+        except Exception as x:  # noqa: BLE001
+            got = repr(x)
+        if got != want:
+            bad("_expr(%r) = %r, want %r" % (expr, got, want))
+    # every dims set of the module: derived dims as tools/kcproblems.py derives them (an
+    # independent transcription of the manifest's expressions) and input shapes evaluate
+    sys.path.insert(0, os.path.join(os.environ["KC_ROOT"], "tools"))
+    import kcproblems
+    exec(compile(ast.Module(body=[n for n in tree.body if isinstance(n, ast.FunctionDef)
+                                  and n.name == "_all_dims"], type_ignores=[]), path, "exec"), ns)
+    ns["DERIVED"] = assigned(tree, "DERIVED")
+    for name, want_dims in kcproblems.dims_sets(manifest):
+        try:
+            got_dims = ns["_all_dims"](assigned(tree, "DIMS_SETS")[name])
+            shapes = [[e(x, got_dims) for x in t[2]] for t in assigned(tree, "INPUTS")]
+        except Exception as x:  # noqa: BLE001
+            bad("%s dims %s: the module's dim expressions fail: %r" % (p, name, x))
+            continue
+        if got_dims != want_dims:
+            bad("%s dims %s: module %s, manifest %s" % (p, name, got_dims, want_dims))
+        if shapes != [kcproblems.shape_of(t, want_dims) for t in manifest["inputs"]]:
+            bad("%s dims %s: input shapes %s" % (p, name, shapes))
 sys.exit(0 if ok else 1)
 PY
 
