@@ -73,7 +73,7 @@ int wk_gpu_open(wk_gpu *g, int ordinal, strbuf *err);
 int wk_fail_cuda(wk_failure *f, const char *verdict, CUresult rc, const char *what);
 int wk_is_sticky(CUresult rc);
 const char *wk_cuda_error(CUresult rc);
-int wk_buffer_alloc(wk_buffer *b, enum kc_dtype dtype, int64_t numel, strbuf *err);
+int wk_buffer_alloc(wk_gpu *g, wk_buffer *b, enum kc_dtype dtype, int64_t numel, strbuf *err);
 void wk_buffer_free(wk_buffer *b);
 int wk_buffer_reset_guards(wk_gpu *g, wk_buffer *b);
 int wk_buffer_poison(wk_gpu *g, wk_buffer *b);

@@ -65,13 +65,13 @@ static void free_tensors(struct run_buffers *b)
     memset(b, 0, sizeof(*b));
 }
 
-static int alloc_scratch(wk_buffer *dst, const launch_unit *lu, const dimset *dims, wk_failure *f)
+static int alloc_scratch(wk_gpu *g, wk_buffer *dst, const launch_unit *lu, const dimset *dims, wk_failure *f)
 {
     strbuf err = STRBUF_INIT;
     for (int i = 0; i < lu->n_scratch; i++) {
         int64_t n;
         if (expr_eval(lu->scratch[i].count, dims, &n, &err) || n < 0 ||
-            wk_buffer_alloc(&dst[i], lu->scratch[i].dtype, n, &err)) {
+            wk_buffer_alloc(g, &dst[i], lu->scratch[i].dtype, n, &err)) {
             snprintf(f->verdict, sizeof(f->verdict), "launch_error");
             sb_reset(&f->message);
             sb_addf(&f->message, "line %d: scratch %s: %s", lu->scratch[i].line,
@@ -84,7 +84,7 @@ static int alloc_scratch(wk_buffer *dst, const launch_unit *lu, const dimset *di
     return 0;
 }
 
-static int alloc_tensors(const problem *p, const dimset *dims, struct run_buffers *b, wk_failure *f)
+static int alloc_tensors(wk_gpu *g, const problem *p, const dimset *dims, struct run_buffers *b, wk_failure *f)
 {
     memset(b, 0, sizeof(*b));
     strbuf err = STRBUF_INIT;
@@ -93,8 +93,8 @@ static int alloc_tensors(const problem *p, const dimset *dims, struct run_buffer
     for (int i = 0; i < p->n_inputs + p->n_outputs; i++) {
         const tensor_spec *t = i < p->n_inputs ? &p->inputs[i] : &p->outputs[i - p->n_inputs];
         int64_t n;
-        if (tensor_numel(t, dims, &n, &err) || wk_buffer_alloc(&b->cand[i], t->dtype, n, &err) ||
-            (i >= p->n_inputs && wk_buffer_alloc(&b->ref[i], t->dtype, n, &err))) {
+        if (tensor_numel(t, dims, &n, &err) || wk_buffer_alloc(g, &b->cand[i], t->dtype, n, &err) ||
+            (i >= p->n_inputs && wk_buffer_alloc(g, &b->ref[i], t->dtype, n, &err))) {
             snprintf(f->verdict, sizeof(f->verdict), "runtime_error");
             sb_reset(&f->message);
             sb_addf(&f->message, "internal: %s", err.buf);
@@ -122,7 +122,7 @@ static void cache_key(const problem *p, const char *dims_name, strbuf *key)
     sb_addf(key, "%s@%s", p->id, dims_name);
 }
 
-static struct run_buffers *acquire_tensors(const problem *p, const char *dims_name,
+static struct run_buffers *acquire_tensors(wk_gpu *g, const problem *p, const char *dims_name,
                                            const dimset *dims, wk_failure *f)
 {
     int slot = strcmp(dims_name, "default") == 0 ? 0 : 1;
@@ -135,7 +135,7 @@ static struct run_buffers *acquire_tensors(const problem *p, const char *dims_na
     free(tensor_cache[slot].key);
     tensor_cache[slot].key = NULL;
     free_tensors(&tensor_cache[slot].b);
-    if (alloc_tensors(p, dims, &tensor_cache[slot].b, f)) {
+    if (alloc_tensors(g, p, dims, &tensor_cache[slot].b, f)) {
         sb_free(&key);
         return NULL;
     }
@@ -161,14 +161,14 @@ static struct run_buffers *prepare_buffers(wk_gpu *g, const problem *p, const ch
                                            const dimset *dims, const wk_unit *cand,
                                            const wk_unit *ref, wk_failure *f)
 {
-    struct run_buffers *b = acquire_tensors(p, dims_name, dims, f);
+    struct run_buffers *b = acquire_tensors(g, p, dims_name, dims, f);
     if (!b)
         return NULL;
     int base = p->n_inputs + p->n_outputs;
     b->n_cscratch = cand->lu.n_scratch;
     b->n_rscratch = ref->lu.n_scratch;
-    if (alloc_scratch(&b->cand[base], &cand->lu, dims, f) ||
-        alloc_scratch(&b->ref[base], &ref->lu, dims, f)) {
+    if (alloc_scratch(g, &b->cand[base], &cand->lu, dims, f) ||
+        alloc_scratch(g, &b->ref[base], &ref->lu, dims, f)) {
         free_scratch(b);
         return NULL;
     }

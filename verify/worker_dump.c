@@ -135,7 +135,7 @@ static int run_reference_into(wk_gpu *g, const problem *p, const dimset *dims, w
     for (int i = 0; rc == 0 && i < ref.lu.n_scratch; i++) {
         int64_t n;
         rc = expr_eval(ref.lu.scratch[i].count, dims, &n, err) ||
-             wk_buffer_alloc(&bufs[base + i], ref.lu.scratch[i].dtype, n, err);
+             wk_buffer_alloc(g, &bufs[base + i], ref.lu.scratch[i].dtype, n, err);
     }
     if (rc == 0 && (wk_unit_launch(g, &ref, p, dims, bufs, &f) ||
                     cuStreamSynchronize(g->stream) != CUDA_SUCCESS))
@@ -161,7 +161,7 @@ int wk_dump(wk_gpu *g, const char *problem_id, uint64_t seed, const char *dims_n
     for (int i = 0; rc == 0 && i < p.n_inputs + p.n_outputs; i++) {
         const tensor_spec *t = i < p.n_inputs ? &p.inputs[i] : &p.outputs[i - p.n_inputs];
         int64_t n;
-        rc = tensor_numel(t, dims, &n, err) || wk_buffer_alloc(&bufs[i], t->dtype, n, err);
+        rc = tensor_numel(t, dims, &n, err) || wk_buffer_alloc(g, &bufs[i], t->dtype, n, err);
         if (rc == 0 && i < p.n_inputs)
             rc = wk_fill_input(g, &bufs[i], t, dims, seed, (unsigned)i, err);
         else if (rc == 0)

@@ -146,7 +146,12 @@ int wk_gpu_open(wk_gpu *g, int ordinal, strbuf *err)
     return 0;
 }
 
-int wk_buffer_alloc(wk_buffer *b, enum kc_dtype dtype, int64_t numel, strbuf *err)
+/* The guard pattern is written on the worker's stream, like everything else that touches the
+ * buffer afterwards: a memset on the legacy default stream is not ordered with a non-blocking
+ * stream, and when the GPU is shared it landed after the first kernels had written the buffer
+ * (measured on the H100 beside a busy neighbour: a scratch buffer overwritten under a running
+ * reference). */
+int wk_buffer_alloc(wk_gpu *g, wk_buffer *b, enum kc_dtype dtype, int64_t numel, strbuf *err)
 {
     memset(b, 0, sizeof(*b));
     b->dtype = dtype;
@@ -157,7 +162,7 @@ int wk_buffer_alloc(wk_buffer *b, enum kc_dtype dtype, int64_t numel, strbuf *er
     if (rc != CUDA_SUCCESS)
         return kc_fail(err, "cannot allocate %zu bytes on the GPU: %s", total, wk_cuda_error(rc));
     b->ptr = b->base + WK_GUARD_BYTES;
-    rc = cuMemsetD8(b->base, WK_GUARD_PATTERN, total);
+    rc = cuMemsetD8Async(b->base, WK_GUARD_PATTERN, total, g->stream);
     return rc == CUDA_SUCCESS ? 0 : kc_fail(err, "memset: %s", wk_cuda_error(rc));
 }
 
