@@ -278,7 +278,7 @@ problem(14, "gemm_divide_sum_scaling", "matmul (no bias), divide by 2, row sum, 
         [Ew("v / 2.0", "divide by 2"), Reduce(1, 2, "sum", True, "sum over OUT, keepdim"), Ew("v * scaling_factor", "multiply by scaling_factor")],
         ["x = x / 2", "x = torch.sum(x, dim=1, keepdim=True)", "x = x * d['scaling_factor']"], ["B", 1],
         bias=False, w_init=N01, params=[("scaling_factor", 1.5)],
-        tol={"atol": 1e-2, "rtol": 1e-4, "why": "the weight is N(0, 1) (torch.randn in KernelBench), so x @ weight^T has entries ~N(0, sqrt(IN)) = ~90 and each output sums OUT of them (magnitude ~1e4); float32 GEMM plus a float32 row sum err by ~1e-6 relative; 1e-4 relative (about 1 absolute) rejects TF32 products and a sum over the wrong dim"},
+        tol={"atol": 0.25, "rtol": 1e-4, "why": "the weight is N(0, 1) (torch.randn in KernelBench), so x @ weight^T has entries ~N(0, sqrt(IN)) = ~90 and each output sums OUT of them (magnitude ~6e3, some rows near 0 by cancellation); a float32 row sum of 8192 such terms errs by ~0.05 absolute whatever the size of the result (PyTorch's float32 GEMM and sum: up to 0.033 on the H100, 2.8x the earlier atol of 0.01), so atol 0.25; TF32 products err by ~5 absolute and fail, as does a sum over the wrong dim"},
         notes="The weight is a plain nn.Parameter drawn with torch.randn (OUT, IN): N(0, 1), no bias.")
 
 problem(15, "conv_transpose3d_batch_norm_subtract", "ConvTranspose3d, BatchNorm (training), subtract the spatial mean", "convT3d",
