@@ -4,7 +4,9 @@
  * compile-only run (as kcollect's stop rule says). A problem's solve time is its budget clock
  * (turns.problem_elapsed_ms: the wall time of all its samples together) at the end of its first
  * successful turn; for turns recorded before that clock existed, the trajectory's summed turn
- * wall time stands in. */
+ * wall time stands in. Fractions of peak use the problem's output dtype (read from its manifest):
+ * f16/bf16 problems against the dense tensor-core peak, all others against the FP32 CUDA-core
+ * peak (the verifier forbids TF32 for f32 problems). */
 #include "curate/report.h"
 #include "common/error.h"
 #include "curate/flips.h"
@@ -13,24 +15,29 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* One candidate with its turn, run and latest verification (NULLs as 0 / ""). */
+/* One candidate with its turn, run, latest verification and its problem's output dtype and
+ * whether the manifest has a FLOP formula (NULLs as 0 / ""). */
 typedef struct row {
     long long id, trajectory;
-    const char *problem, *suite, *origin, *verdict, *flags, *gpu, *group;
-    int turn, has_turn, compile_only, timed;
+    const char *problem, *suite, *origin, *verdict, *flags, *gpu, *group, *dtype;
+    int turn, has_turn, compile_only, timed, has_flops;
     double speedup, gbps, tflops, elapsed_ms, tokens_in, tokens_out, cost;
     int has_cost;
 } row;
 
 static const char rows_sql[] =
     "WITH tt AS (SELECT t.*, coalesce(t.problem_elapsed_ms, sum(coalesce(t.wall_ms, 0)) OVER"
-    "   (PARTITION BY t.trajectory_id ORDER BY t.turn_index)) AS elapsed FROM turns t)"
+    "   (PARTITION BY t.trajectory_id ORDER BY t.turn_index)) AS elapsed FROM turns t),"
+    " pm AS MATERIALIZED (SELECT p.id,"
+    "   coalesce(json_extract(CAST(b.data AS TEXT), '$.outputs[0].dtype'), '') AS dtype,"
+    "   json_extract(CAST(b.data AS TEXT), '$.flops') IS NOT NULL AS has_flops"
+    "   FROM problems p LEFT JOIN blobs b ON b.sha256 = p.manifest_sha)"
     " SELECT c.id, c.problem_id, p.suite, c.origin, coalesce(v.verdict, ''), coalesce(v.flags, ''),"
     "  coalesce(v.gpu_name, ''), coalesce(r.model, ''), tt.trajectory_id, tt.turn_index,"
     "  coalesce(json_extract(r.config_json, '$.compile_only'), 0), tm.speedup_eager, tm.gbps,"
     "  tm.tflops, tt.elapsed, coalesce(tt.tokens_in, 0), coalesce(tt.tokens_out, 0), tt.cost_usd,"
-    "  tm.id IS NOT NULL"
-    " FROM candidates c JOIN problems p ON p.id = c.problem_id"
+    "  tm.id IS NOT NULL, pm.dtype, pm.has_flops"
+    " FROM candidates c JOIN problems p ON p.id = c.problem_id JOIN pm ON pm.id = p.id"
     " LEFT JOIN tt ON tt.candidate_id = c.id"
     " LEFT JOIN trajectories tr ON tr.id = tt.trajectory_id"
     " LEFT JOIN runs r ON r.id = tr.run_id"
@@ -49,7 +56,7 @@ static void free_rows(row *r, int n)
     for (int i = 0; i < n; i++) {
         free((char *)r[i].problem), free((char *)r[i].suite), free((char *)r[i].origin);
         free((char *)r[i].verdict), free((char *)r[i].flags), free((char *)r[i].gpu);
-        free((char *)r[i].group);
+        free((char *)r[i].group), free((char *)r[i].dtype);
     }
     free(r);
 }
@@ -86,6 +93,8 @@ static int load_rows(sqlite3 *db, row **out, int *n, strbuf *err)
         r->has_cost = sqlite3_column_type(st, 17) != SQLITE_NULL;
         r->cost = sqlite3_column_double(st, 17);
         r->timed = sqlite3_column_int(st, 18);
+        r->dtype = col_dup(st, 19);
+        r->has_flops = sqlite3_column_int(st, 20);
     }
     sqlite3_finalize(st);
     return 0;
@@ -212,15 +221,29 @@ static json_t *speedup_hist(const row *r, int n)
     return histogram(labels, counts, 10, total);
 }
 
-/* Peak DRAM bandwidth (GB/s) and FP32 CUDA-core throughput (TFLOP/s) of known GPUs. */
-static int gpu_peaks(const char *gpu, double *gbps, double *tflops)
+/* f16/bf16 problems are measured against tensor cores; f32 (TF32 is forbidden), f64 and the rest
+ * against CUDA cores. */
+static int uses_tensor_cores(const char *dtype)
 {
+    return !strcmp(dtype, "f16") || !strcmp(dtype, "bf16");
+}
+
+static const char *peak_name(const char *dtype)
+{
+    return uses_tensor_cores(dtype) ? "dense tensor-core" : "FP32 CUDA-core";
+}
+
+/* Peak DRAM bandwidth (GB/s) and compute throughput (TFLOP/s) of known GPUs for a problem's
+ * dtype: dense (no sparsity) tensor-core peak for f16/bf16, FP32 CUDA-core peak otherwise. */
+static int gpu_peaks(const char *gpu, const char *dtype, double *gbps, double *tflops)
+{
+    int tc = uses_tensor_cores(dtype);
     if (strstr(gpu, "H100") && (strstr(gpu, "HBM3") || strstr(gpu, "SXM")))
-        return *gbps = 3350, *tflops = 67, 1;
+        return *gbps = 3350, *tflops = tc ? 989 : 67, 1;
     if (strstr(gpu, "H200"))
-        return *gbps = 4800, *tflops = 67, 1;
+        return *gbps = 4800, *tflops = tc ? 989 : 67, 1;
     if (strstr(gpu, "H100"))
-        return *gbps = 2000, *tflops = 51, 1;
+        return *gbps = 2000, *tflops = tc ? 756 : 51, 1;
     return 0;
 }
 
@@ -232,7 +255,7 @@ static json_t *roofline_hist(const row *r, int n)
     int counts[11] = {0}, total = 0;
     for (int i = 0; i < n; i++) {
         double bw, fl;
-        if (!is_correct(&r[i]) || r[i].gbps <= 0 || !gpu_peaks(r[i].gpu, &bw, &fl))
+        if (!is_correct(&r[i]) || r[i].gbps <= 0 || !gpu_peaks(r[i].gpu, r[i].dtype, &bw, &fl))
             continue;
         double frac = r[i].gbps / bw;
         if (r[i].tflops > 0) {
@@ -307,6 +330,25 @@ static int better(const row *a, const row *b)
     return a->speedup > b->speedup;
 }
 
+/* The problem's dtype, the peak it is measured against, and the fastest correct kernel's
+ * achieved TFLOP/s and fraction of that peak (when the manifest has a FLOP formula and the GPU's
+ * peaks are known); fastest: highest eager speedup, the earlier one on ties. */
+static void peak_columns(json_t *p, const row *r, int i, int j)
+{
+    const row *fast = NULL;
+    for (int k = i; k < j; k++)
+        if (is_correct(&r[k]) && (!fast || r[k].speedup > fast->speedup))
+            fast = &r[k];
+    json_object_set_new(p, "dtype", json_string(r[i].dtype));
+    json_object_set_new(p, "peak", json_string(peak_name(r[i].dtype)));
+    double bw, fl;
+    int known = fast && r[i].has_flops && fast->tflops > 0;
+    json_object_set_new(p, "best_tflops", known ? json_real(fast->tflops) : json_null());
+    known = known && gpu_peaks(fast->gpu, fast->dtype, &bw, &fl);
+    json_object_set_new(p, "peak_tflops", known ? json_real(fl) : json_null());
+    json_object_set_new(p, "peak_fraction", known ? json_real(fast->tflops / fl) : json_null());
+}
+
 static json_t *problem_rows(const row *r, int n, json_t *kernels)
 {
     json_t *out = json_array();
@@ -338,6 +380,7 @@ static json_t *problem_rows(const row *r, int n, json_t *kernels)
         json_object_set_new(p, "first_solved_turn", first_turn >= 0 ? json_integer(first_turn + 1) : json_null());
         json_object_set_new(p, "solve_minutes", solve_ms >= 0 ? json_real(solve_ms / 60000.0) : json_null());
         json_object_set_new(p, "best_speedup", best_speedup > 0 ? json_real(best_speedup) : json_null());
+        peak_columns(p, r, i, j);
         json_array_append_new(out, p);
         json_array_append_new(kernels, json_integer(r[best].id));
         i = j;

@@ -74,7 +74,8 @@ static const char page_script[] =
     "label+' (n='+h.n+')',data:h.counts,backgroundColor:pal[0]}]},options:{scales:{y:{type:"
     "logy?'logarithmic':'linear',ticks:{precision:0},title:pct('kernels')}}}},h.n);}\n"
     "hist('speedup_hist',d.speedup_hist,'correct kernels by eager speedup (log2 bins)',false);\n"
-    "hist('roofline_hist',d.roofline_hist,'achieved / attainable (roofline)',false);\n"
+    "hist('roofline_hist',d.roofline_hist,'achieved / attainable (roofline; FP32 CUDA-core peak for "
+    "f32/f64, dense tensor-core peak for f16/bf16)',false);\n"
     "var cn=0,cds=[{label:'tokens in',backgroundColor:pal[0],data:[]},{label:'tokens out',"
     "backgroundColor:pal[1],data:[]}];"
     "d.cost.forEach(function(g){cds[0].data.push(g.tokens_in);cds[1].data.push(g.tokens_out);"
@@ -110,11 +111,30 @@ static void num_cell(strbuf *h, json_t *v, const char *fmt)
     sb_adds(h, "</td>");
 }
 
+/* dtype, the fastest correct kernel's TFLOP/s, and its fraction of the dtype's peak, named. */
+static void peak_cells(strbuf *h, json_t *p)
+{
+    sb_adds(h, "<td>");
+    esc(h, str(p, "dtype"));
+    sb_adds(h, "</td>");
+    num_cell(h, json_object_get(p, "best_tflops"), "%.1f");
+    json_t *f = json_object_get(p, "peak_fraction");
+    if (!json_is_number(f)) {
+        sb_adds(h, "<td class=\"n\">-</td>");
+        return;
+    }
+    sb_addf(h, "<td class=\"n\">%.1f%% of %.0f (", 100 * json_number_value(f),
+            json_number_value(json_object_get(p, "peak_tflops")));
+    esc(h, str(p, "peak"));
+    sb_adds(h, ")</td>");
+}
+
 static void problem_table(strbuf *h, json_t *problems)
 {
     sb_adds(h, "<table id=\"problems\"><tr><th>problem</th><th>attempts</th><th>trajectories</th>"
                "<th>solved</th><th>first solved turn (1 = first)</th><th>solve time (min)</th>"
-               "<th>best eager speedup</th><th>kernel</th></tr>\n");
+               "<th>best eager speedup</th><th>dtype</th><th>its TFLOP/s</th><th>of peak (FP32 "
+               "CUDA-core for f32/f64, dense tensor-core for f16/bf16)</th><th>kernel</th></tr>\n");
     size_t i;
     json_t *p;
     json_array_foreach(problems, i, p)
@@ -128,6 +148,7 @@ static void problem_table(strbuf *h, json_t *problems)
         num_cell(h, json_object_get(p, "first_solved_turn"), "%.0f");
         num_cell(h, json_object_get(p, "solve_minutes"), "%.3f");
         num_cell(h, json_object_get(p, "best_speedup"), "%.2fx");
+        peak_cells(h, p);
         long long id = (long long)json_integer_value(json_object_get(p, "best_candidate"));
         sb_addf(h, "<td><a href=\"kernels/c%lld.html\">candidate %lld</a> (", id, id);
         esc(h, str(p, "best_verdict"));
@@ -266,7 +287,9 @@ static void index_html(strbuf *h, json_t *doc, const strbuf *chartjs)
     chart_box(h, "fast_p", "KernelBench fast_p", "share of problems with a correct kernel faster than p x eager");
     chart_box(h, "verdict_mix", "Verdict mix per turn", NULL);
     chart_box(h, "speedup_hist", "Speedup over PyTorch eager", "log2 bins");
-    chart_box(h, "roofline_hist", "Roofline fraction", "bytes/FLOPs from the manifest; FP32 CUDA-core and DRAM peaks");
+    chart_box(h, "roofline_hist", "Roofline fraction",
+              "bytes/FLOPs from the manifest; DRAM peak, and FP32 CUDA-core peak (f32/f64 problems) "
+              "or dense tensor-core peak (f16/bf16 problems)");
     chart_box(h, "cost", "Cost (tokens)", NULL);
     sb_adds(h, "</div>\n");
     fast_p_table(h, doc);

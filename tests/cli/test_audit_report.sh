@@ -57,6 +57,38 @@ grep -q '@launch' "$T/rep/kernels/c$best.html" && grep -q 'Verifications (oldest
 "$KC_BIN/kcurate" report --db "$DB" --out "$T/rep2" >/dev/null || fail "second report"
 diff -r "$T/rep" "$T/rep2" >/dev/null || fail "two reports of one database differ"
 
+# Fraction of peak by dtype: a bf16 problem's kernel at 500 TFLOP/s is measured against the
+# dense tensor-core peak (989 on an H100 SXM: 50-60%; against the FP32 CUDA-core peak of 67 it
+# would be >100%), an fp32 problem's at 30 TFLOP/s against the FP32 CUDA-core peak (40-50%).
+PDB="$T/peak.db"
+printf 'extern "C" __global__ void k(void *out) {}\n// @launch k<<<1, 1>>>(out);\n' >"$T/k.cu"
+for p in attention/001_causal attention/002_causal_fp32; do
+    "$KC_BIN/kverify" import --db "$PDB" --problem "$p" "$T/k.cu" >/dev/null || fail "import $p"
+done
+sqlite3 "$PDB" "INSERT INTO verifications(candidate_id, verdict, flags, verifier_version, gpu_name)
+     SELECT id, 'correct', '', 'test', 'NVIDIA H100 80GB HBM3' FROM candidates ORDER BY id;
+   INSERT INTO timings(verification_id, median_ms, stdev_ms, n, speedup_eager, gbps, tflops)
+     SELECT v.id, 1.0, 0.001, 50, 2.0, 100, CASE c.problem_id WHEN 'attention/001_causal' THEN 500 ELSE 30 END
+     FROM verifications v JOIN candidates c ON c.id = v.candidate_id;"
+"$KC_BIN/kcurate" report --db "$PDB" --out "$T/prep" >/dev/null 2>"$T/p.err" || { cat "$T/p.err"; fail "report of peak.db"; }
+pj() { sqlite3 :memory: "SELECT json_extract(readfile('$T/prep/report.json'), '$1')"; }
+[ "$(pj '$.roofline_hist.counts')" = "[0,0,0,0,1,1,0,0,0,0,0]" ] \
+    || fail "roofline buckets (bf16 50-60%, f32 40-50%): $(pj '$.roofline_hist')"
+[ "$(pj '$.problems[0].dtype') $(pj '$.problems[0].peak') $(pj '$.problems[0].best_tflops') $(pj '$.problems[0].peak_tflops')" \
+    = "bf16 dense tensor-core 500.0 989.0" ] || fail "bf16 problem row: $(pj '$.problems[0]')"
+[ "$(pj '$.problems[1].dtype') $(pj '$.problems[1].peak') $(pj '$.problems[1].peak_tflops')" = "f32 FP32 CUDA-core 67.0" ] \
+    || fail "f32 problem row: $(pj '$.problems[1]')"
+awk -v f="$(pj '$.problems[0].peak_fraction')" 'BEGIN { exit !(f > 0.505 && f < 0.506) }' \
+    || fail "bf16 fraction of peak: $(pj '$.problems[0].peak_fraction')"
+grep -q '<td class="n">50.6% of 989 (dense tensor-core)</td>' "$T/prep/index.html" \
+    || fail "the table does not show the bf16 kernel's fraction of the tensor-core peak"
+grep -q '<td class="n">44.8% of 67 (FP32 CUDA-core)</td>' "$T/prep/index.html" \
+    || fail "the table does not show the f32 kernel's fraction of the FP32 peak"
+grep -q 'dense tensor-core peak (f16/bf16 problems)' "$T/prep/index.html" || fail "the roofline chart does not name its peaks"
+# Without a FLOP count (level-1 rows above have tflops 0) no TFLOP/s or fraction is claimed.
+[ "$(js '$.problems[0].best_tflops')" = "" ] && [ "$(js '$.problems[0].peak')" = "FP32 CUDA-core" ] \
+    || fail "level-1 row: $(js '$.problems[0]')"
+
 # ---- in a browser ----
 if ! command -v chromium >/dev/null 2>&1; then
     echo "SKIP: chromium is not installed (make deps installs it): browser checks not run"
