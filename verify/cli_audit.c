@@ -4,7 +4,8 @@
  *     starts, so an interrupted or --limit'ed pass resumes where it stopped.
  *   import --jsonl: someone else's kernels with their claimed labels (docs/THIRD_PARTY.md,
  *     schemas/third_party.schema.json); a malformed line is reported with its number and
- *     skipped, every good line is imported. */
+ *     skipped, every good line is imported; every line is checked before the database is
+ *     opened, so a file with no good line creates no database and changes none. */
 #include "common/db.h"
 #include "common/error.h"
 #include "common/fsutil.h"
@@ -17,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* ---- reverify ---- */
 
@@ -351,9 +353,35 @@ static int store_claim(sqlite3 *db, const claim_line *cl, json_t *j, const char 
     return rc;
 }
 
-/* One line: parse, check, store. Returns 1 for a blank line, 0 imported, -1 rejected (err). */
-static int import_line(sqlite3 *db, char *text, const char *file, int line,
-                       const char *default_source, strbuf *known, strbuf *err)
+/* A line that passed every check of the first pass, kept parsed for the second. */
+typedef struct good_line {
+    json_t *j;
+    int line;
+} good_line;
+
+/* Checks that the problem id names a problem (known: ids already found, "\nID\n" each). */
+static int check_problem_exists(const char *id, strbuf *known, strbuf *err)
+{
+    strbuf tag = STRBUF_INIT;
+    sb_addf(&tag, "\n%s\n", id);
+    int rc = 0;
+    if (!strstr(sb_str(known), tag.buf)) {
+        problem p;
+        strbuf e = STRBUF_INIT;
+        if (problem_load_by_id(id, &p, &e))
+            rc = kc_fail(err, "unknown problem '%s' (%s)", id, e.buf);
+        else
+            problem_free(&p), sb_add(known, tag.buf, tag.len);
+        sb_free(&e);
+    }
+    sb_free(&tag);
+    return rc;
+}
+
+/* First pass over one line: parse and check, without a database. Returns 1 for a blank line,
+ * 0 good (*out holds the parsed record), -1 rejected (err). */
+static int check_line(char *text, const char *default_source, strbuf *known, json_t **out,
+                      strbuf *err)
 {
     size_t len = strlen(text);
     while (len && (text[len - 1] == '\n' || text[len - 1] == '\r' || text[len - 1] == ' '))
@@ -365,18 +393,57 @@ static int import_line(sqlite3 *db, char *text, const char *file, int line,
     if (!j)
         return kc_fail(err, "not valid JSON: %s (column %d)", je.text, je.column);
     claim_line cl;
-    int rc = check_claim(j, default_source, &cl, err);
-    if (rc == 0)
-        rc = kc_db_exec(db, "SAVEPOINT claim", err);
-    if (rc == 0) {
-        rc = ensure_problem(db, cl.problem_id, known, err) ||
-                     store_claim(db, &cl, j, file, line, err) ? -1 : 0;
-        kc_db_exec(db, rc ? "ROLLBACK TO claim; RELEASE claim" : "RELEASE claim", NULL);
+    if (check_claim(j, default_source, &cl, err) || check_problem_exists(cl.problem_id, known, err)) {
+        json_decref(j);
+        return -1;
     }
-    json_decref(j);
+    *out = j;
+    return 0;
+}
+
+/* Second pass over one checked record: store it in its own savepoint. */
+static int import_line(sqlite3 *db, json_t *j, const char *file, int line,
+                       const char *default_source, strbuf *known, strbuf *err)
+{
+    claim_line cl;
+    if (check_claim(j, default_source, &cl, err) || kc_db_exec(db, "SAVEPOINT claim", err))
+        return -1;
+    int rc = ensure_problem(db, cl.problem_id, known, err) ||
+                     store_claim(db, &cl, j, file, line, err) ? -1 : 0;
+    kc_db_exec(db, rc ? "ROLLBACK TO claim; RELEASE claim" : "RELEASE claim", NULL);
     return rc;
 }
 
+/* Reads and checks every line of f; the good ones go to *good. Returns the records seen. */
+static int check_lines(FILE *f, const char *file, const char *default_source, good_line **good,
+                       int *n_good, int *rejected)
+{
+    strbuf known = STRBUF_INIT, lerr = STRBUF_INIT;
+    char *buf = NULL;
+    size_t cap = 0;
+    int line = 0, records = 0, n_cap = 0;
+    while (getline(&buf, &cap, f) != -1) {
+        line++;
+        json_t *j = NULL;
+        int rc = check_line(buf, default_source, &known, &j, &lerr);
+        if (rc == 1)
+            continue;
+        records++;
+        if (rc) {
+            (*rejected)++, error("%s:%d: %s", file, line, lerr.buf);
+            continue;
+        }
+        if (*n_good == n_cap)
+            n_cap = n_cap ? 2 * n_cap : 64, *good = xrealloc(*good, (size_t)n_cap * sizeof **good);
+        (*good)[(*n_good)++] = (good_line){j, line};
+    }
+    free(buf);
+    sb_free(&known), sb_free(&lerr);
+    return records;
+}
+
+/* Every line is read and checked before the database is opened: when no line would be imported,
+ * no database is created and an existing one is not touched. */
 int cli_import_jsonl(const char *db_path, const char *file, const char *default_source)
 {
     strbuf err = STRBUF_INIT, known = STRBUF_INIT, lerr = STRBUF_INIT;
@@ -384,37 +451,42 @@ int cli_import_jsonl(const char *db_path, const char *file, const char *default_
     FILE *f = fopen(file, "r");
     if (!f)
         return error("cannot open %s: %m", file), 4;
+    good_line *good = NULL;
+    int n_good = 0, rejected = 0, imported = 0, status = 4, existed = 0;
+    int records = check_lines(f, file, default_source, &good, &n_good, &rejected);
+    fclose(f);
+    if (n_good == 0) {
+        printf("imported 0 of %d records from %s (%d rejected); nothing to import: %s was not "
+               "created or changed\n", records, file, rejected, db_path);
+        status = rejected ? 1 : 0;
+        goto out;
+    }
+    existed = access(db_path, F_OK) == 0;
     if (kc_db_open(db_path, KC_DB_CREATE, &db, &err) || kc_db_begin(db, &err)) {
         error("%s", err.buf);
-        fclose(f);
-        kc_db_close(db);
-        sb_free(&err);
-        return 4;
+        goto out_db;
     }
-    char *buf = NULL;
-    size_t cap = 0;
-    int line = 0, records = 0, imported = 0, rejected = 0;
-    while (getline(&buf, &cap, f) != -1) {
-        line++;
-        int rc = import_line(db, buf, file, line, default_source, &known, &lerr);
-        if (rc == 1)
-            continue;
-        records++;
-        if (rc == 0)
+    for (int i = 0; i < n_good; i++) {
+        if (import_line(db, good[i].j, file, good[i].line, default_source, &known, &lerr) == 0)
             imported++;
         else
-            rejected++, error("%s:%d: %s", file, line, lerr.buf);
+            rejected++, error("%s:%d: %s", file, good[i].line, lerr.buf);
     }
-    free(buf);
-    fclose(f);
-    int status = kc_db_commit(db, &err) ? (error("%s", err.buf), 4) : rejected ? 1 : 0;
+    status = kc_db_commit(db, &err) ? (error("%s", err.buf), 4) : rejected ? 1 : 0;
     if (status != 4)
         printf("imported %d of %d records from %s into %s (%d rejected); "
                "run `kverify run --db %s`, then `kcurate flips --db %s`\n",
                imported, records, file, db_path, rejected, db_path, db_path);
-    kc_db_rollback(db);
+out_db:
+    if (db)
+        kc_db_rollback(db);
     kc_db_close(db);
+    if (status == 4 && db && !existed) /* a database this failed import created */
+        kc_db_remove_files(db_path);
+out:
+    for (int i = 0; i < n_good; i++)
+        json_decref(good[i].j);
+    free(good);
     sb_free(&err), sb_free(&known), sb_free(&lerr);
     return status;
 }
-

@@ -32,17 +32,23 @@ static int insert_candidate(sqlite3 *db, const char *problem_id, const char *sou
     return rc;
 }
 
-/* Reads files[0..n) into texts and checks each is a candidate kexport can carry. */
+/* Reads files[0..n) into texts and checks each under the one candidate rule (candidate_source:
+ * UTF-8 text, exactly one ```cuda block or a bare .cu file with // @launch lines), so that a
+ * file `kverify run` could only call an extract_error is refused here. */
 static int read_candidates(char **files, int n, strbuf *texts, strbuf *err)
 {
     for (int i = 0; i < n; i++) {
         if (read_file(files[i], &texts[i], err))
             return -1;
-        strbuf why = STRBUF_INIT;
-        int bad = candidate_check_text(texts[i].buf, texts[i].len, &why);
+        strbuf why = STRBUF_INIT, code = STRBUF_INIT;
+        /* the whole file first: candidate_source reads a C string and would stop at a NUL */
+        int bad = candidate_check_text(texts[i].buf, texts[i].len, &why) ||
+                  candidate_source(texts[i].buf, &code, &why);
         if (bad)
-            kc_fail(err, "%s: %s; nothing imported", files[i], why.buf);
-        sb_free(&why);
+            kc_fail(err, "%s: %s; nothing imported (a candidate file holds one kc-cuda v1 "
+                         "candidate: exactly one ```cuda block, or a .cu file with // @launch "
+                         "lines, in UTF-8 text)", files[i], why.buf);
+        sb_free(&why), sb_free(&code);
         if (bad)
             return -1;
     }
