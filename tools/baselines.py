@@ -15,7 +15,7 @@ TF32 (torch.backends.cudnn.allow_tf32 is True by default); ours has TF32 off eve
 verifier requires of candidates. For problems whose reference uses a convolution, --torch-defaults
 also times eager mode under PyTorch's defaults (eager_torch_defaults_ms), so both are on record.
     python3 tools/baselines.py --eager --compile --budget-s 400
-    python3 tools/baselines.py --suite level2 --compile --warm-only --only 00,01 &   # ...
+    python3 tools/baselines.py --suite level2 --compile --warm-only --only 001_,005_ &   # ...
 """
 import argparse
 import datetime
