@@ -266,7 +266,7 @@ def cmd_baselines(args):
         m = kcproblems.load_manifest(path)
         pid = m["id"]
         dims = dict(kcproblems.dims_sets(m))["default"]
-        entry = doc["problems"].setdefault(pid, {})
+        entry = doc["problems"][pid] = {}  # every figure of a problem comes from one run
         flops = kcproblems.eval_dim_expr(m["flops"], dims)
         try:
             ins = kcproblems.random_inputs(m, dims, torch)
@@ -295,9 +295,17 @@ def cmd_baselines(args):
         print("%-36s %10s %8s %10s %8s   %s%s" % (pid, entry.get("sdpa_ms", "-"), entry.get("tflops_sdpa", "-"),
               entry.get("flex_ms", "-"), entry.get("tflops_flex", "-"), entry.get("eager_kind", "-"),
               ("  ERROR " + entry["error"]) if "error" in entry else ""), flush=True)
+        record_missing(args, doc)
         baselines.save(out, doc)
     print("wrote %s (anchor: FlashAttention-3 forward reaches about 740 TFLOP/s in fp16 on H100)" % out)
     return 0
+
+
+def record_missing(args, doc):
+    """missing_eager / missing_compile: the suite's problems without that figure in the file."""
+    ids = [kcproblems.load_manifest(p)["id"] for p in kcproblems.problem_manifests(args.problems, "attention")]
+    doc["missing_eager"] = [i for i in ids if "eager_ms" not in doc["problems"].get(i, {})]
+    doc["missing_compile"] = [i for i in ids if "compile_ms" not in doc["problems"].get(i, {})]
 
 
 def selected(args):
