@@ -56,10 +56,13 @@ int curate_stats(sqlite3 *db, strbuf *out, strbuf *err)
         {"trajectories:",
          "SELECT 'solved', printf('%d of %d (%.1f%%)', sum(solved), count(*),"
          " 100.0 * sum(solved) / max(count(*), 1)) FROM trajectory_labels"
+         /* only where some candidate stopped at compilation; the count is taken in a subquery
+            so that the line is left out (an aggregate over no rows still yields one row) */
          " UNION ALL SELECT 'solved, compile-only', printf('%d of %d (compiled, not run on a GPU;"
          " what kcollect --compile-only calls solved)', (SELECT count(DISTINCT t.trajectory_id)"
          " FROM turns t JOIN v_latest_verification v ON v.candidate_id = t.candidate_id"
-         " WHERE v.verdict IN ('compiled', 'correct')), count(*)) FROM trajectory_labels"
+         " WHERE v.verdict IN ('compiled', 'correct')), n)"
+         " FROM (SELECT count(*) AS n FROM trajectory_labels)"
          " WHERE EXISTS (SELECT 1 FROM verifications WHERE verdict = 'compiled')"
          " UNION ALL SELECT 'mean first correct turn', printf('%.2f', avg(first_correct_turn))"
          " FROM trajectory_labels WHERE solved"

@@ -85,7 +85,19 @@ c1=$(counts "$T/all.db")
 [ "$(echo "$c1" | cut -d'|' -f1)" -eq 12 ] || fail "problems duplicated by merge: $c1"
 [ "$(echo "$c1" | cut -d'|' -f4)" -eq 1900 ] || fail "candidates lost or duplicated by merge: $c1"
 "$BIN/kcurate" run --db "$T/all.db" >/dev/null
-"$BIN/kcurate" stats --db "$T/all.db" | grep -q "exact duplicates" || fail "stats"
+"$BIN/kcurate" stats --db "$T/all.db" >"$T/stats.out" || fail "stats"
+grep -q "exact duplicates" "$T/stats.out" || fail "stats: $(cat "$T/stats.out")"
+# the compile-only line only where a candidate stopped at compilation (a GPU run printed
+# "solved, compile-only 10 of 0"), and then counted over all trajectories
+[ "$(sqlite3 "$T/all.db" "SELECT count(*) FROM verifications WHERE verdict = 'compiled'")" = 0 ] ||
+    fail "kc_synth now writes compiled verdicts: this check needs a database without them"
+! grep -q "compile-only" "$T/stats.out" || fail "compile-only line without compiled verdicts: $(cat "$T/stats.out")"
+cp "$T/all.db" "$T/co.db"
+sqlite3 "$T/co.db" "UPDATE verifications SET verdict = 'compiled' WHERE verdict = 'compile_error'"
+"$BIN/kcurate" stats --db "$T/co.db" >"$T/stats.out" || fail "stats (compiled verdicts)"
+ntraj=$(sqlite3 "$T/co.db" "SELECT count(*) FROM trajectory_labels")
+grep -Eq "solved, compile-only +[0-9]+ of $ntraj " "$T/stats.out" ||
+    fail "compile-only line should count $ntraj trajectories: $(cat "$T/stats.out")"
 
 # re-running with other parameters replaces the labels and records them
 "$BIN/kcurate" run --db "$T/a.db" --gamma 0.9 --near-threshold 0.9 >/dev/null
