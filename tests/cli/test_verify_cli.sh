@@ -1,16 +1,24 @@
 #!/bin/sh
-# test_verify_cli: kverify's commands on a machine without a GPU: the suite
-# check (every manifest loads, every reference compiles in the sandbox),
-# compile --json and exit statuses, check without a GPU, run --compile-only on
-# a database, and the GPU suite skipping cleanly.
+# test_verify_cli: kverify's commands on a machine without a GPU: the suite check of level1,
+# level2 and attention (every manifest loads, every reference compiles in the sandbox), compile
+# --json and exit statuses, check without a GPU, run --compile-only on a database, and the GPU
+# suite skipping cleanly.
 set -u
 fail() { echo "FAIL: $*"; exit 1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 kv="$KC_BIN/kverify"
 
-out=$("$kv" problems --suite level1 --check) || fail "problems --check failed: $(echo "$out" | grep -A3 FAIL)"
-echo "$out" | tail -1 | grep -qx "100 problems, 100 references compiled" || fail "unexpected summary: $(echo "$out" | tail -1)"
+# every suite: each manifest loads and each reference compiles in the sandbox (level 2 takes
+# about 45 s on two cores)
+for suite in level1 level2 attention; do
+    n=$(ls "$KC_PROBLEMS/$suite"/*.json | wc -l)
+    [ "$n" -gt 0 ] || fail "no manifests in $KC_PROBLEMS/$suite"
+    out=$("$kv" problems --suite "$suite" --check) ||
+        fail "problems --suite $suite --check failed: $(echo "$out" | grep -A3 FAIL)"
+    echo "$out" | tail -1 | grep -qx "$n problems, $n references compiled" ||
+        fail "$suite: unexpected summary (want $n): $(echo "$out" | tail -1)"
+done
 
 printf 'extern "C" __global__ void k(float *y) { y[0] = oops; }\n// @launch k<<<1, 1>>>(y);\n' > "$tmp/bad.cu"
 "$kv" compile --problem level1/019_relu "$tmp/bad.cu" --json > "$tmp/bad.json"
