@@ -64,9 +64,12 @@ int curate_stats(sqlite3 *db, strbuf *out, strbuf *err)
          " WHERE v.verdict IN ('compiled', 'correct')), n)"
          " FROM (SELECT count(*) AS n FROM trajectory_labels)"
          " WHERE EXISTS (SELECT 1 FROM verifications WHERE verdict = 'compiled')"
-         " UNION ALL SELECT 'mean first correct turn', printf('%.2f', avg(first_correct_turn))"
+         /* means over no solved trajectory (or no timed one) are unknown: '-' (printf gives 0.00) */
+         " UNION ALL SELECT 'mean first correct turn', CASE WHEN avg(first_correct_turn) IS NULL THEN '-'"
+         " ELSE printf('%.2f', avg(first_correct_turn)) END"
          " FROM trajectory_labels WHERE solved"
-         " UNION ALL SELECT 'mean best speedup', printf('%.2fx', avg(best_speedup_eager))"
+         " UNION ALL SELECT 'mean best speedup', CASE WHEN avg(best_speedup_eager) IS NULL"
+         " THEN '-' ELSE printf('%.2fx', avg(best_speedup_eager)) END"
          " FROM trajectory_labels WHERE solved"},
         {"problems by split:",
          "SELECT split, count(*) FROM problem_labels GROUP BY 1 ORDER BY 1"},

@@ -9,7 +9,8 @@
 #   says how they are looked up (KC_PROBLEMS).
 # - kcollect checks the database before starting the bundled server, leaves no new database
 #   after a failure before its start and no lock file after a clean exit.
-# - Compile-only: kcurate stats says how many trajectories kcollect called solved (compiled).
+# - Compile-only: kcurate stats says how many trajectories kcollect called solved (compiled), and
+#   prints '-' for means over no solved trajectory.
 # - Error paths are leak-free under LSan (kcollect without arguments, a problem that fails to
 #   load in kverify problems --check, ...) and print their message.
 set -eu
@@ -57,6 +58,9 @@ grep -q "solved 1 (compile-only" c.out || fail "kcollect's summary: $(cat c.out)
 "$KC_BIN/kcurate" run --db kc.db >/dev/null || fail "kcurate run"
 "$KC_BIN/kcurate" stats --db kc.db >stats.out || fail "kcurate stats"
 grep -q "solved, compile-only *1 of 1" stats.out || fail "kcurate stats does not count what kcollect solved: $(cat stats.out)"
+# nothing ran on a GPU, so no trajectory is solved: its means are unknown, not 0
+grep -q "mean best speedup *-$" stats.out || fail "a mean over no solved trajectory: $(cat stats.out)"
+grep -q "mean first correct turn *-$" stats.out || fail "a mean over no solved trajectory: $(cat stats.out)"
 
 for bad in "--verdict bogus" "--split bogus" "--level 0" "--level 1,x" "--min-speedup fast" "--min-speedup nan" "--gzip-level 11" "--max-pairs -1"; do
     set -- $bad
