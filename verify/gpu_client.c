@@ -211,6 +211,9 @@ static void fill_evidence(json_t *res, kv_result *r)
     json_t *timed = json_object_get(res, "timed_checks");
     if (json_is_array(timed))
         json_object_set(merged, "timed_checks", timed);
+    json_t *hmm = json_object_get(res, "pageable_memory_access");
+    if (json_is_boolean(hmm)) /* whether the kernel could reach host memory (docs/INTEGRITY.md) */
+        json_object_set_new(merged, "gpu", json_pack("{s:O}", "pageable_memory_access", hmm));
     json_t *t = json_object_get(res, "timing");
     if (json_is_object(t)) { /* how the timed runs were checked */
         static const char *const keys[] = {"checked_runs", "seed_base", "check_device_ms",
@@ -316,7 +319,8 @@ static int result_valid(json_t *res, const char **why)
         json_object_get(res, "flags"))
         return 0;
     *why = "malformed message, evidence or errors";
-    if (!json_is_string(json_object_get(res, "message")) ||
+    json_t *hmm = json_object_get(res, "pageable_memory_access");
+    if (!json_is_string(json_object_get(res, "message")) || (hmm && !json_is_boolean(hmm)) ||
         (json_object_get(res, "evidence") && !json_is_object(json_object_get(res, "evidence"))) ||
         (errs && (!json_is_object(errs) || !number_in(errs, "max_abs", 0, INFINITY, 1) ||
                   !number_in(errs, "max_rel", 0, INFINITY, 1) ||

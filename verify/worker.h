@@ -35,6 +35,7 @@ typedef struct wk_gpu {
     char cuda[16];   /* the CUDA version kverify-gpu was built with */
     int driver_version, sms, l2_bytes;
     int persisting_l2; /* the persisting-L2 limit could be set (to 0): reset lines before runs */
+    int pageable_access; /* device code can reach pageable host memory (HMM or ATS): recorded */
 } wk_gpu;
 
 /* A device buffer with guard bands: ptr = base + WK_GUARD_BYTES. */

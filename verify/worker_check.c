@@ -528,7 +528,8 @@ out_nobuf:
 
 static json_t *result_base(const wk_gpu *g)
 {
-    return json_pack("{s:s,s:s,s:s}", "gpu_name", g->name, "driver", g->driver, "cuda", g->cuda);
+    return json_pack("{s:s,s:s,s:s,s:b}", "gpu_name", g->name, "driver", g->driver, "cuda", g->cuda,
+                     "pageable_memory_access", g->pageable_access != 0);
 }
 
 static json_t *failure_result(const wk_gpu *g, const wk_failure *f, json_t *evidence)

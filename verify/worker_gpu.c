@@ -99,6 +99,9 @@ static int read_device_facts(wk_gpu *g, strbuf *err)
     cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, g->dev);
     cuDeviceGetAttribute(&g->sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, g->dev);
     cuDeviceGetAttribute(&g->l2_bytes, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, g->dev);
+    /* With HMM (open kernel modules) or ATS a kernel can dereference the worker's own host
+     * memory: a residual channel (docs/INTEGRITY.md), so every result says whether it was open. */
+    cuDeviceGetAttribute(&g->pageable_access, CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS, g->dev);
     snprintf(g->arch, sizeof(g->arch), "sm_%d%d", major, minor);
     snprintf(g->cuda, sizeof(g->cuda), "%d.%d", CUDA_VERSION / 1000, (CUDA_VERSION % 1000) / 10);
     read_driver_version(g);

@@ -29,10 +29,13 @@ static int cmd_gpus(int argc, char **argv)
         CUdevice d;
         char name[128];
         size_t mem = 0;
+        int hmm = 0;
         cuDeviceGet(&d, i);
         cuDeviceGetName(name, sizeof(name), d);
         cuDeviceTotalMem(&mem, d);
-        printf("%d: %s, %.1f GiB\n", i, name, (double)mem / (1 << 30));
+        cuDeviceGetAttribute(&hmm, CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS, d);
+        printf("%d: %s, %.1f GiB, kernels %s reach pageable host memory (HMM/ATS)\n", i, name,
+               (double)mem / (1 << 30), hmm ? "can" : "cannot");
     }
     return 0;
 }

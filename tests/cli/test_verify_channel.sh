@@ -12,7 +12,7 @@ check() { FAKE_MODE=$1 "$KC_BIN/kverify" check --problem level1/019_relu "$relu"
 check valid; rc=$?
 [ $rc -eq 0 ] && grep -q "level1/019_relu: correct" "$T/out" || { cat "$T/out" "$T/err"; fail "control: a valid result must be labelled correct (rc $rc)"; }
 
-for mode in wrongjob badverdict badflag badtiming negblob hugeblob truncated notobject junk_first; do
+for mode in wrongjob badverdict badflag badhmm badtiming negblob hugeblob truncated notobject junk_first; do
     check $mode; rc=$?
     [ $rc -eq 4 ] || { cat "$T/out" "$T/err"; fail "$mode: exit $rc, expected 4 (an error, no label)"; }
     grep -Eq "malformed message|did not introduce itself" "$T/err" || { cat "$T/err"; fail "$mode: no malformed-message error"; }
@@ -27,4 +27,12 @@ n=$(sqlite3 "$db" "SELECT count(*) FROM verifications")
 [ "$n" = 0 ] || fail "a malformed worker answer was recorded as a verification ($n rows)"
 FAKE_MODE=valid "$KC_BIN/kverify" run --db "$db" --threads 1 >"$T/out" 2>&1 || { cat "$T/out"; fail "run after the fault"; }
 [ "$(sqlite3 "$db" "SELECT verdict FROM verifications")" = correct ] || fail "the retried candidate was not labelled"
-echo "ok: worker answers validated (1 control, 9 malformed)"
+# whether the GPU could reach the worker's host memory (HMM) is kept in the evidence
+[ "$(sqlite3 "$db" "SELECT json_type(evidence_json, '$.gpu.pageable_memory_access') FROM verifications")" = "" ] ||
+    fail "a worker that did not say recorded a pageable_memory_access"
+{ cat "$relu"; echo "// a second candidate"; } >"$T/relu2.cu"
+"$KC_BIN/kverify" import --db "$db" --problem level1/019_relu "$T/relu2.cu" >/dev/null || fail "import 2"
+FAKE_MODE=hmm "$KC_BIN/kverify" run --db "$db" --threads 1 >"$T/out" 2>&1 || { cat "$T/out"; fail "run (hmm)"; }
+[ "$(sqlite3 "$db" "SELECT json_extract(evidence_json, '$.gpu.pageable_memory_access') FROM verifications ORDER BY id DESC LIMIT 1")" = 1 ] ||
+    fail "pageable_memory_access not kept in the evidence: $(sqlite3 "$db" "SELECT evidence_json FROM verifications")"
+echo "ok: worker answers validated (2 controls, 10 malformed)"
