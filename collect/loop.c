@@ -107,8 +107,8 @@ static const char *stop_reason(const collect_config *cfg, const trajectory_state
                                const kv_result *r, int turns_done)
 {
     if (is_success(cfg, r->verdict)) {
-        if (cfg->target_speedup <= 0)
-            return "first_correct";
+        if (cfg->target_speedup <= 0) /* compile-only: nothing was run, so nothing is correct */
+            return cfg->compile_only ? "first_compiled" : "first_correct";
         if (r->timed && r->timing.speedup_eager >= cfg->target_speedup)
             return "target_speedup";
     }
@@ -847,7 +847,7 @@ static int reopen_extendable(collector *c, const char *ids, strbuf *err)
         " WHERE id IN (SELECT id FROM sel WHERE n < ?4 AND (?5 = 0 OR tok < ?5)"
         "  AND (?6 = 0 OR wall < ?6 * 60000.0)"
         "  AND (stop_reason IN ('turns', 'tokens', 'minutes')"
-        "       OR (stop_reason IN ('first_correct', 'target_speedup') AND ?7 > 0 AND NOT ?8"
+        "       OR (stop_reason IN ('first_correct', 'first_compiled', 'target_speedup') AND ?7 > 0 AND NOT ?8"
         "           AND coalesce(best, 0) < ?7)))", err);
     if (!st)
         return -1;

@@ -43,7 +43,8 @@ CREATE TABLE trajectories (
     problem_id      TEXT NOT NULL REFERENCES problems(id),
     sample_index    INTEGER NOT NULL,
     status          TEXT NOT NULL DEFAULT 'open',     -- open | done
-    stop_reason     TEXT,           -- first_correct | target_speedup | turns | minutes | tokens | error
+    stop_reason     TEXT,           -- first_correct | first_compiled (compile-only) | target_speedup | turns | minutes | tokens |
+                                    -- problem_minutes | problem_tokens | error
     started_at      TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ','now')),
     finished_at     TEXT,
     UNIQUE (run_id, problem_id, sample_index)

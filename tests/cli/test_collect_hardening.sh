@@ -85,7 +85,7 @@ grep -q "refused.*run the same command again" "$T/b.err" || fail "no error sayin
 [ "$(stat requests)" = 1 ] || fail "a 400 was retried within the run"
 run_bad >"$T/b2.out" 2>"$T/b2.err" || { cat "$T/b2.err"; fail "the rerun after the cause was gone failed"; }
 [ "$(stat requests)" = 2 ] || fail "the rerun did not ask again"
-[ "$(sqlite3 "$DB" "SELECT status || ' ' || stop_reason FROM trajectories")" = "done first_correct" ] \
+[ "$(sqlite3 "$DB" "SELECT status || ' ' || stop_reason FROM trajectories")" = "done first_compiled" ] \
     || fail "trajectory after the rerun: $(sqlite3 "$DB" 'SELECT status, stop_reason FROM trajectories')"
 stop_server
 

@@ -22,8 +22,8 @@ run() { "$KC_BIN/kcollect" --problems $PROBLEMS --endpoint "$URL" --model fake-e
 
 run >"$T/out1" 2>"$T/err1" || { cat "$T/err1"; fail "first run failed"; }
 grep -q "trajectories   3, done 3, solved 3" "$T/out1" || fail "summary: $(cat "$T/out1")"
-[ "$(q "SELECT count(*) FROM trajectories WHERE status='done' AND stop_reason='first_correct'")" = 3 ] \
-    || fail "trajectories not all done by first_correct"
+[ "$(q "SELECT count(*) FROM trajectories WHERE status='done' AND stop_reason='first_compiled'")" = 3 ] \
+    || fail "trajectories not all done by first_compiled"
 [ "$(q "SELECT count(*) FROM turns")" = 6 ] || fail "expected 6 turns"
 # Turn 0 is the injected compile error, turn 1 the fix, for every trajectory.
 [ "$(q "SELECT group_concat(DISTINCT t.turn_index || ':' || v.verdict) FROM turns t

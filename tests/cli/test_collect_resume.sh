@@ -74,7 +74,7 @@ done
 echo "killed $kills runs at random moments"
 
 run --concurrency $CONC || { tail -20 "$T/log"; fail "the final run did not finish"; }
-[ "$(q "SELECT count(*) FROM trajectories WHERE status = 'done' AND stop_reason = 'first_correct'")" = 4 ] \
+[ "$(q "SELECT count(*) FROM trajectories WHERE status = 'done' AND stop_reason = 'first_compiled'")" = 4 ] \
     || fail "trajectories: $(q 'SELECT problem_id, sample_index, status, stop_reason FROM trajectories')"
 # Bug then fix: exactly turns 0 and 1 in every trajectory, none lost, none twice.
 [ "$(q "SELECT count(*) FROM turns")" = 8 ] || fail "expected 8 turns, found $(q 'SELECT count(*) FROM turns')"

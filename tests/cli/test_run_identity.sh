@@ -26,7 +26,7 @@ grep -q "continuing run 1 .*it will add 2 trajectories and extend 4 ended ones" 
     fail "the continuation does not say what it adds: $(grep run "$T/e2")"
 [ "$(q 'SELECT count(*) FROM trajectories')" = 6 ] || fail "expected 6 trajectories, got $(q 'SELECT count(*) FROM trajectories')"
 [ "$(q 'SELECT count(*) FROM turns')" = 12 ] || fail "expected 12 turns (2 per trajectory), got $(q 'SELECT count(*) FROM turns')"
-[ "$(q "SELECT count(*) FROM trajectories WHERE stop_reason = 'first_correct'")" = 6 ] ||
+[ "$(q "SELECT count(*) FROM trajectories WHERE stop_reason = 'first_compiled'")" = 6 ] ||
     fail "extended trajectories did not reach their correct second turn"
 [ "$(q 'SELECT count(*) FROM (SELECT trajectory_id, turn_index FROM turns GROUP BY 1, 2 HAVING count(*) > 1)')" = 0 ] ||
     fail "a turn was recorded twice"
