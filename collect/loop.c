@@ -107,7 +107,8 @@ static const char *stop_reason(const collect_config *cfg, const trajectory_state
                                const kv_result *r, int turns_done)
 {
     if (is_success(cfg, r->verdict)) {
-        if (cfg->target_speedup <= 0) /* compile-only: nothing was run, so nothing is correct */
+        /* compile-only: nothing ran, so a compiled turn is not called correct */
+        if (cfg->target_speedup <= 0)
             return cfg->compile_only ? "first_compiled" : "first_correct";
         if (r->timed && r->timing.speedup_eager >= cfg->target_speedup)
             return "target_speedup";
