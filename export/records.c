@@ -632,6 +632,21 @@ static void begin_record(export_ctx *x, jsonw *w)
     jw_init(w, &x->scratch);
 }
 
+/* Opens a record's object with the keys every format starts with: format, split, problem (the
+ * problem part is JSON already). */
+static void open_record(export_ctx *x, jsonw *w, const char *format, const char *split,
+                        const strbuf *problem_json)
+{
+    begin_record(x, w);
+    jw_object(w);
+    jw_key(w, "format");
+    jw_cstring(w, format);
+    jw_key(w, "split");
+    jw_cstring(w, split);
+    jw_key(w, "problem");
+    jw_raw(w, problem_json->buf, problem_json->len);
+}
+
 /* Puts the content id (sha256 of the body) first and writes the line to its split's shard. */
 static int emit(export_ctx *x, const char *split, const jsonw *w, const char *what, strbuf *err)
 {
@@ -847,14 +862,7 @@ static int sft_row(export_ctx *x, sqlite3_stmt *st, void *arg, strbuf *err)
         return -1;
     const char *split = text(st, COL_SPLIT);
     jsonw w;
-    begin_record(x, &w);
-    jw_object(&w);
-    jw_key(&w, "format");
-    jw_raw(&w, "\"sft\"", 5);
-    jw_key(&w, "split");
-    jw_cstring(&w, split);
-    jw_key(&w, "problem");
-    jw_raw(&w, x->problem_part.buf, x->problem_part.len);
+    open_record(x, &w, "sft", split, &x->problem_part);
     jw_key(&w, "messages");
     jw_array(&w);
     jw_raw(&w, x->prompt.encoded.buf, x->prompt.encoded.len);
@@ -905,14 +913,7 @@ static int kernelbench_row(export_ctx *x, sqlite3_stmt *st, void *arg, strbuf *e
     if (!rc) {
         problem_parts(x, st);
         jsonw w;
-        begin_record(x, &w);
-        jw_object(&w);
-        jw_key(&w, "format");
-        jw_raw(&w, "\"kernelbench\"", 13);
-        jw_key(&w, "split");
-        jw_cstring(&w, split);
-        jw_key(&w, "problem");
-        jw_raw(&w, x->problem_part.buf, x->problem_part.len);
+        open_record(x, &w, "kernelbench", split, &x->problem_part);
         jw_key(&w, "path");
         jw_string(&w, rel.buf, rel.len);
         jw_key(&w, "code");
@@ -1030,14 +1031,7 @@ static int flush_trajectory(export_ctx *x, void *arg, strbuf *err)
     jw_end_array(&a->mw);
     jw_end_array(&a->tw);
     jsonw w;
-    begin_record(x, &w);
-    jw_object(&w);
-    jw_key(&w, "format");
-    jw_raw(&w, "\"multiturn\"", 11);
-    jw_key(&w, "split");
-    jw_cstring(&w, a->split);
-    jw_key(&w, "problem");
-    jw_raw(&w, a->problem.buf, a->problem.len);
+    open_record(x, &w, "multiturn", a->split, &a->problem);
     jw_key(&w, "messages");
     jw_raw(&w, a->messages.buf, a->messages.len);
     jw_key(&w, "turns");
@@ -1384,14 +1378,7 @@ static int pair_record(export_ctx *x, const pair_pool *p, const side *c, const s
                        strbuf *err)
 {
     jsonw w;
-    begin_record(x, &w);
-    jw_object(&w);
-    jw_key(&w, "format");
-    jw_raw(&w, "\"preference\"", 12);
-    jw_key(&w, "split");
-    jw_cstring(&w, p->split);
-    jw_key(&w, "problem");
-    jw_raw(&w, x->problem_part.buf, x->problem_part.len);
+    open_record(x, &w, "preference", p->split, &x->problem_part);
     jw_key(&w, "prompt");
     jw_array(&w);
     jw_raw(&w, p->prompts[r->prompt], strlen(p->prompts[r->prompt]));
