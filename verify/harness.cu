@@ -91,8 +91,7 @@ __device__ long long segment_id(long long pos, long long row, long long L, int n
     return id - 1; // not reached: the lengths sum to L
 }
 
-// The value element i of a tensor gets from (seed, tensor): kc_fill stores it for every i,
-// kc_perturb for a random sparse set of positions.
+// The value element i of a tensor gets from (seed, tensor): kc_fill stores it for every i.
 __device__ void draw(long long i, int dist, double a, double b, long long lo, long long hi,
                      unsigned long long seed, unsigned int tensor, double *v, long long *iv)
 {
@@ -133,48 +132,6 @@ extern "C" __global__ void kc_fill(void *p, long long n, int dtype, int dist, do
         long long iv;
         draw(i, dist, a, b, lo, hi, seed, tensor, &v, &iv);
         store(p, i, dtype, v, iv);
-    }
-}
-
-// Redraws m elements at random positions (keyed by seed) with the values kc_fill(seed) would
-// give them: a tensor's distribution is kept while its content changes where no reader can
-// predict. The timed reps use it for fresh inputs at a fraction of a full fill's cost.
-extern "C" __global__ void kc_perturb(void *p, long long n, int dtype, int dist, double a, double b,
-                                      long long lo, long long hi, unsigned long long seed,
-                                      unsigned int tensor, long long m)
-{
-    long long stride = (long long)gridDim.x * blockDim.x;
-    for (long long j = (long long)blockIdx.x * blockDim.x + threadIdx.x; j < m; j += stride) {
-        philox_out r = philox4x32_10((unsigned int)j, (unsigned int)(j >> 32), tensor, 0x70657274u,
-                                     (unsigned int)seed, (unsigned int)(seed >> 32));
-        long long pos = (long long)((((unsigned long long)r.v[1] << 32) | r.v[0]) % (unsigned long long)n);
-        double v;
-        long long iv;
-        draw(pos, dist, a, b, lo, hi, seed, tensor, &v, &iv);
-        store(p, pos, dtype, v, iv);
-    }
-}
-
-// Swaps a few elements within about one row in 64 (distinct rows, one thread each, so no two
-// threads touch a row): a probability row stays a probability row with the same values, and
-// its content changes where no reader can predict. kc_perturb's counterpart for simplex rows.
-extern "C" __global__ void kc_perturb_rows(void *p, long long rows, long long L, int dtype,
-                                           unsigned long long seed, unsigned int tensor)
-{
-    long long groups = (rows + 63) / 64, stride = (long long)gridDim.x * blockDim.x;
-    for (long long j = (long long)blockIdx.x * blockDim.x + threadIdx.x; j < groups; j += stride) {
-        philox_out r = philox4x32_10((unsigned int)j, (unsigned int)(j >> 32), tensor, 0x726f7773u,
-                                     (unsigned int)seed, (unsigned int)(seed >> 32));
-        long long row = j * 64 + r.v[0] % 64;
-        if (row >= rows || L < 2)
-            continue;
-        long long base = row * L;
-        for (int k = 1; k < 4; k++) {
-            long long a = base + r.v[k] % (unsigned int)L, b = base + (r.v[k] >> 7) % (unsigned int)L;
-            double va = load(p, a, dtype), vb = load(p, b, dtype);
-            store(p, a, dtype, vb, 0);
-            store(p, b, dtype, va, 0);
-        }
     }
 }
 

@@ -13,10 +13,11 @@
 #include <jansson.h>
 #include <stdint.h>
 
-#define WK_GUARD_BYTES (64 * 1024)
+#define WK_GUARD_BYTES (64 * 1024)       /* at least this much mapped guard before a buffer */
+#define WK_ALIGN 256                     /* buffer start alignment (cudaMalloc's guarantee) */
+#define WK_WALL_BYTES (1ull << 30)       /* unmapped address space on each side of a mapping */
 #define WK_GUARD_PATTERN 0xA5
 #define WK_POISON 0xFF
-#define WK_PERTURB_EVERY 64               /* timed reps redraw one input element in 64 */
 #define WK_PRINTF_KEEP 8192              /* device printf bytes kept as evidence per job */
 #define WK_PRINTF_FIFO (1 << 20)         /* the driver's device printf buffer */
 
@@ -26,7 +27,7 @@ typedef struct wk_gpu {
     CUcontext ctx;
     CUstream stream;
     CUmodule harness;
-    CUfunction k_fill, k_perturb, k_perturb_rows, k_simplex, k_guard, k_checksum, k_compare, k_worst;
+    CUfunction k_fill, k_simplex, k_guard, k_checksum, k_compare, k_worst;
     CUdeviceptr scratch_u64; /* small device buffer for reductions */
     CUdeviceptr flush;       /* 2x L2, written between timed runs */
     size_t flush_bytes;
@@ -36,11 +37,21 @@ typedef struct wk_gpu {
     int driver_version, sms, l2_bytes;
     int persisting_l2; /* the persisting-L2 limit could be set (to 0): reset lines before runs */
     int pageable_access; /* device code can reach pageable host memory (HMM or ATS): recorded */
+    size_t map_granularity; /* of CUDA virtual memory mappings on this device */
 } wk_gpu;
 
-/* A device buffer with guard bands: ptr = base + WK_GUARD_BYTES. */
+/* A device buffer between memory walls (CUDA virtual memory management): an address range of
+ * WK_WALL_BYTES + map_bytes + WK_WALL_BYTES is reserved and only the middle is mapped. The
+ * buffer ends at the end of the mapping, short of it only by its padding to WK_ALIGN, so an
+ * access past its end (beyond that padding) or far past either end faults; the mapped bytes
+ * before it (at least WK_GUARD_BYTES) and the padding after it hold the guard pattern, checked
+ * after every execution. exact: a plain allocation of the buffer's bytes and nothing else
+ * (the compute-sanitizer run, which checks bounds byte for byte). */
 typedef struct wk_buffer {
-    CUdeviceptr base, ptr;
+    CUdeviceptr reserved, base, ptr; /* reservation, mapping, buffer */
+    size_t reserved_bytes, map_bytes;
+    CUmemGenericAllocationHandle handle;
+    int exact;
     size_t bytes;
     int64_t numel;
     enum kc_dtype dtype;
@@ -73,8 +84,14 @@ json_t *wk_printf_evidence(void); /* NULL when nothing was printed */
 int wk_gpu_open(wk_gpu *g, int ordinal, strbuf *err);
 int wk_fail_cuda(wk_failure *f, const char *verdict, CUresult rc, const char *what);
 int wk_is_sticky(CUresult rc);
+/* A CUDA error while the candidate's launch unit ran: an illegal address (an access into the
+ * unmapped walls around its buffers, or anywhere else no buffer is) is unsafe, the rest
+ * runtime_error. */
+int wk_fail_candidate(wk_failure *f, CUresult rc, const char *what);
 const char *wk_cuda_error(CUresult rc);
 int wk_buffer_alloc(wk_gpu *g, wk_buffer *b, enum kc_dtype dtype, int64_t numel, strbuf *err);
+/* A plain allocation of exactly the buffer's bytes (no guards, no walls): for compute-sanitizer. */
+int wk_buffer_alloc_exact(wk_buffer *b, enum kc_dtype dtype, int64_t numel, strbuf *err);
 void wk_buffer_free(wk_buffer *b);
 int wk_buffer_reset_guards(wk_gpu *g, wk_buffer *b);
 int wk_buffer_poison(wk_gpu *g, wk_buffer *b);
@@ -82,11 +99,6 @@ int64_t wk_buffer_guard_damage(wk_gpu *g, wk_buffer *b, CUresult *rc);
 uint64_t wk_buffer_checksum(wk_gpu *g, const wk_buffer *b, CUresult *rc);
 int wk_fill_input(wk_gpu *g, wk_buffer *b, const tensor_spec *t, const dimset *dims, uint64_t seed,
                   unsigned tensor_index, strbuf *err);
-/* Redraws about one element in WK_PERTURB_EVERY at positions keyed by seed, with the values a
- * fill with that seed gives them (probability rows: swaps within a sparse set of rows; segment
- * ids and constants stay): fresh content, same distribution, a fraction of a fill's cost. */
-int wk_perturb_input(wk_gpu *g, wk_buffer *b, const tensor_spec *t, const dimset *dims,
-                     uint64_t seed, unsigned tensor_index, strbuf *err);
 int wk_launch_harness(wk_gpu *g, CUfunction f, long long n, void **args);
 int wk_flush_l2(wk_gpu *g);
 
@@ -108,15 +120,15 @@ void wk_progress(const char *stage, double deadline_ms);
 
 /* worker_timing.c */
 /* What the timing loop asks of the job around every rep (worker_check.c): the same
- * preparation as a checked run (changed inputs, poisoned outputs and scratch, a freshly loaded
- * module, cold L2; for a rep to be checked, the inputs' checksums first), and the check of a
- * rep's inputs, guard bands and output against the reference. */
+ * preparation as a checked run (fresh inputs and their checksums, poisoned outputs and scratch,
+ * a freshly loaded module, cold L2), and after the rep the check of its inputs, guard bands
+ * and outputs against the reference on the same inputs. */
 typedef struct wk_rep_hooks {
-    int (*prepare)(void *ctx, int rep, int checked, wk_failure *f);
+    int (*prepare)(void *ctx, int rep, wk_failure *f);
     int (*check)(void *ctx, int rep, wk_failure *f); /* 0 pass, 1 mismatch, -1 failure */
     void *ctx;
 } wk_rep_hooks;
-/* Returns 0, 1 when a checked rep's output is wrong, -1 on failure. check_device_ms: the
+/* Returns 0, 1 when a rep's output is wrong, -1 on failure. check_device_ms: the
  * unit's CUPTI device time in the checking runs (0 unknown), compared with the timed runs. */
 int wk_time_unit(wk_gpu *g, wk_unit *u, const problem *p, const dimset *dims, wk_buffer *bufs,
                  double cap_ms, const wk_rep_hooks *h, double check_device_ms, json_t *out,

@@ -241,8 +241,11 @@ static int run_candidate(wk_gpu *g, wk_unit *cand, const problem *p, const dimse
     double t0 = now_ms();
     int begun = wk_cupti_begin();
     int rc = wk_unit_launch(g, cand, p, dims, b->cand, f);
-    if (rc == 0)
-        rc = sync_or_fail(g, f, "running the candidate");
+    if (rc == 0) {
+        CUresult cr = cuStreamSynchronize(g->stream);
+        wk_printf_drain();
+        rc = cr == CUDA_SUCCESS ? 0 : wk_fail_candidate(f, cr, "running the candidate");
+    }
     *device_ms = wk_cupti_end(begun);
     if (rc)
         return -1;
@@ -618,32 +621,21 @@ static json_t *finish(struct job_state *s, json_t *job, wk_failure *f, int outco
     return r;
 }
 
-/* The timing stage's state: inputs from a seed no check used, changed before every rep. */
+/* The timing stage's state: every rep's inputs are drawn afresh from seed_base + rep, a seed
+ * no check used; every rep is checked against the reference on those inputs. */
+#define TIMED_RUNS_KEPT 2 /* timed reps kept whole in the evidence, besides any that failed */
+
 struct timing_state {
     struct job_state *s;
     struct run_buffers *b;
     uint64_t seed_base;
-    uint64_t input_sums[KC_MAX_TENSORS]; /* before a checked rep */
-    json_t *checked; /* the checked reps, as runs */
+    uint64_t input_sums[KC_MAX_TENSORS]; /* before the rep */
+    json_t *checked; /* the first TIMED_RUNS_KEPT reps and any wrong one, as runs */
 };
 
-/* Rep r's inputs: those of rep r-1 (the first: a full fill from seed_base) with a sparse,
- * unpredictable set of elements redrawn from seed_base + 1 + r. */
-static int perturb_inputs(struct timing_state *t, int rep, wk_failure *f)
+static uint64_t rep_seed(const struct timing_state *t, int rep)
 {
-    const problem *p = t->s->p;
-    strbuf err = STRBUF_INIT;
-    for (int i = 0; i < p->n_inputs; i++)
-        if (wk_perturb_input(t->s->g, &t->b->cand[i], &p->inputs[i], &p->dims_default,
-                             t->seed_base + 1 + (uint64_t)rep, (unsigned)i, &err)) {
-            snprintf(f->verdict, sizeof(f->verdict), "runtime_error");
-            sb_reset(&f->message);
-            sb_addf(&f->message, "internal: %s", err.buf);
-            sb_free(&err);
-            return -1;
-        }
-    sb_free(&err);
-    return 0;
+    return t->seed_base + (uint64_t)rep;
 }
 
 static int checksum_inputs(wk_gpu *g, struct run_buffers *b, uint64_t *sums, wk_failure *f)
@@ -654,15 +646,14 @@ static int checksum_inputs(wk_gpu *g, struct run_buffers *b, uint64_t *sums, wk_
     return rc == CUDA_SUCCESS ? 0 : wk_fail_cuda(f, "runtime_error", rc, "checksumming inputs");
 }
 
-static int prepare_timed_rep(void *ctx, int rep, int checked, wk_failure *f)
+static int prepare_timed_rep(void *ctx, int rep, wk_failure *f)
 {
     struct timing_state *t = ctx;
-    if (perturb_inputs(t, rep, f))
+    struct job_state *s = t->s;
+    if (fill_inputs(s->g, s->p, &s->p->dims_default, rep_seed(t, rep), t->b, f) ||
+        checksum_inputs(s->g, t->b, t->input_sums, f))
         return -1;
-    if (checked && (sync_or_fail(t->s->g, f, "changing inputs") ||
-                    checksum_inputs(t->s->g, t->b, t->input_sums, f)))
-        return -1;
-    return prepare_execution(t->s->g, t->s->cand, t->b, f);
+    return prepare_execution(s->g, s->cand, t->b, f);
 }
 
 /* Checks the rep just timed: its inputs unchanged, no guard band damaged, and its outputs
@@ -678,21 +669,25 @@ static int check_timed_rep(void *ctx, int rep, wk_failure *f)
     if (run_reference(s->g, s->ref, s->p, dims, b, f))
         return -1;
     char seed[32];
-    snprintf(seed, sizeof(seed), "%llu", (unsigned long long)t->seed_base);
+    snprintf(seed, sizeof(seed), "%llu", (unsigned long long)rep_seed(t, rep));
     json_t *run = json_pack("{s:s,s:s,s:i,s:[]}", "dims", "default", "seed", seed, "timed_rep", rep,
                             "outputs");
-    json_array_append_new(t->checked, run);
     int bad = 0;
     for (int k = 0; k < s->p->n_outputs; k++) {
         int r = compare_output(s->g, s->p, k, dims, b, run, s->worst_err, f);
-        if (r < 0)
+        if (r < 0) {
+            json_decref(run);
             return -1;
+        }
         bad |= r;
     }
     poison_side(s->g, b->ref, b->n_in, b->n_in + b->n_out); /* scrub the reference outputs */
     json_object_set_new(run, "ok", json_boolean(!bad));
     if (bad && !s->first_failure)
         s->first_failure = json_incref(run);
+    if (bad || rep <= TIMED_RUNS_KEPT)
+        json_array_append(t->checked, run);
+    json_decref(run);
     return bad;
 }
 
@@ -724,7 +719,7 @@ static int time_candidate(struct job_state *s, json_t *job, json_t *result, wk_f
     struct timing_state t = {.s = s, .seed_base = fresh_seed_base(), .checked = json_array()};
     int rc = -1;
     t.b = prepare_buffers(s->g, s->p, "default", &s->p->dims_default, s->cand, s->ref, f);
-    if (t.b && fill_inputs(s->g, s->p, &s->p->dims_default, t.seed_base, t.b, f) == 0) {
+    if (t.b) {
         wk_rep_hooks h = {.prepare = prepare_timed_rep, .check = check_timed_rep, .ctx = &t};
         wk_progress("timing", cap + 10 * s->cand_deadline_ms);
         rc = wk_time_unit(s->g, s->cand, s->p, &s->p->dims_default, t.b->cand, cap > 0 ? cap : 1000,

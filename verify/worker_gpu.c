@@ -52,6 +52,16 @@ int wk_fail_cuda(wk_failure *f, const char *verdict, CUresult rc, const char *wh
     return -1;
 }
 
+int wk_fail_candidate(wk_failure *f, CUresult rc, const char *what)
+{
+    if (rc != CUDA_ERROR_ILLEGAL_ADDRESS)
+        return wk_fail_cuda(f, "runtime_error", rc, what);
+    wk_fail_cuda(f, "unsafe", rc, what);
+    sb_adds(&f->message, " (the kernel accessed memory outside its buffers: every buffer sits "
+                         "between unmapped address ranges)");
+    return -1;
+}
+
 static int load_harness(wk_gpu *g, strbuf *err)
 {
     strbuf cubin = STRBUF_INIT;
@@ -65,7 +75,6 @@ static int load_harness(wk_gpu *g, strbuf *err)
         CUfunction *f;
         const char *name;
     } fns[] = {{&g->k_fill, "kc_fill"},           {&g->k_simplex, "kc_simplex"},
-               {&g->k_perturb, "kc_perturb"},   {&g->k_perturb_rows, "kc_perturb_rows"},
                {&g->k_guard, "kc_guard_check"},   {&g->k_checksum, "kc_checksum"},
                {&g->k_compare, "kc_compare"},     {&g->k_worst, "kc_worst_index"}};
     for (size_t i = 0; i < sizeof(fns) / sizeof(fns[0]); i++)
@@ -122,6 +131,8 @@ static int set_context_limits(wk_gpu *g, strbuf *err)
     return 0;
 }
 
+static int read_map_granularity(wk_gpu *g, strbuf *err);
+
 int wk_gpu_open(wk_gpu *g, int ordinal, strbuf *err)
 {
     memset(g, 0, sizeof(*g));
@@ -140,13 +151,63 @@ int wk_gpu_open(wk_gpu *g, int ordinal, strbuf *err)
         rc = cuStreamCreate(&g->stream, CU_STREAM_NON_BLOCKING);
     if (rc != CUDA_SUCCESS)
         return kc_fail(err, "GPU %d: %s", ordinal, wk_cuda_error(rc));
-    if (read_device_facts(g, err) || load_harness(g, err) || set_context_limits(g, err))
+    if (read_device_facts(g, err) || read_map_granularity(g, err) || load_harness(g, err) ||
+        set_context_limits(g, err))
         return -1;
     g->flush_bytes = (size_t)(g->l2_bytes > 0 ? g->l2_bytes : 50 << 20) * 2;
     if (cuMemAlloc(&g->flush, g->flush_bytes) != CUDA_SUCCESS ||
         cuMemAlloc(&g->scratch_u64, 256) != CUDA_SUCCESS)
         return kc_fail(err, "cannot allocate the harness buffers");
     return 0;
+}
+
+/* The properties of the device memory behind every buffer's mapping. */
+static CUmemAllocationProp device_memory(const wk_gpu *g)
+{
+    CUmemAllocationProp prop;
+    memset(&prop, 0, sizeof(prop));
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    prop.location.id = g->dev;
+    return prop;
+}
+
+static int read_map_granularity(wk_gpu *g, strbuf *err)
+{
+    CUmemAllocationProp prop = device_memory(g);
+    CUresult rc = cuMemGetAllocationGranularity(&g->map_granularity, &prop,
+                                                CU_MEM_ALLOC_GRANULARITY_MINIMUM);
+    if (rc != CUDA_SUCCESS || g->map_granularity == 0)
+        return kc_fail(err, "virtual memory management is not available: %s", wk_cuda_error(rc));
+    return 0;
+}
+
+static size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
+
+/* Reserves the walls and the mapping's range, backs the middle with device memory, and makes
+ * it readable and writable by this device only. */
+static CUresult map_between_walls(wk_gpu *g, wk_buffer *b)
+{
+    CUmemAllocationProp prop = device_memory(g);
+    CUmemAccessDesc access = {.location = prop.location, .flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+    b->reserved_bytes = b->map_bytes + 2 * WK_WALL_BYTES;
+    CUresult rc = cuMemAddressReserve(&b->reserved, b->reserved_bytes, g->map_granularity, 0, 0);
+    if (rc != CUDA_SUCCESS) {
+        b->reserved = 0;
+        return rc;
+    }
+    b->base = b->reserved + WK_WALL_BYTES;
+    rc = cuMemCreate(&b->handle, b->map_bytes, &prop, 0);
+    if (rc != CUDA_SUCCESS) {
+        b->handle = 0;
+        return rc;
+    }
+    rc = cuMemMap(b->base, b->map_bytes, 0, b->handle, 0);
+    if (rc != CUDA_SUCCESS) {
+        b->base = 0;
+        return rc;
+    }
+    return cuMemSetAccess(b->base, b->map_bytes, &access, 1);
 }
 
 /* The guard pattern is written on the worker's stream, like everything else that touches the
@@ -160,29 +221,61 @@ int wk_buffer_alloc(wk_gpu *g, wk_buffer *b, enum kc_dtype dtype, int64_t numel,
     b->dtype = dtype;
     b->numel = numel;
     b->bytes = (size_t)numel * dtype_size(dtype);
-    size_t total = b->bytes + 2 * WK_GUARD_BYTES;
-    CUresult rc = cuMemAlloc(&b->base, total);
-    if (rc != CUDA_SUCCESS)
-        return kc_fail(err, "cannot allocate %zu bytes on the GPU: %s", total, wk_cuda_error(rc));
-    b->ptr = b->base + WK_GUARD_BYTES;
-    rc = cuMemsetD8Async(b->base, WK_GUARD_PATTERN, total, g->stream);
+    size_t span = round_up(b->bytes, WK_ALIGN);
+    b->map_bytes = round_up(span + WK_GUARD_BYTES, g->map_granularity);
+    CUresult rc = map_between_walls(g, b);
+    if (rc != CUDA_SUCCESS) {
+        wk_buffer_free(b);
+        return kc_fail(err, "cannot map %zu bytes on the GPU: %s", span, wk_cuda_error(rc));
+    }
+    b->ptr = b->base + b->map_bytes - span;
+    rc = cuMemsetD8Async(b->base, WK_GUARD_PATTERN, b->map_bytes, g->stream);
     return rc == CUDA_SUCCESS ? 0 : kc_fail(err, "memset: %s", wk_cuda_error(rc));
+}
+
+int wk_buffer_alloc_exact(wk_buffer *b, enum kc_dtype dtype, int64_t numel, strbuf *err)
+{
+    memset(b, 0, sizeof(*b));
+    b->dtype = dtype;
+    b->numel = numel;
+    b->bytes = (size_t)numel * dtype_size(dtype);
+    b->exact = 1;
+    CUresult rc = cuMemAlloc(&b->base, b->bytes ? b->bytes : 1);
+    if (rc != CUDA_SUCCESS)
+        return kc_fail(err, "cannot allocate %zu bytes on the GPU: %s", b->bytes, wk_cuda_error(rc));
+    b->ptr = b->base;
+    return 0;
+}
+
+/* Guard bytes before and after the buffer within its mapping (none for an exact buffer). */
+static size_t front_guard(const wk_buffer *b) { return b->exact ? 0 : (size_t)(b->ptr - b->base); }
+static size_t back_guard(const wk_buffer *b)
+{
+    return b->exact ? 0 : (size_t)(b->base + b->map_bytes - b->ptr) - b->bytes;
 }
 
 int wk_buffer_reset_guards(wk_gpu *g, wk_buffer *b)
 {
-    if (!b->base)
+    if (!b->base || b->exact)
         return 0;
-    if (cuMemsetD8Async(b->base, WK_GUARD_PATTERN, WK_GUARD_BYTES, g->stream) != CUDA_SUCCESS ||
-        cuMemsetD8Async(b->ptr + b->bytes, WK_GUARD_PATTERN, WK_GUARD_BYTES, g->stream) != CUDA_SUCCESS)
+    if (cuMemsetD8Async(b->base, WK_GUARD_PATTERN, front_guard(b), g->stream) != CUDA_SUCCESS ||
+        (back_guard(b) &&
+         cuMemsetD8Async(b->ptr + b->bytes, WK_GUARD_PATTERN, back_guard(b), g->stream) != CUDA_SUCCESS))
         return -1;
     return 0;
 }
 
 void wk_buffer_free(wk_buffer *b)
 {
-    if (b->base)
+    if (b->exact && b->base)
         cuMemFree(b->base);
+    if (!b->exact && b->base) {
+        cuMemUnmap(b->base, b->map_bytes);
+    }
+    if (b->handle)
+        cuMemRelease(b->handle);
+    if (b->reserved)
+        cuMemAddressFree(b->reserved, b->reserved_bytes);
     memset(b, 0, sizeof(*b));
 }
 
@@ -238,10 +331,14 @@ static uint64_t reduce_u64(wk_gpu *g, CUfunction f, CUdeviceptr p, long long nby
 
 int64_t wk_buffer_guard_damage(wk_gpu *g, wk_buffer *b, CUresult *rc)
 {
-    uint64_t before = reduce_u64(g, g->k_guard, b->base, WK_GUARD_BYTES, 1, rc);
+    *rc = CUDA_SUCCESS;
+    if (b->exact || !b->base)
+        return 0;
+    uint64_t before = reduce_u64(g, g->k_guard, b->base, (long long)front_guard(b), 1, rc);
     if (*rc != CUDA_SUCCESS)
         return -1;
-    uint64_t after = reduce_u64(g, g->k_guard, b->ptr + b->bytes, WK_GUARD_BYTES, 1, rc);
+    uint64_t after = back_guard(b) ? reduce_u64(g, g->k_guard, b->ptr + b->bytes,
+                                                (long long)back_guard(b), 1, rc) : 0;
     return *rc == CUDA_SUCCESS ? (int64_t)(before + after) : -1;
 }
 
@@ -302,37 +399,3 @@ int wk_fill_input(wk_gpu *g, wk_buffer *b, const tensor_spec *t, const dimset *d
     return 0;
 }
 
-/* Probability rows: a few swaps within a sparse set of rows keep every row a distribution. */
-static int perturb_rows(wk_gpu *g, wk_buffer *b, const tensor_spec *t, const dimset *dims,
-                        uint64_t seed, unsigned tensor_index, strbuf *err)
-{
-    int64_t last = 1;
-    if (t->rank && expr_eval(t->shape[t->rank - 1], dims, &last, err))
-        return -1;
-    long long rows = last ? b->numel / last : 0, L = last;
-    int dtype = (int)t->dtype;
-    void *args[] = {&b->ptr, &rows, &L, &dtype, &seed, &tensor_index};
-    if (rows && wk_launch_harness(g, g->k_perturb_rows, rows / 64 + 1, args))
-        return kc_fail(err, "input perturbation failed for %s", t->name);
-    return 0;
-}
-
-int wk_perturb_input(wk_gpu *g, wk_buffer *b, const tensor_spec *t, const dimset *dims,
-                     uint64_t seed, unsigned tensor_index, strbuf *err)
-{
-    long long n = b->numel, m = n / WK_PERTURB_EVERY + 1;
-    if (!n || t->dist == KC_DIST_CONSTANT)
-        return 0; /* nothing a cache could key on changes: the other inputs do */
-    if (t->dist == KC_DIST_SEGMENTS)
-        return 0; /* document ids are a structure, not values: the other inputs change */
-    if (t->dist == KC_DIST_SIMPLEX)
-        return perturb_rows(g, b, t, dims, seed, tensor_index, err);
-    struct draw_params d;
-    if (draw_params_of(t, dims, &d, err))
-        return -1;
-    void *args[] = {&b->ptr, &n, &d.dtype, &d.dist, &d.a, &d.b, &d.lo, &d.hi, &seed,
-                    &tensor_index, &m};
-    if (wk_launch_harness(g, g->k_perturb, m, args))
-        return kc_fail(err, "input perturbation failed for %s", t->name);
-    return 0;
-}

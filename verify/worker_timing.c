@@ -1,11 +1,12 @@
 /* worker_timing: timing of a correct candidate's launch unit on the default dims. Every
- * rep is prepared exactly as a checked run is (inputs from a seed no check used and changed
- * before every rep, poisoned outputs and scratch, a freshly loaded module, cold L2), so a
- * kernel cannot tell a timed run from a checked one; device events around the unit,
- * adaptive reps until a noise criterion or a time cap, order statistics. The output of a
- * randomly chosen rep and of a final rep is checked against the reference; CUPTI gives those
- * two reps' per-kernel device time, compared with that of the checking runs. Bytes and flops
- * of the manifest give GB/s and FLOP/s. */
+ * rep is prepared exactly as a checked run is (fresh inputs from a seed no check used, drawn
+ * anew before every rep, poisoned outputs and scratch, a freshly loaded module, cold L2), and
+ * every rep is checked after it, outside the timed window (inputs unchanged, guard bands
+ * intact, outputs matching the reference's on that rep's inputs): no state a kernel keeps
+ * between executions can make a timed rep do less work than a checked one. Device events
+ * around the unit, adaptive reps until a noise criterion or a time cap, order statistics.
+ * CUPTI gives the per-kernel device time of a random early rep and of the final rep, compared
+ * with that of the checking runs. Bytes and flops of the manifest give GB/s and FLOP/s. */
 #include "common/error.h"
 #include "common/fsutil.h"
 #include "verify/worker.h"
@@ -46,14 +47,14 @@ static double median_noise(double *times, int n)
     return med > 0 ? 1.2533 * sigma / sqrt((double)n) / med : 0;
 }
 
-/* One rep; a checked rep also gets CUPTI (its device time) and its output checked after. */
+/* One rep, checked after its timed window; with_cupti also measures its kernels' device time. */
 static int timed_rep(wk_gpu *g, wk_unit *u, const problem *p, const dimset *dims, wk_buffer *bufs,
-                     const wk_rep_hooks *h, int rep, int checked, CUevent start, CUevent stop,
+                     const wk_rep_hooks *h, int rep, int with_cupti, CUevent start, CUevent stop,
                      float *ms, double *device_ms, wk_failure *f)
 {
-    if (h->prepare(h->ctx, rep, checked, f))
+    if (h->prepare(h->ctx, rep, f))
         return -1;
-    int begun = checked ? wk_cupti_begin() : 0;
+    int begun = with_cupti ? wk_cupti_begin() : 0;
     CUresult rc = cuEventRecord(start, g->stream);
     if (rc != CUDA_SUCCESS) {
         wk_cupti_end(begun);
@@ -67,11 +68,12 @@ static int timed_rep(wk_gpu *g, wk_unit *u, const problem *p, const dimset *dims
     wk_printf_drain();
     if (!launched)
         return -1;
-    if (rc == CUDA_SUCCESS)
-        rc = cuEventElapsedTime(ms, start, stop);
+    if (rc != CUDA_SUCCESS)
+        return wk_fail_candidate(f, rc, "a timed run");
+    rc = cuEventElapsedTime(ms, start, stop);
     if (rc != CUDA_SUCCESS)
         return wk_fail_cuda(f, "runtime_error", rc, "timing");
-    return checked ? h->check(h->ctx, rep, f) : 0;
+    return h->check(h->ctx, rep, f);
 }
 
 /* ---- CUPTI ---- */
@@ -154,7 +156,7 @@ static void put_roofline(json_t *out, const problem *p, const dimset *dims, doub
 }
 
 /* A rep chosen at random among the first three (every timing has at least three before its
- * final rep): the kernel cannot know which is checked. */
+ * final rep) for CUPTI's device time. */
 static int random_rep(void)
 {
     unsigned r = 0;
@@ -191,23 +193,22 @@ int wk_time_unit(wk_gpu *g, wk_unit *u, const problem *p, const dimset *dims, wk
         cuEventCreate(&stop, CU_EVENT_DEFAULT) != CUDA_SUCCESS)
         return wk_fail_cuda(f, "runtime_error", CUDA_ERROR_UNKNOWN, "creating events");
     double *times = xmalloc((MAX_REPS + 1) * sizeof(double)), device[2] = {0, 0}, dev = 0;
-    int n = 0, rc, checked_at = random_rep(), checks = 0, final = 0;
+    int n = 0, rc, cupti_at = random_rep(), measured = 0, final = 0;
     float ms;
     /* No warm-up rep: the checking runs have just run the unit on the same GPU, and every rep
      * starts from the same state (fresh module, cold L2) as they did. */
     rc = 0;
     double t0 = now_ms();
-    /* Reps 1, 2, ... until the noise criterion or the cap; then one more, the final rep,
-     * checked like the random one (a kernel cannot know which rep is last). */
+    /* Reps 1, 2, ... until the noise criterion or the cap (the cap counts the checks too);
+     * then one more, the final rep, measured by CUPTI like the random early one. */
     while (rc == 0) {
-        int checked = final || n + 1 == checked_at;
-        rc = timed_rep(g, u, p, dims, bufs, h, n + 1, checked, start, stop, &ms, &dev, f);
+        int with_cupti = final || n + 1 == cupti_at;
+        rc = timed_rep(g, u, p, dims, bufs, h, n + 1, with_cupti, start, stop, &ms, &dev, f);
         if (rc != 0)
             break;
         times[n++] = ms;
-        if (checked && dev > 0 && checks < 2)
-            device[checks] = dev;
-        checks += checked;
+        if (with_cupti && dev > 0 && measured < 2)
+            device[measured++] = dev;
         if (final)
             break;
         final = (n >= MIN_REPS && median_noise(times, n) < NOISE_TARGET) ||
@@ -217,7 +218,7 @@ int wk_time_unit(wk_gpu *g, wk_unit *u, const problem *p, const dimset *dims, wk
         double noise = median_noise(times, n);
         put_stats(out, times, n);
         json_object_set_new(out, "noise", json_real(noise));
-        json_object_set_new(out, "checked_reps", json_integer(checks));
+        json_object_set_new(out, "checked_reps", json_integer(n)); /* every rep */
         double median = json_real_value(json_object_get(out, "median_ms"));
         put_roofline(out, p, dims, median);
         /* device time of the checked reps: the median of two is their mean */

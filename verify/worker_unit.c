@@ -193,7 +193,10 @@ static int launch_one(wk_gpu *g, CUfunction fn, const launch *l, const problem *
         sb_addf(&what, "line %d: launching %s<<<(%lld,%lld,%lld), (%lld,%lld,%lld), %lld>>>", l->line,
                 l->kernel, (long long)grid[0], (long long)grid[1], (long long)grid[2],
                 (long long)block[0], (long long)block[1], (long long)block[2], (long long)smem);
-        wk_fail_cuda(f, wk_is_sticky(rc) ? "runtime_error" : "launch_error", rc, what.buf);
+        if (wk_is_sticky(rc)) /* an earlier kernel of the unit faulted */
+            wk_fail_candidate(f, rc, what.buf);
+        else
+            wk_fail_cuda(f, "launch_error", rc, what.buf);
         sb_free(&what);
         return -1;
     }
