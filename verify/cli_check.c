@@ -2,6 +2,7 @@
 #include "common/error.h"
 #include "common/fsutil.h"
 #include "common/problem.h"
+#include "verify/sanitizer.h"
 #include "verify/verify_cli.h"
 
 #include <getopt.h>
@@ -64,7 +65,8 @@ void cli_print_report(const problem *p, const kv_result *r)
                r->cuda_version, sb_str(&r->seeds));
 }
 
-enum { OPT_JSON = 1000, OPT_COMPILE_ONLY, OPT_NO_TIMING, OPT_SEEDS, OPT_N_SEEDS, OPT_CAP };
+enum { OPT_JSON = 1000, OPT_COMPILE_ONLY, OPT_NO_TIMING, OPT_SEEDS, OPT_N_SEEDS, OPT_CAP,
+       OPT_SANITIZER };
 
 static int parse_check_options(int argc, char **argv, kv_options *o, const char **problem_id,
                                int *json)
@@ -77,6 +79,7 @@ static int parse_check_options(int argc, char **argv, kv_options *o, const char 
         {"seeds", required_argument, NULL, OPT_SEEDS},
         {"n-seeds", required_argument, NULL, OPT_N_SEEDS},
         {"timing-cap-ms", required_argument, NULL, OPT_CAP},
+        {"sanitizer", required_argument, NULL, OPT_SANITIZER},
         {NULL, 0, NULL, 0}};
     int c;
     optind = 1;
@@ -92,6 +95,10 @@ static int parse_check_options(int argc, char **argv, kv_options *o, const char 
             break;
         case OPT_N_SEEDS: o->n_seeds = atoi(optarg); break;
         case OPT_CAP: o->timing_cap_ms = atof(optarg); break;
+        case OPT_SANITIZER:
+            if (sanitizer_mode_parse(optarg, &o->sanitize))
+                return error("--sanitizer takes none, memcheck or all");
+            break;
         default: return -1;
         }
     }

@@ -7,6 +7,7 @@
 #include "common/fsutil.h"
 #include "common/problem.h"
 #include "verify/gpu_client.h"
+#include "verify/sanitizer.h"
 #include "verify/verify_cli.h"
 
 #include <getopt.h>
@@ -265,24 +266,29 @@ int cli_run(int argc, char **argv)
                                          {"limit", required_argument, NULL, 'l'},
                                          {"threads", required_argument, NULL, 't'},
                                          {"no-timing", no_argument, NULL, 'n'},
+                                         {"sanitizer", required_argument, NULL, 'S'},
                                          {NULL, 0, NULL, 0}};
     kv_options o;
     kv_options_default(&o);
     const char *db_path = NULL;
     int limit = 0, threads = 0, c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "d:cl:t:n", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "d:cl:t:nS:", opts, NULL)) != -1) {
         switch (c) {
         case 'd': db_path = optarg; break;
         case 'c': o.compile_only = 1; break;
         case 'l': limit = atoi(optarg); break;
         case 't': threads = atoi(optarg); break;
         case 'n': o.no_timing = 1; break;
+        case 'S':
+            if (sanitizer_mode_parse(optarg, &o.sanitize))
+                return error("--sanitizer takes none, memcheck or all"), 4;
+            break;
         default: return 4;
         }
     }
     if (!db_path)
-        return error("usage: kverify run --db PATH [--compile-only] [--limit N]"), 4;
+        return error("usage: kverify run --db PATH [--compile-only] [--limit N] [--sanitizer MODE]"), 4;
     sqlite3 *db = NULL;
     strbuf err = STRBUF_INIT;
     int status = 4;

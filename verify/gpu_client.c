@@ -4,6 +4,7 @@
 #include "common/fsutil.h"
 #include "verify/ipc.h"
 #include "verify/proc_pool.h"
+#include "verify/sanitizer.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -437,6 +438,9 @@ int gpu_client_verify(gpu_client *g, const problem *p, const strbuf *ref_cubin,
     } else {
         double t0 = now_ms();
         rc = await_result(p, child, job_id, r, err);
+        /* the second memory wall, while this GPU's worker waits (nothing else runs on it) */
+        if (rc == 0 && g->opt.sanitize && strcmp(r->verdict, "correct") == 0)
+            rc = sanitizer_check(&g->opt, slot, p, seeds[0], r, err);
         r->gpu_ms = now_ms() - t0;
     }
     json_decref(job);

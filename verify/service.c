@@ -40,6 +40,7 @@ void kv_options_default(kv_options *o)
     o->compile_procs = cpus < 1 ? 1 : cpus > 8 ? 8 : (int)cpus;
     o->timing_cap_ms = 1000;
     o->arch = "sm_90";
+    o->sanitize = 2;
 }
 
 void kv_result_init(kv_result *r)

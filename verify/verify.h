@@ -25,6 +25,8 @@ typedef struct kv_options {
     double timing_cap_ms; /* time cap of the timing stage (default 1000) */
     const char *arch;     /* NVRTC arch, default "sm_90" (from the device when present) */
     const char *baselines_dir; /* default <problems root>/<suite>/baselines */
+    int sanitize;         /* compute-sanitizer on correct candidates: 0 none, 1 memcheck,
+                             2 memcheck and racecheck (default; sanitizer.h) */
 } kv_options;
 
 typedef struct kv_timing {

@@ -138,6 +138,9 @@ int wk_time_unit(wk_gpu *g, wk_unit *u, const problem *p, const dimset *dims, wk
 int wk_cupti_begin(void);
 double wk_cupti_end(int begun);
 
+/* worker_sanitize.c: one execution under compute-sanitizer (exact-size buffers) */
+int wk_sanitize_serve(int device);
+
 /* worker_dump.c */
 int wk_dump(wk_gpu *g, const char *problem_id, uint64_t seed, const char *dims_name,
             const char *out_dir, strbuf *err);

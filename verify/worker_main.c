@@ -1,5 +1,6 @@
 /* kverify-gpu: the GPU worker binary. `worker --device N` serves verification
- * jobs over stdin/stdout (started by kverify/kcollect, one per GPU); `gpus`
+ * jobs over stdin/stdout (started by kverify/kcollect, one per GPU); `sanitize --device N`
+ * runs one job's launch unit once under compute-sanitizer (verify/sanitizer.c); `gpus`
  * lists devices; `dump` writes inputs and reference outputs as .npy. */
 #include "common/error.h"
 #include "verify/ipc.h"
@@ -191,7 +192,9 @@ int main(int argc, char **argv)
         return cmd_dump(argc - 1, argv + 1);
     if (argc >= 4 && strcmp(argv[1], "worker") == 0 && strcmp(argv[2], "--device") == 0)
         return serve(atoi(argv[3]));
-    fprintf(stderr, "usage: kverify-gpu worker --device N | gpus [--count] | dump ...\n"
+    if (argc >= 4 && strcmp(argv[1], "sanitize") == 0 && strcmp(argv[2], "--device") == 0)
+        return wk_sanitize_serve(atoi(argv[3]));
+    fprintf(stderr, "usage: kverify-gpu worker --device N | sanitize --device N | gpus [--count] | dump ...\n"
                     "(normally started by kverify and kcollect)\n");
     return 4;
 }

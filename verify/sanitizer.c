@@ -1,0 +1,242 @@
+/* sanitizer: compute-sanitizer over one execution of a correct candidate (see sanitizer.h).
+ * The watched process is `kverify-gpu sanitize` (worker_sanitize.c), fed its job over a pipe;
+ * the tool writes its report to a log file in a private temporary directory, which is read
+ * (bounded) and removed. */
+#include "verify/sanitizer.h"
+#include "common/error.h"
+#include "common/fsutil.h"
+#include "verify/gpu_client.h"
+#include "verify/ipc.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define SANITIZER_FINDINGS_EXIT 86     /* --error-exitcode: the tool found errors */
+#define SANITIZER_DEADLINE_MS 120000.0 /* tool start-up included */
+#define SANITIZER_LOG_KEEP 4096        /* bytes of the report kept as evidence */
+
+int sanitizer_mode_parse(const char *s, int *mode)
+{
+    static const char *const names[] = {"none", "memcheck", "all"};
+    for (int i = 0; i < 3; i++)
+        if (strcmp(s, names[i]) == 0) {
+            *mode = i;
+            return 0;
+        }
+    return -1;
+}
+
+int sanitizer_path(strbuf *out)
+{
+    const char *env = getenv("KC_COMPUTE_SANITIZER"), *cuda = getenv("CUDA_HOME");
+    sb_reset(out);
+    if (env && *env)
+        sb_adds(out, env);
+    else if (cuda && *cuda)
+        sb_addf(out, "%s/bin/compute-sanitizer", cuda);
+    if (out->len && access(out->buf, X_OK) == 0)
+        return 0;
+    sb_reset(out);
+    sb_adds(out, "/usr/local/cuda/bin/compute-sanitizer");
+    return access(out->buf, X_OK) == 0 ? 0 : -1;
+}
+
+/* What one tool run came to. */
+struct tool_run {
+    int exit_code;   /* the process's exit status; -1 when killed by a signal */
+    int signal;      /* the signal that ended it, if any */
+    int timed_out;   /* kverify killed it at the deadline */
+    strbuf error;    /* the watched process's own error, if it said one */
+    strbuf report;   /* the tool's log, bounded */
+};
+
+static void read_report(const char *path, strbuf *out)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return;
+    char buf[SANITIZER_LOG_KEEP];
+    size_t n = fread(buf, 1, sizeof(buf), f);
+    fclose(f);
+    for (size_t i = 0; i < n; i++) /* printable text only: it goes back to a model */
+        sb_addch(out, (buf[i] >= 0x20 && buf[i] < 0x7f) || buf[i] == '\n' ? buf[i] : '?');
+}
+
+static json_t *sanitize_job(const problem *p, uint64_t seed)
+{
+    char s[32];
+    snprintf(s, sizeof(s), "%llu", (unsigned long long)seed);
+    return json_pack("{s:i,s:s,s:s,s:s}", "job", 0, "manifest", p->manifest_path, "dims", "small",
+                     "seed", s);
+}
+
+/* Sends the job, waits for the answer until the deadline, reaps the process. */
+static void await_tool(ipc_child *child, json_t *job, const kv_result *r, struct tool_run *out)
+{
+    const void *blobs[2] = {r->source.buf, r->cubin.buf};
+    size_t lens[2] = {r->source.len, r->cubin.len};
+    ipc_msg m = {0};
+    strbuf err = STRBUF_INIT;
+    if (ipc_send(child->to_child, job, blobs, lens, 2) == 0) {
+        enum ipc_status st = ipc_recv(child->from_child, &m, now_ms() + SANITIZER_DEADLINE_MS, &err);
+        if (st == IPC_TIMEOUT) {
+            out->timed_out = 1;
+            kill(child->pid, SIGKILL);
+        } else if (st == IPC_OK && json_is_string(json_object_get(m.json, "error"))) {
+            sb_adds(&out->error, json_string_value(json_object_get(m.json, "error")));
+        }
+    }
+    ipc_msg_free(&m);
+    sb_free(&err);
+    close(child->to_child), close(child->from_child);
+    int status = 0;
+    while (waitpid(child->pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    out->exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    out->signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+}
+
+static int run_tool(const char *tool_path, const char *tool, int device, json_t *job,
+                    const kv_result *r, struct tool_run *out, strbuf *err)
+{
+    char dir[] = "/tmp/kc-sanitize-XXXXXX", log[64], dev[16];
+    if (!mkdtemp(dir))
+        return kc_fail(err, "cannot create a temporary directory: %s", strerror(errno));
+    snprintf(log, sizeof(log), "%s/report.txt", dir);
+    snprintf(dev, sizeof(dev), "%d", device);
+    strbuf exe = STRBUF_INIT;
+    kverify_gpu_exe_path(&exe);
+    char *argv[] = {(char *)tool_path, "--tool", (char *)tool, "--error-exitcode", "86",
+                    "--print-limit", "20", "--log-file", log, exe.buf, "sanitize", "--device",
+                    dev, NULL};
+    ipc_child child;
+    int rc = ipc_spawn(argv, &child, err);
+    if (rc == 0) {
+        await_tool(&child, job, r, out);
+        read_report(log, &out->report);
+    }
+    unlink(log);
+    rmdir(dir);
+    sb_free(&exe);
+    return rc;
+}
+
+static void set_verdict(kv_result *r, const char *verdict, const char *tool, const char *what)
+{
+    snprintf(r->verdict, sizeof(r->verdict), "%s", verdict);
+    strbuf m = STRBUF_INIT;
+    sb_addf(&m, "compute-sanitizer %s at the small dims: %s", tool, what);
+    sb_reset(&r->message);
+    sb_adds(&r->message, m.buf);
+    sb_free(&m);
+    r->timed = 0; /* a timing of a kernel that is not correct is not a result */
+}
+
+/* The first line of the report that names an error, for the message. */
+static void first_finding(const strbuf *report, strbuf *out)
+{
+    const char *s = report->buf ? strstr(report->buf, "=========") : NULL;
+    for (; s; s = strstr(s + 1, "=========")) {
+        const char *line = s + 9, *end = strchr(line, '\n');
+        while (*line == ' ')
+            line++;
+        if (strncmp(line, "COMPUTE-SANITIZER", 17) != 0 && end && end > line) {
+            sb_add(out, line, (size_t)(end - line));
+            return;
+        }
+    }
+    sb_adds(out, "see the evidence");
+}
+
+/* Applies one tool's outcome; returns 1 when it settled the verdict (no more tools needed). */
+static int apply_outcome(kv_result *r, const char *tool, const struct tool_run *t, json_t *ev)
+{
+    json_t *o = json_pack("{s:s,s:i}", "tool", tool, "exit", t->exit_code);
+    if (t->report.len)
+        json_object_set_new(o, "report", json_string(t->report.buf));
+    if (t->error.len)
+        json_object_set_new(o, "error", json_string(t->error.buf));
+    json_array_append_new(ev, o);
+    if (t->timed_out) {
+        set_verdict(r, "timeout", tool, "the run did not finish within 120 s");
+        return 1;
+    }
+    if (t->exit_code == SANITIZER_FINDINGS_EXIT) {
+        strbuf what = STRBUF_INIT;
+        sb_adds(&what, "found errors (");
+        first_finding(&t->report, &what);
+        sb_adds(&what, ")");
+        set_verdict(r, "unsafe", tool, what.buf);
+        sb_free(&what);
+        return 1;
+    }
+    if (t->exit_code != 0 && t->error.len) {
+        strbuf what = STRBUF_INIT;
+        sb_addf(&what, "the candidate failed: %s", t->error.buf);
+        set_verdict(r, "runtime_error", tool, what.buf);
+        sb_free(&what);
+        return 1;
+    }
+    return 0;
+}
+
+static void attach_evidence(kv_result *r, json_t *sanitizer)
+{
+    json_t *ev = r->evidence_json.len ? json_loads(r->evidence_json.buf, 0, NULL) : NULL;
+    if (!json_is_object(ev)) {
+        json_decref(ev);
+        ev = json_object();
+    }
+    json_object_set(ev, "sanitizer", sanitizer);
+    char *s = json_dumps(ev, JSON_COMPACT);
+    sb_reset(&r->evidence_json);
+    sb_adds(&r->evidence_json, s);
+    free(s);
+    json_decref(ev);
+}
+
+int sanitizer_check(const kv_options *opt, int device, const problem *p, uint64_t seed,
+                    kv_result *r, strbuf *err)
+{
+    static const char *const tools[] = {"memcheck", "racecheck"};
+    strbuf path = STRBUF_INIT;
+    json_t *runs = json_array(), *job = sanitize_job(p, seed);
+    json_t *summary = json_pack("{s:s,s:o}", "dims", "small", "runs", runs);
+    int rc = 0;
+    if (sanitizer_path(&path)) {
+        json_object_set_new(summary, "skipped", json_string("compute-sanitizer not found (set "
+                                                            "KC_COMPUTE_SANITIZER)"));
+        goto out;
+    }
+    for (int i = 0; i < opt->sanitize && i < 2 && rc == 0; i++) {
+        struct tool_run t = {0};
+        double t0 = now_ms();
+        int settled = 0;
+        if (run_tool(path.buf, tools[i], device, job, r, &t, err)) {
+            json_object_set_new(summary, "skipped", json_string(sb_str(err)));
+            sb_reset(err);
+        } else if (t.signal && !t.timed_out) {
+            rc = kc_fail(err, "compute-sanitizer was stopped by signal %d; the candidate stays "
+                              "pending", t.signal);
+        } else {
+            settled = apply_outcome(r, tools[i], &t, runs);
+            json_object_set_new(json_array_get(runs, json_array_size(runs) - 1), "ms",
+                                json_real(now_ms() - t0));
+        }
+        sb_free(&t.error), sb_free(&t.report);
+        if (settled || json_object_get(summary, "skipped"))
+            break;
+    }
+out:
+    if (rc == 0)
+        attach_evidence(r, summary);
+    json_decref(summary);
+    json_decref(job);
+    sb_free(&path);
+    return rc;
+}
