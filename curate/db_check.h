@@ -12,7 +12,7 @@
 typedef struct db_check_result {
     int problems;  /* checks that found something (0: the database passed) */
     strbuf report; /* one line per check */
-    strbuf first;  /* the first problem found, naming its table and row */
+    strbuf found;  /* the problems found, one a line, naming their table and row */
 } db_check_result;
 
 void db_check_result_free(db_check_result *r);

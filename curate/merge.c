@@ -373,13 +373,20 @@ static int attach_source(sqlite3 *dst, merge_source *s, strbuf *err)
     return rc;
 }
 
-/* Runs the checks of `kcurate verify-db` on the attached source; the first problem refuses it. */
+/* Runs the checks of `kcurate verify-db` on the attached source; any problem refuses it, and
+ * the message lists them (one an indented line). */
 static int check_source(sqlite3 *dst, strbuf *err)
 {
     db_check_result r = {0};
-    int rc = db_check_attached(dst, "src", &r) ? kc_fail(err, "refused (%d problem(s); `kcurate "
-                                                              "verify-db` lists them): %s",
-                                                         r.problems, r.first.buf) : 0;
+    int rc = 0;
+    if (db_check_attached(dst, "src", &r)) {
+        strbuf lines = STRBUF_INIT;
+        for (const char *c = r.found.buf; *c; c++)
+            sb_adds(&lines, *c == '\n' ? "\n  " : (char[]){*c, 0});
+        rc = kc_fail(err, "refused, nothing was copied (%d problem(s), as `kcurate verify-db` "
+                          "reports them):\n  %s", r.problems, lines.buf);
+        sb_free(&lines);
+    }
     db_check_result_free(&r);
     return rc;
 }
