@@ -43,6 +43,15 @@ static void make_template(const char *path)
     sb_free(&err);
 }
 
+/* The scratch directory goes when the fuzzer exits (a crash leaves it, for the replay). */
+static void remove_scratch(void)
+{
+    const char *files[] = {src_path, dst_path, src_template, dst_template};
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
+        kc_db_remove_files(files[i]);
+    rmdir(dir);
+}
+
 static void setup(void)
 {
     if (dir[0])
@@ -58,6 +67,7 @@ static void setup(void)
     snprintf(dst_template, sizeof dst_template, "%s/dst.template", dir);
     make_template(src_template); /* two templates: two identities */
     make_template(dst_template);
+    atexit(remove_scratch);
 }
 
 static int deny_files(void *ctx, int action, const char *a, const char *b, const char *c, const char *d)
