@@ -1,11 +1,13 @@
 /* kcurate: deduplicates, labels and splits a kcorpus database; merges databases; prints stats.
  *   kcurate run --db FILE [options]      (label; replaces the previous labels)
  *   kcurate merge A.db B.db ... -o OUT.db
+ *   kcurate verify-db --db FILE          (integrity checks before trusting a database)
  *   kcurate stats --db FILE
  *   kcurate flips --db FILE [--json]      (label flips, third-party claim checks)
  *   kcurate report --db FILE --out DIR    (static HTML report) */
 #include "common/db.h"
 #include "common/error.h"
+#include "curate/db_check.h"
 #include "curate/flips.h"
 #include "curate/merge.h"
 #include "curate/params.h"
@@ -16,10 +18,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char usage_text[] =
     "usage: kcurate run --db FILE [options]\n"
     "       kcurate merge A.db B.db ... -o OUT.db\n"
+    "           every source is first checked as verify-db checks it; one that fails refuses the\n"
+    "           merge before anything is written (a new OUT.db is then not left behind)\n"
+    "       kcurate verify-db --db FILE\n"
+    "           checks a database before you trust it: SQLite's integrity_check, the schema\n"
+    "           version and tables, foreign_key_check, its identity, every value's type, NULLs,\n"
+    "           hashes and ids, every blob's hash; prints what it found, exit 1 on any problem\n"
     "       kcurate stats --db FILE\n"
     "       kcurate flips --db FILE [--json]\n"
     "           label flips between verifications of a candidate (verdict class, verdict, flags,\n"
@@ -131,7 +140,7 @@ static int merge_command(int argc, char **argv)
 {
     const char *out = NULL;
     int n_src = 0;
-    const char **src = calloc((size_t)argc + 1, sizeof(*src));
+    const char **src = xcalloc((size_t)argc + 1, sizeof(*src));
     for (int i = 0; i < argc; i++) {
         if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--out")) {
             if (i + 1 >= argc)
@@ -147,12 +156,16 @@ static int merge_command(int argc, char **argv)
         die("usage: kcurate merge A.db B.db ... -o OUT.db");
     strbuf err = STRBUF_INIT;
     sqlite3 *db;
+    int existed = access(out, F_OK) == 0;
     if (kc_db_open(out, KC_DB_CREATE, &db, &err))
         die("%s", err.buf);
     curate_merge_counts c = {0};
-    for (int i = 0; i < n_src; i++)
-        if (curate_merge_one(db, src[i], &c, &err))
-            die("%s", err.buf);
+    if (curate_merge_all(db, src, n_src, &c, &err)) {
+        kc_db_close(db);
+        if (!existed) /* a refused merge leaves no new destination behind */
+            kc_db_remove_files(out);
+        die("%s", err.buf);
+    }
     printf("merged %d database(s) into %s: %ld rows added, %ld already present, %ld blobs and %ld "
            "problems added\n", n_src, out, c.rows_added, c.rows_known, c.blobs_added,
            c.problems_added);
@@ -160,6 +173,27 @@ static int merge_command(int argc, char **argv)
     free(src);
     sb_free(&err);
     return 0;
+}
+
+static int verify_db_command(int argc, char **argv)
+{
+    if (argc == 1 && (!strcmp(argv[0], "-h") || !strcmp(argv[0], "--help")))
+        usage(0);
+    if (argc != 2 || strcmp(argv[0], "--db"))
+        die("usage: kcurate verify-db --db FILE");
+    strbuf err = STRBUF_INIT;
+    db_check_result r = {0};
+    if (db_check_file(argv[1], &r, &err))
+        die("%s", err.buf);
+    fputs(sb_str(&r.report), stdout);
+    if (r.problems)
+        printf("verify-db: %s: %d problem(s); do not trust or merge it\n", argv[1], r.problems);
+    else
+        printf("verify-db: %s: ok\n", argv[1]);
+    int status = r.problems ? 1 : 0;
+    db_check_result_free(&r);
+    sb_free(&err);
+    return status;
 }
 
 static int stats_command(int argc, char **argv)
@@ -250,6 +284,8 @@ int main(int argc, char **argv)
         return run_command(argc - 2, argv + 2);
     if (!strcmp(argv[1], "merge"))
         return merge_command(argc - 2, argv + 2);
+    if (!strcmp(argv[1], "verify-db"))
+        return verify_db_command(argc - 2, argv + 2);
     if (!strcmp(argv[1], "stats"))
         return stats_command(argc - 2, argv + 2);
     if (!strcmp(argv[1], "flips"))

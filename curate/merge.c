@@ -1,6 +1,7 @@
 /* merge: idempotent merge of kcorpus databases through ATTACH and the merge_map table. */
 #include "curate/merge.h"
 #include "common/error.h"
+#include "curate/db_check.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -45,9 +46,12 @@ int curate_db_uuid(sqlite3 *db, const char *schema, strbuf *out, strbuf *err)
     if (!st)
         return -1;
     int rc = sqlite3_step(st) == SQLITE_ROW ? 0 : kc_fail(err, "database has no identity (db_info)");
+    const char *uuid = rc ? NULL : (const char *)sqlite3_column_text(st, 0);
+    if (!rc && (sqlite3_column_type(st, 0) != SQLITE_TEXT || !uuid || !*uuid))
+        rc = kc_fail(err, "database has no identity (table db_info row 'uuid' has no text value)");
     if (!rc) {
         sb_reset(out);
-        sb_adds(out, (const char *)sqlite3_column_text(st, 0));
+        sb_adds(out, uuid);
     }
     sqlite3_finalize(st);
     return rc;
@@ -94,20 +98,27 @@ static int build_copy_sql(merger *m, const table_plan *t, strbuf *sql, strbuf *e
 }
 
 /* Where a source row was born: the source's own merge_map, else the source itself. */
-static void origin_of(merger *m, const char *tbl, sqlite3_int64 id, strbuf *uuid,
-                      sqlite3_int64 *origin_id)
+static int origin_of(merger *m, const char *tbl, sqlite3_int64 id, strbuf *uuid,
+                     sqlite3_int64 *origin_id, strbuf *err)
 {
     sqlite3_bind_text(m->src_origin, 1, tbl, -1, SQLITE_STATIC);
     sqlite3_bind_int64(m->src_origin, 2, id);
     sb_reset(uuid);
+    int rc = 0;
     if (sqlite3_step(m->src_origin) == SQLITE_ROW) {
-        sb_adds(uuid, (const char *)sqlite3_column_text(m->src_origin, 0));
-        *origin_id = sqlite3_column_int64(m->src_origin, 1);
+        const char *origin = (const char *)sqlite3_column_text(m->src_origin, 0);
+        if (sqlite3_column_type(m->src_origin, 0) != SQLITE_TEXT || !origin || !*origin ||
+            sqlite3_column_type(m->src_origin, 1) != SQLITE_INTEGER)
+            rc = kc_fail(err, "table merge_map row (tbl '%s', local_id %lld): no origin_uuid or "
+                              "origin_id", tbl, (long long)id);
+        else
+            sb_adds(uuid, origin), *origin_id = sqlite3_column_int64(m->src_origin, 1);
     } else {
         sb_adds(uuid, m->src_uuid.buf);
         *origin_id = id;
     }
     sqlite3_reset(m->src_origin);
+    return rc;
 }
 
 /* The destination id of a row born elsewhere, or 0 when the destination lacks it. */
@@ -149,8 +160,11 @@ static int copy_row(merger *m, const table_plan *t, sqlite3_stmt *copy, sqlite3_
                     strbuf *err)
 {
     strbuf uuid = STRBUF_INIT;
-    sqlite3_int64 oid, dst_id;
-    origin_of(m, t->name, src_id, &uuid, &oid);
+    sqlite3_int64 oid = 0, dst_id;
+    if (origin_of(m, t->name, src_id, &uuid, &oid, err)) {
+        sb_free(&uuid);
+        return -1;
+    }
     dst_id = known_as(m, t->name, uuid.buf, oid);
     if (!dst_id && !strcmp(t->name, "runs"))
         dst_id = same_run(m, src_id);
@@ -201,8 +215,18 @@ static int merge_table(merger *m, const table_plan *t, strbuf *err)
 
 static int merge_keyed_tables(merger *m, strbuf *err)
 {
+    /* Only rows whose key is the sha256 of their data: one planted under another content's key
+     * would make every later write of that content a no-op (the checks refuse such a source
+     * before this; the copy holds to it even if the source changed since). */
+    long planted = (long)kc_db_query_int(m->db, "SELECT count(*) FROM src.blobs WHERE "
+                                                "typeof(data) <> 'blob' OR kc_sha256(data) IS NOT sha256");
+    if (planted)
+        return kc_fail(err, "table blobs: %ld row(s) whose key is not the sha256 of their data; "
+                            "nothing was copied", planted);
     long before = (long)sqlite3_total_changes(m->db);
-    if (kc_db_exec(m->db, "INSERT OR IGNORE INTO main.blobs SELECT * FROM src.blobs", err))
+    if (kc_db_exec(m->db, "INSERT OR IGNORE INTO main.blobs(sha256, size, data) SELECT sha256, "
+                          "length(data), data FROM src.blobs WHERE typeof(data) = 'blob' AND "
+                          "kc_sha256(data) = sha256", err))
         return -1;
     m->counts->blobs_added += (long)sqlite3_total_changes(m->db) - before;
     long conflicts = (long)kc_db_query_int(
@@ -307,47 +331,115 @@ static void remove_copy(strbuf *dir, strbuf *copy)
     sb_free(dir), sb_free(copy);
 }
 
-int curate_merge_one(sqlite3 *dst, const char *src_path, curate_merge_counts *counts, strbuf *err)
+/* A source as merge reads it: the file itself, or a migrated temporary copy of it. */
+typedef struct merge_source {
+    const char *path;
+    strbuf dir, copy, uri;
+} merge_source;
+
+/* The source is only read: attached read only (immutable where it cannot be written); one at
+ * an older schema is migrated in a temporary copy, never in place. */
+static int open_source(merge_source *s, strbuf *err)
 {
-    /* The source is only read: attached read only (immutable where it cannot be written); one at
-     * an older schema is migrated in a temporary copy, never in place. */
-    strbuf dir = STRBUF_INIT, copy = STRBUF_INIT, uri = STRBUF_INIT;
-    int version = kc_db_file_version(src_path);
+    int version = kc_db_file_version(s->path);
     sqlite3 *src = NULL;
     if (version >= 1 && version < kc_schema_newest_version()) {
-        if (migrated_copy(src_path, version, &dir, &copy, err)) {
-            remove_copy(&dir, &copy);
+        if (migrated_copy(s->path, version, &s->dir, &s->copy, err))
             return -1;
-        }
-    } else if (kc_db_open(src_path, KC_DB_READONLY, &src, err)) { /* ours, at this version */
+    } else if (kc_db_open(s->path, KC_DB_READONLY, &src, err)) { /* ours, at this version */
         return -1;
     }
     kc_db_close(src);
-    kc_db_readonly_uri(copy.len ? copy.buf : src_path, &uri);
-    merger m = {.db = dst, .counts = counts};
+    kc_db_readonly_uri(s->copy.len ? s->copy.buf : s->path, &s->uri);
+    return 0;
+}
+
+static void close_source(merge_source *s)
+{
+    remove_copy(&s->dir, &s->copy);
+    sb_free(&s->uri);
+}
+
+static int attach_source(sqlite3 *dst, merge_source *s, strbuf *err)
+{
     sqlite3_stmt *att = kc_db_prepare(dst, "ATTACH DATABASE ? AS src", err);
     int rc = att ? 0 : -1;
     if (att) {
-        sqlite3_bind_text(att, 1, uri.buf, -1, SQLITE_STATIC);
+        sqlite3_bind_text(att, 1, s->uri.buf, -1, SQLITE_STATIC);
         if (sqlite3_step(att) != SQLITE_DONE)
-            rc = kc_fail(err, "cannot attach '%s': %s", src_path, sqlite3_errmsg(dst));
+            rc = kc_fail(err, "cannot attach: %s", sqlite3_errmsg(dst));
         sqlite3_finalize(att);
     }
-    if (!rc) {
-        rc = merge_attached(&m, err);
-        sqlite3_finalize(m.src_origin), sqlite3_finalize(m.dst_lookup);
-        sqlite3_finalize(m.remember), sqlite3_finalize(m.map_put);
-        kc_db_exec(dst, "DETACH DATABASE src", NULL);
+    return rc;
+}
+
+/* Runs the checks of `kcurate verify-db` on the attached source; any problem refuses it, and
+ * the message lists them (one an indented line). */
+static int check_source(sqlite3 *dst, strbuf *err)
+{
+    db_check_result r = {0};
+    int rc = 0;
+    if (db_check_attached(dst, "src", &r)) {
+        strbuf lines = STRBUF_INIT;
+        for (const char *c = r.found.buf; *c; c++)
+            sb_adds(&lines, *c == '\n' ? "\n  " : (char[]){*c, 0});
+        rc = kc_fail(err, "refused, nothing was copied (%d problem(s), as `kcurate verify-db` "
+                          "reports them):\n  %s", r.problems, lines.buf);
+        sb_free(&lines);
     }
+    db_check_result_free(&r);
+    return rc;
+}
+
+static int merge_source_into(sqlite3 *dst, merge_source *s, curate_merge_counts *counts, strbuf *err)
+{
+    if (attach_source(dst, s, err))
+        return -1;
+    merger m = {.db = dst, .counts = counts};
+    int rc = merge_attached(&m, err);
+    sqlite3_finalize(m.src_origin), sqlite3_finalize(m.dst_lookup);
+    sqlite3_finalize(m.remember), sqlite3_finalize(m.map_put);
+    kc_db_exec(dst, "DETACH DATABASE src", NULL);
     sb_free(&m.src_uuid);
     sb_free(&m.dst_uuid);
-    sb_free(&uri);
-    remove_copy(&dir, &copy);
-    if (rc && err && !strstr(err->buf, src_path)) {
+    return rc;
+}
+
+/* Names the source in err. */
+static int source_failed(const char *path, strbuf *err)
+{
+    if (err && !strstr(sb_str(err), path)) {
         strbuf msg = STRBUF_INIT;
-        sb_addf(&msg, "merging '%s': %s", src_path, err->buf);
+        sb_addf(&msg, "merging '%s': %s", path, sb_str(err));
         kc_fail(err, "%s", msg.buf);
         sb_free(&msg);
     }
+    return -1;
+}
+
+int curate_merge_all(sqlite3 *dst, const char *const *paths, int n, curate_merge_counts *counts,
+                     strbuf *err)
+{
+    if (db_check_functions(dst, err))
+        return -1;
+    merge_source *s = xcalloc((size_t)n, sizeof(*s));
+    int rc = 0;
+    /* every source is checked before anything is written */
+    for (int i = 0; !rc && i < n; i++) {
+        s[i].path = paths[i];
+        rc = open_source(&s[i], err) || attach_source(dst, &s[i], err) ? -1 : 0;
+        if (!rc) {
+            rc = check_source(dst, err);
+            kc_db_exec(dst, "DETACH DATABASE src", NULL);
+        }
+        if (rc)
+            source_failed(paths[i], err);
+    }
+    for (int i = 0; !rc && i < n; i++)
+        if (merge_source_into(dst, &s[i], counts, err))
+            rc = source_failed(paths[i], err);
+    for (int i = 0; i < n; i++)
+        close_source(&s[i]);
+    free(s);
     return rc;
 }

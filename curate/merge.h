@@ -10,8 +10,11 @@ typedef struct curate_merge_counts {
     long rows_added, rows_known, blobs_added, problems_added, problem_conflicts;
 } curate_merge_counts;
 
-/* Merges the database at src_path into dst (open, at the newest schema). */
-int curate_merge_one(sqlite3 *dst, const char *src_path, curate_merge_counts *counts, strbuf *err);
+/* Merges the databases at paths into dst (open, at the newest schema). Every source is first
+ * checked as `kcurate verify-db` checks a database (db_check.h), and one that fails refuses the
+ * merge before anything is written; then each source is copied in one transaction. */
+int curate_merge_all(sqlite3 *dst, const char *const *paths, int n, curate_merge_counts *counts,
+                     strbuf *err);
 /* The database's identity (db_info uuid) into out. */
 int curate_db_uuid(sqlite3 *db, const char *schema, strbuf *out, strbuf *err);
 

@@ -242,6 +242,15 @@ typedef struct claim_line {
     double claimed_speedup;
 } claim_line;
 
+/* A problem id has no control characters: the cache of ids already found is line based. */
+static int check_problem_id(const char *id, strbuf *err)
+{
+    for (const char *c = id; *c; c++)
+        if ((unsigned char)*c < 0x20 || *c == 0x7f)
+            return kc_fail(err, "problem id has a control character (byte 0x%02x)", (unsigned char)*c);
+    return 0;
+}
+
 /* Checks one parsed line against the format; fills cl (pointers into j). */
 static int check_claim(json_t *j, const char *default_source, claim_line *cl, strbuf *err)
 {
@@ -255,6 +264,8 @@ static int check_claim(json_t *j, const char *default_source, claim_line *cl, st
     if (!json_is_string(pid) || !*json_string_value(pid))
         return kc_fail(err, "'problem_id' is missing or not a string");
     cl->problem_id = json_string_value(pid);
+    if (check_problem_id(cl->problem_id, err))
+        return -1;
     if ((code && resp) || (!code && !resp))
         return kc_fail(err, "give exactly one of 'code' and 'response'");
     json_t *text = code ? code : resp;
@@ -285,6 +296,24 @@ static int check_claim(json_t *j, const char *default_source, claim_line *cl, st
     return 0;
 }
 
+/* Loads the problem a record names: the id must be the problem's own id (not another path to it,
+ * e.g. "./level1/019_relu") and have no control characters (the known-id cache is line based). */
+static int load_named_problem(const char *id, problem *p, strbuf *err)
+{
+    if (check_problem_id(id, err))
+        return -1;
+    strbuf e = STRBUF_INIT;
+    int rc = 0;
+    if (problem_load_by_id(id, p, &e)) {
+        rc = kc_fail(err, "unknown problem '%s' (%s)", id, e.buf);
+    } else if (strcmp(p->id, id)) {
+        rc = kc_fail(err, "'%s' is not a problem id (the problem it names is '%s')", id, p->id);
+        problem_free(p);
+    }
+    sb_free(&e);
+    return rc;
+}
+
 /* Registers the problem the first time a file names it; fails for an unknown id. */
 static int ensure_problem(sqlite3 *db, const char *id, strbuf *known, strbuf *err)
 {
@@ -293,16 +322,13 @@ static int ensure_problem(sqlite3 *db, const char *id, strbuf *known, strbuf *er
     int rc = 0;
     if (!strstr(sb_str(known), tag.buf)) {
         problem p;
-        strbuf e = STRBUF_INIT;
-        if (problem_load_by_id(id, &p, &e)) {
-            rc = kc_fail(err, "unknown problem '%s' (%s)", id, e.buf);
-        } else {
+        rc = load_named_problem(id, &p, err);
+        if (!rc) {
             rc = problem_register(db, &p, err);
             problem_free(&p);
             if (rc == 0)
                 sb_add(known, tag.buf, tag.len);
         }
-        sb_free(&e);
     }
     sb_free(&tag);
     return rc;
@@ -367,12 +393,9 @@ static int check_problem_exists(const char *id, strbuf *known, strbuf *err)
     int rc = 0;
     if (!strstr(sb_str(known), tag.buf)) {
         problem p;
-        strbuf e = STRBUF_INIT;
-        if (problem_load_by_id(id, &p, &e))
-            rc = kc_fail(err, "unknown problem '%s' (%s)", id, e.buf);
-        else
+        rc = load_named_problem(id, &p, err);
+        if (!rc)
             problem_free(&p), sb_add(known, tag.buf, tag.len);
-        sb_free(&e);
     }
     sb_free(&tag);
     return rc;

@@ -5,6 +5,7 @@
 #ifndef KC_GPU_CLIENT_H
 #define KC_GPU_CLIENT_H
 #include "common/problem.h"
+#include "verify/gpu_result.h"
 #include "verify/verify.h"
 
 typedef struct gpu_client gpu_client;
@@ -19,7 +20,5 @@ int gpu_client_busy(gpu_client *g, int *waiting);
 int gpu_client_workers(gpu_client *g);
 /* Path of kverify-gpu beside the running executable (or $KC_KVERIFY_GPU). */
 void kverify_gpu_exe_path(strbuf *out);
-/* Baseline medians for a problem on a GPU model (0 when unknown). */
-void baselines_lookup(const problem *p, const char *gpu_name, double *eager_ms, double *compile_ms);
 
 #endif

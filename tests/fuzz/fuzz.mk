@@ -8,13 +8,14 @@ FUZZ_CC     ?= clang
 FUZZ_SAN    := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 FUZZ_CFLAGS := -std=c17 -O1 -g -Wall -Wextra -Wno-missing-field-initializers -D_GNU_SOURCE \
                -DKC_VERSION='"fuzz"' -I. -Itests/fuzz -MMD -MP $(FUZZ_SAN)
-FUZZ_LIBS   := -ljansson -lcrypto -lm -lpthread
+FUZZ_LIBS   := -lsqlite3 -ljansson -lcrypto -lm -lpthread
 
 # The targets (one per parser of untrusted bytes) and the modules they link.
 FUZZ_TARGETS := $(shell cat tests/fuzz/targets)
 FUZZ_MODULES := common/strbuf.c common/error.c common/expr.c common/candidate.c common/problem.c \
                 common/suite.c common/fsutil.c common/prompt_text.c common/hash.c \
-                collect/llm_wire.c collect/sse.c verify/ipc.c verify/policy.c
+                collect/llm_wire.c collect/sse.c verify/ipc.c verify/policy.c verify/gpu_result.c \
+                common/db.c $(FUZZ_O)/gen/kc_sql.c curate/merge.c curate/db_check.c
 FUZZ_MOD_OBJ := $(patsubst %.c,$(FUZZ_O)/obj/%.o,$(FUZZ_MODULES))
 FUZZ_BINS    := $(patsubst %,$(FUZZ_O)/fuzz_%,$(FUZZ_TARGETS))
 
@@ -29,6 +30,13 @@ all:
 	@echo "fuzz: SKIP build: '$(FUZZ_CC)' cannot link libFuzzer (install clang and libclang-rt-14-dev: make deps)"
 	@rm -f $(FUZZ_BINS)
 endif
+
+# The schema as a C string (as the Makefile makes it), for the merge target's databases.
+$(FUZZ_O)/gen/kc_sql.c: schemas/kc.sql
+	@mkdir -p $(dir $@)
+	@{ echo '/* generated from schemas/kc.sql by make: do not edit */'; \
+	   echo 'const char kc_schema_sql[] ='; \
+	   sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $<; echo ';'; } > $@
 
 $(FUZZ_O)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
