@@ -6,7 +6,8 @@
  * <tmp>/<suite>/<name>.json for the manifest's "id" (when it has that form) and
  * its "reference" file beside it, with <tmp>/level1/shared/ holding two shared
  * kernels (one valid, one that includes another file). Properties: no crash,
- * UB or leak; a failed load says why and leaves nothing to free. */
+ * UB or leak; a failed load says why and leaves nothing to free; a "hidden" generator's draw
+ * either passes the dims checks or says why. */
 #include "common/error.h"
 #include "common/fsutil.h"
 #include "common/problem.h"
@@ -80,6 +81,16 @@ static void exercise(const problem *p)
     }
     for (int i = 0; i < p->n_inputs; i++)
         FZ_CHECK(problem_tensor(p, p->inputs[i].name, NULL) != NULL);
+    if (problem_has_hidden(p)) { /* a drawn set passes the fixed sets' checks; a failure says why */
+        dimset d;
+        sb_reset(&err);
+        if (problem_draw_dims(p, 1, 0, &d, &err) == 0) {
+            FZ_CHECK(problem_dims_fault(p, &d, NULL, &err) == 0);
+            dimset_free(&d);
+        } else {
+            FZ_CHECK(err.len > 0 && d.n == 0);
+        }
+    }
     problem_spec_text(p, &spec);
     FZ_CHECK(spec.len > 0);
     sb_free(&err), sb_free(&spec);

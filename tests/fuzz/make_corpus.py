@@ -77,6 +77,24 @@ for i, (j, mtext, src) in enumerate(problems):
     if i % 4 == 0 or b'#include "shared/' in src[:2000] and i % 8 == 1:
         add("problem", mtext + b"\0" + src)
 
+# problem: relu with the attention suite's kinds of "hidden" generators (ranges, values,
+# divisor_of, expr, requires, caps) and a constant init with "vary", so that draws get fuzzed.
+relu_path = rel("problems", "level1", "019_relu.json")
+relu_src = open(rel("problems", "level1", "019_relu.cu"), "rb").read()
+for hidden, init in [
+    ({"dims": {"B": {"min": 1, "max": 7}, "D": {"min": 1, "max": 20000}}, "why": "w"}, None),
+    ({"dims": {"B": {"values": [12, 30, 64]}, "D": {"divisor_of": "B"}},
+      "require": ["B % D == 0", "D >= 2"], "max_bytes": 4096, "max_flops": 1e6, "why": "w"},
+     {"dist": "constant", "value": 1, "vary": {"dist": "uniform", "lo": 0.5, "hi": 1.5}}),
+    ({"dims": {"B": {"min": 1, "max": 50}, "D": {"expr": "2*B+1"}}, "require": ["D > B"],
+      "why": "w"}, {"dist": "constant", "value": 2, "vary": {"dist": "normal", "std": 3}}),
+]:
+    m = json.load(open(relu_path))
+    m["hidden"] = hidden
+    if init:
+        m["inputs"][0]["init"] = init
+    add("problem", json.dumps(m, indent=2).encode() + b"\0" + relu_src)
+
 # Fixture strings of the unit tests, routed by shape.
 for path in sorted(glob.glob(rel("tests", "unit", "test_*.c"))):
     for lit in c_literals(path):
