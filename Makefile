@@ -31,7 +31,7 @@ obj = $(patsubst %.c,$(OBJ)/%.o,$(patsubst $(GEN)/%,gen/%,$(1)))
 COMMON_OBJ  := $(call obj,$(COMMON_SRC))
 # Host-side verifier modules (no driver API) and the GPU worker's (verify/worker_*.c, linked
 # only into kverify-gpu, the one binary that loads libcuda and CUPTI).
-VERIFY_HOST := $(call obj,$(filter-out verify/worker_%,$(VERIFY_SRC)))
+VERIFY_HOST := $(call obj,$(filter-out verify/worker_%,$(VERIFY_SRC))) $(OBJ)/gen/harness_cu.o
 VERIFY_GPU  := $(call obj,$(filter verify/worker_%,$(VERIFY_SRC)))
 
 # A tool is built once its main.c exists.
@@ -71,7 +71,7 @@ $(BIN)/kverify: $(OBJ)/verify/main.o $(VERIFY_HOST) $(COMMON_OBJ)
 	@mkdir -p $(BIN)
 	$(CC) $(LDFLAGS) -o $@ $^ $(NVRTC) $(LIBS)
 
-$(BIN)/kverify-gpu: $(OBJ)/verify/worker_main.o $(VERIFY_GPU) $(filter-out $(OBJ)/verify/main.o,$(VERIFY_HOST)) $(COMMON_OBJ) $(OBJ)/gen/harness_cu.o
+$(BIN)/kverify-gpu: $(OBJ)/verify/worker_main.o $(VERIFY_GPU) $(filter-out $(OBJ)/verify/main.o,$(VERIFY_HOST)) $(COMMON_OBJ)
 	@mkdir -p $(BIN)
 	$(CC) $(LDFLAGS) -o $@ $^ $(NVRTC) $(CUDADRV) $(LIBS)
 

@@ -5,6 +5,7 @@
 #include "verify/sanitizer.h"
 #include "verify/verify_cli.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,8 +66,28 @@ void cli_print_report(const problem *p, const kv_result *r)
                r->cuda_version, sb_str(&r->seeds));
 }
 
+/* --hidden N (dims sets drawn per verification, 0..8) and --hidden-seed S (the draws' seed, to
+ * reproduce a label: its evidence's hidden.seed). */
+int cli_parse_hidden(const char *option, const char *value, kv_options *o)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(value, &end, 10);
+    if (errno || end == value || *end)
+        return error("%s takes a non-negative integer", option);
+    if (strcmp(option, "--hidden") == 0) {
+        if (v > KV_MAX_HIDDEN)
+            return error("--hidden takes 0 to %d", KV_MAX_HIDDEN);
+        o->n_hidden = (int)v;
+    } else {
+        o->hidden_seed = v;
+        o->fixed_hidden_seed = 1;
+    }
+    return 0;
+}
+
 enum { OPT_JSON = 1000, OPT_COMPILE_ONLY, OPT_NO_TIMING, OPT_SEEDS, OPT_N_SEEDS, OPT_CAP,
-       OPT_SANITIZER };
+       OPT_SANITIZER, OPT_HIDDEN, OPT_HIDDEN_SEED };
 
 static int parse_check_options(int argc, char **argv, kv_options *o, const char **problem_id,
                                int *json)
@@ -80,6 +101,8 @@ static int parse_check_options(int argc, char **argv, kv_options *o, const char 
         {"n-seeds", required_argument, NULL, OPT_N_SEEDS},
         {"timing-cap-ms", required_argument, NULL, OPT_CAP},
         {"sanitizer", required_argument, NULL, OPT_SANITIZER},
+        {"hidden", required_argument, NULL, OPT_HIDDEN},
+        {"hidden-seed", required_argument, NULL, OPT_HIDDEN_SEED},
         {NULL, 0, NULL, 0}};
     int c;
     optind = 1;
@@ -95,6 +118,11 @@ static int parse_check_options(int argc, char **argv, kv_options *o, const char 
             break;
         case OPT_N_SEEDS: o->n_seeds = atoi(optarg); break;
         case OPT_CAP: o->timing_cap_ms = atof(optarg); break;
+        case OPT_HIDDEN:
+        case OPT_HIDDEN_SEED:
+            if (cli_parse_hidden(c == OPT_HIDDEN ? "--hidden" : "--hidden-seed", optarg, o))
+                return -1;
+            break;
         case OPT_SANITIZER:
             if (sanitizer_mode_parse(optarg, &o->sanitize))
                 return error("--sanitizer takes none, memcheck or all");

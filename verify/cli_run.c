@@ -267,19 +267,26 @@ int cli_run(int argc, char **argv)
                                          {"threads", required_argument, NULL, 't'},
                                          {"no-timing", no_argument, NULL, 'n'},
                                          {"sanitizer", required_argument, NULL, 'S'},
+                                         {"hidden", required_argument, NULL, 'H'},
+                                         {"hidden-seed", required_argument, NULL, 'K'},
                                          {NULL, 0, NULL, 0}};
     kv_options o;
     kv_options_default(&o);
     const char *db_path = NULL;
     int limit = 0, threads = 0, c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "d:cl:t:nS:", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "d:cl:t:nS:H:K:", opts, NULL)) != -1) {
         switch (c) {
         case 'd': db_path = optarg; break;
         case 'c': o.compile_only = 1; break;
         case 'l': limit = atoi(optarg); break;
         case 't': threads = atoi(optarg); break;
         case 'n': o.no_timing = 1; break;
+        case 'H':
+        case 'K':
+            if (cli_parse_hidden(c == 'H' ? "--hidden" : "--hidden-seed", optarg, &o))
+                return 4;
+            break;
         case 'S':
             if (sanitizer_mode_parse(optarg, &o.sanitize))
                 return error("--sanitizer takes none, memcheck or all"), 4;

@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
 
 #define GPU_MAX_WORKERS 16
 
@@ -119,6 +121,42 @@ int gpu_client_busy(gpu_client *g, int *waiting)
     return g ? proc_pool_busy(g->procs, waiting) : 0;
 }
 
+/* A secret seed for the hidden draws: the kernel cannot predict the dims it will meet. */
+static uint64_t hidden_seed(const kv_options *o)
+{
+    uint64_t v = 0;
+    if (o->fixed_hidden_seed)
+        return o->hidden_seed;
+    if (getrandom(&v, sizeof(v), 0) != sizeof(v))
+        v = (uint64_t)(now_ms() * 1e3) ^ (uint64_t)getpid() << 32;
+    return v;
+}
+
+/* The job's "hidden": {"seed", "sets": [{dim: value}, ...]} drawn from the manifest's
+ * generator; a draw that fails (a manifest kverify problems --check would refuse) is noted. */
+static void add_hidden_dims(const kv_options *o, const problem *p, json_t *job)
+{
+    if (o->n_hidden <= 0 || !problem_has_hidden(p))
+        return;
+    uint64_t seed = hidden_seed(o);
+    char text[32];
+    snprintf(text, sizeof(text), "%llu", (unsigned long long)seed);
+    json_t *sets = json_array(), *hidden = json_pack("{s:s,s:o}", "seed", text, "sets", sets);
+    for (int i = 0; i < o->n_hidden && i < KV_MAX_HIDDEN; i++) {
+        dimset d;
+        strbuf s = STRBUF_INIT, err = STRBUF_INIT;
+        if (problem_draw_dims(p, seed, i, &d, &err) == 0) {
+            dimset_to_json(&d, &s);
+            json_array_append_new(sets, json_loads(s.buf, 0, NULL));
+            dimset_free(&d);
+        } else {
+            json_object_set_new(hidden, "draw_error", json_string(err.buf));
+        }
+        sb_free(&s), sb_free(&err);
+    }
+    json_object_set_new(job, "hidden", hidden);
+}
+
 static json_t *make_job(gpu_client *g, const problem *p, const uint64_t *seeds, int n,
                         json_int_t *job_id)
 {
@@ -133,6 +171,7 @@ static json_t *make_job(gpu_client *g, const problem *p, const uint64_t *seeds, 
         json_array_append_new(arr, json_string(buf));
     }
     json_object_set_new(job, "seeds", arr);
+    add_hidden_dims(&g->opt, p, job);
     json_object_set_new(job, "timing", json_boolean(!g->opt.no_timing));
     json_object_set_new(job, "timing_cap_ms", json_real(g->opt.timing_cap_ms));
     return job;

@@ -139,7 +139,7 @@ static int is_one_of(const char *s, const char *const *set)
 
 static const char *const worker_verdicts[] = {"extract_error", "launch_error", "runtime_error",
                                               "timeout", "mismatch", "unsafe", "correct", NULL};
-static const char *const worker_flags[] = {"alt_shape_fail", "nondeterministic",
+static const char *const worker_flags[] = {"alt_shape_fail", "hidden_shape_fail", "nondeterministic",
                                            "timing_inconsistent", NULL};
 
 static int flags_valid(const char *flags)

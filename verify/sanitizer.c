@@ -3,10 +3,14 @@
  * the tool writes its report to a log file in a private temporary directory, which is read
  * (bounded) and removed. */
 #include "verify/sanitizer.h"
+#include "common/candidate.h"
 #include "common/error.h"
 #include "common/fsutil.h"
 #include "verify/gpu_client.h"
 #include "verify/ipc.h"
+#include "verify/nvrtc_compile.h"
+
+#include <pthread.h>
 
 #include <errno.h>
 #include <signal.h>
@@ -75,14 +79,34 @@ static json_t *sanitize_job(const problem *p, uint64_t seed)
                      "seed", s);
 }
 
-/* Sends the job, waits for the answer until the deadline, reaps the process. */
-static void await_tool(ipc_child *child, json_t *job, const kv_result *r, struct tool_run *out)
+extern const char kc_harness_source[]; /* generated from verify/harness.cu */
+
+/* The harness module (input fills), compiled once per process for the candidate's arch. */
+static const strbuf *harness_cubin(const char *arch, strbuf *err)
 {
-    const void *blobs[2] = {r->source.buf, r->cubin.buf};
-    size_t lens[2] = {r->source.len, r->cubin.len};
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    static strbuf cubin = STRBUF_INIT;
+    static char compiled_for[16];
+    pthread_mutex_lock(&lock);
+    if (strcmp(compiled_for, arch) != 0) {
+        sb_reset(&cubin);
+        compiled_for[0] = 0;
+        if (nvrtc_compile_trusted(kc_harness_source, arch, &cubin, err) == 0)
+            snprintf(compiled_for, sizeof(compiled_for), "%s", arch);
+    }
+    pthread_mutex_unlock(&lock);
+    return compiled_for[0] ? &cubin : NULL;
+}
+
+/* Sends the job, waits for the answer until the deadline, reaps the process. */
+static void await_tool(ipc_child *child, json_t *job, const kv_result *r, const strbuf *harness,
+                       struct tool_run *out)
+{
+    const void *blobs[3] = {r->source.buf, r->cubin.buf, harness->buf};
+    size_t lens[3] = {r->source.len, r->cubin.len, harness->len};
     ipc_msg m = {0};
     strbuf err = STRBUF_INIT;
-    if (ipc_send(child->to_child, job, blobs, lens, 2) == 0) {
+    if (ipc_send(child->to_child, job, blobs, lens, 3) == 0) {
         enum ipc_status st = ipc_recv(child->from_child, &m, now_ms() + SANITIZER_DEADLINE_MS, &err);
         if (st == IPC_TIMEOUT) {
             out->timed_out = 1;
@@ -104,6 +128,9 @@ static void await_tool(ipc_child *child, json_t *job, const kv_result *r, struct
 static int run_tool(const char *tool_path, const char *tool, int device, json_t *job,
                     const kv_result *r, struct tool_run *out, strbuf *err)
 {
+    const strbuf *harness = harness_cubin(r->arch[0] ? r->arch : "sm_90", err);
+    if (!harness)
+        return -1;
     char dir[] = "/tmp/kc-sanitize-XXXXXX", log[64], dev[16];
     if (!mkdtemp(dir))
         return kc_fail(err, "cannot create a temporary directory: %s", strerror(errno));
@@ -112,12 +139,12 @@ static int run_tool(const char *tool_path, const char *tool, int device, json_t 
     strbuf exe = STRBUF_INIT;
     kverify_gpu_exe_path(&exe);
     char *argv[] = {(char *)tool_path, "--tool", (char *)tool, "--error-exitcode", "86",
-                    "--print-limit", "20", "--log-file", log, exe.buf, "sanitize", "--device",
-                    dev, NULL};
+                    "--print-limit", "20", "--report-api-errors", "no", "--log-file", log,
+                    exe.buf, "sanitize", "--device", dev, NULL};
     ipc_child child;
     int rc = ipc_spawn(argv, &child, err);
     if (rc == 0) {
-        await_tool(&child, job, r, out);
+        await_tool(&child, job, r, harness, out);
         read_report(log, &out->report);
     }
     unlink(log);
@@ -200,6 +227,28 @@ static void attach_evidence(kv_result *r, json_t *sanitizer)
     json_decref(ev);
 }
 
+/* Whether the launch unit uses shared memory (static, from the compiled kernels, or dynamic,
+ * from its launch lines): racecheck has nothing to look at otherwise. */
+static int uses_shared_memory(const problem *p, const kv_result *r)
+{
+    json_t *kernels = r->kernels_json.len ? json_loads(r->kernels_json.buf, 0, NULL) : NULL;
+    int used = !json_is_array(kernels); /* unknown: check */
+    for (size_t i = 0; i < json_array_size(kernels); i++)
+        used |= json_integer_value(json_object_get(json_array_get(kernels, i), "shared_bytes")) > 0;
+    json_decref(kernels);
+    launch_unit lu;
+    strbuf err = STRBUF_INIT;
+    if (candidate_parse(r->source.buf, p, &lu, &err) == 0) {
+        for (int i = 0; i < lu.n_launches; i++)
+            used |= lu.launches[i].smem && strcmp(lu.launches[i].smem, "0") != 0;
+        launch_unit_free(&lu);
+    } else {
+        used = 1;
+    }
+    sb_free(&err);
+    return used;
+}
+
 int sanitizer_check(const kv_options *opt, int device, const problem *p, uint64_t seed,
                     kv_result *r, strbuf *err)
 {
@@ -213,7 +262,8 @@ int sanitizer_check(const kv_options *opt, int device, const problem *p, uint64_
                                                             "KC_COMPUTE_SANITIZER)"));
         goto out;
     }
-    for (int i = 0; i < opt->sanitize && i < 2 && rc == 0; i++) {
+    int n_tools = opt->sanitize >= 2 && uses_shared_memory(p, r) ? 2 : 1;
+    for (int i = 0; i < n_tools && rc == 0; i++) {
         struct tool_run t = {0};
         double t0 = now_ms();
         int settled = 0;

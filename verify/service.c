@@ -41,6 +41,7 @@ void kv_options_default(kv_options *o)
     o->timing_cap_ms = 1000;
     o->arch = "sm_90";
     o->sanitize = 2;
+    o->n_hidden = 2;
 }
 
 void kv_result_init(kv_result *r)

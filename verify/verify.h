@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #define KV_MAX_SEEDS 16
+#define KV_MAX_HIDDEN 8 /* hidden dims sets drawn per verification */
 
 typedef struct kv_options {
     int compile_only;     /* no GPU: stop after compile, verdict "compiled" */
@@ -25,6 +26,10 @@ typedef struct kv_options {
     double timing_cap_ms; /* time cap of the timing stage (default 1000) */
     const char *arch;     /* NVRTC arch, default "sm_90" (from the device when present) */
     const char *baselines_dir; /* default <problems root>/<suite>/baselines */
+    int n_hidden;         /* dims sets drawn per verification from the manifest's "hidden"
+                             generator (default 2; 0 none) */
+    uint64_t hidden_seed; /* the draws' seed when fixed_hidden_seed (reproducing a label); */
+    int fixed_hidden_seed; /* else a fresh secret seed per verification, recorded */
     int sanitize;         /* compute-sanitizer on correct candidates: 0 none, 1 memcheck,
                              2 memcheck and racecheck (default; sanitizer.h) */
 } kv_options;

@@ -18,6 +18,7 @@
 #define WK_WALL_BYTES (1ull << 30)       /* unmapped address space on each side of a mapping */
 #define WK_GUARD_PATTERN 0xA5
 #define WK_POISON 0xFF
+#define WK_MAX_HIDDEN 8                  /* hidden dims sets run per job (the client draws them) */
 #define WK_PRINTF_KEEP 8192              /* device printf bytes kept as evidence per job */
 #define WK_PRINTF_FIFO (1 << 20)         /* the driver's device printf buffer */
 
@@ -81,7 +82,8 @@ void wk_printf_reset(void);
 json_t *wk_printf_evidence(void); /* NULL when nothing was printed */
 
 /* worker_gpu.c */
-int wk_gpu_open(wk_gpu *g, int ordinal, strbuf *err);
+/* harness_cubin: the harness module compiled by the caller, or NULL to compile it here. */
+int wk_gpu_open(wk_gpu *g, int ordinal, const strbuf *harness_cubin, strbuf *err);
 int wk_fail_cuda(wk_failure *f, const char *verdict, CUresult rc, const char *what);
 int wk_is_sticky(CUresult rc);
 /* A CUDA error while the candidate's launch unit ran: an illegal address (an access into the

@@ -117,9 +117,11 @@ static struct {
     struct run_buffers b;
 } tensor_cache[2];
 
-static void cache_key(const problem *p, const char *dims_name, strbuf *key)
+/* Names alone do not identify a hidden set (drawn anew per job): the values are in the key. */
+static void cache_key(const problem *p, const char *dims_name, const dimset *dims, strbuf *key)
 {
-    sb_addf(key, "%s@%s", p->id, dims_name);
+    sb_addf(key, "%s@%s:", p->id, dims_name);
+    dimset_to_json(dims, key);
 }
 
 static struct run_buffers *acquire_tensors(wk_gpu *g, const problem *p, const char *dims_name,
@@ -127,7 +129,7 @@ static struct run_buffers *acquire_tensors(wk_gpu *g, const problem *p, const ch
 {
     int slot = strcmp(dims_name, "default") == 0 ? 0 : 1;
     strbuf key = STRBUF_INIT;
-    cache_key(p, dims_name, &key);
+    cache_key(p, dims_name, dims, &key);
     if (tensor_cache[slot].key && strcmp(tensor_cache[slot].key, key.buf) == 0) {
         sb_free(&key);
         return &tensor_cache[slot].b;
@@ -190,18 +192,23 @@ static int sync_or_fail(wk_gpu *g, wk_failure *f, const char *what)
     return rc == CUDA_SUCCESS ? 0 : wk_fail_cuda(f, "runtime_error", rc, what);
 }
 
-static int fill_inputs(wk_gpu *g, const problem *p, const dimset *dims, uint64_t seed,
+/* vary: inputs initialised to a constant get their manifest's "vary" distribution instead
+ * (every seed but the first, and the hidden dims), so a kernel cannot assume the constant. */
+static int fill_inputs(wk_gpu *g, const problem *p, const dimset *dims, uint64_t seed, int vary,
                        struct run_buffers *b, wk_failure *f)
 {
     strbuf err = STRBUF_INIT;
-    for (int i = 0; i < p->n_inputs; i++)
-        if (wk_fill_input(g, &b->cand[i], &p->inputs[i], dims, seed, (unsigned)i, &err)) {
+    for (int i = 0; i < p->n_inputs; i++) {
+        tensor_spec varied;
+        const tensor_spec *t = vary ? tensor_spec_varied(&p->inputs[i], &varied) : &p->inputs[i];
+        if (wk_fill_input(g, &b->cand[i], t, dims, seed, (unsigned)i, &err)) {
             snprintf(f->verdict, sizeof(f->verdict), "runtime_error");
             sb_reset(&f->message);
             sb_addf(&f->message, "internal: %s", err.buf);
             sb_free(&err);
             return -1;
         }
+    }
     sb_free(&err);
     return sync_or_fail(g, f, "generating inputs");
 }
@@ -471,7 +478,7 @@ static int rerun_for_determinism(struct job_state *s, const char *dims_name, con
 
 /* One (dims, seed) run. Returns 0 pass, 1 mismatch, -1 failure (f says which). */
 static int one_run(struct job_state *s, const char *dims_name, const dimset *dims, uint64_t seed,
-                   int check_determinism, wk_failure *f)
+                   int check_determinism, int vary, wk_failure *f)
 {
     struct run_buffers *bp;
     json_t *run = json_pack("{s:s,s:s,s:[]}", "dims", dims_name, "seed", "", "outputs");
@@ -486,7 +493,9 @@ static int one_run(struct job_state *s, const char *dims_name, const dimset *dim
     json_object_set_new(run, "setup_ms", json_real(now_ms() - t0));
     uint64_t sums[KC_MAX_TENSORS];
     CUresult rc;
-    if (fill_inputs(s->g, s->p, dims, seed, bp, f))
+    if (vary)
+        json_object_set_new(run, "varied_constants", json_true());
+    if (fill_inputs(s->g, s->p, dims, seed, vary, bp, f))
         goto out;
     for (int i = 0; i < bp->n_in; i++) {
         sums[i] = wk_buffer_checksum(s->g, &bp->cand[i], &rc);
@@ -553,7 +562,60 @@ static void add_flag(strbuf *flags, const char *flag)
     sb_adds(flags, flag);
 }
 
-/* Runs every seed on the default dims, then each alt set; sets verdict and flags. */
+/* A hidden set of the job as dims: every dim of the default set, then the derived ones. */
+static int hidden_dims(const problem *p, json_t *set, dimset *d, strbuf *why)
+{
+    memset(d, 0, sizeof(*d));
+    for (int i = 0; i < p->dims_default.n; i++) {
+        json_t *v = json_object_get(set, p->dims_default.names[i]);
+        if (!json_is_integer(v))
+            return kc_fail(why, "dim %s missing", p->dims_default.names[i]);
+        dimset_set(d, p->dims_default.names[i], json_integer_value(v));
+    }
+    return problem_apply_derived(p, d, why) || problem_dims_fault(p, d, NULL, why);
+}
+
+/* The dims drawn at verification time (the job's "hidden": seed and sets, drawn by the
+ * trusted client), each on a seed of its own with constant inputs varied. */
+static int run_hidden(struct job_state *s, json_t *job, uint64_t first_seed, wk_failure *f,
+                      strbuf *flags, strbuf *message)
+{
+    json_t *sets = json_object_get(json_object_get(job, "hidden"), "sets");
+    for (size_t k = 0; k < json_array_size(sets) && k < WK_MAX_HIDDEN; k++) {
+        char name[32];
+        dimset d;
+        strbuf why = STRBUF_INIT;
+        snprintf(name, sizeof(name), "hidden%zu", k);
+        if (hidden_dims(s->p, json_array_get(sets, k), &d, &why)) {
+            snprintf(f->verdict, sizeof(f->verdict), "runtime_error");
+            sb_reset(&f->message);
+            sb_addf(&f->message, "internal: hidden dims set %s: %s", name, why.buf);
+            sb_free(&why);
+            dimset_free(&d);
+            return -1;
+        }
+        sb_free(&why);
+        int r = one_run(s, name, &d, first_seed + 1 + k, 0, 1, f);
+        if (r != 0) {
+            add_flag(flags, "hidden_shape_fail");
+            if (r > 0) {
+                snprintf(f->verdict, sizeof(f->verdict), "mismatch");
+                sb_addf(message, "correct on the default and alternative dims but wrong on the "
+                                 "dims drawn at verification time %s ", name);
+                dimset_to_json(&d, message);
+                sb_adds(message, " (sizes the fixed sets never use: a hard-coded size, a missing "
+                                 "bounds guard or tail?)");
+            }
+        }
+        dimset_free(&d);
+        if (r != 0)
+            return r;
+    }
+    return 0;
+}
+
+/* Runs every seed on the default dims, then each alt set, then the hidden sets; sets verdict
+ * and flags. */
 static int run_all(struct job_state *s, json_t *job, wk_failure *f, strbuf *flags, strbuf *message)
 {
     json_t *seeds = json_object_get(job, "seeds");
@@ -563,7 +625,7 @@ static int run_all(struct job_state *s, json_t *job, wk_failure *f, strbuf *flag
         uint64_t seed = strtoull(json_string_value(json_array_get(seeds, i)), NULL, 10);
         if (i == 0)
             first_seed = seed;
-        int r = one_run(s, "default", &s->p->dims_default, seed, i == 0, f);
+        int r = one_run(s, "default", &s->p->dims_default, seed, i == 0, i > 0, f);
         if (r < 0)
             return -1;
         if (r > 0) {
@@ -576,7 +638,7 @@ static int run_all(struct job_state *s, json_t *job, wk_failure *f, strbuf *flag
     for (int a = 0; a < s->p->n_alt; a++) {
         char name[16];
         snprintf(name, sizeof(name), "alt%d", a);
-        int r = one_run(s, name, &s->p->dims_alt[a], first_seed, 0, f);
+        int r = one_run(s, name, &s->p->dims_alt[a], first_seed, 0, 0, f);
         if (r < 0) {
             add_flag(flags, "alt_shape_fail");
             return -1;
@@ -589,13 +651,16 @@ static int run_all(struct job_state *s, json_t *job, wk_failure *f, strbuf *flag
             return 1;
         }
     }
-    return 0;
+    return run_hidden(s, job, first_seed, f, flags, message);
 }
 
 static json_t *finish(struct job_state *s, json_t *job, wk_failure *f, int outcome, strbuf *flags,
                       strbuf *message)
 {
     json_t *evidence = json_pack("{s:O}", "runs", s->runs);
+    json_t *hidden = json_object_get(job, "hidden");
+    if (json_is_object(hidden)) /* the seed and the dims drawn: a label can be reproduced */
+        json_object_set(evidence, "hidden", hidden);
     if (s->first_failure)
         json_object_set(evidence, "first_failure", s->first_failure);
     if (s->nondeterministic)
@@ -607,8 +672,9 @@ static json_t *finish(struct job_state *s, json_t *job, wk_failure *f, int outco
         r = result_base(s->g);
         if (outcome == 0) {
             snprintf(f->verdict, sizeof(f->verdict), "correct");
-            sb_addf(message, "matches the reference on %zu seeds and %d alternative dims sets",
-                    json_array_size(json_object_get(job, "seeds")), s->p->n_alt);
+            sb_addf(message, "matches the reference on %zu seeds, %d alternative and %zu hidden "
+                             "dims sets", json_array_size(json_object_get(job, "seeds")), s->p->n_alt,
+                    json_array_size(json_object_get(json_object_get(job, "hidden"), "sets")));
         }
         json_object_set_new(r, "verdict", json_string(f->verdict));
         json_object_set_new(r, "message", json_string(message->buf ? message->buf : ""));
@@ -650,7 +716,7 @@ static int prepare_timed_rep(void *ctx, int rep, wk_failure *f)
 {
     struct timing_state *t = ctx;
     struct job_state *s = t->s;
-    if (fill_inputs(s->g, s->p, &s->p->dims_default, rep_seed(t, rep), t->b, f) ||
+    if (fill_inputs(s->g, s->p, &s->p->dims_default, rep_seed(t, rep), 0, t->b, f) ||
         checksum_inputs(s->g, t->b, t->input_sums, f))
         return -1;
     return prepare_execution(s->g, s->cand, t->b, f);

@@ -62,12 +62,12 @@ int wk_fail_candidate(wk_failure *f, CUresult rc, const char *what)
     return -1;
 }
 
-static int load_harness(wk_gpu *g, strbuf *err)
+static int load_harness(wk_gpu *g, const strbuf *given, strbuf *err)
 {
     strbuf cubin = STRBUF_INIT;
-    if (nvrtc_compile_trusted(kc_harness_source, g->arch, &cubin, err))
+    if (!given && nvrtc_compile_trusted(kc_harness_source, g->arch, &cubin, err))
         return -1;
-    CUresult rc = cuModuleLoadData(&g->harness, cubin.buf);
+    CUresult rc = cuModuleLoadData(&g->harness, given ? given->buf : cubin.buf);
     sb_free(&cubin);
     if (rc != CUDA_SUCCESS)
         return kc_fail(err, "loading the harness module: %s", wk_cuda_error(rc));
@@ -133,7 +133,7 @@ static int set_context_limits(wk_gpu *g, strbuf *err)
 
 static int read_map_granularity(wk_gpu *g, strbuf *err);
 
-int wk_gpu_open(wk_gpu *g, int ordinal, strbuf *err)
+int wk_gpu_open(wk_gpu *g, int ordinal, const strbuf *harness_cubin, strbuf *err)
 {
     memset(g, 0, sizeof(*g));
     g->ordinal = ordinal;
@@ -151,7 +151,8 @@ int wk_gpu_open(wk_gpu *g, int ordinal, strbuf *err)
         rc = cuStreamCreate(&g->stream, CU_STREAM_NON_BLOCKING);
     if (rc != CUDA_SUCCESS)
         return kc_fail(err, "GPU %d: %s", ordinal, wk_cuda_error(rc));
-    if (read_device_facts(g, err) || read_map_granularity(g, err) || load_harness(g, err) ||
+    if (read_device_facts(g, err) || read_map_granularity(g, err) ||
+        load_harness(g, harness_cubin, err) ||
         set_context_limits(g, err))
         return -1;
     g->flush_bytes = (size_t)(g->l2_bytes > 0 ? g->l2_bytes : 50 << 20) * 2;

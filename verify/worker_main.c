@@ -58,7 +58,7 @@ static int serve(int device)
         return 1;
     }
     json_t *hello = json_object();
-    if (wk_gpu_open(&g, device, &err)) {
+    if (wk_gpu_open(&g, device, NULL, &err)) {
         json_object_set_new(hello, "fatal", json_string(err.buf));
         wk_channel_send(hello);
         json_decref(hello);
@@ -174,7 +174,7 @@ static int cmd_dump(int argc, char **argv)
                      "--out DIR"), 4;
     wk_gpu g;
     strbuf err = STRBUF_INIT;
-    if (wk_gpu_open(&g, device, &err) || dump_all(&g, problem_id, dims, seeds, out, &err)) {
+    if (wk_gpu_open(&g, device, NULL, &err) || dump_all(&g, problem_id, dims, seeds, out, &err)) {
         error("%s", err.buf);
         sb_free(&err);
         return 1;

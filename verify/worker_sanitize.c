@@ -1,6 +1,7 @@
 /* worker_sanitize: `kverify-gpu sanitize --device N`, the process that compute-sanitizer
  * watches (see verify/sanitizer.c). It takes one job on stdin like the worker does (the
- * problem's manifest path, dims, a seed; the candidate's source and cubin as payloads), runs
+ * problem's manifest path, dims, a seed; the candidate's source and cubin and the harness
+ * module, compiled once by the client, as payloads: no NVRTC start-up here), runs
  * the candidate's launch unit once on seeded inputs with every buffer an exact-size plain
  * allocation (no guard bands, no padding: the tool's bounds checks are then byte-exact), and
  * answers {"ok": true} or {"error": ...} on the private result descriptor. */
@@ -108,7 +109,7 @@ int wk_sanitize_serve(int device)
     dimset dims = {0};
     int loaded = 0, rc = 1;
     const char *manifest, *seed;
-    if (ipc_recv(0, &job, -1, &err) != IPC_OK || job.n_blobs < 2) {
+    if (ipc_recv(0, &job, -1, &err) != IPC_OK || job.n_blobs < 3) {
         kc_fail(&err, "no job on stdin");
         goto reply;
     }
@@ -117,7 +118,7 @@ int wk_sanitize_serve(int device)
     if (!manifest || !seed || problem_load(manifest, &p, &err))
         goto reply_job;
     loaded = 1;
-    if (load_job_dims(&p, job.json, &dims, &err) || wk_gpu_open(&g, device, &err))
+    if (load_job_dims(&p, job.json, &dims, &err) || wk_gpu_open(&g, device, &job.blobs[2], &err))
         goto reply_job;
     rc = run_once(&g, &p, &dims, strtoull(seed, NULL, 10), job.blobs[0].buf, job.blobs[1].buf, &err);
 reply_job:

@@ -30,7 +30,7 @@ expected="1|mismatch|
 3|mismatch|alt_shape_fail
 4|unsafe|
 5|unsafe|
-6|runtime_error|
+6|unsafe|
 7|correct|
 8|runtime_error|
 9|correct|

@@ -1,5 +1,5 @@
 // Bad kernel for level1/019_relu: writes through a wild pointer. Expected:
-// runtime_error (a sticky error: the worker is replaced).
+// unsafe (an illegal address: outside every buffer; a sticky error: the worker is replaced).
 extern "C" __global__ void wild(const float *x, float *y, long long n)
 {
     float *bad = (float *)0x10;
