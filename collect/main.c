@@ -200,12 +200,14 @@ int main(int argc, char **argv)
     bundled_stop(&server);
     if (sum.trajectories > 0)
         collect_summary_print(&sum, stdout);
-    else if (kc_interrupted())
+    else if (kc_interrupted() && !sum.fatal)
         kc_interrupt_print_resume(stdout);
     if (rc < 0)
         error("%s", err.buf);
     config_free(&cfg);
     sb_free(&err);
+    if (sum.fatal) /* a run-fatal LLM error also raises the stop flag: it is not an interrupt */
+        return 1;
     if (kc_interrupted())
         return KC_EXIT_INTERRUPTED;
     return rc < 0 ? 1 : 0;

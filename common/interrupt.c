@@ -38,8 +38,14 @@ void kc_interrupt_install(int argc, char **argv)
     /* SA_RESTART: reads and writes go on; the loops poll the flag, poll() itself returns EINTR */
     struct sigaction sa = {.sa_handler = on_signal, .sa_flags = SA_RESTART};
     sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
+    const int sigs[] = {SIGINT, SIGTERM};
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+        struct sigaction old;
+        /* ignored when we started (a background job of a script, nohup): it stays ignored */
+        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+            continue;
+        sigaction(sigs[i], &sa, NULL);
+    }
 }
 
 int kc_interrupted(void) { return interrupted != 0; }

@@ -13,7 +13,9 @@
 
 #define KC_EXIT_INTERRUPTED 130
 
-/* Installs the handler for SIGINT and SIGTERM; argv is kept for the resume command. */
+/* Installs the handler for SIGINT and SIGTERM, except for one that was ignored when the process
+ * started (as a shell ignores SIGINT for its background jobs): that one stays ignored. argv is
+ * kept for the resume command. */
 void kc_interrupt_install(int argc, char **argv);
 /* Non-zero once a first SIGINT or SIGTERM arrived (0 in a process that installed nothing). */
 int kc_interrupted(void);
