@@ -7,6 +7,7 @@
 #include "common/error.h"
 #include "common/fsutil.h"
 #include "common/hash.h"
+#include "common/interrupt.h"
 #include "common/problem.h"
 #include "verify/verify.h"
 
@@ -781,6 +782,7 @@ static int lock_run(collector *c, const char *key, strbuf *err)
         } else {
             c->lock_fd = fd;
             c->lock_path = sb_detach(&path);
+            kc_interrupt_remove_on_exit(c->lock_path); /* a second Ctrl-C removes it too */
         }
         break;
     }
@@ -793,6 +795,7 @@ static int lock_run(collector *c, const char *key, strbuf *err)
 static void unlock_run(collector *c)
 {
     if (c->lock_fd > 0) {
+        kc_interrupt_remove_on_exit(NULL);
         unlink(c->lock_path);
         close(c->lock_fd);
     }
@@ -1066,6 +1069,10 @@ void collect_summary_print(const collect_summary *s, FILE *out)
                 s->trajectories_errored);
     if (s->fatal)
         fprintf(out, "  stopped by a run-fatal LLM error\n");
-    else if (s->interrupted)
-        fprintf(out, "  interrupted: run the same command again to resume\n");
+    else if (s->interrupted && s->trajectories_done < s->trajectories) {
+        strbuf cmd = STRBUF_INIT;
+        kc_resume_command(&cmd);
+        fprintf(out, "  interrupted: run the same command again to resume:\n    %s\n", sb_str(&cmd));
+        sb_free(&cmd);
+    }
 }

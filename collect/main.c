@@ -6,6 +6,7 @@
 #include "collect/config.h"
 #include "collect/loop.h"
 #include "common/error.h"
+#include "common/interrupt.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -50,20 +51,13 @@ static const char usage_text[] =
     "\n"
     "Keys come from OPENAI_API_KEY or ANTHROPIC_API_KEY only and are never recorded.\n"
     "The same command resumes an interrupted run: finished turns and paid answers are reused.\n"
+    "Ctrl-C (or SIGTERM) starts no new turn, lets the verifications in flight finish (work cut\n"
+    "short stays pending, never labelled), prints the summary and the command that resumes, and\n"
+    "exits 130; a second Ctrl-C quits at once (exit 130, the run's lock file removed).\n"
     "A run is its model, endpoints (normalised: localhost = 127.0.0.1 = [::1]), sampling\n"
     "settings (temperature, max tokens, seed, context) and prompt format: with those the same,\n"
     "more problems or samples add trajectories to it and more turns or budget extend its\n"
     "ended ones; anything else starts a new run, said on screen with what it will add.\n";
-
-static volatile sig_atomic_t cancel_flag;
-
-static void on_signal(int sig)
-{
-    (void)sig;
-    if (cancel_flag)
-        _exit(130);
-    cancel_flag = 1;
-}
 
 /* Flags and the config key they set; "" for a boolean flag's value. */
 static const struct flag {
@@ -174,9 +168,8 @@ int main(int argc, char **argv)
         return drc;
     }
 
-    struct sigaction sa = {.sa_handler = on_signal};
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
+    /* Ctrl-C: no new turns, the ones in flight finish, exit 130; again: at once (interrupt.h) */
+    kc_interrupt_install(argc, argv);
     signal(SIGPIPE, SIG_IGN);
 
     bundled_server server = {0};
@@ -203,13 +196,19 @@ int main(int argc, char **argv)
         n_urls = 1;
     }
     collect_summary sum;
-    int rc = collect_run(&cfg, label, urls, n_urls, &cancel_flag, &sum, &err);
+    int rc = collect_run(&cfg, label, urls, n_urls, kc_interrupt_flag(), &sum, &err);
     bundled_stop(&server);
     if (sum.trajectories > 0)
         collect_summary_print(&sum, stdout);
+    else if (kc_interrupted() && !sum.fatal)
+        kc_interrupt_print_resume(stdout);
     if (rc < 0)
         error("%s", err.buf);
     config_free(&cfg);
     sb_free(&err);
+    if (sum.fatal) /* a run-fatal LLM error also raises the stop flag: it is not an interrupt */
+        return 1;
+    if (kc_interrupted())
+        return KC_EXIT_INTERRUPTED;
     return rc < 0 ? 1 : 0;
 }

@@ -10,6 +10,7 @@
 #include "common/error.h"
 #include "common/fsutil.h"
 #include "common/hash.h"
+#include "common/interrupt.h"
 #include "common/problem.h"
 #include "verify/verify_cli.h"
 
@@ -223,6 +224,8 @@ int cli_reverify(int argc, char **argv)
     fflush(stdout);
     status = cli_verify_selected(db, &o, pass_todo_sql, pass, limit, threads, "selected");
     close_pass(db, pass);
+    if (kc_interrupted())
+        kc_interrupt_print_resume(stdout);
 out:
     if (status == 4 && err.len)
         error("%s", err.buf);

@@ -5,6 +5,7 @@
 #include "common/db.h"
 #include "common/error.h"
 #include "common/fsutil.h"
+#include "common/interrupt.h"
 #include "common/problem.h"
 #include "verify/gpu_client.h"
 #include "verify/sanitizer.h"
@@ -138,6 +139,7 @@ struct run_state {
     struct pending *items;
     int n, next;
     int done, failed, correct;
+    int left_pending; /* given up because of an interrupt: no verdict recorded */
     double start_ms, gpu_ms, compile_ms;
     int workers;
     int64_t pass_id; /* kverify reverify: the pass each new verification belongs to */
@@ -222,7 +224,14 @@ static void verify_one(struct run_state *s, const struct pending *c)
              record(s, c, &r, &err);
         problem_free(&p);
     }
-    if (rc) {
+    if (rc && kc_interrupted()) {
+        printf("candidate %lld %-36s left unverified (interrupted: %s)\n", (long long)c->id,
+               c->problem_id, err.buf);
+        fflush(stdout);
+        pthread_mutex_lock(&s->db_lock);
+        s->left_pending++;
+        pthread_mutex_unlock(&s->db_lock);
+    } else if (rc) {
         error("candidate %lld: %s", (long long)c->id, err.buf);
         pthread_mutex_lock(&s->db_lock);
         s->failed++;
@@ -240,7 +249,7 @@ static void *run_thread(void *arg)
     struct run_state *s = arg;
     for (;;) {
         pthread_mutex_lock(&s->db_lock);
-        int i = s->next++;
+        int i = kc_interrupted() ? s->n : s->next++; /* interrupted: start nothing new */
         pthread_mutex_unlock(&s->db_lock);
         if (i >= s->n)
             return NULL;
@@ -304,6 +313,8 @@ int cli_run(int argc, char **argv)
     else
         status = cli_verify_selected(db, &o, pending_sql, 0, limit, threads, "pending");
     kc_db_close(db);
+    if (kc_interrupted())
+        kc_interrupt_print_resume(stdout);
     sb_free(&err);
     return status;
 }
@@ -332,6 +343,11 @@ int cli_verify_selected(sqlite3 *db, kv_options *opts, const char *sql, int64_t 
                kv_service_gpu_workers(s.svc), kv_service_gpu_workers(s.svc) == 1 ? "" : "s",
                s.compile_ms / 1000);
     status = s.failed ? 1 : 0;
+    if (kc_interrupted()) {
+        printf("interrupted: %d of %d %s candidates not verified (%d given up in flight, none of "
+               "them labelled)\n", s.n - s.done, s.n, what, s.left_pending);
+        status = KC_EXIT_INTERRUPTED;
+    }
 out:
     kv_service_stop(s.svc);
     for (int i = 0; i < s.n; i++)

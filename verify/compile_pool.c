@@ -2,6 +2,7 @@
 #include "verify/compile_pool.h"
 #include "common/error.h"
 #include "common/fsutil.h"
+#include "common/interrupt.h"
 #include "verify/ipc.h"
 #include "verify/policy.h"
 #include "verify/proc_pool.h"
@@ -82,6 +83,7 @@ static void serve_one(ipc_msg *job, const char *include_dir)
 
 int compile_server_main(int no_sandbox)
 {
+    pid_t parent = getppid();
     char version[32];
     nvrtc_version_string(version, sizeof(version));
     keep_heap_between_compiles();
@@ -112,6 +114,8 @@ int compile_server_main(int no_sandbox)
         }
         include_dir = SANDBOX_INCLUDE_DIR;
     }
+    /* Dropping to nobody (as root) cleared the parent-death signal that ipc_spawn set. */
+    ipc_arm_parent_death(parent);
     json_object_set_new(hello, "ready", json_true());
     json_object_set_new(hello, "nvrtc", json_string(version));
     json_object_set_new(hello, "sandbox", json_boolean(!no_sandbox));
@@ -198,52 +202,110 @@ static void fail_output(compile_output *out, const char *why)
     sb_adds(&out->log, why);
 }
 
-int compile_pool_compile(compile_pool *pool, const char *source, const char *arch,
-                         compile_output *out, strbuf *err)
+/* How a compile on one server ended. */
+enum attempt_end {
+    ATTEMPT_ANSWERED,    /* out holds the compiler's answer, or the time limit was exceeded */
+    ATTEMPT_LOST_IDLE,   /* the server died before it had the source */
+    ATTEMPT_LOST_BUSY,   /* the server died while it had the source */
+    ATTEMPT_ERROR,       /* err says why */
+};
+
+static void copy_reply(const ipc_msg *reply, compile_output *out)
 {
-    int slot;
-    ipc_child *child;
-    if (proc_pool_acquire(pool->procs, &slot, &child, err))
-        return -1;
+    out->ok = json_is_true(json_object_get(reply->json, "ok"));
+    out->ms = json_real_value(json_object_get(reply->json, "ms"));
+    sb_reset(&out->kernels_json);
+    sb_adds(&out->kernels_json, json_string_value(json_object_get(reply->json, "kernels")));
+    sb_reset(&out->log), sb_reset(&out->cubin);
+    sb_add(&out->log, reply->blobs[0].buf ? reply->blobs[0].buf : "", reply->blobs[0].len);
+    sb_add(&out->cubin, reply->blobs[1].buf ? reply->blobs[1].buf : "", reply->blobs[1].len);
+}
+
+/* One compile on one server; a lost server is reaped and *how says how it died. */
+static enum attempt_end compile_attempt(compile_pool *pool, ipc_child *child, const char *source,
+                                        const char *arch, compile_output *out, strbuf *how,
+                                        strbuf *err)
+{
     json_t *job = json_object();
     json_object_set_new(job, "arch", json_string(arch));
     const void *blobs[1] = {source};
     size_t lens[1] = {strlen(source)};
     double start = now_ms();
-    int rc = 0;
-    if (ipc_send(child->to_child, job, blobs, lens, 1) != 0) {
+    int sent = ipc_send(child->to_child, job, blobs, lens, 1);
+    json_decref(job);
+    if (sent != 0) {
+        ipc_describe_exit(ipc_reap_lost(child, 1000), how);
+        return ATTEMPT_LOST_IDLE;
+    }
+    ipc_msg reply;
+    strbuf rerr = STRBUF_INIT;
+    enum ipc_status st = ipc_recv(child->from_child, &reply, start + pool->opt.timeout_ms, &rerr);
+    sb_free(&rerr);
+    enum attempt_end end = ATTEMPT_ANSWERED;
+    if (st == IPC_TIMEOUT) {
         ipc_kill(child);
-        fail_output(out, "the compiler process died before compiling");
+        strbuf why = STRBUF_INIT;
+        sb_addf(&why, "compilation exceeded the time limit of %.0f s", pool->opt.timeout_ms / 1000);
+        fail_output(out, why.buf);
+        sb_free(&why);
+    } else if (st != IPC_OK) {
+        ipc_describe_exit(ipc_reap_lost(child, 1000), how);
+        end = ATTEMPT_LOST_BUSY;
+    } else if (json_object_get(reply.json, "error")) {
+        kc_fail(err, "compile server: %s", json_string_value(json_object_get(reply.json, "error")));
+        end = ATTEMPT_ERROR;
     } else {
-        ipc_msg reply;
-        strbuf rerr = STRBUF_INIT;
-        enum ipc_status st = ipc_recv(child->from_child, &reply, start + pool->opt.timeout_ms, &rerr);
-        if (st == IPC_TIMEOUT) {
-            ipc_kill(child);
+        copy_reply(&reply, out);
+    }
+    ipc_msg_free(&reply);
+    return end;
+}
+
+/* A server that dies is not taken at its word: it may have been killed from outside (a stray
+ * kill, the Ctrl-C of an interrupted tool, the OOM killer for another process's sake). Only a
+ * second server dying while compiling the same source makes a label (compile_error, the compiler
+ * crashed); servers dying before they get the source are an error, never a label; and while the
+ * tool is interrupted a lost server labels nothing: that candidate stays unverified. */
+int compile_pool_compile(compile_pool *pool, const char *source, const char *arch,
+                         compile_output *out, strbuf *err)
+{
+    strbuf how = STRBUF_INIT;
+    int rc = 0, lost_busy = 0, lost_idle = 0;
+    for (;;) {
+        int slot;
+        ipc_child *child;
+        if (proc_pool_acquire(pool->procs, &slot, &child, err)) {
+            rc = -1;
+            break;
+        }
+        sb_reset(&how);
+        enum attempt_end end = compile_attempt(pool, child, source, arch, out, &how, err);
+        proc_pool_release(pool->procs, slot);
+        if (end == ATTEMPT_ANSWERED || end == ATTEMPT_ERROR) {
+            rc = end == ATTEMPT_ERROR ? -1 : 0;
+            break;
+        }
+        if (kc_interrupted()) {
+            rc = kc_fail(err, "interrupted: the compile server stopped (%s); the candidate was "
+                              "not labelled", how.buf);
+            break;
+        }
+        lost_busy += end == ATTEMPT_LOST_BUSY;
+        lost_idle += end == ATTEMPT_LOST_IDLE;
+        if (lost_idle == 2) {
+            rc = kc_fail(err, "compile servers keep dying before they get a source (%s)", how.buf);
+            break;
+        }
+        if (lost_busy == 2) {
             strbuf why = STRBUF_INIT;
-            sb_addf(&why, "compilation exceeded the time limit of %.0f s", pool->opt.timeout_ms / 1000);
+            sb_addf(&why, "the compiler crashed on this source (killed by a signal or out of "
+                          "memory): on two compile servers, the last %s", how.buf);
             fail_output(out, why.buf);
             sb_free(&why);
-        } else if (st != IPC_OK) {
-            ipc_kill(child);
-            fail_output(out, "the compiler crashed on this source (killed by a signal or out of memory)");
-        } else if (json_object_get(reply.json, "error")) {
-            rc = kc_fail(err, "compile server: %s",
-                         json_string_value(json_object_get(reply.json, "error")));
-        } else {
-            out->ok = json_is_true(json_object_get(reply.json, "ok"));
-            out->ms = json_real_value(json_object_get(reply.json, "ms"));
-            sb_reset(&out->kernels_json);
-            sb_adds(&out->kernels_json, json_string_value(json_object_get(reply.json, "kernels")));
-            sb_reset(&out->log), sb_reset(&out->cubin);
-            sb_add(&out->log, reply.blobs[0].buf ? reply.blobs[0].buf : "", reply.blobs[0].len);
-            sb_add(&out->cubin, reply.blobs[1].buf ? reply.blobs[1].buf : "", reply.blobs[1].len);
+            break;
         }
-        ipc_msg_free(&reply);
-        sb_free(&rerr);
     }
-    json_decref(job);
-    proc_pool_release(pool->procs, slot);
+    sb_free(&how);
     return rc;
 }
 

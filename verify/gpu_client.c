@@ -3,6 +3,7 @@
 #include "verify/gpu_result.h"
 #include "common/error.h"
 #include "common/fsutil.h"
+#include "common/interrupt.h"
 #include "verify/ipc.h"
 #include "verify/proc_pool.h"
 #include "verify/sanitizer.h"
@@ -219,7 +220,15 @@ static int await_result(const problem *p, ipc_child *child, json_int_t job_id, k
         }
         if (st != IPC_OK) {
             ipc_msg_free(&m);
-            ipc_kill(child);
+            int status = ipc_reap_lost(child, 1000);
+            if (kc_interrupted()) { /* killed beside the tool's interrupt: no label */
+                strbuf how = STRBUF_INIT;
+                ipc_describe_exit(status, &how);
+                kc_fail(err, "interrupted: the GPU worker stopped (%s); the candidate was not "
+                             "labelled", how.buf);
+                sb_free(&how);
+                return -1;
+            }
             set_lost_worker(r, "runtime_error",
                             "the GPU worker died while running the candidate and was restarted");
             return 0;

@@ -6,9 +6,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -192,29 +194,132 @@ void ipc_msg_free(ipc_msg *msg)
     memset(msg, 0, sizeof(*msg));
 }
 
+/* ---- spawning ----
+ * Children run in a session of their own (setsid), outside the terminal's process group: a
+ * Ctrl-C reaches the tool, which decides what happens to the work in flight, never the compile
+ * servers and GPU workers themselves. They still die with the tool: PR_SET_PDEATHSIG (SIGKILL)
+ * fires when the thread that forked them ends, so every child is forked by one spawner thread
+ * that lives as long as the process (a verifying thread that ends early must not take the
+ * servers it happened to start with it); pipe EOF stops an idle child as before. */
+
+struct spawn_request {
+    char *const *argv;
+    int in[2], out[2];
+    pid_t pid;
+    int fork_errno;
+    int done;
+};
+
+static pthread_mutex_t spawn_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t spawn_cond = PTHREAD_COND_INITIALIZER;
+static struct spawn_request *spawn_next; /* the request the spawner takes next */
+static pthread_once_t spawner_once = PTHREAD_ONCE_INIT;
+static int spawner_running;
+
+/* In the child, between fork and exec: async-signal-safe calls only. */
+static _Noreturn void exec_child(const struct spawn_request *r, pid_t parent)
+{
+    setsid();
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) /* the parent died before the line above */
+        _exit(127);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    dup2(r->in[0], 0);
+    dup2(r->out[1], 1);
+    execv(r->argv[0], r->argv);
+    _exit(127);
+}
+
+static void fork_child(struct spawn_request *r)
+{
+    pid_t parent = getpid();
+    r->pid = fork();
+    r->fork_errno = errno;
+    if (r->pid == 0)
+        exec_child(r, parent);
+}
+
+static void *spawner_main(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&spawn_lock);
+    for (;;) {
+        while (!spawn_next)
+            pthread_cond_wait(&spawn_cond, &spawn_lock);
+        struct spawn_request *r = spawn_next;
+        spawn_next = NULL;
+        fork_child(r);
+        r->done = 1;
+        pthread_cond_broadcast(&spawn_cond);
+    }
+    return NULL;
+}
+
+static void start_spawner(void)
+{
+    pthread_t tid;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    /* the spawner takes no signal: the tool's handler runs on its other threads */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    spawner_running = pthread_create(&tid, &attr, spawner_main, NULL) == 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pthread_attr_destroy(&attr);
+}
+
+/* Forks and execs through the spawner thread; returns the pid or -1 (errno set). */
+static pid_t spawn_via_spawner(struct spawn_request *r)
+{
+    pthread_once(&spawner_once, start_spawner);
+    if (!spawner_running) {
+        errno = EAGAIN;
+        return -1;
+    }
+    pthread_mutex_lock(&spawn_lock);
+    while (spawn_next)
+        pthread_cond_wait(&spawn_cond, &spawn_lock);
+    spawn_next = r;
+    pthread_cond_broadcast(&spawn_cond);
+    while (!r->done)
+        pthread_cond_wait(&spawn_cond, &spawn_lock);
+    pthread_mutex_unlock(&spawn_lock);
+    errno = r->fork_errno;
+    return r->pid;
+}
+
 int ipc_spawn(char *const argv[], ipc_child *child, strbuf *err)
 {
-    int in[2], out[2];
-    if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC))
+    struct spawn_request r = {.argv = argv};
+    if (pipe2(r.in, O_CLOEXEC))
         return kc_fail(err, "cannot create pipes: %s", strerror(errno));
-    pid_t pid = fork();
-    if (pid < 0) {
-        close(in[0]), close(in[1]), close(out[0]), close(out[1]);
-        return kc_fail(err, "cannot fork: %s", strerror(errno));
+    if (pipe2(r.out, O_CLOEXEC)) {
+        close(r.in[0]), close(r.in[1]);
+        return kc_fail(err, "cannot create pipes: %s", strerror(errno));
     }
-    if (pid == 0) {
-        dup2(in[0], 0);
-        dup2(out[1], 1);
-        execv(argv[0], argv);
-        _exit(127);
-    }
-    close(in[0]);
-    close(out[1]);
     signal(SIGPIPE, SIG_IGN);
-    child->pid = pid;
-    child->to_child = in[1];
-    child->from_child = out[0];
+    if (spawn_via_spawner(&r) < 0) {
+        int e = errno;
+        close(r.in[0]), close(r.in[1]), close(r.out[0]), close(r.out[1]);
+        return kc_fail(err, "cannot fork: %s", strerror(e));
+    }
+    close(r.in[0]);
+    close(r.out[1]);
+    child->pid = r.pid;
+    child->to_child = r.in[1];
+    child->from_child = r.out[0];
     return 0;
+}
+
+void ipc_arm_parent_death(pid_t parent)
+{
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent)
+        _exit(1);
 }
 
 static void close_pipes(ipc_child *child)
@@ -226,20 +331,60 @@ static void close_pipes(ipc_child *child)
     child->to_child = child->from_child = -1;
 }
 
-void ipc_kill(ipc_child *child)
+static int reap(pid_t pid)
 {
+    int status = -1;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    return status;
+}
+
+int ipc_kill(ipc_child *child)
+{
+    int status = -1;
     if (child->pid > 0) {
         kill(child->pid, SIGKILL);
-        waitpid(child->pid, NULL, 0);
+        status = reap(child->pid);
     }
     close_pipes(child);
     child->pid = 0;
+    return status;
+}
+
+int ipc_reap_lost(ipc_child *child, double grace_ms)
+{
+    double deadline = now_ms() + grace_ms;
+    while (child->pid > 0) {
+        int status = -1;
+        pid_t got = waitpid(child->pid, &status, WNOHANG);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got != 0) { /* it exited (status says how), or is not ours to wait for */
+            close_pipes(child);
+            child->pid = 0;
+            return got > 0 ? status : -1;
+        }
+        if (now_ms() >= deadline)
+            break;
+        usleep(2000);
+    }
+    return ipc_kill(child);
+}
+
+void ipc_describe_exit(int status, strbuf *out)
+{
+    if (status < 0)
+        sb_adds(out, "its exit status is unknown");
+    else if (WIFSIGNALED(status))
+        sb_addf(out, "killed by signal %d (%s)", WTERMSIG(status), strsignal(WTERMSIG(status)));
+    else
+        sb_addf(out, "exited with status %d", WEXITSTATUS(status));
 }
 
 void ipc_close(ipc_child *child)
 {
     close_pipes(child);
     if (child->pid > 0)
-        waitpid(child->pid, NULL, 0);
+        reap(child->pid);
     child->pid = 0;
 }

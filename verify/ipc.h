@@ -6,6 +6,7 @@
 #define KC_IPC_H
 #include "common/strbuf.h"
 #include <jansson.h>
+#include <sys/types.h>
 
 #define IPC_MAX_BLOBS 4
 #define IPC_MAX_BLOB (64 << 20) /* bytes in one payload (sources, cubins, logs) */
@@ -32,10 +33,20 @@ typedef struct ipc_child {
     int to_child, from_child;
 } ipc_child;
 
-/* Starts argv[0] (a path) with stdin/stdout as the pipes; stderr inherited. */
+/* Starts argv[0] (a path) with stdin/stdout as the pipes; stderr inherited. The child runs in
+ * a session of its own (a terminal's Ctrl-C does not reach it) and is killed (SIGKILL) when this
+ * process dies, however it dies. */
 int ipc_spawn(char *const argv[], ipc_child *child, strbuf *err);
-/* Kills (SIGKILL) and reaps the child; closes the pipes. */
-void ipc_kill(ipc_child *child);
+/* For a child whose credentials change after exec (the sandboxed compile server), which clears
+ * the parent-death signal: sets it again, and exits if parent (its parent at start) is gone. */
+void ipc_arm_parent_death(pid_t parent);
+/* Kills (SIGKILL) and reaps the child; closes the pipes. Returns its wait status. */
+int ipc_kill(ipc_child *child);
+/* For a child whose stream ended unasked: waits up to grace_ms for it to exit by itself (then
+ * kills it), reaps it and closes the pipes. Returns its wait status: how it died. */
+int ipc_reap_lost(ipc_child *child, double grace_ms);
+/* "killed by signal 9 (Killed)", "exited with status 1". */
+void ipc_describe_exit(int status, strbuf *out);
 /* Closes the pipes and waits for a normal exit. */
 void ipc_close(ipc_child *child);
 

@@ -5,6 +5,7 @@
 #include "common/db.h"
 #include "common/error.h"
 #include "common/fsutil.h"
+#include "common/interrupt.h"
 #include "common/problem.h"
 #include "verify/compile_pool.h"
 #include "verify/gpu_client.h"
@@ -53,6 +54,10 @@ static const char usage[] =
     "        command resumes an unfinished pass; flips: kcurate flips --db PATH\n"
     "  gpus [--count]\n"
     "        list the visible GPUs\n"
+    "\n"
+    "run and reverify on Ctrl-C (or SIGTERM): nothing new starts, the verifications in flight\n"
+    "finish or stay pending (never labelled), the summary and the command that resumes are\n"
+    "printed, exit 130; a second Ctrl-C quits at once (exit 130).\n"
     "\n"
     "Problems are read from $KC_PROBLEMS, else <bin>/../problems, else ./problems.\n";
 
@@ -111,6 +116,10 @@ int main(int argc, char **argv)
         return cli_problems(argc - 1, argv + 1);
     if (strcmp(cmd, "import") == 0)
         return cli_import(argc - 1, argv + 1);
+    /* Ctrl-C: nothing new starts, the verifications in flight finish or stay pending, exit 130;
+     * a second Ctrl-C quits at once (interrupt.h). */
+    if (strcmp(cmd, "run") == 0 || strcmp(cmd, "reverify") == 0)
+        kc_interrupt_install(argc, argv);
     if (strcmp(cmd, "run") == 0)
         return cli_run(argc - 1, argv + 1);
     if (strcmp(cmd, "reverify") == 0)

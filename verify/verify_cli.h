@@ -13,7 +13,8 @@ int cli_reverify(int argc, char **argv);
 int cli_import_jsonl(const char *db_path, const char *file, const char *default_source);
 /* Verifies the candidates sql selects (columns id, problem_id, source_sha; ?1 is bound to the
  * limit, ?2 to pass_id) with many in flight, recording each result; a pass_id > 0 tags the new
- * verifications as that reverify pass's. Returns the exit status (0, 1 some failed, 4). */
+ * verifications as that reverify pass's. Returns the exit status (0, 1 some failed, 4, or 130
+ * when interrupted: what was not verified stays as it was). */
 int cli_verify_selected(sqlite3 *db, kv_options *o, const char *sql, int64_t pass_id, int limit,
                         int threads, const char *what);
 /* Parses "1,2,3" into o->seeds; returns -1 on a malformed list. */

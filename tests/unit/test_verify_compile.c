@@ -1,7 +1,8 @@
 /* test_verify_compile: the source policy, the compile sandbox against every
  * known NVRTC host-file leak (asserting no host bytes reach the log or the
  * module, with an unsandboxed control that does leak), compile success and
- * failure through the service in compile-only mode, and the ptxas report. */
+ * failure through the service in compile-only mode, the ptxas report, and compile servers
+ * killed from outside (no label; none at all while interrupted). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,6 +11,7 @@
 
 #include "common/error.h"
 #include "common/fsutil.h"
+#include "common/interrupt.h"
 #include "common/problem.h"
 #include "verify/compile_pool.h"
 #include "verify/driver_version.h"
@@ -17,6 +19,9 @@
 #include "verify/policy.h"
 #include "verify/verify.h"
 
+#include <dirent.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -252,6 +257,128 @@ static void test_driver_version_parse(void **state)
     assert_int_equal(driver_version_from_proc_line("NVRM version: Kernel Module for x86_64\n", v, sizeof(v)), -1);
 }
 
+/* ---- compile servers killed from outside (issue 21) ---- */
+
+/* The compile servers of this process now: children whose command is kverify. */
+static int compile_server_pids(pid_t *pids, int max)
+{
+    DIR *d = opendir("/proc");
+    int n = 0;
+    for (struct dirent *e; d && (e = readdir(d)) && n < max;) {
+        char path[300], comm[64];
+        int pid, ppid;
+        snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue;
+        if (fscanf(f, "%d (%63[^)]) %*c %d", &pid, comm, &ppid) == 3 && ppid == getpid() &&
+            strcmp(comm, "kverify") == 0)
+            pids[n++] = pid;
+        fclose(f);
+    }
+    if (d)
+        closedir(d);
+    return n;
+}
+
+/* Kills every compile server after delay_ms (as a stray kill from outside would). */
+struct stray_kill {
+    int delay_ms;
+    int killed;
+};
+
+static void *kill_servers_later(void *arg)
+{
+    struct stray_kill *k = arg;
+    usleep((useconds_t)k->delay_ms * 1000);
+    pid_t pids[8];
+    int n = compile_server_pids(pids, 8);
+    for (int i = 0; i < n; i++)
+        k->killed += kill(pids[i], SIGKILL) == 0;
+    return NULL;
+}
+
+/* A source NVRTC needs about a second for (a chain of 150 dependent sinf calls). */
+static void slow_source(strbuf *src)
+{
+    sb_adds(src, "extern \"C\" __global__ void k(float *y)\n{\n    float a = y[threadIdx.x];\n");
+    for (int i = 1; i <= 150; i++)
+        sb_addf(src, "    a = a * 1.0001f + sinf(a + %d.0f);\n", i);
+    sb_adds(src, "    y[threadIdx.x] = a;\n}\n");
+}
+
+/* Compiles src while a thread kills the servers after delay_ms; returns the wall time. */
+static double compile_under_stray_kill(compile_pool *pool, const char *src, int delay_ms,
+                                       compile_output *out, int *rc, strbuf *err)
+{
+    struct stray_kill k = {.delay_ms = delay_ms};
+    pthread_t tid;
+    compile_output_init(out);
+    double t0 = now_ms();
+    pthread_create(&tid, NULL, kill_servers_later, &k);
+    *rc = compile_pool_compile(pool, src, "sm_90", out, err);
+    double wall = now_ms() - t0;
+    pthread_join(tid, NULL);
+    assert_int_equal(k.killed, 1);
+    return wall;
+}
+
+/* A server killed from outside, idle or in the middle of a compile, is no label: the source gets
+ * another server and compiles. */
+static void test_stray_kill_is_no_label(void **state)
+{
+    (void)state;
+    compile_pool *pool;
+    compile_pool_options o = {.servers = 1};
+    strbuf err = STRBUF_INIT, src = STRBUF_INIT;
+    if (compile_pool_start(&o, &pool, &err))
+        fail_msg("compile server: %s", err.buf);
+    pid_t pids[8];
+    assert_int_equal(compile_server_pids(pids, 8), 1);
+    assert_int_equal(kill(pids[0], SIGKILL), 0); /* idle */
+    compile_output out;
+    compile_with(pool, "extern \"C\" __global__ void k(float *y) { y[0] = 1.0f; }\n", &out);
+    assert_true(out.ok);
+    compile_output_free(&out);
+
+    slow_source(&src);
+    int rc;
+    double wall = compile_under_stray_kill(pool, src.buf, 300, &out, &rc, &err);
+    if (rc)
+        fail_msg("compile pool: %s", err.buf);
+    assert_true(wall > 300); /* the kill landed while the source was being compiled */
+    if (!out.ok)
+        fail_msg("a stray kill became a label: %s", out.log.buf);
+    compile_output_free(&out);
+    compile_pool_stop(pool);
+    sb_free(&err), sb_free(&src);
+}
+
+/* Interrupted (the tool had a SIGINT): a server lost in the middle of a compile labels nothing,
+ * and there is no retry. Runs last: the interrupt flag stays raised in this process. */
+static void test_interrupted_kill_is_no_label(void **state)
+{
+    (void)state;
+    compile_pool *pool;
+    compile_pool_options o = {.servers = 1};
+    strbuf err = STRBUF_INIT, src = STRBUF_INIT;
+    if (compile_pool_start(&o, &pool, &err))
+        fail_msg("compile server: %s", err.buf);
+    kc_interrupt_install(0, NULL);
+    raise(SIGINT);
+    assert_true(kc_interrupted());
+    slow_source(&src);
+    compile_output out;
+    int rc;
+    compile_under_stray_kill(pool, src.buf, 300, &out, &rc, &err);
+    assert_int_equal(rc, -1);
+    assert_non_null(strstr(err.buf, "interrupted"));
+    assert_non_null(strstr(err.buf, "not labelled"));
+    compile_output_free(&out);
+    compile_pool_stop(pool);
+    sb_free(&err), sb_free(&src);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -262,6 +389,8 @@ int main(void)
         cmocka_unit_test(test_compile_failures),
         cmocka_unit_test(test_ptxas_report_parse),
         cmocka_unit_test(test_driver_version_parse),
+        cmocka_unit_test(test_stray_kill_is_no_label),
+        cmocka_unit_test(test_interrupted_kill_is_no_label), /* last: raises the interrupt flag */
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
