@@ -111,23 +111,37 @@ static int load_dimset(struct ctx *c, json_t *obj, const char *field, dimset *ou
     return 0;
 }
 
-static int apply_derived(struct ctx *c, problem *p, dimset *d, const char *which)
+int problem_apply_derived(const problem *p, dimset *d, strbuf *why)
 {
     for (int i = 0; i < p->n_derived; i++) {
         int64_t v;
-        strbuf e = STRBUF_INIT;
-        if (expr_eval(p->derived_expr[i], d, &v, &e)) {
-            strbuf f = STRBUF_INIT;
-            sb_addf(&f, "derived.%s", p->derived_name[i]);
-            sb_addf(&e, " (with dims.%s)", which);
-            field_fail(c, f.buf, e.buf);
-            sb_free(&f), sb_free(&e);
+        if (expr_eval(p->derived_expr[i], d, &v, why)) {
+            strbuf m = STRBUF_INIT;
+            sb_addf(&m, "derived.%s: %s", p->derived_name[i], sb_str(why));
+            kc_fail(why, "%s", m.buf);
+            sb_free(&m);
             return -1;
         }
-        sb_free(&e);
         dimset_set(d, p->derived_name[i], v);
     }
     return 0;
+}
+
+static int apply_derived(struct ctx *c, problem *p, dimset *d, const char *which)
+{
+    strbuf e = STRBUF_INIT;
+    int rc = problem_apply_derived(p, d, &e);
+    if (rc) {
+        /* e reads "derived.NAME: why": the field, then the message */
+        const char *colon = strstr(e.buf, ": ");
+        strbuf f = STRBUF_INIT, m = STRBUF_INIT;
+        sb_add(&f, e.buf, (size_t)(colon - e.buf));
+        sb_addf(&m, "%s (with dims.%s)", colon + 2, which);
+        field_fail(c, f.buf, m.buf);
+        sb_free(&f), sb_free(&m);
+    }
+    sb_free(&e);
+    return rc;
 }
 
 static int same_names(const dimset *a, const dimset *b)
@@ -185,6 +199,92 @@ static int load_dims(struct ctx *c, json_t *root, problem *p)
            apply_derived(c, p, &p->dims_small, "small");
 }
 
+/* ---- what a dims set must satisfy: shared by the loader (fixed sets) and the hidden draw ---- */
+
+static int extent_fault(const char *expr, const dimset *d, strbuf *why)
+{
+    int64_t v;
+    if (expr_eval(expr, d, &v, why))
+        return -1;
+    return v < 0 ? kc_fail(why, "negative extent %s = %lld", expr, (long long)v) : 0;
+}
+
+/* The tensor's bytes under d (numel * element size), within KC_MAX_TENSOR_BYTES. */
+static int tensor_bytes_fault(const tensor_spec *t, const dimset *d, int64_t *bytes, strbuf *why)
+{
+    int64_t numel;
+    if (tensor_numel(t, d, &numel, why))
+        return -1;
+    if (__builtin_mul_overflow(numel, (int64_t)dtype_size(t->dtype), bytes) ||
+        *bytes > KC_MAX_TENSOR_BYTES)
+        return kc_fail(why, "tensor '%s' is larger than 64 GiB", t->name);
+    return 0;
+}
+
+static int fan_in_fault(const tensor_spec *t, const dimset *d, strbuf *why)
+{
+    int64_t v;
+    if (expr_eval(t->fan_in_expr, d, &v, why))
+        return -1;
+    return v <= 0 ? kc_fail(why, "tensor '%s': fan_in %lld is not positive", t->name, (long long)v)
+                  : 0;
+}
+
+static int segments_fault(const tensor_spec *t, const dimset *d, strbuf *why)
+{
+    int64_t v;
+    if (expr_eval(t->hi_expr, d, &v, why))
+        return -1;
+    return v < 1 || v > KC_MAX_SEGMENTS
+               ? kc_fail(why, "tensor '%s': segments count %lld outside 1..%d", t->name,
+                         (long long)v, KC_MAX_SEGMENTS)
+               : 0;
+}
+
+/* Every check of one tensor under d; adds its bytes to *io_bytes. */
+static int tensor_fault(const tensor_spec *t, const dimset *d, int is_input, int64_t *io_bytes,
+                        strbuf *why)
+{
+    int64_t bytes, v;
+    for (int i = 0; i < t->rank; i++)
+        if (extent_fault(t->shape[i], d, why)) {
+            strbuf m = STRBUF_INIT;
+            sb_addf(&m, "tensor '%s' shape[%d]: %s", t->name, i, sb_str(why));
+            kc_fail(why, "%s", m.buf);
+            sb_free(&m);
+            return -1;
+        }
+    if (tensor_bytes_fault(t, d, &bytes, why))
+        return -1;
+    *io_bytes += bytes; /* at most 32 tensors of 64 GiB: no overflow */
+    if (!is_input)
+        return 0;
+    if (t->dist == KC_DIST_RANDINT &&
+        (expr_eval(t->lo_expr, d, &v, why) || expr_eval(t->hi_expr, d, &v, why)))
+        return -1;
+    if (t->dist == KC_DIST_UNIFORM_FAN_IN && fan_in_fault(t, d, why))
+        return -1;
+    if (t->dist == KC_DIST_SEGMENTS && segments_fault(t, d, why))
+        return -1;
+    return 0;
+}
+
+int problem_dims_fault(const problem *p, const dimset *d, int64_t *io_bytes, strbuf *why)
+{
+    int64_t total = 0, v;
+    for (int i = 0; i < p->n_inputs; i++)
+        if (tensor_fault(&p->inputs[i], d, 1, &total, why))
+            return -1;
+    for (int i = 0; i < p->n_outputs; i++)
+        if (tensor_fault(&p->outputs[i], d, 0, &total, why))
+            return -1;
+    if (expr_eval(p->bytes_expr, d, &v, why) || expr_eval(p->flops_expr, d, &v, why))
+        return -1;
+    if (io_bytes)
+        *io_bytes = total;
+    return 0;
+}
+
 /* ---- tensors and params ---- */
 
 static int dim_sets(const problem *p, const dimset **sets)
@@ -197,43 +297,59 @@ static int dim_sets(const problem *p, const dimset **sets)
     return n;
 }
 
-/* Evaluates expr under every dim set; its value must be at least min_value. */
-static int check_expr_min(struct ctx *c, const problem *p, const char *expr, const char *field,
-                          int64_t min_value)
+/* Evaluates expr under every dim set. */
+static int check_expr(struct ctx *c, const problem *p, const char *expr, const char *field)
 {
     int64_t v;
     strbuf e = STRBUF_INIT;
     const dimset *sets[2 + KC_MAX_ALT];
     int n = dim_sets(p, sets), rc = 0;
-    for (int i = 0; i < n && !rc; i++) {
+    for (int i = 0; i < n && !rc; i++)
         if (expr_eval(expr, sets[i], &v, &e))
             rc = field_fail(c, field, e.buf);
-        else if (v < min_value)
-            rc = field_fail(c, field, "negative extent under one of the dim sets");
-    }
     sb_free(&e);
     return rc;
 }
 
-static int check_expr(struct ctx *c, const problem *p, const char *expr, const char *field)
-{
-    return check_expr_min(c, p, expr, field, INT64_MIN);
-}
-
-/* A tensor's size in bytes under every dim set stays within KC_MAX_TENSOR_BYTES. */
-static int check_tensor_bytes(struct ctx *c, const problem *p, const tensor_spec *t,
-                              const char *field)
+/* Runs a fault check on every dim set; the first failure becomes an error on field. */
+typedef int (*set_check)(const tensor_spec *t, const char *expr, const dimset *d, strbuf *why);
+static int check_every_set(struct ctx *c, const problem *p, const tensor_spec *t,
+                           const char *expr, set_check check, const char *field,
+                           const char *what)
 {
     const dimset *sets[2 + KC_MAX_ALT];
-    int n = dim_sets(p, sets);
-    for (int i = 0; i < n; i++) {
-        int64_t numel, bytes;
-        if (tensor_numel(t, sets[i], &numel, NULL) ||
-            __builtin_mul_overflow(numel, (int64_t)dtype_size(t->dtype), &bytes) ||
-            bytes > KC_MAX_TENSOR_BYTES)
-            return field_fail(c, field, "the tensor is larger than 64 GiB under one of the dim sets");
-    }
-    return 0;
+    int n = dim_sets(p, sets), rc = 0;
+    strbuf why = STRBUF_INIT;
+    for (int i = 0; i < n && !rc; i++)
+        if (check(t, expr, sets[i], &why))
+            rc = field_fail(c, field, what ? what : why.buf);
+    sb_free(&why);
+    return rc;
+}
+
+static int extent_check(const tensor_spec *t, const char *expr, const dimset *d, strbuf *why)
+{
+    (void)t;
+    return extent_fault(expr, d, why);
+}
+
+static int bytes_check(const tensor_spec *t, const char *expr, const dimset *d, strbuf *why)
+{
+    (void)expr;
+    int64_t bytes;
+    return tensor_bytes_fault(t, d, &bytes, why);
+}
+
+static int fan_in_check(const tensor_spec *t, const char *expr, const dimset *d, strbuf *why)
+{
+    (void)expr;
+    return fan_in_fault(t, d, why);
+}
+
+static int segments_check(const tensor_spec *t, const char *expr, const dimset *d, strbuf *why)
+{
+    (void)expr;
+    return segments_fault(t, d, why);
 }
 
 /* uniform_fan_in: {"fan_in": "CI*K*K"}, an expression positive in every dims set. */
@@ -249,21 +365,9 @@ static int load_fan_in(struct ctx *c, const problem *p, json_t *init, const char
     else
         sb_addf(&tmp, "%lld", (long long)json_integer_value(fi));
     t->fan_in_expr = sb_detach(&tmp);
-    if (check_expr(c, p, t->fan_in_expr, field))
-        return -1;
-    const dimset *sets[2 + KC_MAX_ALT] = {&p->dims_default, &p->dims_small};
-    int n = 2;
-    for (int i = 0; i < p->n_alt; i++)
-        sets[n++] = &p->dims_alt[i];
-    for (int i = 0; i < n; i++) {
-        int64_t v = 0;
-        strbuf e = STRBUF_INIT;
-        expr_eval(t->fan_in_expr, sets[i], &v, &e); /* cannot fail: checked above */
-        sb_free(&e);
-        if (v <= 0)
-            return field_fail(c, field, "fan_in must be positive in every dims set");
-    }
-    return 0;
+    return check_expr(c, p, t->fan_in_expr, field) ||
+           check_every_set(c, p, t, NULL, fan_in_check, field,
+                           "fan_in must be positive in every dims set");
 }
 
 /* segments: {"count": N} (an integer or dim expression, 1..KC_MAX_SEGMENTS in every dims set)
@@ -288,32 +392,16 @@ static int load_segments(struct ctx *c, const problem *p, json_t *init, const ch
         sb_addf(&tmp, "%lld", (long long)json_integer_value(n));
     t->hi_expr = sb_detach(&tmp);
     t->lo_expr = xstrdup(t->shape[t->rank - 1]);
-    if (check_expr(c, p, t->hi_expr, field))
-        return -1;
-    const dimset *sets[2 + KC_MAX_ALT] = {&p->dims_default, &p->dims_small};
-    int ns = 2;
-    for (int i = 0; i < p->n_alt; i++)
-        sets[ns++] = &p->dims_alt[i];
-    for (int i = 0; i < ns; i++) {
-        int64_t v = 0;
-        expr_eval(t->hi_expr, sets[i], &v, NULL); /* cannot fail: checked above */
-        if (v < 1 || v > KC_MAX_SEGMENTS)
-            return field_fail(c, field, "segments count must lie in 1..63 in every dims set");
-    }
-    return 0;
+    return check_expr(c, p, t->hi_expr, field) ||
+           check_every_set(c, p, t, NULL, segments_check, field,
+                           "segments count must lie in 1..63 in every dims set");
 }
 
-static int load_init(struct ctx *c, const problem *p, json_t *init, const char *field,
-                     tensor_spec *t)
+/* The parameters of dist (the init object's "dist") into t->dist, a, b and expressions. */
+static int load_dist(struct ctx *c, const problem *p, json_t *init, const char *dist,
+                     const char *field, tensor_spec *t)
 {
-    strbuf f = STRBUF_INIT;
-    sb_addf(&f, "%s.init", field);
     int rc = 0;
-    char *dist = NULL;
-    if (!json_is_object(init) || get_string(c, init, "dist", f.buf, 1, &dist)) {
-        rc = json_is_object(init) ? -1 : field_fail(c, f.buf, "missing (expected {\"dist\": ...})");
-        goto out;
-    }
     t->dist = KC_DIST_NONE;
     for (int i = 1; i < KC_DIST_COUNT; i++)
         if (strcmp(dist, dist_names[i]) == 0)
@@ -321,24 +409,24 @@ static int load_init(struct ctx *c, const problem *p, json_t *init, const char *
     switch (t->dist) {
     case KC_DIST_NORMAL:
         t->a = 0, t->b = 1;
-        rc = get_number(c, init, "mean", f.buf, 0, &t->a) ||
-             get_number(c, init, "std", f.buf, 0, &t->b);
+        rc = get_number(c, init, "mean", field, 0, &t->a) ||
+             get_number(c, init, "std", field, 0, &t->b);
         break;
     case KC_DIST_UNIFORM:
         t->a = 0, t->b = 1;
-        rc = get_number(c, init, "lo", f.buf, 0, &t->a) || get_number(c, init, "hi", f.buf, 0, &t->b);
+        rc = get_number(c, init, "lo", field, 0, &t->a) || get_number(c, init, "hi", field, 0, &t->b);
         if (!rc && !(t->a < t->b))
-            rc = field_fail(c, f.buf, "uniform needs lo < hi");
+            rc = field_fail(c, field, "uniform needs lo < hi");
         break;
     case KC_DIST_RANDINT: {
         json_t *lo = json_object_get(init, "lo"), *hi = json_object_get(init, "hi");
         if (!lo || !hi) {
-            rc = field_fail(c, f.buf, "randint needs lo and hi (integers or dim expressions)");
+            rc = field_fail(c, field, "randint needs lo and hi (integers or dim expressions)");
             break;
         }
         if ((!json_is_string(lo) && !json_is_integer(lo)) ||
             (!json_is_string(hi) && !json_is_integer(hi))) {
-            rc = field_fail(c, f.buf, "randint lo and hi must be integers or dim expressions");
+            rc = field_fail(c, field, "randint lo and hi must be integers or dim expressions");
             break;
         }
         t->lo_expr = json_is_string(lo) ? xstrdup(json_string_value(lo)) : NULL;
@@ -352,36 +440,84 @@ static int load_init(struct ctx *c, const problem *p, json_t *init, const char *
             sb_addf(&tmp, "%lld", (long long)json_integer_value(hi));
             t->hi_expr = sb_detach(&tmp);
         }
-        rc = check_expr(c, p, t->lo_expr, f.buf) || check_expr(c, p, t->hi_expr, f.buf);
+        rc = check_expr(c, p, t->lo_expr, field) || check_expr(c, p, t->hi_expr, field);
         if (!rc && t->dtype != KC_I32 && t->dtype != KC_I64 && t->dtype != KC_U8)
-            rc = field_fail(c, f.buf, "randint needs an integer dtype (i32, i64, u8)");
+            rc = field_fail(c, field, "randint needs an integer dtype (i32, i64, u8)");
         break;
     }
     case KC_DIST_SIGN:
         break;
     case KC_DIST_SIMPLEX:
         t->b = 1;
-        rc = get_number(c, init, "std", f.buf, 0, &t->b);
+        rc = get_number(c, init, "std", field, 0, &t->b);
         break;
     case KC_DIST_UNIFORM_FAN_IN:
-        rc = load_fan_in(c, p, init, f.buf, t);
+        rc = load_fan_in(c, p, init, field, t);
         break;
     case KC_DIST_CONSTANT:
-        rc = get_number(c, init, "value", f.buf, 1, &t->a);
+        rc = get_number(c, init, "value", field, 1, &t->a);
         break;
     case KC_DIST_BERNOULLI:
-        rc = get_number(c, init, "p", f.buf, 1, &t->a);
+        rc = get_number(c, init, "p", field, 1, &t->a);
         if (!rc && !(t->a >= 0 && t->a < 1))
-            rc = field_fail(c, f.buf, "bernoulli needs 0 <= p < 1 (the probability of a zero)");
+            rc = field_fail(c, field, "bernoulli needs 0 <= p < 1 (the probability of a zero)");
         t->b = rc ? 0 : 1.0 / (1.0 - t->a);
         break;
     case KC_DIST_SEGMENTS:
-        rc = load_segments(c, p, init, f.buf, t);
+        rc = load_segments(c, p, init, field, t);
         break;
     default:
-        rc = field_fail(c, f.buf, "dist must be normal, uniform, randint, sign, simplex, "
+        rc = field_fail(c, field, "dist must be normal, uniform, randint, sign, simplex, "
                                   "uniform_fan_in, constant, bernoulli or segments");
     }
+    return rc;
+}
+
+/* "vary" of a constant init: {"dist": ..., params} in any form but constant itself; forms that
+ * take dim expressions (randint, segments, uniform_fan_in) are refused too. */
+static int load_vary(struct ctx *c, const problem *p, json_t *init, const char *field,
+                     tensor_spec *t)
+{
+    json_t *vary = json_object_get(init, "vary");
+    if (!vary)
+        return 0;
+    strbuf f = STRBUF_INIT;
+    sb_addf(&f, "%s.vary", field);
+    tensor_spec v = {.name = t->name, .dtype = t->dtype};
+    char *dist = NULL;
+    int rc = 0;
+    if (t->dist != KC_DIST_CONSTANT)
+        rc = field_fail(c, f.buf, "only a constant init takes vary");
+    else if (!json_is_object(vary))
+        rc = field_fail(c, f.buf, "expected an init object {\"dist\": ...}");
+    else if (get_string(c, vary, "dist", f.buf, 1, &dist))
+        rc = -1;
+    else if (strcmp(dist, "normal") && strcmp(dist, "uniform") && strcmp(dist, "sign") &&
+             strcmp(dist, "simplex") && strcmp(dist, "bernoulli"))
+        rc = field_fail(c, f.buf, "vary takes dist normal, uniform, sign, simplex or bernoulli");
+    else
+        rc = load_dist(c, p, vary, dist, f.buf, &v);
+    if (!rc && json_object_get(vary, "vary"))
+        rc = field_fail(c, f.buf, "vary cannot nest");
+    if (!rc)
+        t->vary_dist = v.dist, t->vary_a = v.a, t->vary_b = v.b;
+    free(dist);
+    sb_free(&f);
+    return rc;
+}
+
+static int load_init(struct ctx *c, const problem *p, json_t *init, const char *field,
+                     tensor_spec *t)
+{
+    strbuf f = STRBUF_INIT;
+    sb_addf(&f, "%s.init", field);
+    int rc = 0;
+    char *dist = NULL;
+    if (!json_is_object(init) || get_string(c, init, "dist", f.buf, 1, &dist)) {
+        rc = json_is_object(init) ? -1 : field_fail(c, f.buf, "missing (expected {\"dist\": ...})");
+        goto out;
+    }
+    rc = load_dist(c, p, init, dist, f.buf, t) || load_vary(c, p, init, f.buf, t);
     if (!rc && t->dist != KC_DIST_RANDINT && t->dist != KC_DIST_SEGMENTS &&
         !dtype_is_float(t->dtype))
         rc = field_fail(c, f.buf, "integer tensors take dist randint or segments");
@@ -436,12 +572,15 @@ static int load_tensor(struct ctx *c, problem *p, json_t *obj, const char *field
             bad = field_fail(c, fi.buf, "expected a dim expression");
         }
         if (!bad)
-            bad = check_expr_min(c, p, t->shape[t->rank - 1], fi.buf, 0);
+            bad = check_expr(c, p, t->shape[t->rank - 1], fi.buf) ||
+                  check_every_set(c, p, t, t->shape[t->rank - 1], extent_check, fi.buf,
+                                  "negative extent under one of the dim sets");
         sb_free(&fi);
         if (bad)
             goto out;
     }
-    if (check_tensor_bytes(c, p, t, f.buf))
+    if (check_every_set(c, p, t, NULL, bytes_check, f.buf,
+                        "the tensor is larger than 64 GiB under one of the dim sets"))
         goto out;
     if (is_input) {
         if (load_init(c, p, json_object_get(obj, "init"), field, t))
@@ -535,7 +674,7 @@ static int check_unique_names(struct ctx *c, const problem *p)
 static const char *known_fields[] = {
     "format",    "id",      "title",    "level",  "kernelbench", "description", "torch_reference",
     "dims",      "derived", "inputs",   "outputs", "params",     "tolerance",   "bytes",
-    "flops",     "reference", "degenerate", NULL};
+    "flops",     "reference", "degenerate", "hidden", NULL};
 
 static int check_known_fields(struct ctx *c, json_t *root)
 {
@@ -763,7 +902,7 @@ static int load_parts(const char *manifest_path, problem *p, strbuf *err)
         check_expr(&c, p, p->bytes_expr, "bytes") ||
         get_string(&c, root, "flops", "flops", 1, &p->flops_expr) ||
         check_expr(&c, p, p->flops_expr, "flops") || load_degenerate(&c, root, p) ||
-        load_reference(&c, root, p))
+        problem_load_hidden(manifest_path, root, p, err) || load_reference(&c, root, p))
         goto out;
     rc = 0;
 out:
@@ -808,6 +947,7 @@ void problem_free(problem *p)
         tensor_free(&p->outputs[i]);
     for (int i = 0; i < p->n_params; i++)
         free(p->params[i].name);
+    problem_hidden_free(&p->hidden);
     memset(p, 0, sizeof(*p));
 }
 
@@ -866,6 +1006,16 @@ int tensor_init_params(const tensor_spec *t, const dimset *dims, double *a, doub
     *b = 1.0 / sqrt((double)fan_in);
     *a = -*b;
     return 0;
+}
+
+const tensor_spec *tensor_spec_varied(const tensor_spec *t, tensor_spec *tmp)
+{
+    if (t->vary_dist == KC_DIST_NONE)
+        return t;
+    *tmp = *t;
+    tmp->dist = t->vary_dist, tmp->a = t->vary_a, tmp->b = t->vary_b;
+    tmp->vary_dist = KC_DIST_NONE;
+    return tmp;
 }
 
 const tensor_spec *problem_tensor(const problem *p, const char *name, int *is_output)

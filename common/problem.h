@@ -47,6 +47,11 @@ typedef struct tensor_spec {
                                    constant: value; bernoulli: p, 1/(1-p) */
     char *lo_expr, *hi_expr;    /* randint bounds; segments: the last dim and count */
     char *fan_in_expr;          /* uniform_fan_in: fan_in as a dim expression */
+    /* "vary" of a constant init: the dist used instead in the checks that vary constants
+     * (KC_DIST_NONE when absent); vary_a, vary_b mean what a, b mean for that dist. Only
+     * normal, uniform, sign, simplex and bernoulli are accepted (no dim expressions). */
+    enum kc_dist vary_dist;
+    double vary_a, vary_b;
 } tensor_spec;
 
 typedef struct param_spec {
@@ -56,6 +61,39 @@ typedef struct param_spec {
 } param_spec;
 
 enum kc_dims_kind { KC_DIMS_DEFAULT, KC_DIMS_SMALL, KC_DIMS_ALT };
+
+/* "hidden": the generator of the dims the verifier draws at verification time
+ * (docs/PROBLEMS.md). Each dim of dims.default is drawn, in the listed order, by one rule. */
+#define KC_MAX_REQUIRES 32
+#define KC_MAX_HIDDEN_VALUES 64
+#define KC_HIDDEN_MAX_BYTES (256LL << 20) /* default cap: inputs + outputs bytes */
+#define KC_HIDDEN_MAX_FLOPS 2e10          /* default cap on the flops expression */
+#define KC_DRAW_TRIES 2000                /* rejection-sampling bound of one draw */
+enum kc_hidden_rule { KC_HIDDEN_RANGE, KC_HIDDEN_VALUES, KC_HIDDEN_EXPR, KC_HIDDEN_DIVISOR_OF };
+typedef struct hidden_dim {
+    char *name;
+    enum kc_hidden_rule rule;
+    int64_t min, max; /* range, inclusive */
+    int64_t *values;  /* values: n_values of them */
+    int n_values;
+    char *expr;       /* expr: the expression; divisor_of: the earlier dim's name */
+} hidden_dim;
+enum kc_cmp { KC_CMP_EQ, KC_CMP_NE, KC_CMP_LE, KC_CMP_GE, KC_CMP_LT, KC_CMP_GT };
+typedef struct hidden_require {
+    char *text;       /* as written, for messages */
+    char *lhs, *rhs;  /* dim expressions (derived dims allowed) */
+    enum kc_cmp op;
+} hidden_require;
+typedef struct problem_hidden {
+    int present;
+    int n_dims;
+    hidden_dim dims[KC_MAX_DIMS];
+    int n_require;
+    hidden_require require[KC_MAX_REQUIRES];
+    int64_t max_bytes;
+    double max_flops;
+    char *why;
+} problem_hidden;
 
 typedef struct problem {
     char *id;           /* level1/019_relu */
@@ -84,6 +122,7 @@ typedef struct problem {
     char *tolerance_why;
     char *bytes_expr, *flops_expr;
     char *degenerate; /* NULL, or why the output is trivial (kept out of training exports) */
+    problem_hidden hidden;
 } problem;
 
 int problem_load(const char *manifest_path, problem *p, strbuf *err);
@@ -97,6 +136,35 @@ int tensor_numel(const tensor_spec *t, const dimset *dims, int64_t *out, strbuf 
  * (-1/sqrt(fan_in), +1/sqrt(fan_in)); other dists return their stored a, b. */
 int tensor_init_params(const tensor_spec *t, const dimset *dims, double *a, double *b,
                        strbuf *err);
+/* Computes the derived dims into d in their listed order; -1 with "derived.NAME: why". */
+int problem_apply_derived(const problem *p, dimset *d, strbuf *why);
+/* t itself when it has no "vary"; else tmp, filled as a shallow copy of t (its strings are
+ * t's: never free tmp) with dist, a, b replaced by the vary ones. */
+const tensor_spec *tensor_spec_varied(const tensor_spec *t, tensor_spec *tmp);
+/* Whether dims d can run the problem: every shape extent >= 0, every tensor within
+ * KC_MAX_TENSOR_BYTES, every fan_in > 0, every segments count in 1..KC_MAX_SEGMENTS, randint
+ * bounds, bytes and flops evaluate. The loader runs the same checks on the fixed sets (field
+ * by field) and the draw on each drawn set. Returns 0 and, when io_bytes is not NULL, the bytes
+ * of all inputs and outputs summed; or -1 with what failed in why. */
+int problem_dims_fault(const problem *p, const dimset *d, int64_t *io_bytes, strbuf *why);
+
+/* ---- hidden dims (problem_hidden.c) ---- */
+int problem_has_hidden(const problem *p);
+/* Draws dims from the problem's "hidden" generator: a pure function of (problem id, seed,
+ * index), the same on any machine. out is overwritten (free it with dimset_free) and holds the
+ * dims of dims.default then the derived dims. Draws that break a require or a cap (bytes of
+ * all inputs and outputs, the flops expression, problem_dims_fault) are redrawn, up to
+ * KC_DRAW_TRIES times; then -1 with an error naming the requirement that failed most. */
+int problem_draw_dims(const problem *p, uint64_t seed, int index, dimset *out, strbuf *err);
+/* Appends d as one compact JSON object {name: value} in d's order (drawn dims, then derived:
+ * derived ones included). */
+void dimset_to_json(const dimset *d, strbuf *out);
+/* Parses the manifest's "hidden" (absent: p->hidden.present stays 0). problem_hidden.c,
+ * called by the loader after dims and tensors. */
+struct json_t;
+int problem_load_hidden(const char *file, struct json_t *root, problem *p, strbuf *err);
+void problem_hidden_free(problem_hidden *h);
+
 /* Looks a tensor up among inputs then outputs; returns its spec or NULL. */
 const tensor_spec *problem_tensor(const problem *p, const char *name, int *is_output);
 const param_spec *problem_param(const problem *p, const char *name);
