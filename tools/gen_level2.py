@@ -9,7 +9,8 @@ parameters, the dims sets and a PyTorch transcription (written by hand, independ
 chain, so that tools/crosscheck.py compares two separate readings of the problem). The
 reference is a chain of launches: the leading op's shared kernel (problems/shared/) writes
 float32 scratch, generated elementwise kernels and the generic kernels of shared/l2_ops.cuh do
-the rest in double, and the last kernel writes the float32 output.
+the rest in double, and the last kernel writes the float32 output. Each manifest's "hidden" dims
+generator (drawn by the verifier at verification time) comes from tools/level2_hidden.py.
 
     python3 tools/gen_level2.py [--only 1,2,3] [--out problems/level2]
 """
@@ -22,6 +23,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import kcproblems  # noqa: E402
+import level2_hidden  # noqa: E402
 
 # Macros of the shared convolution headers: generated code must not use these identifiers.
 SHARED_MACROS = {"COB", "TX", "TY", "PX", "PY", "CC", "KWF", "R", "NT", "WCAP", "NH", "SMEM_D",
@@ -467,6 +469,7 @@ def emit(spec, outdir):
     }
     if spec.get("derived"):
         m["derived"] = spec["derived"]
+    m["hidden"] = level2_hidden.hidden_for(spec)
     m["inputs"] = spec["inputs"]
     m["outputs"] = spec["outputs"]
     if spec.get("params"):
@@ -495,6 +498,11 @@ def dump_manifest(m):
             alts = ",\n".join("      " + json.dumps(a) for a in v["alt"])
             out.append('  "dims": {\n    "default": %s,\n    "small": %s,\n    "alt": [\n%s\n    ]\n  }%s'
                        % (json.dumps(v["default"]), json.dumps(v["small"]), alts, sep))
+        elif k == "hidden":  # one line per drawn dim, then require, caps and why
+            lines = ["    %s: %s" % (json.dumps(n), json.dumps(g)) for n, g in v["dims"].items()]
+            rest = ["    %s: %s" % (json.dumps(f), json.dumps(v[f])) for f in v if f != "dims"]
+            out.append('  "hidden": {\n    "dims": {\n%s\n    },\n%s\n  }%s'
+                       % (",\n".join("  " + l for l in lines), ",\n".join(rest), sep))
         elif k in ("inputs", "outputs", "params"):
             items = ",\n".join("    " + json.dumps(t) for t in v)
             out.append('  "%s": [\n%s\n  ]%s' % (k, items, sep))

@@ -20,7 +20,8 @@ def last():
     return base.SPECS[-1]
 
 
-ONES = {"dist": "constant", "value": 1}
+# torch.ones parameters: 1 in the first check; the checks that vary constants draw them N(1, 0.5)
+ONES = {"dist": "constant", "value": 1, "vary": {"dist": "normal", "mean": 1, "std": 0.5}}
 CONV3D_SMALL = {"B": 2, "CI": 3, "CO": 8, "D": 6, "H": 8, "W": 10}
 CONV3D_ALT = [{"B": 3, "CI": 5, "CO": 7, "D": 9, "H": 13, "W": 11}, {"B": 1, "CI": 4, "CO": 16, "D": 6, "H": 34, "W": 67}]
 
