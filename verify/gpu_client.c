@@ -106,6 +106,7 @@ int gpu_client_start(const kv_options *o, gpu_client **out, strbuf *err)
 
 void gpu_client_stop(gpu_client *g)
 {
+    sanitizer_shutdown();
     if (!g)
         return;
     proc_pool_free(g->procs);

@@ -98,31 +98,84 @@ static const strbuf *harness_cubin(const char *arch, strbuf *err)
     return compiled_for[0] ? &cubin : NULL;
 }
 
-/* Sends the job, waits for the answer until the deadline, reaps the process. */
-static void await_tool(ipc_child *child, json_t *job, const kv_result *r, const strbuf *harness,
-                       struct tool_run *out)
+/* A watched `kverify-gpu sanitize` process: the tool, its log, and whether it still runs.
+ * memcheck's stays up between candidates of its GPU (one start-up for many: a finding aborts
+ * the kernel, so the process ends on the job that found it and its report is then complete);
+ * racecheck's serves one job (its hazards are reported, not fatal). */
+struct tool_proc {
+    ipc_child child;
+    char dir[32], log[64];
+    int alive, jobs;
+};
+
+#define SANITIZER_MAX_DEVICES 16
+static struct tool_proc memcheck_procs[SANITIZER_MAX_DEVICES]; /* one per GPU; a GPU's jobs
+                                                                 come one at a time */
+
+static int start_tool(struct tool_proc *t, const char *tool_path, const char *tool, int device,
+                      strbuf *err)
+{
+    memset(t, 0, sizeof(*t));
+    snprintf(t->dir, sizeof(t->dir), "/tmp/kc-sanitize-XXXXXX");
+    if (!mkdtemp(t->dir))
+        return kc_fail(err, "cannot create a temporary directory: %s", strerror(errno));
+    snprintf(t->log, sizeof(t->log), "%s/report.txt", t->dir);
+    char dev[16];
+    snprintf(dev, sizeof(dev), "%d", device);
+    strbuf exe = STRBUF_INIT;
+    kverify_gpu_exe_path(&exe);
+    char *argv[] = {(char *)tool_path, "--tool", (char *)tool, "--error-exitcode", "86",
+                    "--print-limit", "20", "--report-api-errors", "no", "--log-file", t->log,
+                    exe.buf, "sanitize", "--device", dev, NULL};
+    int rc = ipc_spawn(argv, &t->child, err);
+    sb_free(&exe);
+    if (rc) {
+        rmdir(t->dir);
+        return -1;
+    }
+    t->alive = 1;
+    return 0;
+}
+
+/* Ends the process (closing its input ends a healthy one), keeps how it ended and its report,
+ * and removes its files. */
+static void finish_tool(struct tool_proc *t, struct tool_run *out, int kill_now)
+{
+    if (!kill_now && t->child.to_child >= 0) { /* end of input: a healthy process exits */
+        close(t->child.to_child);
+        t->child.to_child = -1;
+    }
+    int status = kill_now ? ipc_kill(&t->child) : ipc_reap_lost(&t->child, 20000);
+    if (out) {
+        out->exit_code = status >= 0 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+        out->signal = status >= 0 && WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+        read_report(t->log, &out->report);
+    }
+    unlink(t->log);
+    rmdir(t->dir);
+    t->alive = 0;
+}
+
+/* One job on a running tool process: the answer, or how the process ended. */
+static void tool_job(struct tool_proc *t, json_t *job, const kv_result *r, const strbuf *harness,
+                     struct tool_run *out)
 {
     const void *blobs[3] = {r->source.buf, r->cubin.buf, harness->buf};
     size_t lens[3] = {r->source.len, r->cubin.len, harness->len};
     ipc_msg m = {0};
     strbuf err = STRBUF_INIT;
-    if (ipc_send(child->to_child, job, blobs, lens, 3) == 0) {
-        enum ipc_status st = ipc_recv(child->from_child, &m, now_ms() + SANITIZER_DEADLINE_MS, &err);
-        if (st == IPC_TIMEOUT) {
-            out->timed_out = 1;
-            kill(child->pid, SIGKILL);
-        } else if (st == IPC_OK && json_is_string(json_object_get(m.json, "error"))) {
-            sb_adds(&out->error, json_string_value(json_object_get(m.json, "error")));
-        }
-    }
+    enum ipc_status st = IPC_EOF;
+    if (ipc_send(t->child.to_child, job, blobs, lens, 3) == 0)
+        st = ipc_recv(t->child.from_child, &m, now_ms() + SANITIZER_DEADLINE_MS, &err);
+    t->jobs++;
+    int ok = st == IPC_OK && json_is_true(json_object_get(m.json, "ok"));
+    if (st == IPC_OK && json_is_string(json_object_get(m.json, "error")))
+        sb_adds(&out->error, json_string_value(json_object_get(m.json, "error")));
     ipc_msg_free(&m);
     sb_free(&err);
-    close(child->to_child), close(child->from_child);
-    int status = 0;
-    while (waitpid(child->pid, &status, 0) < 0 && errno == EINTR)
-        ;
-    out->exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    out->signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+    out->timed_out = st == IPC_TIMEOUT;
+    if (!ok)
+        finish_tool(t, out, out->timed_out);
 }
 
 static int run_tool(const char *tool_path, const char *tool, int device, json_t *job,
@@ -131,26 +184,21 @@ static int run_tool(const char *tool_path, const char *tool, int device, json_t 
     const strbuf *harness = harness_cubin(r->arch[0] ? r->arch : "sm_90", err);
     if (!harness)
         return -1;
-    char dir[] = "/tmp/kc-sanitize-XXXXXX", log[64], dev[16];
-    if (!mkdtemp(dir))
-        return kc_fail(err, "cannot create a temporary directory: %s", strerror(errno));
-    snprintf(log, sizeof(log), "%s/report.txt", dir);
-    snprintf(dev, sizeof(dev), "%d", device);
-    strbuf exe = STRBUF_INIT;
-    kverify_gpu_exe_path(&exe);
-    char *argv[] = {(char *)tool_path, "--tool", (char *)tool, "--error-exitcode", "86",
-                    "--print-limit", "20", "--report-api-errors", "no", "--log-file", log,
-                    exe.buf, "sanitize", "--device", dev, NULL};
-    ipc_child child;
-    int rc = ipc_spawn(argv, &child, err);
-    if (rc == 0) {
-        await_tool(&child, job, r, harness, out);
-        read_report(log, &out->report);
-    }
-    unlink(log);
-    rmdir(dir);
-    sb_free(&exe);
-    return rc;
+    int persistent = strcmp(tool, "memcheck") == 0 && device >= 0 && device < SANITIZER_MAX_DEVICES;
+    struct tool_proc one, *t = persistent ? &memcheck_procs[device] : &one;
+    if ((!persistent || !t->alive) && start_tool(t, tool_path, tool, device, err))
+        return -1;
+    tool_job(t, job, r, harness, out);
+    if (!persistent && t->alive) /* racecheck: its report is written when the process ends */
+        finish_tool(t, out, 0);
+    return 0;
+}
+
+void sanitizer_shutdown(void)
+{
+    for (int i = 0; i < SANITIZER_MAX_DEVICES; i++)
+        if (memcheck_procs[i].alive)
+            finish_tool(&memcheck_procs[i], NULL, 0);
 }
 
 static void set_verdict(kv_result *r, const char *verdict, const char *tool, const char *what)

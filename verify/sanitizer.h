@@ -16,6 +16,8 @@ int sanitizer_check(const kv_options *opt, int device, const problem *p, uint64_
 /* Where compute-sanitizer is: $KC_COMPUTE_SANITIZER, $CUDA_HOME/bin, /usr/local/cuda/bin.
  * Returns 0 when found. */
 int sanitizer_path(strbuf *out);
+/* Ends the tool processes kept running between candidates (memcheck's, one per GPU). */
+void sanitizer_shutdown(void);
 /* Parses "none", "memcheck" or "all" (memcheck and racecheck). */
 int sanitizer_mode_parse(const char *s, int *mode);
 

@@ -40,7 +40,7 @@ void kv_options_default(kv_options *o)
     o->compile_procs = cpus < 1 ? 1 : cpus > 8 ? 8 : (int)cpus;
     o->timing_cap_ms = 1000;
     o->arch = "sm_90";
-    o->sanitize = 2;
+    o->sanitize = 1;
     o->n_hidden = 2;
 }
 

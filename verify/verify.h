@@ -31,7 +31,7 @@ typedef struct kv_options {
     uint64_t hidden_seed; /* the draws' seed when fixed_hidden_seed (reproducing a label); */
     int fixed_hidden_seed; /* else a fresh secret seed per verification, recorded */
     int sanitize;         /* compute-sanitizer on correct candidates: 0 none, 1 memcheck,
-                             2 memcheck and racecheck (default; sanitizer.h) */
+                             2 memcheck and racecheck (default 1; sanitizer.h) */
 } kv_options;
 
 typedef struct kv_timing {

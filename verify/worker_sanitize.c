@@ -4,7 +4,8 @@
  * module, compiled once by the client, as payloads: no NVRTC start-up here), runs
  * the candidate's launch unit once on seeded inputs with every buffer an exact-size plain
  * allocation (no guard bands, no padding: the tool's bounds checks are then byte-exact), and
- * answers {"ok": true} or {"error": ...} on the private result descriptor. */
+ * answers {"ok": true} or {"error": ...} on the private result descriptor; then the next job,
+ * so one watched process (the tool's start-up paid once) serves many candidates. */
 #include "common/error.h"
 #include "verify/ipc.h"
 #include "verify/worker.h"
@@ -98,38 +99,54 @@ static int load_job_dims(const problem *p, json_t *job, dimset *dims, strbuf *er
     return 0;
 }
 
+/* One job: its problem, dims and seed; the GPU opened on the first job with the harness the
+ * client sent. Returns 0, or -1 with err set (the candidate's failure or a bad job). */
+static int sanitize_job(wk_gpu *g, int *gpu_open, int device, ipc_msg *job, strbuf *err)
+{
+    const char *manifest = json_string_value(json_object_get(job->json, "manifest"));
+    const char *seed = json_string_value(json_object_get(job->json, "seed"));
+    problem p;
+    dimset dims = {0};
+    if (job->n_blobs < 3 || !manifest || !seed)
+        return kc_fail(err, "malformed job");
+    if (problem_load(manifest, &p, err))
+        return -1;
+    int rc = load_job_dims(&p, job->json, &dims, err);
+    if (rc == 0 && !*gpu_open) {
+        rc = wk_gpu_open(g, device, &job->blobs[2], err);
+        *gpu_open = rc == 0;
+    }
+    if (rc == 0)
+        rc = run_once(g, &p, &dims, strtoull(seed, NULL, 10), job->blobs[0].buf, job->blobs[1].buf, err);
+    dimset_free(&dims);
+    problem_free(&p);
+    return rc;
+}
+
+/* Serves jobs until stdin ends (exit 0). A failed job is answered, then the process ends
+ * (exit 3): after a fault the context is unusable, and the tool's report is complete only once
+ * the process has ended. */
 int wk_sanitize_serve(int device)
 {
     strbuf err = STRBUF_INIT;
     if (wk_channel_open(&err))
         return 1;
-    ipc_msg job;
     wk_gpu g;
-    problem p;
-    dimset dims = {0};
-    int loaded = 0, rc = 1;
-    const char *manifest, *seed;
-    if (ipc_recv(0, &job, -1, &err) != IPC_OK || job.n_blobs < 3) {
-        kc_fail(&err, "no job on stdin");
-        goto reply;
+    int gpu_open = 0, rc = 0;
+    while (rc == 0) {
+        ipc_msg job;
+        sb_reset(&err);
+        if (ipc_recv(0, &job, -1, &err) != IPC_OK)
+            break;
+        json_t *id = json_object_get(job.json, "job");
+        wk_channel_set_job(json_is_integer(id) ? json_integer_value(id) : 0);
+        wk_printf_reset();
+        rc = sanitize_job(&g, &gpu_open, device, &job, &err);
+        ipc_msg_free(&job);
+        json_t *msg = rc == 0 ? json_pack("{s:b}", "ok", 1) : json_pack("{s:s}", "error", sb_str(&err));
+        wk_channel_send(msg);
+        json_decref(msg);
     }
-    manifest = json_string_value(json_object_get(job.json, "manifest"));
-    seed = json_string_value(json_object_get(job.json, "seed"));
-    if (!manifest || !seed || problem_load(manifest, &p, &err))
-        goto reply_job;
-    loaded = 1;
-    if (load_job_dims(&p, job.json, &dims, &err) || wk_gpu_open(&g, device, &job.blobs[2], &err))
-        goto reply_job;
-    rc = run_once(&g, &p, &dims, strtoull(seed, NULL, 10), job.blobs[0].buf, job.blobs[1].buf, &err);
-reply_job:
-    ipc_msg_free(&job);
-reply:;
-    json_t *msg = rc == 0 ? json_pack("{s:b}", "ok", 1) : json_pack("{s:s}", "error", sb_str(&err));
-    wk_channel_send(msg);
-    json_decref(msg);
-    dimset_free(&dims);
-    if (loaded)
-        problem_free(&p);
     sb_free(&err);
     return rc == 0 ? 0 : 3;
 }
