@@ -152,7 +152,9 @@ int problem_dims_fault(const problem *p, const dimset *d, int64_t *io_bytes, str
 int problem_has_hidden(const problem *p);
 /* Draws dims from the problem's "hidden" generator: a pure function of (problem id, seed,
  * index), the same on any machine. out is overwritten (free it with dimset_free) and holds the
- * dims of dims.default then the derived dims. Draws that break a require or a cap (bytes of
+ * dims of dims.default then the derived dims. Odd indices are small draws (each range cut to
+ * its lowest 8 values, batch 1 to 8: tails and tiny grids) while the requires allow one, even
+ * indices range over the whole generator. Draws that break a require or a cap (bytes of
  * all inputs and outputs, the flops expression, problem_dims_fault) are redrawn, up to
  * KC_DRAW_TRIES times; then -1 with an error naming the requirement that failed most. */
 int problem_draw_dims(const problem *p, uint64_t seed, int index, dimset *out, strbuf *err);

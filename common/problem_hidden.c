@@ -381,11 +381,16 @@ static int64_t off_multiple(rng *r, int64_t lo, int64_t hi, int64_t m)
     return base + ((rng_next(r) & 1) || base == 0 ? off : -off);
 }
 
+#define SMALL_SPAN 7 /* a small draw keeps each range within its lowest values: lo .. lo+7 */
+
 /* A range dim: one of eight strategies, equally likely; a strategy that finds nothing in
- * range falls back to a uniform draw. */
-static int64_t draw_range(rng *r, int64_t lo, int64_t hi)
+ * range falls back to a uniform draw. small: the range is cut to its lowest SMALL_SPAN + 1
+ * values (batch 1 to 8, lengths of a few elements: tails and tiny grids). */
+static int64_t draw_range(rng *r, int64_t lo, int64_t hi, int small)
 {
     int64_t v;
+    if (small && hi - lo > SMALL_SPAN)
+        hi = lo + SMALL_SPAN;
     switch (rng_next(r) % 8) {
     case 0: return lo;
     case 1: return hi;
@@ -418,12 +423,13 @@ static int draw_divisor(rng *r, int64_t n, int64_t *out)
     return 0;
 }
 
-static int draw_one(rng *r, const hidden_dim *hd, const dimset *d, int64_t *v, strbuf *why)
+static int draw_one(rng *r, const hidden_dim *hd, const dimset *d, int small, int64_t *v,
+                    strbuf *why)
 {
     int64_t base = 0;
     switch (hd->rule) {
     case KC_HIDDEN_RANGE:
-        *v = draw_range(r, hd->min, hd->max);
+        *v = draw_range(r, hd->min, hd->max, small);
         return 0;
     case KC_HIDDEN_VALUES:
         *v = hd->values[rng_next(r) % (uint64_t)hd->n_values];
@@ -463,13 +469,13 @@ enum { FAIL_DRAW, FAIL_DIMS, FAIL_BYTES, FAIL_FLOPS, FAIL_FIXED };
 
 /* One candidate into d; returns -1 for a valid one, else the failure slot (FAIL_* or
  * FAIL_FIXED + the require's index), with why. */
-static int draw_candidate(const problem *p, rng *r, dimset *d, strbuf *why)
+static int draw_candidate(const problem *p, rng *r, int small, dimset *d, strbuf *why)
 {
     const problem_hidden *h = &p->hidden;
     dimset_free(d);
     for (int i = 0; i < h->n_dims; i++) {
         int64_t v;
-        if (draw_one(r, &h->dims[i], d, &v, why))
+        if (draw_one(r, &h->dims[i], d, small, &v, why))
             return FAIL_DRAW;
         dimset_set(d, h->dims[i].name, v);
     }
@@ -527,9 +533,12 @@ int problem_draw_dims(const problem *p, uint64_t seed, int index, dimset *out, s
     memset(last, 0, sizeof(last));
     dimset d = {0};
     int worst = 0;
+    /* odd indices draw small first (every range near its low end); a generator whose
+     * requires small sizes cannot meet gets an ordinary draw after half the tries */
     for (int t = 0; t < KC_DRAW_TRIES; t++) {
         sb_reset(&why);
-        int slot = draw_candidate(p, &r, &d, &why);
+        int small = index % 2 == 1 && t < KC_DRAW_TRIES / 2;
+        int slot = draw_candidate(p, &r, small, &d, &why);
         if (slot < 0) {
             *out = d;
             sb_free(&why);

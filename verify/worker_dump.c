@@ -155,11 +155,24 @@ int wk_dump(wk_gpu *g, const char *problem_id, uint64_t seed, const char *dims_n
     int alt = 0;
     if (problem_load_by_id(problem_id, &p, err))
         return -1;
-    const dimset *dims = dims_kind_parse(dims_name, &kind, &alt) ? NULL : problem_dims(&p, kind, alt);
+    dimset drawn = {0};
+    int hidden = strncmp(dims_name, "hidden", 6) == 0, rc = 0;
+    const dimset *dims = NULL;
+    if (hidden) /* hiddenK: index K of the generator, drawn with the dump's seed */
+        rc = problem_draw_dims(&p, seed, atoi(dims_name + 6), &drawn, err);
+    else if (dims_kind_parse(dims_name, &kind, &alt) == 0)
+        dims = problem_dims(&p, kind, alt);
+    if (hidden && rc == 0)
+        dims = &drawn;
     wk_buffer bufs[2 * KC_MAX_TENSORS + KC_MAX_SCRATCH] = {0};
-    int rc = dims ? mkdir_p(out_dir, err) : kc_fail(err, "unknown dims '%s' (default, small, alt0..)", dims_name);
+    if (rc == 0)
+        rc = dims ? mkdir_p(out_dir, err)
+                  : kc_fail(err, "unknown dims '%s' (default, small, alt0.., hidden0..)", dims_name);
     for (int i = 0; rc == 0 && i < p.n_inputs + p.n_outputs; i++) {
+        tensor_spec varied; /* constants varied on hidden dims, as the verifier does */
         const tensor_spec *t = i < p.n_inputs ? &p.inputs[i] : &p.outputs[i - p.n_inputs];
+        if (hidden && i < p.n_inputs)
+            t = tensor_spec_varied(t, &varied);
         int64_t n;
         rc = tensor_numel(t, dims, &n, err) || wk_buffer_alloc(g, &bufs[i], t->dtype, n, err);
         if (rc == 0 && i < p.n_inputs)
@@ -173,6 +186,7 @@ int wk_dump(wk_gpu *g, const char *problem_id, uint64_t seed, const char *dims_n
         rc = write_dump(&p, dims, seed, dims_name, bufs, out_dir, err);
     for (int i = 0; i < p.n_inputs + p.n_outputs; i++)
         wk_buffer_free(&bufs[i]);
+    dimset_free(&drawn);
     problem_free(&p);
     return rc ? -1 : 0;
 }

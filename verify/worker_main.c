@@ -170,7 +170,7 @@ static int cmd_dump(int argc, char **argv)
         }
     }
     if (!problem_id || !out)
-        return error("usage: kverify dump --problem ID --seed S[,S..] [--dims default|small|altN|alt[,..]] "
+        return error("usage: kverify dump --problem ID --seed S[,S..] [--dims default|small|altN|alt|hiddenK[,..]] "
                      "--out DIR"), 4;
     wk_gpu g;
     strbuf err = STRBUF_INIT;

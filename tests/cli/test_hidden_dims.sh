@@ -1,11 +1,10 @@
 #!/bin/sh
 # test_hidden_dims: kverify problems --check validates hidden-dims generators (1,000 draws per
-# attention manifest, strictly: no KC_ALLOW_NO_HIDDEN), refuses a manifest without "hidden" unless
-# KC_ALLOW_NO_HIDDEN=1, and --draw prints the same JSON lines for the same seed.
+# attention manifest), refuses a manifest without "hidden", and --draw prints the same JSON lines
+# for the same seed.
 set -u
 . "$(dirname "$0")/lib.sh"
 kv="$KC_BIN/kverify"
-unset KC_ALLOW_NO_HIDDEN
 
 out=$("$kv" problems --suite attention --check) || fail "attention --check: $(echo "$out" | grep -A3 FAIL)"
 n=$(ls "$KC_PROBLEMS/attention"/*.json | wc -l)
@@ -25,18 +24,17 @@ while read -r line; do
     hq=$(echo "$line" | sed 's/.*"HQ":\([0-9]*\).*/\1/'); hkv=$(echo "$line" | sed 's/.*"HKV":\([0-9]*\).*/\1/')
     [ $((hq % hkv)) -eq 0 ] || fail "HKV does not divide HQ: $line"
 done <"$T/a.jsonl"
-"$kv" problems --draw level1/019_relu >"$T/none.out" 2>&1 && fail "--draw without a generator succeeded"
-grep -q 'no "hidden" generator' "$T/none.out" || fail "--draw without a generator: $(cat "$T/none.out")"
 "$kv" problems --draw attention/001_causal --count x >/dev/null 2>&1 && fail "--count x accepted"
 
-# a suite without generators: refused, unless KC_ALLOW_NO_HIDDEN=1
+# a manifest without a generator, or with a constant input without "vary": refused
 mkdir -p "$T/p/level1"
-cp "$KC_PROBLEMS/level1/019_relu.json" "$KC_PROBLEMS/level1/019_relu.cu" "$T/p/level1/"
+cp "$KC_PROBLEMS/level1/019_relu.cu" "$T/p/level1/"
+python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); m.pop("hidden"); json.dump(m, open(sys.argv[2], "w"))' \
+    "$KC_PROBLEMS/level1/019_relu.json" "$T/p/level1/019_relu.json"
 KC_PROBLEMS="$T/p" "$kv" problems --suite level1 --check >"$T/strict.out" 2>&1 &&
     fail "a manifest without hidden passed --check: $(cat "$T/strict.out")"
 grep -q 'no "hidden" generator' "$T/strict.out" || fail "strict report: $(cat "$T/strict.out")"
-KC_ALLOW_NO_HIDDEN=1 KC_PROBLEMS="$T/p" "$kv" problems --suite level1 --check >"$T/lax.out" 2>&1 ||
-    fail "KC_ALLOW_NO_HIDDEN=1 still failed: $(cat "$T/lax.out")"
-grep -q "1 manifests without a generator or a vary (allowed by KC_ALLOW_NO_HIDDEN=1)" "$T/lax.out" ||
-    fail "lax report: $(cat "$T/lax.out")"
+grep -q "1 manifests without a generator or a vary" "$T/strict.out" || fail "summary: $(cat "$T/strict.out")"
+KC_PROBLEMS="$T/p" "$kv" problems --draw level1/019_relu >"$T/none.out" 2>&1 && fail "--draw without a generator succeeded"
+grep -q 'no "hidden" generator' "$T/none.out" || fail "--draw without a generator: $(cat "$T/none.out")"
 echo ok

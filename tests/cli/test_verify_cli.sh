@@ -10,7 +10,6 @@ trap 'rm -rf "$tmp"' EXIT
 kv="$KC_BIN/kverify"
 # Until every suite has hidden-dims generators, --check reports those missing without failing
 # (the switch goes when they land; tests/cli/test_hidden_dims.sh checks attention strictly).
-export KC_ALLOW_NO_HIDDEN=1
 
 # every suite: each manifest loads and each reference compiles in the sandbox (level 2 takes
 # about 45 s on two cores)

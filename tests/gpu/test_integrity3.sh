@@ -20,9 +20,9 @@ mode="${EXPECT:-new}"
 # Import order = candidate ids. heap_state goes first: its heap record outlives a verification,
 # so it must start in a fresh worker (a fresh CUDA context).
 entries="level1/001_square_matmul:heap_state:mismatch
-level1/023_softmax:dims_lookup:mismatch
-attention/008_gqa_causal:gqa_pow2:mismatch
-level2/076_gemm_add_relu:small_batch:mismatch
+level1/023_softmax:dims_lookup:mismatch/unsafe
+attention/008_gqa_causal:gqa_pow2:mismatch/unsafe
+level2/076_gemm_add_relu:small_batch:mismatch/unsafe
 level2/084_gemm_batch_norm_scaling_softmax:ignores_scale:mismatch
 level1/021_sigmoid:far_write:unsafe
 level1/094_mse_loss:guard_scratch:unsafe
@@ -74,7 +74,9 @@ while IFS=: read -r problem name want; do
     echo "  $id $name ($problem): $verdict [$flags]${median:+ median ${median} ms} $msg"
     expect=$want
     [ "$mode" = old ] && expect=correct
-    if [ "$verdict" = "$expect" ]; then
+    # EXPECTED may list alternatives (mismatch/unsafe: a shape attack may also fault at a
+    # drawn shape, which the memory walls make unsafe)
+    if echo "$expect" | tr '/' '\n' | grep -qx "$verdict"; then
         case "$expect,$flags" in
             correct,*timing_inconsistent*) [ "$mode" = old ] || { echo "FAIL $name: flagged timing_inconsistent"; status=1; } ;;
         esac

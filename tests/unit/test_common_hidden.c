@@ -106,14 +106,14 @@ static void test_deterministic_and_seeded(void **state)
     strbuf a = STRBUF_INIT, b = STRBUF_INIT;
     for (int seed = 0; seed < 20; seed++) {
         dimset d1, d2;
-        draw_ok(&p, (uint64_t)seed, 3, &d1);
-        draw_ok(&p, (uint64_t)seed, 3, &d2);
+        draw_ok(&p, (uint64_t)seed, 2, &d1);
+        draw_ok(&p, (uint64_t)seed, 2, &d2);
         strbuf j1 = STRBUF_INIT, j2 = STRBUF_INIT;
         dimset_to_json(&d1, &j1), dimset_to_json(&d2, &j2);
         assert_string_equal(j1.buf, j2.buf); /* same (seed, index): same dims */
         sb_addf(&a, "%s;", j1.buf);
         dimset_free(&d2);
-        draw_ok(&p, (uint64_t)seed, 4, &d2); /* another index */
+        draw_ok(&p, (uint64_t)seed, 4, &d2); /* another (whole-range) index */
         dimset_to_json(&d2, &b), sb_addch(&b, ';');
         dimset_free(&d1), dimset_free(&d2), sb_free(&j1), sb_free(&j2);
     }
@@ -145,6 +145,36 @@ static void test_deterministic_and_seeded(void **state)
 
 /* A require that about 34 draws in 35 break still yields valid draws (by redrawing); one that
  * no draw meets fails with an error naming it. */
+/* Odd indices draw small (each range within its lowest 8 values) while the requires allow,
+ * and fall back to a whole-range draw when they do not. */
+static void test_small_draws(void **state)
+{
+    (void)state;
+    problem p;
+    load_hidden("\"dims\": {\"B\": {\"min\": 1, \"max\": 500}, \"D\": {\"min\": 3, \"max\": 20000}}", &p);
+    int big = 0;
+    for (int seed = 0; seed < 50; seed++) {
+        dimset d;
+        draw_ok(&p, (uint64_t)seed, 1, &d);
+        assert_true(dim(&d, "B") >= 1 && dim(&d, "B") <= 8);
+        assert_true(dim(&d, "D") >= 3 && dim(&d, "D") <= 10);
+        dimset_free(&d);
+        draw_ok(&p, (uint64_t)seed, 0, &d);
+        big += dim(&d, "B") > 8 || dim(&d, "D") > 10;
+        dimset_free(&d);
+    }
+    assert_true(big >= 25); /* even indices range over the whole generator */
+    problem_free(&p);
+    /* a require no small draw meets: the draw falls back to the whole range */
+    load_hidden("\"dims\": {\"B\": {\"min\": 1, \"max\": 500}, \"D\": {\"min\": 1, \"max\": 20000}}, "
+                "\"require\": [\"D >= 100\"]", &p);
+    dimset d;
+    draw_ok(&p, 7, 1, &d);
+    assert_true(dim(&d, "D") >= 100);
+    dimset_free(&d);
+    problem_free(&p);
+}
+
 static void test_requires(void **state)
 {
     (void)state;
@@ -384,6 +414,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_deterministic_and_seeded),
+        cmocka_unit_test(test_small_draws),
         cmocka_unit_test(test_requires),
         cmocka_unit_test(test_rules),
         cmocka_unit_test(test_caps),
