@@ -6,7 +6,8 @@ problem's entry in PROBLEMS (range overrides, extra requires, caps, the why sent
 entry does not range (KernelBench's constructor hyper-parameters: kernel size, stride, padding,
 output padding, pool kernels) stay at the default set's value: the shared reference kernels take
 them at run time, but every fixed set uses one value and a kernel may compile them in. The
-group count NG is ranged over every divisor of the channels it splits. Every derived dim and every
+group count NG is ranged over every divisor of the channels it splits, with two values per group
+at least (PyTorch refuses a group of one value). Every derived dim and every
 computed output extent is required >= 1; pools on a computed extent add their own require (C's
 truncating division would give a size-1 input a pool output of 1). Caps keep one hidden run cheap:
 the reference runs in double (the direct Conv3d one thread per output, hence its lower flops cap)."""
@@ -186,6 +187,21 @@ def describe(dims):
     return text
 
 
+# The output extents of each leading op: what a GroupNorm right after it normalises per channel.
+SPATIAL = {"linear": [], "conv2d": ["OH", "OW"], "convT2d": ["OH", "OW"],
+           "conv3d": ["OD", "OH", "OW"], "convT3d": ["OD", "OH", "OW"]}
+
+
+def group_norm_requires(spec, kind, dims):
+    """GroupNorm needs two values per group (PyTorch refuses one: a group of one value has no
+    variance): channels per group times the spatial extents >= 2."""
+    if "NG" not in dims:
+        return []
+    channels = "OUT" if kind == "linear" else "CO"
+    extents = [e for e in SPATIAL[kind] if e in spec.get("derived", {})]
+    return ["%s >= 2" % "*".join(["(%s/NG)" % channels] + extents)]
+
+
 def hidden_for(spec):
     """The manifest's "hidden" object for a spec (see the module docstring)."""
     kind = spec["lead"]["kind"]
@@ -209,6 +225,7 @@ def hidden_for(spec):
         if not plain_name(s) and "%s >= 1" % s not in require:
             require.append("%s >= 1" % s)
     require += [r for r in entry.get("require", []) if r not in require]
+    require += [r for r in group_norm_requires(spec, kind, dims) if r not in require]
     flops = entry.get("flops", BLOCKED_FLOPS if spec["lead"].get("blocked") else base["flops"])
     note = base["note"]
     if kind == "conv3d":
