@@ -10,7 +10,8 @@
 # 4. clients that disconnect mid-body, mid-headers or while their item is verified do not hurt it;
 # 5. compute_score (via extra_info and via the rl export's ground_truth JSON), trl_reward and
 #    trl_reward_async return the server's numbers;
-# 6. --db holds every verification (origin 'serve'), kcurate verify-db and run accept it;
+# 6. --db holds every verification (origin 'serve'); kcurate verify-db, run, flips and report
+#    and kverify reverify (labels reproduced) work on it;
 # 7. SIGTERM stops it with exit 0 and no compile server left behind.
 # The full queue (503 with Retry-After) is test_serve_queue.sh.
 set -eu
@@ -65,4 +66,10 @@ pgrep -f "compile-server" -P "$SERVE" >/dev/null 2>&1 && fail "compile servers l
 SERVE=
 "$KC_BIN/kcurate" verify-db --db "$T/serve.db" > "$T/verifydb.txt" || fail "verify-db: $(grep -v ' ok' "$T/verifydb.txt")"
 "$KC_BIN/kcurate" run --db "$T/serve.db" > "$T/curate.txt" || fail "kcurate run on the service's database"
+# the audit tools on its records: a reverify pass reproduces the labels, flips and report read it
+"$kv" reverify --db "$T/serve.db" --compile-only --limit 4 > "$T/reverify.txt" || fail "reverify: $(cat "$T/reverify.txt")"
+grep -q "0 label flips" "$T/reverify.txt" || fail "reverify of served verifications: $(tail -1 "$T/reverify.txt")"
+"$KC_BIN/kcurate" flips --db "$T/serve.db" > /dev/null || fail "kcurate flips on the service's database"
+"$KC_BIN/kcurate" report --db "$T/serve.db" --out "$T/report" > /dev/null || fail "kcurate report"
+[ -s "$T/report/index.html" ] || fail "kcurate report wrote no page"
 echo "kverify serve: ok"
