@@ -574,6 +574,10 @@ static int parse_serve_options(int argc, char **argv, struct serve_config *cfg, 
         return error("unexpected argument '%s'", argv[optind]);
     if (!port_given)
         return error("--port P is required (0 picks a free port)");
+    struct addrinfo hints = {.ai_flags = AI_NUMERICHOST}, *ai = NULL;
+    if (getaddrinfo(cfg->host, NULL, &hints, &ai))
+        return error("--host takes a numeric address, e.g. 127.0.0.1 or ::1 (not '%s')", cfg->host);
+    freeaddrinfo(ai);
     strbuf err = STRBUF_INIT;
     int bad = serve_reward_check(&cfg->reward, &err);
     if (bad)
