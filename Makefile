@@ -22,7 +22,9 @@ NVRTC    := $(CUDA_LIB) -lnvrtc
 CUDADRV  := -L$(CUDA)/lib64/stubs -lcuda $(CUDA_LIB) -lcupti
 
 COMMON_SRC  := $(wildcard common/*.c) $(GEN)/kc_sql.c
-VERIFY_SRC  := $(filter-out verify/main.c verify/worker_main.c,$(wildcard verify/*.c))
+# kverify serve (libmicrohttpd, and kcurate's reward rule) is linked into kverify alone.
+SERVE_SRC   := verify/cli_serve.c verify/serve_request.c
+VERIFY_SRC  := $(filter-out verify/main.c verify/worker_main.c $(SERVE_SRC),$(wildcard verify/*.c))
 COLLECT_SRC := $(filter-out collect/main.c,$(wildcard collect/*.c))
 CURATE_SRC  := $(filter-out curate/main.c,$(wildcard curate/*.c))
 EXPORT_SRC  := $(filter-out export/main.c,$(wildcard export/*.c))
@@ -33,6 +35,8 @@ COMMON_OBJ  := $(call obj,$(COMMON_SRC))
 # only into kverify-gpu, the one binary that loads libcuda and CUPTI).
 VERIFY_HOST := $(call obj,$(filter-out verify/worker_%,$(VERIFY_SRC))) $(OBJ)/gen/harness_cu.o
 VERIFY_GPU  := $(call obj,$(filter verify/worker_%,$(VERIFY_SRC)))
+# The reward of `kverify serve` is computed by kcurate's own code (curate/labels.c, params.c).
+SERVE_OBJ   := $(call obj,$(SERVE_SRC) curate/labels.c curate/params.c curate/minhash.c)
 
 # A tool is built once its main.c exists.
 TOOLS := $(if $(wildcard verify/main.c),$(BIN)/kverify) \
@@ -67,9 +71,9 @@ $(OBJ)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 
-$(BIN)/kverify: $(OBJ)/verify/main.o $(VERIFY_HOST) $(COMMON_OBJ)
+$(BIN)/kverify: $(OBJ)/verify/main.o $(SERVE_OBJ) $(VERIFY_HOST) $(COMMON_OBJ)
 	@mkdir -p $(BIN)
-	$(CC) $(LDFLAGS) -o $@ $^ $(NVRTC) $(LIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(NVRTC) -lmicrohttpd $(LIBS)
 
 $(BIN)/kverify-gpu: $(OBJ)/verify/worker_main.o $(VERIFY_GPU) $(filter-out $(OBJ)/verify/main.o,$(VERIFY_HOST)) $(COMMON_OBJ)
 	@mkdir -p $(BIN)

@@ -6,6 +6,8 @@ set -eu
 # python3 (standard library only): the level-2 generator check and the kernelbench module checks.
 PKGS="gcc make pkg-config libsqlite3-dev sqlite3 libjansson-dev libcurl4-openssl-dev libssl-dev
       libarchive-dev zlib1g-dev libcmocka-dev ca-certificates clang libclang-rt-14-dev python3"
+# libmicrohttpd-dev: the HTTP server of `kverify serve` (tests/cli/test_serve*.sh).
+PKGS="$PKGS libmicrohttpd-dev"
 # libjs-chart.js: the charts of `kcurate report` (inlined into the page); chromium: the test
 # that renders the report headless (tests/cli/test_audit_report.sh).
 PKGS="$PKGS libjs-chart.js chromium"

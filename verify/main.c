@@ -53,6 +53,9 @@ static const char usage[] =
     "  reverify --db PATH [--problems SEL] [--verdict LIST] [--compile-only] [--limit N]\n"
     "        verify stored candidates again (new verification rows, old ones kept); the same\n"
     "        command resumes an unfinished pass; flips: kcurate flips --db PATH\n"
+    "  serve --port P [--host 127.0.0.1] [--compile-only] [--gpus LIST] [--db FILE] [--queue N]\n"
+    "        the verifier as an HTTP JSON reward service: GET /health, POST /v1/verify\n"
+    "        (kverify serve --help lists every option; README: \"Reward service\")\n"
     "  gpus [--count]\n"
     "        list the visible GPUs\n"
     "\n"
@@ -119,8 +122,10 @@ int main(int argc, char **argv)
         return cli_import(argc - 1, argv + 1);
     /* Ctrl-C: nothing new starts, the verifications in flight finish or stay pending, exit 130;
      * a second Ctrl-C quits at once (interrupt.h). */
-    if (strcmp(cmd, "run") == 0 || strcmp(cmd, "reverify") == 0)
+    if (strcmp(cmd, "run") == 0 || strcmp(cmd, "reverify") == 0 || strcmp(cmd, "serve") == 0)
         kc_interrupt_install(argc, argv);
+    if (strcmp(cmd, "serve") == 0)
+        return cli_serve(argc - 1, argv + 1);
     if (strcmp(cmd, "run") == 0)
         return cli_run(argc - 1, argv + 1);
     if (strcmp(cmd, "reverify") == 0)

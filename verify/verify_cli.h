@@ -8,6 +8,8 @@ int cli_check(int argc, char **argv, int compile_only_command);
 int cli_problems(int argc, char **argv);
 int cli_import(int argc, char **argv);
 int cli_run(int argc, char **argv);
+/* cli_serve.c: kverify serve, the HTTP reward service. */
+int cli_serve(int argc, char **argv);
 /* cli_audit.c: kverify reverify, and import --jsonl (third-party kernels with claimed labels). */
 int cli_reverify(int argc, char **argv);
 int cli_import_jsonl(const char *db_path, const char *file, const char *default_source);
