@@ -9,6 +9,7 @@
  * peak (the verifier forbids TF32 for f32 problems). */
 #include "curate/report.h"
 #include "common/error.h"
+#include "common/gpu_peaks.h"
 #include "curate/flips.h"
 
 #include <math.h>
@@ -221,32 +222,6 @@ static json_t *speedup_hist(const row *r, int n)
     return histogram(labels, counts, 10, total);
 }
 
-/* f16/bf16 problems are measured against tensor cores; f32 (TF32 is forbidden), f64 and the rest
- * against CUDA cores. */
-static int uses_tensor_cores(const char *dtype)
-{
-    return !strcmp(dtype, "f16") || !strcmp(dtype, "bf16");
-}
-
-static const char *peak_name(const char *dtype)
-{
-    return uses_tensor_cores(dtype) ? "dense tensor-core" : "FP32 CUDA-core";
-}
-
-/* Peak DRAM bandwidth (GB/s) and compute throughput (TFLOP/s) of known GPUs for a problem's
- * dtype: dense (no sparsity) tensor-core peak for f16/bf16, FP32 CUDA-core peak otherwise. */
-static int gpu_peaks(const char *gpu, const char *dtype, double *gbps, double *tflops)
-{
-    int tc = uses_tensor_cores(dtype);
-    if (strstr(gpu, "H100") && (strstr(gpu, "HBM3") || strstr(gpu, "SXM")))
-        return *gbps = 3350, *tflops = tc ? 989 : 67, 1;
-    if (strstr(gpu, "H200"))
-        return *gbps = 4800, *tflops = tc ? 989 : 67, 1;
-    if (strstr(gpu, "H100"))
-        return *gbps = 2000, *tflops = tc ? 756 : 51, 1;
-    return 0;
-}
-
 /* Achieved over attainable performance (roofline) of correct kernels with bytes/FLOPs known. */
 static json_t *roofline_hist(const row *r, int n)
 {
@@ -255,7 +230,7 @@ static json_t *roofline_hist(const row *r, int n)
     int counts[11] = {0}, total = 0;
     for (int i = 0; i < n; i++) {
         double bw, fl;
-        if (!is_correct(&r[i]) || r[i].gbps <= 0 || !gpu_peaks(r[i].gpu, r[i].dtype, &bw, &fl))
+        if (!is_correct(&r[i]) || r[i].gbps <= 0 || !kc_gpu_peaks(r[i].gpu, r[i].dtype, &bw, &fl))
             continue;
         double frac = r[i].gbps / bw;
         if (r[i].tflops > 0) {
@@ -340,11 +315,11 @@ static void peak_columns(json_t *p, const row *r, int i, int j)
         if (is_correct(&r[k]) && (!fast || r[k].speedup > fast->speedup))
             fast = &r[k];
     json_object_set_new(p, "dtype", json_string(r[i].dtype));
-    json_object_set_new(p, "peak", json_string(peak_name(r[i].dtype)));
+    json_object_set_new(p, "peak", json_string(kc_peak_name(r[i].dtype)));
     double bw, fl;
     int known = fast && r[i].has_flops && fast->tflops > 0;
     json_object_set_new(p, "best_tflops", known ? json_real(fast->tflops) : json_null());
-    known = known && gpu_peaks(fast->gpu, fast->dtype, &bw, &fl);
+    known = known && kc_gpu_peaks(fast->gpu, fast->dtype, &bw, &fl);
     json_object_set_new(p, "peak_tflops", known ? json_real(fl) : json_null());
     json_object_set_new(p, "peak_fraction", known ? json_real(fast->tflops / fl) : json_null());
 }
