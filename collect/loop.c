@@ -511,7 +511,9 @@ static char *plan_of_answer(const llm_reply *r, kv_result *vr, strbuf *feedback)
     char *plan = mtmc_parse_plan(sb_str(&r->content), &perr);
     if (plan) {
         snprintf(vr->verdict, sizeof vr->verdict, "plan");
-        sb_addf(&vr->message, "a plan: %s", plan);
+        json_t *j = json_loads(plan, 0, NULL);
+        sb_addf(&vr->message, "a plan of %zu actions", json_array_size(j));
+        json_decref(j);
         sb_adds(feedback, "Plan accepted.");
     } else {
         snprintf(vr->verdict, sizeof vr->verdict, "no_plan");
