@@ -7,6 +7,7 @@
  * without one. The rl format (one record per problem) is built with jansson. Output is
  * byte-identical to what jansson's compact dump of the same records would give. */
 #include "export/records.h"
+#include "export/records_internal.h"
 #include "common/candidate.h"
 #include "common/error.h"
 #include "common/hash.h"
@@ -1566,6 +1567,30 @@ static int export_preference(export_ctx *x, strbuf *err)
     return rc;
 }
 
+/* ---- shared with records_plan.c (records_internal.h) ---- */
+
+int export_emit_json(export_ctx *x, const char *split, json_t *record, strbuf *err)
+{
+    return emit_json(x, split, record, err);
+}
+const char *export_problem_spec(export_ctx *x, const char *problem_id, strbuf *err)
+{
+    return problem_spec(x, problem_id, err);
+}
+const char *export_built_system(const export_ctx *x) { return built_system(x); }
+void export_note_run(export_ctx *x, int64_t run_id) { note_run(x, run_id); }
+int export_split_index(const char *split) { return split_index(split); }
+int export_class_index(const char *verdict_class) { return class_index(verdict_class); }
+void export_add_in_filter(strbuf *where, const char *col, const char *list, char ***binds, int *n)
+{
+    add_in_filter(where, col, list, binds, n);
+}
+sqlite3_stmt *export_prepare_with_binds(export_ctx *x, const char *sql, char **binds, int n,
+                                        int first, strbuf *err)
+{
+    return prepare_with_binds(x, sql, binds, n, first, err);
+}
+
 int export_records(export_ctx *x, strbuf *err)
 {
     if (kc_db_query_int(x->db, "SELECT count(*) FROM curate_runs") <= 0)
@@ -1576,6 +1601,7 @@ int export_records(export_ctx *x, strbuf *err)
     case EXPORT_RL: return export_rl(x, err);
     case EXPORT_PREFERENCE: return export_preference(x, err);
     case EXPORT_KERNELBENCH: return export_kernelbench(x, err);
+    case EXPORT_PLAN: return export_plan(x, err);
     }
     return kc_fail(err, "unknown format");
 }
