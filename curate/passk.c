@@ -52,7 +52,8 @@ double speedupk_estimate(double *v, int n, int k)
     "  t.candidate_id WHERE t.trajectory_id = tr.id AND v.verdict = 'correct'),"                   \
     " (SELECT max(tm.speedup_eager) FROM turns t JOIN v_latest_verification v ON"                 \
     "  v.candidate_id = t.candidate_id JOIN timings tm ON tm.verification_id = v.id"              \
-    "  WHERE t.trajectory_id = tr.id AND v.verdict = 'correct')"                                  \
+    "  WHERE t.trajectory_id = tr.id AND v.verdict = 'correct'),"                                 \
+    " (SELECT count(*) FROM turns t WHERE t.trajectory_id = tr.id)"                               \
     " FROM trajectories tr JOIN problems p ON p.id = tr.problem_id JOIN runs r ON r.id = tr.run_id" \
     " WHERE EXISTS (SELECT 1 FROM turns t WHERE t.trajectory_id = tr.id)"                          \
     " ORDER BY 1, 2, 3, 4, tr.id"
@@ -60,7 +61,8 @@ double speedupk_estimate(double *v, int n, int k)
 /* The sums of one group while its rows come (problems in order). */
 typedef struct group_acc {
     json_t *obj;
-    int problems, samples;
+    int problems, samples, solved_problems, solved_samples;
+    long turns;
     int with_k[N_K];
     double pass[N_K], fast[N_P][N_K], speedup[N_K];
 } group_acc;
@@ -80,9 +82,11 @@ static void add_problem(group_acc *g, problem_samples *s)
     int c = 0, cp[N_P] = {0};
     for (int i = 0; i < s->n; i++) {
         c += s->correct[i];
+        g->solved_samples += s->correct[i];
         for (int j = 0; j < N_P; j++)
             cp[j] += s->correct[i] && (ps[j] == 0 || s->speedup[i] > ps[j]);
     }
+    g->solved_problems += c > 0;
     for (int q = 0; q < N_K; q++) {
         if (s->n < ks[q])
             continue;
@@ -121,6 +125,9 @@ static void finish_group(group_acc *g, json_t *list)
         json_object_set_new(fast, p_names[j], per_k(g->fast[j], g->with_k));
     json_object_set_new(g->obj, "problems", json_integer(g->problems));
     json_object_set_new(g->obj, "samples", json_integer(g->samples));
+    json_object_set_new(g->obj, "solved_problems", json_integer(g->solved_problems));
+    json_object_set_new(g->obj, "solved_samples", json_integer(g->solved_samples));
+    json_object_set_new(g->obj, "mean_turns", json_real(g->samples ? (double)g->turns / g->samples : 0));
     json_object_set_new(g->obj, "k", withk);
     json_object_set_new(g->obj, "pass_at_k", per_k(g->pass, g->with_k));
     json_object_set_new(g->obj, "fast_p_at_k", fast);
@@ -171,6 +178,7 @@ json_t *passk_metrics(sqlite3 *db, strbuf *err)
         s.correct[s.n] = sqlite3_column_int(st, 4);
         s.speedup[s.n] = s.correct[s.n] ? sqlite3_column_double(st, 5) : 0;
         s.n++;
+        g.turns += sqlite3_column_int64(st, 6);
     }
     add_problem(&g, &s);
     finish_group(&g, list);
@@ -209,12 +217,16 @@ void passk_text(json_t *metrics, strbuf *out)
     json_t *g;
     json_array_foreach(metrics, i, g)
     {
-        sb_addf(out, "  %s \xc2\xb7 %s \xc2\xb7 %s: %lld problems, %lld samples\n   ",
+        sb_addf(out, "  %s \xc2\xb7 %s \xc2\xb7 %s: %lld problems (%lld solved), %lld samples "
+                     "(%lld correct), %.2f turns per sample\n   ",
                 json_string_value(json_object_get(g, "suite")),
                 json_string_value(json_object_get(g, "model")),
                 json_string_value(json_object_get(g, "strategy")),
                 (long long)json_integer_value(json_object_get(g, "problems")),
-                (long long)json_integer_value(json_object_get(g, "samples")));
+                (long long)json_integer_value(json_object_get(g, "solved_problems")),
+                (long long)json_integer_value(json_object_get(g, "samples")),
+                (long long)json_integer_value(json_object_get(g, "solved_samples")),
+                json_real_value(json_object_get(g, "mean_turns")));
         add_values(out, "pass", json_object_get(g, "pass_at_k"), "%.3f");
         sb_adds(out, "\n   ");
         add_values(out, "speedup", json_object_get(g, "speedup_at_k"), "%.2fx");

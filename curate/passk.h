@@ -20,7 +20,8 @@ double passk_estimate(int n, int c, int k);
 double speedupk_estimate(double *v, int n, int k);
 
 /* The metrics of every (suite, model, strategy) group of the database's trajectories:
- * [{"suite","model","strategy","problems","samples","k":{"1": problems with n >= 1, ...},
+ * [{"suite","model","strategy","problems","samples","solved_problems" (with a correct sample),
+ *   "solved_samples","mean_turns" (per sample),"k":{"1": problems with n >= 1, ...},
  *   "pass_at_k":{"1":..},"fast_p_at_k":{"0":{"1":..},"1":..,"1.5":..,"2":..},
  *   "speedup_at_k":{"1":..}}], sorted by suite, model, strategy (strategies side by side).
  * NULL on a database error. */

@@ -11,6 +11,7 @@
 #include "common/error.h"
 #include "common/gpu_peaks.h"
 #include "curate/flips.h"
+#include "curate/passk.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -37,7 +38,8 @@ static const char rows_sql[] =
     "  coalesce(v.gpu_name, ''), coalesce(r.model, ''), tt.trajectory_id, tt.turn_index,"
     "  coalesce(json_extract(r.config_json, '$.compile_only'), 0), tm.speedup_eager, tm.gbps,"
     "  tm.tflops, tt.elapsed, coalesce(tt.tokens_in, 0), coalesce(tt.tokens_out, 0), tt.cost_usd,"
-    "  tm.id IS NOT NULL, pm.dtype, pm.has_flops"
+    "  tm.id IS NOT NULL, pm.dtype, pm.has_flops,"
+    "  coalesce(json_extract(r.config_json, '$.strategy'), 'loop')"
     " FROM candidates c JOIN problems p ON p.id = c.problem_id JOIN pm ON pm.id = p.id"
     " LEFT JOIN tt ON tt.candidate_id = c.id"
     " LEFT JOIN trajectories tr ON tr.id = tt.trajectory_id"
@@ -79,8 +81,11 @@ static int load_rows(sqlite3 *db, row **out, int *n, strbuf *err)
         r->verdict = col_dup(st, 4), r->flags = col_dup(st, 5), r->gpu = col_dup(st, 6);
         r->has_turn = sqlite3_column_type(st, 8) != SQLITE_NULL;
         strbuf g = STRBUF_INIT;
-        if (r->has_turn)
-            sb_addf(&g, "%s \xc2\xb7 %s", r->suite, sqlite3_column_text(st, 7));
+        const char *strategy = (const char *)sqlite3_column_text(st, 21);
+        if (r->has_turn) /* the default strategy's groups keep their names */
+            sb_addf(&g, "%s \xc2\xb7 %s%s%s", r->suite, sqlite3_column_text(st, 7),
+                    strcmp(strategy, "loop") ? " \xc2\xb7 " : "",
+                    strcmp(strategy, "loop") ? strategy : "");
         r->group = sb_detach(&g);
         r->trajectory = sqlite3_column_int64(st, 8);
         r->turn = sqlite3_column_int(st, 9);
@@ -455,7 +460,9 @@ json_t *report_data(sqlite3 *db, const report_options *o, strbuf *err)
     if (load_rows(db, &r, &n, err))
         return NULL;
     json_t *flips = curate_flips_json(db, err);
-    if (!flips) {
+    json_t *metrics = flips ? passk_metrics(db, err) : NULL;
+    if (!metrics) {
+        json_decref(flips);
         free_rows(r, n);
         return NULL;
     }
@@ -489,6 +496,7 @@ json_t *report_data(sqlite3 *db, const report_options *o, strbuf *err)
     json_object_set_new(doc, "solve_minutes", sm);
     json_object_set_new(doc, "solve_turns", st);
     json_object_set_new(doc, "fast_p", fp);
+    json_object_set_new(doc, "metrics", metrics);
     json_object_set_new(doc, "verdict_mix", verdict_mix(r, n));
     json_object_set_new(doc, "speedup_hist", speedup_hist(r, n));
     json_object_set_new(doc, "roofline_hist", roofline_hist(r, n));
