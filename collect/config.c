@@ -22,6 +22,8 @@ void config_defaults(collect_config *c)
     c->max_tokens = 16384;
     c->temperature = -1;
     c->context = CONTEXT_DROP_REASONING;
+    c->strategy = STRATEGY_LOOP;
+    c->plan_retries = 2;
     llm_client_options_default(&c->client);
 }
 
@@ -130,6 +132,17 @@ static int set_endpoints(collect_config *c, const char *v, strbuf *err)
     return 0;
 }
 
+static int set_strategy(collect_config *c, const char *v, strbuf *err)
+{
+    if (!strcmp(v, "loop") || !strcmp(v, "default"))
+        c->strategy = STRATEGY_LOOP;
+    else if (!strcmp(v, "mtmc"))
+        c->strategy = STRATEGY_MTMC;
+    else
+        return kc_fail(err, "strategy: expected loop or mtmc, got '%s'", v);
+    return 0;
+}
+
 static int set_context(collect_config *c, const char *v, strbuf *err)
 {
     if (!strcmp(v, "full"))
@@ -215,6 +228,12 @@ int config_set(collect_config *c, const char *key, const char *v, strbuf *err)
         c->seed = n;
     } else if (!strcmp(key, "context")) {
         return set_context(c, v, err);
+    } else if (!strcmp(key, "strategy")) {
+        return set_strategy(c, v, err);
+    } else if (!strcmp(key, "plan_retries")) {
+        if (parse_int(key, v, 1, 100, &n, err))
+            return -1;
+        c->plan_retries = (int)n;
     } else if (!strcmp(key, "target_speedup")) {
         return parse_num(key, v, 0, 1e6, &c->target_speedup, err);
     } else if (!strcmp(key, "rpm") || !strcmp(key, "tpm")) {
@@ -396,6 +415,10 @@ static json_t *settings_json(const collect_config *c)
                                   "context", c->context == CONTEXT_FULL ? "full" : "drop-reasoning"));
     json_object_set_new(o, "prompt_format", json_integer(CC_PROMPT_FORMAT));
     json_object_set_new(o, "target_speedup", json_real(c->target_speedup));
+    if (c->strategy == STRATEGY_MTMC) { /* only when set: default runs keep their identity */
+        json_object_set_new(o, "strategy", json_string("mtmc"));
+        json_object_set_new(o, "plan_retries", json_integer(c->plan_retries));
+    }
     return o;
 }
 
@@ -580,6 +603,9 @@ int config_identity_from_json(const char *config_json, strbuf *out)
     json_object_set_new(id, "prompt_format", fmt ? json_incref(fmt) : json_integer(1));
     json_object_set_new(id, "compile_only",
                         json_boolean(json_is_true(json_object_get(cfg, "compile_only"))));
+    json_t *strategy = json_object_get(cfg, "strategy"); /* absent: the default loop */
+    if (json_is_string(strategy) && strcmp(json_string_value(strategy), "loop"))
+        json_object_set_new(id, "strategy", json_incref(strategy));
     char *s = json_dumps(id, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(12));
     sb_reset(out);
     sb_adds(out, s);

@@ -28,6 +28,8 @@
 #define CC_PROMPT_FORMAT 1
 
 enum context_policy { CONTEXT_DROP_REASONING, CONTEXT_FULL };
+/* loop: today's closed loop; mtmc: plan first, then one action per turn (strategy_mtmc.h) */
+enum collect_strategy { STRATEGY_LOOP, STRATEGY_MTMC };
 
 typedef struct price {
     double input, output, reasoning; /* dollars per million tokens */
@@ -56,6 +58,8 @@ typedef struct collect_config {
     long long seed;        /* sample k sends seed + k */
     enum context_policy context;
     double target_speedup; /* 0: stop at the first correct turn */
+    enum collect_strategy strategy;
+    int plan_retries;      /* mtmc: failed attempts at one action before the plan is revised */
     int rpm, tpm;
     llm_client_options client;
     price cost;          /* --price, else the config file's prices[model] */

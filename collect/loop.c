@@ -4,6 +4,7 @@
 #include "collect/progress.h"
 #include "collect/prompt.h"
 #include "collect/record.h"
+#include "collect/strategy_mtmc.h"
 #include "common/error.h"
 #include "common/fsutil.h"
 #include "common/hash.h"
@@ -103,6 +104,18 @@ static int is_success(const collect_config *cfg, const char *verdict)
     return !strcmp(verdict, "correct") || (cfg->compile_only && !strcmp(verdict, "compiled"));
 }
 
+/* The per-trajectory budget (turns, tokens, minutes) spent after turns_done turns, or NULL. */
+static const char *budget_stop(const collect_config *cfg, const trajectory_state *t, int turns_done)
+{
+    if (turns_done >= cfg->turns)
+        return "turns";
+    if (cfg->budget_tokens > 0 && t->tokens >= cfg->budget_tokens)
+        return "tokens";
+    if (cfg->budget_minutes > 0 && t->wall_ms >= cfg->budget_minutes * 60000.0)
+        return "minutes";
+    return NULL;
+}
+
 /* Why the trajectory stops after this turn, or NULL to go on. */
 static const char *stop_reason(const collect_config *cfg, const trajectory_state *t,
                                const kv_result *r, int turns_done)
@@ -114,13 +127,7 @@ static const char *stop_reason(const collect_config *cfg, const trajectory_state
         if (r->timed && r->timing.speedup_eager >= cfg->target_speedup)
             return "target_speedup";
     }
-    if (turns_done >= cfg->turns)
-        return "turns";
-    if (cfg->budget_tokens > 0 && t->tokens >= cfg->budget_tokens)
-        return "tokens";
-    if (cfg->budget_minutes > 0 && t->wall_ms >= cfg->budget_minutes * 60000.0)
-        return "minutes";
-    return NULL;
+    return budget_stop(cfg, t, turns_done);
 }
 
 /* A limit an open trajectory has already reached (turns, tokens, minutes), or NULL. */
@@ -390,11 +397,14 @@ static int record_turn(turn_ctx *x, const kv_result *vr, turn_record *tr, const 
     db_lock(c);
     double t0 = now_ms();
     int rc = kc_db_begin(c->db, err);
-    if (rc == 0) {
+    if (rc == 0 && vr) { /* NULL: an mtmc planning turn, no kernel */
         int extract_failed = !strcmp(vr->verdict, "extract_error");
         rc = rec_candidate(c->db, x->p->id, extract_failed ? NULL : sb_str(&vr->source),
                            extract_failed ? sb_str(&vr->message) : NULL, &tr->candidate_id, err) ||
-             kv_record(c->db, tr->candidate_id, vr, err) || rec_turn(c->db, tr, err) ||
+             kv_record(c->db, tr->candidate_id, vr, err);
+    }
+    if (rc == 0) {
+        rc = rec_turn(c->db, tr, err) ||
              rec_turn_problem_clock(c->db, tr, x->problem_ms, x->problem_tokens, err) ||
              (stop && rec_trajectory_finish(c->db, x->t->id, stop, err));
         if (rc)
@@ -408,7 +418,7 @@ static int record_turn(turn_ctx *x, const kv_result *vr, turn_record *tr, const 
 }
 
 static void append_history(trajectory_state *t, const char *prompt, const llm_reply *r,
-                           const kv_result *vr, const char *feedback)
+                           const kv_result *vr, const char *feedback, const turn_record *tr)
 {
     t->turns = xrealloc(t->turns, (size_t)(t->n_turns + 1) * sizeof *t->turns);
     turn_history *h = &t->turns[t->n_turns++];
@@ -416,7 +426,13 @@ static void append_history(trajectory_state *t, const char *prompt, const llm_re
     h->answer = xstrdup(sb_str(&r->content));
     h->reasoning = r->reasoning.len ? xstrdup(r->reasoning.buf) : NULL;
     h->feedback = xstrdup(feedback);
-    h->source = strcmp(vr->verdict, "extract_error") && vr->source.len ? xstrdup(vr->source.buf) : NULL;
+    int kernel = !tr->plan_json && !(tr->action && !strcmp(tr->action, "plan")) &&
+                 !(tr->action && !strcmp(tr->action, "revise"));
+    h->source = kernel && strcmp(vr->verdict, "extract_error") && vr->source.len ? xstrdup(vr->source.buf) : NULL;
+    h->verdict = kernel ? xstrdup(vr->verdict) : NULL;
+    h->action = tr->action ? xstrdup(tr->action) : NULL;
+    h->plan_json = tr->plan_json ? xstrdup(tr->plan_json) : NULL;
+    h->step = tr->step;
 }
 
 static void note_result(turn_ctx *x, const kv_result *vr, const llm_reply *r, double cost,
@@ -473,6 +489,80 @@ static int end_unanswerable(turn_ctx *x, strbuf *err)
     return 1;
 }
 
+static void end_before_turn(turn_ctx *x, const char *reason);
+
+/* The messages of the next turn: the strategy's (mtmc) or the loop's. */
+static void build_turn(turn_ctx *x, mtmc_turn *mt, prompt_messages *pm)
+{
+    const collect_config *cfg = x->c->cfg;
+    memset(mt, 0, sizeof *mt);
+    if (cfg->strategy == STRATEGY_MTMC)
+        mtmc_next(cfg, x->spec, x->t, mt, pm);
+    else
+        prompt_build(x->spec, x->t->turns, x->t->n_turns, cfg->context, pm);
+}
+
+/* An mtmc planning turn: the plan in the answer (NULL when none), a pseudo verdict for the
+ * progress line ('plan' or 'no_plan'), and the feedback (for no plan: the error and the format
+ * again, the next turn's request). */
+static char *plan_of_answer(const llm_reply *r, kv_result *vr, strbuf *feedback)
+{
+    strbuf perr = STRBUF_INIT;
+    char *plan = mtmc_parse_plan(sb_str(&r->content), &perr);
+    if (plan) {
+        snprintf(vr->verdict, sizeof vr->verdict, "plan");
+        json_t *j = json_loads(plan, 0, NULL);
+        sb_addf(&vr->message, "a plan of %zu actions", json_array_size(j));
+        json_decref(j);
+        sb_adds(feedback, "Plan accepted.");
+    } else {
+        snprintf(vr->verdict, sizeof vr->verdict, "no_plan");
+        sb_addf(&vr->message, "no plan: %s", sb_str(&perr));
+        sb_addf(feedback, MTMC_PLAN_MARKER " again: your answer could not be read as a plan (%s). "
+                          "Answer with PLAN, then one action a line ([N.] action [argument] -- "
+                          "free text), then END; the actions:\n%s", sb_str(&perr), mtmc_vocabulary());
+    }
+    sb_free(&perr);
+    return plan;
+}
+
+/* Verifies the answer and writes the feedback (with the hardware facts under mtmc). */
+static int verify_answer(turn_ctx *x, const llm_reply *r, kv_result *vr, strbuf *feedback,
+                         double *verify_ms, strbuf *err)
+{
+    collector *c = x->c;
+    double v0 = now_ms(); /* the verifier's start-up counts as verification time */
+    kv_service *v = verifier(c, err);
+    if (!v) {
+        set_fatal(c, sb_str(err));
+        return -1;
+    }
+    progress_verifying(c->progress, +1);
+    int vrc = kv_verify(v, x->p, sb_str(&r->content), vr, err);
+    progress_verifying(c->progress, -1);
+    *verify_ms = now_ms() - v0;
+    add_time(c, &c->sum.verify_s, *verify_ms);
+    if (vrc < 0)
+        return -1;
+    kv_feedback(x->p, vr, feedback);
+    if (c->cfg->strategy == STRATEGY_MTMC)
+        mtmc_hardware_facts(x->p, vr, feedback);
+    return 0;
+}
+
+/* Why the trajectory stops after this turn, under its strategy, or NULL. */
+static const char *turn_stop(turn_ctx *x, const mtmc_turn *mt, const kv_result *vr, int success)
+{
+    const collect_config *cfg = x->c->cfg;
+    const char *stop = NULL;
+    if (cfg->strategy == STRATEGY_MTMC)
+        stop = mtmc_stop(cfg, mt, vr, success) ?: budget_stop(cfg, x->t, x->t->n_turns + 1);
+    else
+        stop = stop_reason(cfg, x->t, vr, x->t->n_turns + 1);
+    x->problem_ms = problem_elapsed(x->c, (int)(x->p - x->c->problems), 0, &x->problem_tokens);
+    return stop ? stop : problem_budget_stop(cfg, x->problem_ms, x->problem_tokens);
+}
+
 /* Runs turn number t->n_turns. Returns 1 when the trajectory ended, 0 to go
  * on, -1 on an error that leaves it open (a later run resumes it). */
 static int run_turn(turn_ctx *x, strbuf *err)
@@ -482,9 +572,16 @@ static int run_turn(turn_ctx *x, strbuf *err)
     trajectory_state *t = x->t;
     double t0 = now_ms();
     strbuf started = STRBUF_INIT;
-    iso8601_now(&started);
+    mtmc_turn mt;
     prompt_messages pm;
-    prompt_build(x->spec, t->turns, t->n_turns, cfg->context, &pm);
+    build_turn(x, &mt, &pm);
+    if (cfg->strategy == STRATEGY_MTMC && mt.kind == MTMC_DONE) { /* after a resume */
+        mtmc_turn_free(&mt);
+        prompt_messages_free(&pm);
+        end_before_turn(x, "plan_done");
+        return 1;
+    }
+    iso8601_now(&started);
     const char *prompt = pm.messages[pm.n - 1].content;
     llm_request q = {cfg->model, prompt_system_text(), pm.messages, pm.n, cfg->max_tokens,
                      cfg->temperature, cfg->seed + x->sample, cfg->stream};
@@ -497,8 +594,10 @@ static int run_turn(turn_ctx *x, strbuf *err)
     kv_result_init(&vr);
     strbuf feedback = STRBUF_INIT;
     int64_t request_id = 0, response_id = 0;
-    double cost = 0;
+    double cost = 0, verify_ms = 0;
     int cached = 0, rc = -1;
+    char *plan_json = NULL;
+    int planning = cfg->strategy == STRATEGY_MTMC && mt.kind != MTMC_STEP;
     if (obtain_response(x, &q, hash, &r, &request_id, &response_id, &cost, &cached, err) < 0) {
         if (r.outcome == LLM_FATAL_RUN)
             set_fatal(c, sb_str(err));
@@ -507,46 +606,39 @@ static int run_turn(turn_ctx *x, strbuf *err)
         goto out;
     }
     double llm_ms = cached ? 0 : r.latency_ms;
-    double v0 = now_ms(); /* the verifier's start-up counts as verification time */
-    kv_service *v = verifier(c, err);
-    if (!v) {
-        set_fatal(c, sb_str(err));
+    if (planning)
+        plan_json = plan_of_answer(&r, &vr, &feedback);
+    else if (verify_answer(x, &r, &vr, &feedback, &verify_ms, err) < 0)
         goto out;
-    }
-    progress_verifying(c->progress, +1);
-    int vrc = kv_verify(v, x->p, sb_str(&r.content), &vr, err);
-    progress_verifying(c->progress, -1);
-    double verify_ms = now_ms() - v0;
-    add_time(c, &c->sum.verify_s, verify_ms);
-    if (vrc < 0)
-        goto out;
-    kv_feedback(x->p, &vr, &feedback);
     if (r.truncated)
         sb_adds(&feedback, "\n\nNote: your previous answer was cut off by the token limit; "
                            "answer with less text around the code.");
 
     t->tokens += r.prompt_tokens + r.completion_tokens;
     t->wall_ms += now_ms() - t0;
-    if (is_success(cfg, vr.verdict))
+    int success = !planning && is_success(cfg, vr.verdict);
+    if (success)
         t->any_correct = 1;
-    const char *stop = stop_reason(cfg, t, &vr, t->n_turns + 1);
-    x->problem_ms = problem_elapsed(c, (int)(x->p - c->problems),
-                                    r.prompt_tokens + r.completion_tokens, &x->problem_tokens);
-    if (!stop)
-        stop = problem_budget_stop(cfg, x->problem_ms, x->problem_tokens);
+    problem_elapsed(c, (int)(x->p - c->problems), r.prompt_tokens + r.completion_tokens, NULL);
+    const char *stop = turn_stop(x, &mt, &vr, success);
+    int mtmc = cfg->strategy == STRATEGY_MTMC;
     turn_record tr = {.trajectory_id = t->id, .turn_index = t->n_turns, .prompt = prompt,
                       .request_id = request_id, .response_id = response_id,
                       .feedback = feedback.buf, .tokens_in = r.prompt_tokens,
                       .tokens_out = r.completion_tokens, .latency_ms = cached ? 0 : r.latency_ms,
-                      .cost_usd = cost, .wall_ms = now_ms() - t0, .started_at = started.buf};
-    if (record_turn(x, &vr, &tr, stop, err) < 0)
+                      .cost_usd = cost, .wall_ms = now_ms() - t0, .started_at = started.buf,
+                      .action = mtmc ? sb_str(&mt.action) : NULL, .plan_json = plan_json,
+                      .step = mt.step};
+    if (record_turn(x, planning ? NULL : &vr, &tr, stop, err) < 0)
         goto out;
     crash_point("turn_recorded");
     add_time(c, &c->sum.overhead_s, tr.wall_ms - llm_ms - verify_ms);
-    append_history(t, prompt, &r, &vr, sb_str(&feedback));
+    append_history(t, prompt, &r, &vr, sb_str(&feedback), &tr);
     note_result(x, &vr, &r, cost, cached, stop);
     rc = stop ? 1 : 0;
 out:
+    free(plan_json);
+    mtmc_turn_free(&mt);
     prompt_messages_free(&pm);
     llm_reply_free(&r);
     kv_result_free(&vr);
@@ -555,8 +647,9 @@ out:
     return rc;
 }
 
-/* Ends a trajectory before its next turn because its problem's budget is spent. */
-static void end_by_problem_budget(turn_ctx *x, const char *reason)
+/* Ends a trajectory before its next turn: its problem's budget is spent, or (mtmc) its plan is
+ * done. */
+static void end_before_turn(turn_ctx *x, const char *reason)
 {
     collector *c = x->c;
     strbuf err = STRBUF_INIT;
@@ -634,7 +727,7 @@ static void run_trajectory(collector *c, const job *j)
         const char *pstop =
             problem_budget_stop(c->cfg, problem_elapsed(c, j->problem, 0, &ptok), ptok);
         if (pstop) { /* the problem's shared budget is spent: no turn for this sample */
-            end_by_problem_budget(&x, pstop);
+            end_before_turn(&x, pstop);
             break;
         }
         int r = run_turn(&x, &err);

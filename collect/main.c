@@ -40,6 +40,9 @@ static const char usage_text[] =
     "                        \"prices\": {\"MODEL\": [in, out, reasoning]} in $ per Mtok\n"
     "  --context full|drop-reasoning  earlier reasoning sent back or not (default drop-reasoning)\n"
     "  --target-speedup X    go on after the first correct turn until X times PyTorch eager\n"
+    "  --strategy loop|mtmc  loop (default): kernel, feedback, fix; mtmc: turn 0 asks for a plan\n"
+    "                        of actions, each later turn implements one on the last good kernel\n"
+    "  --plan-retries K      mtmc: failed attempts at one action before the plan is revised (2)\n"
     "  --max-tokens N        per answer (default 16384)   --temperature T   --seed N\n"
     "  --max-answer-bytes N  cap on an answer's text (default 1048576; 0 = none): a longer\n"
     "                        answer is cut there (a stream stops), recorded as truncated\n"
@@ -79,6 +82,7 @@ static const struct flag {
     {"--deadline", "deadline_s", NULL}, {"--idle-timeout", "idle_timeout_s", NULL},
     {"--attempt-timeout", "attempt_timeout_s", NULL}, {"--price", "price", NULL},
     {"--fake-args", "bundled_args", NULL}, {"--max-answer-bytes", "max_answer_bytes", NULL},
+    {"--strategy", "strategy", NULL}, {"--plan-retries", "plan_retries", NULL},
 };
 
 static void parse_flags(int argc, char **argv, collect_config *cfg, int *dry_run)

@@ -18,6 +18,10 @@ typedef struct turn_history {
     char *reasoning; /* may be NULL */
     char *feedback;  /* the verifier's feedback, sent as the next user message */
     char *source;    /* the extracted kernel (NULL when none): replaces an overlong answer */
+    char *verdict;   /* the latest verdict of its candidate (NULL: a planning turn) */
+    char *action;    /* mtmc: 'plan', 'revise' or the action line; NULL for the loop */
+    char *plan_json; /* mtmc planning turns: the plan parsed from the answer (NULL: none) */
+    int step;        /* mtmc step turns: 1-based step in the plan in force; 0 otherwise */
 } turn_history;
 
 /* Answers longer than this go back to the model as their code block only. */

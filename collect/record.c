@@ -124,12 +124,18 @@ static char *blob_text(sqlite3 *db, const unsigned char *sha)
     return sb_detach(&sb);
 }
 
+static char *col_strdup(sqlite3_stmt *st, int col)
+{
+    const unsigned char *s = sqlite3_column_text(st, col);
+    return s ? xstrdup((const char *)s) : NULL;
+}
+
 static int load_turns(sqlite3 *db, trajectory_state *t, strbuf *err)
 {
     sqlite3_stmt *st = kc_db_prepare(db,
         "SELECT t.prompt_sha, r.content_sha, r.reasoning_sha, t.feedback_sha, "
         "       coalesce(t.tokens_in, 0) + coalesce(t.tokens_out, 0), coalesce(t.wall_ms, 0), "
-        "       v.verdict, tm.speedup_eager, c.source_sha "
+        "       v.verdict, tm.speedup_eager, c.source_sha, t.action, t.plan_json, t.step "
         "FROM turns t LEFT JOIN responses r ON r.id = t.response_id "
         "LEFT JOIN candidates c ON c.id = t.candidate_id "
         "LEFT JOIN v_latest_verification v ON v.candidate_id = t.candidate_id "
@@ -150,6 +156,10 @@ static int load_turns(sqlite3 *db, trajectory_state *t, strbuf *err)
         h->reasoning = blob_text(db, sqlite3_column_text(st, 2));
         h->feedback = blob_text(db, sqlite3_column_text(st, 3));
         h->source = blob_text(db, sqlite3_column_text(st, 8));
+        h->verdict = col_strdup(st, 6);
+        h->action = col_strdup(st, 9);
+        h->plan_json = col_strdup(st, 10);
+        h->step = sqlite3_column_int(st, 11);
         t->tokens += sqlite3_column_int64(st, 4);
         t->wall_ms += sqlite3_column_double(st, 5);
         const char *verdict = (const char *)sqlite3_column_text(st, 6);
@@ -216,6 +226,9 @@ void trajectory_state_free(trajectory_state *t)
         free(t->turns[i].reasoning);
         free(t->turns[i].feedback);
         free(t->turns[i].source);
+        free(t->turns[i].verdict);
+        free(t->turns[i].action);
+        free(t->turns[i].plan_json);
     }
     free(t->turns);
     memset(t, 0, sizeof *t);
@@ -420,7 +433,7 @@ int rec_turn(sqlite3 *db, const turn_record *t, strbuf *err)
     sqlite3_stmt *st = kc_db_prepare(db,
         "INSERT INTO turns(trajectory_id, turn_index, prompt_sha, request_id, response_id, "
         "candidate_id, feedback_sha, tokens_in, tokens_out, latency_ms, cost_usd, started_at, "
-        "wall_ms) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", err);
+        "wall_ms, action, step, plan_json) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", err);
     if (!st)
         return -1;
     sqlite3_bind_int64(st, 1, t->trajectory_id);
@@ -428,7 +441,10 @@ int rec_turn(sqlite3 *db, const turn_record *t, strbuf *err)
     kc_bind_text_or_null(st, 3, prompt);
     sqlite3_bind_int64(st, 4, t->request_id);
     sqlite3_bind_int64(st, 5, t->response_id);
-    sqlite3_bind_int64(st, 6, t->candidate_id);
+    if (t->candidate_id)
+        sqlite3_bind_int64(st, 6, t->candidate_id);
+    else
+        sqlite3_bind_null(st, 6);
     kc_bind_text_or_null(st, 7, feedback);
     sqlite3_bind_int64(st, 8, t->tokens_in);
     sqlite3_bind_int64(st, 9, t->tokens_out);
@@ -436,6 +452,12 @@ int rec_turn(sqlite3 *db, const turn_record *t, strbuf *err)
     sqlite3_bind_double(st, 11, t->cost_usd);
     kc_bind_text_or_null(st, 12, t->started_at);
     sqlite3_bind_double(st, 13, t->wall_ms);
+    kc_bind_text_or_null(st, 14, t->action);
+    if (t->step > 0)
+        sqlite3_bind_int(st, 15, t->step);
+    else
+        sqlite3_bind_null(st, 15);
+    kc_bind_text_or_null(st, 16, t->plan_json);
     return step_done(db, st, err);
 }
 

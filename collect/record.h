@@ -77,8 +77,11 @@ typedef struct turn_record {
     long tokens_in, tokens_out;
     double latency_ms, cost_usd, wall_ms;
     const char *started_at;
+    const char *action, *plan_json; /* mtmc (migration 10); NULL for the loop */
+    int step;                       /* mtmc step turns; 0: NULL */
 } turn_record;
 
+/* candidate_id 0 (an mtmc planning turn) is recorded as NULL. */
 int rec_turn(sqlite3 *db, const turn_record *t, strbuf *err);
 
 /* An answer's bytes as received (already redacted), committed in their own transaction the

@@ -2,7 +2,7 @@
  *   kcurate run --db FILE [options]      (label; replaces the previous labels)
  *   kcurate merge A.db B.db ... -o OUT.db
  *   kcurate verify-db --db FILE          (integrity checks before trusting a database)
- *   kcurate stats --db FILE
+ *   kcurate stats --db FILE [--json]
  *   kcurate flips --db FILE [--json]      (label flips, third-party claim checks)
  *   kcurate report --db FILE --out DIR    (static HTML report) */
 #include "common/db.h"
@@ -29,7 +29,8 @@ static const char usage_text[] =
     "           checks a database before you trust it: SQLite's integrity_check, the schema\n"
     "           version and tables, foreign_key_check, its identity, every value's type, NULLs,\n"
     "           hashes and ids, every blob's hash; prints what it found, exit 1 on any problem\n"
-    "       kcurate stats --db FILE\n"
+    "       kcurate stats --db FILE [--json]   (--json: counts and pass@k, fast_p@k, speedup@k\n"
+    "                                            per suite, model and strategy)\n"
     "       kcurate flips --db FILE [--json]\n"
     "           label flips between verifications of a candidate (verdict class, verdict, flags,\n"
     "           speedup beyond timing noise) and third-party claims that do not hold\n"
@@ -198,11 +199,22 @@ static int verify_db_command(int argc, char **argv)
 
 static int stats_command(int argc, char **argv)
 {
-    if (argc != 2 || strcmp(argv[0], "--db"))
-        die("usage: kcurate stats --db FILE");
+    const char *path = NULL;
+    int json = 0;
+    for (int i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "--db") && i + 1 < argc)
+            path = argv[++i];
+        else if (!strcmp(argv[i], "--json"))
+            json = 1;
+        else
+            die("usage: kcurate stats --db FILE [--json]");
+    }
+    if (!path)
+        die("usage: kcurate stats --db FILE [--json]");
     strbuf err = STRBUF_INIT, out = STRBUF_INIT;
     sqlite3 *db;
-    if (kc_db_open(argv[1], KC_DB_READONLY, &db, &err) || curate_stats(db, &out, &err))
+    if (kc_db_open(path, KC_DB_READONLY, &db, &err) ||
+        (json ? curate_stats_json(db, &out, &err) : curate_stats(db, &out, &err)))
         die("%s", err.buf);
     fputs(out.buf, stdout);
     kc_db_close(db);

@@ -1,6 +1,7 @@
 /* report: `kcurate report`, a static, self-contained HTML report of a database.
  * report_data.c reads the database into one JSON document (the numbers: solve rate against the
- * per-problem budget in minutes and turns per suite and model, KernelBench fast_p, verdict mix
+ * per-problem budget in minutes and turns per suite, model and strategy, KernelBench fast_p,
+ * pass@k, fast_p@k and speedup@k per suite, model and strategy (curate/passk.h), verdict mix
  * per turn, speedup and roofline histograms, cost, the per-problem table, flips, the suspicious
  * list); report_html.c writes it as index.html (Chart.js inlined, the data as JSON in the page),
  * report.json, and one page per linked kernel. The same database gives the same files. */

@@ -9,7 +9,9 @@
  * peak (the verifier forbids TF32 for f32 problems). */
 #include "curate/report.h"
 #include "common/error.h"
+#include "common/gpu_peaks.h"
 #include "curate/flips.h"
+#include "curate/passk.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -36,7 +38,8 @@ static const char rows_sql[] =
     "  coalesce(v.gpu_name, ''), coalesce(r.model, ''), tt.trajectory_id, tt.turn_index,"
     "  coalesce(json_extract(r.config_json, '$.compile_only'), 0), tm.speedup_eager, tm.gbps,"
     "  tm.tflops, tt.elapsed, coalesce(tt.tokens_in, 0), coalesce(tt.tokens_out, 0), tt.cost_usd,"
-    "  tm.id IS NOT NULL, pm.dtype, pm.has_flops"
+    "  tm.id IS NOT NULL, pm.dtype, pm.has_flops,"
+    "  coalesce(json_extract(r.config_json, '$.strategy'), 'loop')"
     " FROM candidates c JOIN problems p ON p.id = c.problem_id JOIN pm ON pm.id = p.id"
     " LEFT JOIN tt ON tt.candidate_id = c.id"
     " LEFT JOIN trajectories tr ON tr.id = tt.trajectory_id"
@@ -78,8 +81,11 @@ static int load_rows(sqlite3 *db, row **out, int *n, strbuf *err)
         r->verdict = col_dup(st, 4), r->flags = col_dup(st, 5), r->gpu = col_dup(st, 6);
         r->has_turn = sqlite3_column_type(st, 8) != SQLITE_NULL;
         strbuf g = STRBUF_INIT;
-        if (r->has_turn)
-            sb_addf(&g, "%s \xc2\xb7 %s", r->suite, sqlite3_column_text(st, 7));
+        const char *strategy = (const char *)sqlite3_column_text(st, 21);
+        if (r->has_turn) /* the default strategy's groups keep their names */
+            sb_addf(&g, "%s \xc2\xb7 %s%s%s", r->suite, sqlite3_column_text(st, 7),
+                    strcmp(strategy, "loop") ? " \xc2\xb7 " : "",
+                    strcmp(strategy, "loop") ? strategy : "");
         r->group = sb_detach(&g);
         r->trajectory = sqlite3_column_int64(st, 8);
         r->turn = sqlite3_column_int(st, 9);
@@ -221,32 +227,6 @@ static json_t *speedup_hist(const row *r, int n)
     return histogram(labels, counts, 10, total);
 }
 
-/* f16/bf16 problems are measured against tensor cores; f32 (TF32 is forbidden), f64 and the rest
- * against CUDA cores. */
-static int uses_tensor_cores(const char *dtype)
-{
-    return !strcmp(dtype, "f16") || !strcmp(dtype, "bf16");
-}
-
-static const char *peak_name(const char *dtype)
-{
-    return uses_tensor_cores(dtype) ? "dense tensor-core" : "FP32 CUDA-core";
-}
-
-/* Peak DRAM bandwidth (GB/s) and compute throughput (TFLOP/s) of known GPUs for a problem's
- * dtype: dense (no sparsity) tensor-core peak for f16/bf16, FP32 CUDA-core peak otherwise. */
-static int gpu_peaks(const char *gpu, const char *dtype, double *gbps, double *tflops)
-{
-    int tc = uses_tensor_cores(dtype);
-    if (strstr(gpu, "H100") && (strstr(gpu, "HBM3") || strstr(gpu, "SXM")))
-        return *gbps = 3350, *tflops = tc ? 989 : 67, 1;
-    if (strstr(gpu, "H200"))
-        return *gbps = 4800, *tflops = tc ? 989 : 67, 1;
-    if (strstr(gpu, "H100"))
-        return *gbps = 2000, *tflops = tc ? 756 : 51, 1;
-    return 0;
-}
-
 /* Achieved over attainable performance (roofline) of correct kernels with bytes/FLOPs known. */
 static json_t *roofline_hist(const row *r, int n)
 {
@@ -255,7 +235,7 @@ static json_t *roofline_hist(const row *r, int n)
     int counts[11] = {0}, total = 0;
     for (int i = 0; i < n; i++) {
         double bw, fl;
-        if (!is_correct(&r[i]) || r[i].gbps <= 0 || !gpu_peaks(r[i].gpu, r[i].dtype, &bw, &fl))
+        if (!is_correct(&r[i]) || r[i].gbps <= 0 || !kc_gpu_peaks(r[i].gpu, r[i].dtype, &bw, &fl))
             continue;
         double frac = r[i].gbps / bw;
         if (r[i].tflops > 0) {
@@ -340,11 +320,11 @@ static void peak_columns(json_t *p, const row *r, int i, int j)
         if (is_correct(&r[k]) && (!fast || r[k].speedup > fast->speedup))
             fast = &r[k];
     json_object_set_new(p, "dtype", json_string(r[i].dtype));
-    json_object_set_new(p, "peak", json_string(peak_name(r[i].dtype)));
+    json_object_set_new(p, "peak", json_string(kc_peak_name(r[i].dtype)));
     double bw, fl;
     int known = fast && r[i].has_flops && fast->tflops > 0;
     json_object_set_new(p, "best_tflops", known ? json_real(fast->tflops) : json_null());
-    known = known && gpu_peaks(fast->gpu, fast->dtype, &bw, &fl);
+    known = known && kc_gpu_peaks(fast->gpu, fast->dtype, &bw, &fl);
     json_object_set_new(p, "peak_tflops", known ? json_real(fl) : json_null());
     json_object_set_new(p, "peak_fraction", known ? json_real(fast->tflops / fl) : json_null());
 }
@@ -480,7 +460,9 @@ json_t *report_data(sqlite3 *db, const report_options *o, strbuf *err)
     if (load_rows(db, &r, &n, err))
         return NULL;
     json_t *flips = curate_flips_json(db, err);
-    if (!flips) {
+    json_t *metrics = flips ? passk_metrics(db, err) : NULL;
+    if (!metrics) {
+        json_decref(flips);
         free_rows(r, n);
         return NULL;
     }
@@ -514,6 +496,7 @@ json_t *report_data(sqlite3 *db, const report_options *o, strbuf *err)
     json_object_set_new(doc, "solve_minutes", sm);
     json_object_set_new(doc, "solve_turns", st);
     json_object_set_new(doc, "fast_p", fp);
+    json_object_set_new(doc, "metrics", metrics);
     json_object_set_new(doc, "verdict_mix", verdict_mix(r, n));
     json_object_set_new(doc, "speedup_hist", speedup_hist(r, n));
     json_object_set_new(doc, "roofline_hist", roofline_hist(r, n));

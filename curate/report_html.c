@@ -188,6 +188,69 @@ static void fast_p_table(strbuf *h, json_t *doc)
     sb_adds(h, "</table>\n");
 }
 
+/* A metric@k cell: "-" where no problem has k samples. */
+static void k_cell(strbuf *h, json_t *vals, const char *k, const char *fmt, double scale)
+{
+    json_t *v = json_object_get(vals, k);
+    if (json_is_number(v))
+        sb_addf(h, fmt, scale * json_number_value(v));
+    else
+        sb_adds(h, "<td class=\"n\">-</td>");
+}
+
+/* pass@k, fast_p@k and speedup@k per suite, model and strategy: the strategies of a suite and
+ * model are adjacent rows, side by side. */
+static void strategy_table(strbuf *h, json_t *metrics)
+{
+    static const char *const ks[] = {"1", "5", "10"};
+    static const char *const ps[] = {"0", "1", "1.5", "2"};
+    int strategies = 0;
+    size_t i;
+    json_t *g;
+    json_array_foreach(metrics, i, g)
+        strategies |= strcmp(str(g, "strategy"), "loop") ? 2 : 1;
+    sb_addf(h, "<h2>%s</h2>\n<p>A sample is a trajectory; pass@k is the unbiased estimator "
+               "1 - C(n-c,k)/C(n,k) per problem, averaged over the problems with n &ge; k; "
+               "fast_p@k counts samples correct and faster than p x eager; speedup@k is the "
+               "expected best eager speedup among k samples (0 for a sample with no correct "
+               "kernel).</p>\n<table><tr><th>suite &middot; model</th><th>strategy</th>"
+               "<th>problems (solved)</th><th>samples (correct)</th><th>turns per sample</th>",
+            strategies == 3 ? "Strategies side by side: pass@k, fast_p@k, speedup@k"
+                            : "pass@k, fast_p@k, speedup@k");
+    for (int k = 0; k < 3; k++)
+        sb_addf(h, "<th>pass@%s</th>", ks[k]);
+    for (int p = 1; p < 4; p++)
+        sb_addf(h, "<th>fast_%s@1</th>", ps[p]);
+    for (int k = 0; k < 3; k++)
+        sb_addf(h, "<th>speedup@%s</th>", ks[k]);
+    sb_adds(h, "</tr>\n");
+    json_array_foreach(metrics, i, g)
+    {
+        sb_adds(h, "<tr><td>");
+        esc(h, str(g, "suite"));
+        sb_adds(h, " &middot; ");
+        esc(h, str(g, "model"));
+        sb_adds(h, "</td><td>");
+        esc(h, str(g, "strategy"));
+        sb_addf(h, "</td><td class=\"n\">%lld (%lld)</td><td class=\"n\">%lld (%lld)</td>"
+                   "<td class=\"n\">%.2f</td>",
+                (long long)json_integer_value(json_object_get(g, "problems")),
+                (long long)json_integer_value(json_object_get(g, "solved_problems")),
+                (long long)json_integer_value(json_object_get(g, "samples")),
+                (long long)json_integer_value(json_object_get(g, "solved_samples")),
+                json_number_value(json_object_get(g, "mean_turns")));
+        for (int k = 0; k < 3; k++)
+            k_cell(h, json_object_get(g, "pass_at_k"), ks[k], "<td class=\"n\">%.1f%%</td>", 100);
+        json_t *fast = json_object_get(g, "fast_p_at_k");
+        for (int p = 1; p < 4; p++)
+            k_cell(h, json_object_get(fast, ps[p]), "1", "<td class=\"n\">%.1f%%</td>", 100);
+        for (int k = 0; k < 3; k++)
+            k_cell(h, json_object_get(g, "speedup_at_k"), ks[k], "<td class=\"n\">%.2fx</td>", 1);
+        sb_adds(h, "</tr>\n");
+    }
+    sb_adds(h, "</table>\n");
+}
+
 static void link_cell(strbuf *h, json_t *id)
 {
     if (json_is_integer(id))
@@ -293,6 +356,7 @@ static void index_html(strbuf *h, json_t *doc, const strbuf *chartjs)
     chart_box(h, "cost", "Cost (tokens)", NULL);
     sb_adds(h, "</div>\n");
     fast_p_table(h, doc);
+    strategy_table(h, json_object_get(doc, "metrics"));
     sb_adds(h, "<h2>Problems</h2>\n");
     problem_table(h, json_object_get(doc, "problems"));
     sb_adds(h, "<h2>Label flips</h2>\n");

@@ -1,6 +1,9 @@
 /* stats: renders counts of candidates, verdicts, duplicates, tiers, trajectories and splits. */
 #include "curate/stats.h"
 #include "common/error.h"
+#include "curate/passk.h"
+
+#include <stdlib.h>
 
 /* Appends "  label  value" rows of a two-column query. */
 static int add_table(sqlite3 *db, strbuf *out, const char *title, const char *sql, strbuf *err)
@@ -30,6 +33,13 @@ int curate_stats(sqlite3 *db, strbuf *out, strbuf *err)
             kc_db_query_int(db, "SELECT count(*) FROM runs"),
             kc_db_query_int(db, "SELECT count(*) FROM trajectories"),
             kc_db_query_int(db, "SELECT count(*) FROM candidates"));
+    json_t *metrics = passk_metrics(db, err);
+    if (!metrics)
+        return -1;
+    sb_addch(out, '\n');
+    passk_text(metrics, out);
+    sb_addch(out, '\n');
+    json_decref(metrics);
     if (run <= 0) {
         sb_adds(out, "not curated yet: run `kcurate run --db FILE`\n");
         return 0;
@@ -82,5 +92,25 @@ int curate_stats(sqlite3 *db, strbuf *out, strbuf *err)
             return -1;
         sb_addch(out, '\n');
     }
+    return 0;
+}
+
+int curate_stats_json(sqlite3 *db, strbuf *out, strbuf *err)
+{
+    json_t *metrics = passk_metrics(db, err);
+    if (!metrics)
+        return -1;
+    json_t *o = json_pack("{s:s, s:{s:I, s:I, s:I, s:I}, s:o}", "format", "kcorpus-stats v1",
+        "database", "problems", (json_int_t)kc_db_query_int(db, "SELECT count(*) FROM problems"),
+        "runs", (json_int_t)kc_db_query_int(db, "SELECT count(*) FROM runs"),
+        "trajectories", (json_int_t)kc_db_query_int(db, "SELECT count(*) FROM trajectories"),
+        "candidates", (json_int_t)kc_db_query_int(db, "SELECT count(*) FROM candidates"),
+        "metrics", metrics);
+    char *s = json_dumps(o, JSON_INDENT(2) | JSON_REAL_PRECISION(12));
+    sb_reset(out);
+    sb_adds(out, s);
+    sb_addch(out, '\n');
+    free(s);
+    json_decref(o);
     return 0;
 }

@@ -4,5 +4,7 @@
 #include "common/db.h"
 
 int curate_stats(sqlite3 *db, strbuf *out, strbuf *err);
+/* kcurate stats --json: the database's counts and the pass@k metrics (curate/passk.h) as JSON. */
+int curate_stats_json(sqlite3 *db, strbuf *out, strbuf *err);
 
 #endif

@@ -67,6 +67,7 @@ static const char *format_description(enum export_format f)
     case EXPORT_RL: return "one prompt per problem with what a reward function needs (verl fields)";
     case EXPORT_PREFERENCE: return "chosen (correct, fastest first) and rejected kernels of the same problem";
     case EXPORT_KERNELBENCH: return "KernelBench-style Python modules (ModelNew through load_inline) of the kernels, in kernelbench/";
+    case EXPORT_PLAN: return "(spec, hardware facts, plan) -> outcome pairs of kcollect --strategy mtmc plans, for training a planner";
     }
     return "";
 }

@@ -21,12 +21,13 @@ void export_config_free(export_config *c)
     memset(c, 0, sizeof(*c));
 }
 
-static const char *const format_names[] = {"sft", "multiturn", "rl", "preference", "kernelbench"};
+static const char *const format_names[] = {"sft", "multiturn", "rl", "preference", "kernelbench",
+                                           "plan"};
 static const char *const dedup_names[] = {"none", "exact", "near"};
 
 int export_format_parse(const char *s, enum export_format *f)
 {
-    for (int i = 0; i < 5; i++)
+    for (size_t i = 0; i < sizeof format_names / sizeof format_names[0]; i++)
         if (!strcmp(s, format_names[i]))
             return *f = (enum export_format)i, 0;
     return -1;

@@ -4,7 +4,8 @@
 #define KC_EXPORT_CONFIG_H
 #include "common/strbuf.h"
 
-enum export_format { EXPORT_SFT, EXPORT_MULTITURN, EXPORT_RL, EXPORT_PREFERENCE, EXPORT_KERNELBENCH };
+enum export_format { EXPORT_SFT, EXPORT_MULTITURN, EXPORT_RL, EXPORT_PREFERENCE, EXPORT_KERNELBENCH,
+                     EXPORT_PLAN };
 enum export_dedup { EXPORT_DEDUP_NONE, EXPORT_DEDUP_EXACT, EXPORT_DEDUP_NEAR };
 
 typedef struct export_config {

@@ -11,7 +11,9 @@
 
 static const char usage_text[] =
     "usage: kexport --db FILE --out DIR [options]\n"
-    "  --format F          sft | multiturn | rl | preference | kernelbench [sft]\n"
+    "  --format F          sft | multiturn | rl | preference | kernelbench | plan [sft]\n"
+    "                      (plan: each plan of a kcollect --strategy mtmc trajectory with its\n"
+    "                      outcome, the verdict and speedup of the steps that implemented it)\n"
     "                      kernelbench: each kernel kept by --verdict [correct], --dedup and\n"
     "                      the other filters as a KernelBench-style Python module in\n"
     "                      DIR/kernelbench/<problem>/c<candidate>.py\n"
@@ -85,7 +87,7 @@ static void value_option(export_config *c, const char *a, const char *v)
     else if (!strcmp(a, "--out")) c->out_dir = v;
     else if (!strcmp(a, "--format")) {
         if (export_format_parse(v, &c->format))
-            die("unknown format '%s' (sft, multiturn, rl, preference, kernelbench)", v);
+            die("unknown format '%s' (sft, multiturn, rl, preference, kernelbench, plan)", v);
     } else if (!strcmp(a, "--dedup")) {
         if (export_dedup_parse(v, &c->dedup))
             die("unknown dedup mode '%s' (none, exact, near)", v);

@@ -7,6 +7,7 @@
  * without one. The rl format (one record per problem) is built with jansson. Output is
  * byte-identical to what jansson's compact dump of the same records would give. */
 #include "export/records.h"
+#include "export/records_internal.h"
 #include "common/candidate.h"
 #include "common/error.h"
 #include "common/hash.h"
@@ -35,7 +36,10 @@ const char *const export_class_names[8] = {"correct",      "incorrect",   "runti
     " cl.correct_alt, cl.tier_eager, cl.tier_compile, cl.improved, cl.truncated, cl.suspicious,"  \
     " cl.reasoning_chars, cl.reward, cl.discounted_return, cl.exact_rep_id, cl.near_rep_id,"      \
     " ru.run_key, ru.model, ru.config_json, ru.tool_version, c.origin, t.response_id,"           \
-    " ru.id, ru.synthetic, ru.server"
+    " ru.id, ru.synthetic, ru.server, t.action,"                                                 \
+    " (SELECT p.plan_json FROM turns p WHERE p.trajectory_id = t.trajectory_id"                  \
+    "  AND p.turn_index < t.turn_index AND p.plan_json IS NOT NULL"                              \
+    "  ORDER BY p.turn_index DESC LIMIT 1)"
 
 #define CANDIDATE_JOINS                                                                          \
     " FROM candidates c JOIN candidate_labels cl ON cl.candidate_id = c.id"                      \
@@ -57,7 +61,7 @@ enum {
     COL_CORRECT_ALT, COL_TIER_E, COL_TIER_C, COL_IMPROVED, COL_TRUNCATED, COL_SUSPICIOUS,
     COL_REASONING, COL_REWARD, COL_RETURN, COL_EXACT_REP, COL_NEAR_REP, COL_RUN_KEY, COL_MODEL,
     COL_RUN_CONFIG, COL_TOOL_VERSION, COL_ORIGIN, COL_RESPONSE, COL_RUN_ID, COL_SYNTHETIC,
-    COL_SERVER
+    COL_SERVER, COL_ACTION, COL_PLAN
 };
 
 /* Which rows a --verdict list applies to. */
@@ -177,6 +181,22 @@ static void put_json_column(jsonw *w, const char *key, sqlite3_stmt *st, int col
     }
     jw_raw(w, cache->out.buf, cache->out.len);
     w->bad_utf8 |= cache->bad_utf8;
+}
+
+/* The plan an mtmc turn implements (turns.plan_json of the planning turn before it: a list of
+ * {"action", "arg", "text"}), re-encoded; null for the default strategy (and a plan that does not
+ * parse, which kcollect never writes). */
+static void put_plan_text(jsonw *w, const char *plan)
+{
+    json_t *j = plan ? json_loads(plan, 0, NULL) : NULL;
+    char *enc = json_is_array(j) ? json_dumps(j, JSON_COMPACT) : NULL;
+    jw_key(w, "plan");
+    if (enc)
+        jw_raw(w, enc, strlen(enc));
+    else
+        jw_null(w);
+    free(enc);
+    json_decref(j);
 }
 
 /* Labels of a candidate row. */
@@ -868,6 +888,9 @@ static int sft_row(export_ctx *x, sqlite3_stmt *st, void *arg, strbuf *err)
     jw_raw(&w, x->prompt.encoded.buf, x->prompt.encoded.len);
     put_kernel_message(&w, src, len);
     jw_end_array(&w);
+    put_plan_text(&w, text(st, COL_PLAN));
+    jw_key(&w, "action");
+    jw_cstring(&w, text(st, COL_ACTION));
     jw_key(&w, "labels");
     put_labels(&w, st);
     jw_key(&w, "provenance");
@@ -975,6 +998,8 @@ typedef struct trajectory_acc {
     int64_t id, run_id;
     char split[16];
     strbuf problem, run, messages, turns;
+    strbuf plan;     /* the plan in force at its last turn (mtmc), "" for none */
+    int next_turn;   /* mtmc: the next turn whose messages are not yet written */
     jsonw mw, tw;
     int solved;
 } trajectory_acc;
@@ -1022,6 +1047,36 @@ static int feedback_turn(export_ctx *x, int64_t traj, int turn_index, trajectory
     return rc;
 }
 
+/* mtmc: each turn's request differs (a plan request, a step request on the last good kernel), so
+ * the conversation is every turn's own user message and answer in order: the planning turns
+ * before this row (no candidate, so no row of their own) and this row's request. */
+static int mtmc_turns_before(export_ctx *x, sqlite3_stmt *st, trajectory_acc *a, strbuf *err)
+{
+    if (!x->mtmc_stmt &&
+        !(x->mtmc_stmt = kc_db_prepare(x->db, "SELECT t.turn_index, t.prompt_sha, r.content_sha,"
+                                              " t.candidate_id IS NULL FROM turns t"
+                                              " LEFT JOIN responses r ON r.id = t.response_id"
+                                              " WHERE t.trajectory_id = ? AND t.turn_index"
+                                              " BETWEEN ? AND ? ORDER BY t.turn_index", err)))
+        return -1;
+    sqlite3_stmt *q = x->mtmc_stmt;
+    int turn = sqlite3_column_int(st, COL_TURN);
+    sqlite3_bind_int64(q, 1, sqlite3_column_int64(st, COL_TRAJ));
+    sqlite3_bind_int(q, 2, a->next_turn);
+    sqlite3_bind_int(q, 3, turn);
+    int rc = 0;
+    while (!rc && sqlite3_step(q) == SQLITE_ROW) {
+        const char *prompt = text(q, 1), *answer = text(q, 2);
+        if (sqlite3_column_int(q, 0) > 0 && prompt && !(rc = get_blob(x, prompt, &x->blob, err)))
+            put_message(&a->mw, "user", x->blob.buf, strlen(x->blob.buf));
+        if (!rc && sqlite3_column_int(q, 3) && answer && !(rc = get_blob(x, answer, &x->blob, err)))
+            put_message(&a->mw, "assistant", x->blob.buf, x->blob.len);
+    }
+    sqlite3_reset(q);
+    a->next_turn = turn + 1;
+    return rc;
+}
+
 static int flush_trajectory(export_ctx *x, void *arg, strbuf *err)
 {
     trajectory_acc *a = arg;
@@ -1036,6 +1091,7 @@ static int flush_trajectory(export_ctx *x, void *arg, strbuf *err)
     jw_raw(&w, a->messages.buf, a->messages.len);
     jw_key(&w, "turns");
     jw_raw(&w, a->turns.buf, a->turns.len);
+    put_plan_text(&w, a->plan.len ? a->plan.buf : NULL);
     jw_key(&w, "provenance");
     jw_object(&w);
     jw_key(&w, "database");
@@ -1054,18 +1110,18 @@ static int flush_trajectory(export_ctx *x, void *arg, strbuf *err)
     return emit(x, a->split, &w, "a multiturn record", err);
 }
 
-/* One entry of a multiturn record's turns: its index, candidate, verdict and verdict class
- * (strings, "" when none), and its labels and provenance as JSON text (labels_json,
+/* One entry of a multiturn record's turns: its index, candidate, verdict, verdict class and
+ * action (mtmc: the action line it implements; strings, "" when none), and its labels and provenance as JSON text (labels_json,
  * provenance_json). Flat and never null: pyarrow's JSON reader fails on a list of structs with a
  * field that is null in every record of a file (a compile-only run's timings and errors are). */
 static void put_turn(export_ctx *x, jsonw *w, sqlite3_stmt *st)
 {
-    static const char *const keys[] = {"verdict", "verdict_class"};
-    const int cols[] = {COL_VERDICT, COL_CLASS};
+    static const char *const keys[] = {"verdict", "verdict_class", "action"};
+    const int cols[] = {COL_VERDICT, COL_CLASS, COL_ACTION};
     jw_object(w);
     put_int(w, "turn_index", st, COL_TURN);
     put_int(w, "candidate_id", st, COL_ID);
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < 3; i++) {
         const char *v = text(st, cols[i]);
         jw_key(w, keys[i]);
         jw_string(w, v ? v : "", v ? strlen(v) : 0);
@@ -1128,8 +1184,17 @@ static int multiturn_row(export_ctx *x, sqlite3_stmt *st, void *arg, strbuf *err
         sb_reset(&a->turns);
         jw_init(&a->tw, &a->turns);
         jw_array(&a->tw);
-    } else if (feedback_turn(x, traj, sqlite3_column_int(st, COL_TURN) - 1, a, err)) {
+        a->next_turn = 0;
+        sb_reset(&a->plan);
+    } else if (is_null(st, COL_ACTION) &&
+               feedback_turn(x, traj, sqlite3_column_int(st, COL_TURN) - 1, a, err)) {
         return -1;
+    }
+    if (!is_null(st, COL_ACTION) && mtmc_turns_before(x, st, a, err))
+        return -1;
+    if (!is_null(st, COL_PLAN)) {
+        sb_reset(&a->plan);
+        sb_adds(&a->plan, text(st, COL_PLAN));
     }
     if (assistant_turn(x, st, src, len, a, err))
         return -1;
@@ -1152,7 +1217,7 @@ static int export_multiturn(export_ctx *x, strbuf *err)
         return -1;
     trajectory_acc a = {0};
     int rc = for_each_problem(x, st, multiturn_row, flush_trajectory, &a, err);
-    sb_free(&a.problem), sb_free(&a.run), sb_free(&a.messages), sb_free(&a.turns);
+    sb_free(&a.problem), sb_free(&a.run), sb_free(&a.messages), sb_free(&a.turns), sb_free(&a.plan);
     sqlite3_finalize(st);
     return rc;
 }
@@ -1502,6 +1567,30 @@ static int export_preference(export_ctx *x, strbuf *err)
     return rc;
 }
 
+/* ---- shared with records_plan.c (records_internal.h) ---- */
+
+int export_emit_json(export_ctx *x, const char *split, json_t *record, strbuf *err)
+{
+    return emit_json(x, split, record, err);
+}
+const char *export_problem_spec(export_ctx *x, const char *problem_id, strbuf *err)
+{
+    return problem_spec(x, problem_id, err);
+}
+const char *export_built_system(const export_ctx *x) { return built_system(x); }
+void export_note_run(export_ctx *x, int64_t run_id) { note_run(x, run_id); }
+int export_split_index(const char *split) { return split_index(split); }
+int export_class_index(const char *verdict_class) { return class_index(verdict_class); }
+void export_add_in_filter(strbuf *where, const char *col, const char *list, char ***binds, int *n)
+{
+    add_in_filter(where, col, list, binds, n);
+}
+sqlite3_stmt *export_prepare_with_binds(export_ctx *x, const char *sql, char **binds, int n,
+                                        int first, strbuf *err)
+{
+    return prepare_with_binds(x, sql, binds, n, first, err);
+}
+
 int export_records(export_ctx *x, strbuf *err)
 {
     if (kc_db_query_int(x->db, "SELECT count(*) FROM curate_runs") <= 0)
@@ -1512,6 +1601,7 @@ int export_records(export_ctx *x, strbuf *err)
     case EXPORT_RL: return export_rl(x, err);
     case EXPORT_PREFERENCE: return export_preference(x, err);
     case EXPORT_KERNELBENCH: return export_kernelbench(x, err);
+    case EXPORT_PLAN: return export_plan(x, err);
     }
     return kc_fail(err, "unknown format");
 }
@@ -1532,6 +1622,7 @@ void export_ctx_free(export_ctx *x)
     sqlite3_finalize(x->response_stmt);
     sqlite3_finalize(x->feedback_stmt);
     sqlite3_finalize(x->first_request_stmt);
+    sqlite3_finalize(x->mtmc_stmt);
     sb_free(&x->scratch), sb_free(&x->blob), sb_free(&x->problem_part);
     prompt_free(&x->prompt), prompt_free(&x->sent);
     cache_free(&x->evidence_cache), cache_free(&x->sampling_cache);

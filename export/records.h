@@ -43,7 +43,8 @@ typedef struct export_ctx {
     /* caches */
     char **spec_problem, **spec_text;
     int n_specs;
-    sqlite3_stmt *blob_stmt, *source_stmt, *response_stmt, *feedback_stmt, *first_request_stmt;
+    sqlite3_stmt *blob_stmt, *source_stmt, *response_stmt, *feedback_stmt, *first_request_stmt,
+        *mtmc_stmt;
     strbuf scratch, blob;
     /* the current problem's object, encoded */
     strbuf problem_part;

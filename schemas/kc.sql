@@ -494,3 +494,14 @@ CREATE VIEW v_label_flips AS
 
 -- migration 9
 -- (reserved: dataset formats, issue 14)
+
+-- migration 10
+-- kcollect --strategy mtmc (issue 27): the plan and the action each turn implements. A planning
+-- turn (action 'plan', or 'revise' when a step could not be made correct) has no candidate and
+-- keeps the plan it parsed as plan_json ([{"action","arg","text"}], NULL when the answer was not
+-- a plan); a step turn keeps its action line ("tile 32 -- 32x32 output tiles") and its 1-based
+-- step in the plan in force. All three are NULL for the default strategy (the loop). An mtmc
+-- trajectory whose plan's last step succeeded ends with stop_reason 'plan_done'.
+ALTER TABLE turns ADD COLUMN action TEXT;
+ALTER TABLE turns ADD COLUMN step INTEGER;
+ALTER TABLE turns ADD COLUMN plan_json TEXT;

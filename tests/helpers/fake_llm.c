@@ -8,7 +8,8 @@
  * the problem named on the first user message's "Problem <id>:" line, loaded
  * from $KC_PROBLEMS; --bug compile|runtime makes turn 0 wrong (a compile error,
  * or an extra launch flipping a high bit of the first output element) and the
- * next turn right. Script mode (--script FILE) answers turn k (the number of
+ * next turn right. kcollect --strategy mtmc requests (plan, revise, step) are answered by
+ * mtmc_answer (--bug stuck-step: every vectorize step fails to compile). Script mode (--script FILE) answers turn k (the number of
  * assistant messages in the request) with answers[k] of the file, the last one
  * repeating: {"answers": [{"content", "reasoning", "finish_reason"}]}, where
  * "{{reference}}" in a content stands for the echo answer.
@@ -23,7 +24,7 @@
  * in full), so tests can assert that nothing was sent twice; --stats-file PATH
  * keeps the same JSON in a file, rewritten after every request.
  *
- * Usage: fake_llm [--port N] [--script FILE] [--bug none|compile|runtime]
+ * Usage: fake_llm [--port N] [--script FILE] [--bug none|compile|runtime|stuck-step]
  *   [--think none|field|tags|tags-no-open] [--faults LIST] [--delay-ms N]
  *   [--chunk N] [--stats-file PATH] [--echo-key] [--verbose]
  * Prints "fake_llm listening on 127.0.0.1:PORT" on stdout once ready. */
@@ -47,7 +48,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-enum bug_kind { BUG_NONE, BUG_COMPILE, BUG_RUNTIME };
+enum bug_kind { BUG_NONE, BUG_COMPILE, BUG_RUNTIME, BUG_STUCK_STEP };
 enum think_kind { THINK_NONE, THINK_FIELD, THINK_TAGS, THINK_TAGS_NO_OPEN };
 
 static struct {
@@ -307,11 +308,11 @@ static int problem_id_of(const char *spec, char *id, size_t n)
     return 0;
 }
 
-static void inject_bug(const problem *p, int turn, strbuf *src)
+static void inject_bug(const problem *p, enum bug_kind bug, strbuf *src)
 {
-    if (turn > 0 || opt.bug == BUG_NONE)
+    if (bug == BUG_NONE)
         return;
-    if (opt.bug == BUG_COMPILE) {
+    if (bug == BUG_COMPILE || bug == BUG_STUCK_STEP) {
         sb_adds(src, "\n// (turn 0 of a bug-then-fix script: this helper does not compile)\n"
                      "__device__ int kc_injected_bug() { return undeclared_identifier_kc; }\n");
     } else if (p->n_outputs > 0) {
@@ -322,8 +323,8 @@ static void inject_bug(const problem *p, int turn, strbuf *src)
     }
 }
 
-/* The echo answer: the problem's reference kernel as a fenced block. */
-static void echo_answer(const char *spec, int turn, strbuf *out)
+/* The echo answer: the problem's reference kernel as a fenced block, made wrong by bug. */
+static void echo_answer(const char *spec, enum bug_kind bug, strbuf *out)
 {
     char id[256];
     strbuf root = STRBUF_INIT, path = STRBUF_INIT, err = STRBUF_INIT;
@@ -338,7 +339,7 @@ static void echo_answer(const char *spec, int turn, strbuf *out)
     } else {
         strbuf src = STRBUF_INIT;
         sb_add(&src, p.reference_source.buf, p.reference_source.len);
-        inject_bug(&p, turn, &src);
+        inject_bug(&p, bug, &src);
         sb_addf(out, "Here is a kernel for %s.\n\n```cuda\n%s%s```\n", id, src.buf,
                 src.len && src.buf[src.len - 1] == '\n' ? "" : "\n");
         sb_free(&src);
@@ -364,13 +365,62 @@ static void replace_all(strbuf *s, const char *what, const char *with)
     sb_free(&out);
 }
 
+static const char *last_user_text(json_t *messages)
+{
+    const char *last = NULL;
+    size_t i;
+    json_t *m;
+    json_array_foreach(messages, i, m) {
+        const char *role = json_string_value(json_object_get(m, "role"));
+        if (role && !strcmp(role, "user"))
+            last = json_string_value(json_object_get(m, "content"));
+    }
+    return last;
+}
+
+/* kcollect --strategy mtmc (collect/strategy_mtmc.h): a plan request gets a three-step plan, a
+ * revise request a one-step plan without vectorize; a step request ("KC-MTMC STEP k/n ATTEMPT
+ * a: ... \n  <action line>") the echo kernel, wrong on attempt 1 of step 1 under --bug
+ * compile|runtime, and wrong at every vectorize step under --bug stuck-step. 0 when the
+ * request is none of these. */
+static int mtmc_answer(const char *spec, const char *last, strbuf *out)
+{
+    const char *step = last ? strstr(last, "KC-MTMC STEP ") : NULL;
+    if (step) {
+        int k = 0, n = 0, attempt = 0;
+        sscanf(step, "KC-MTMC STEP %d/%d ATTEMPT %d", &k, &n, &attempt);
+        const char *line = strstr(step, "\n  ");
+        enum bug_kind bug = BUG_NONE;
+        if (opt.bug == BUG_STUCK_STEP && line && !strncmp(line + 3, "vectorize", 9))
+            bug = BUG_STUCK_STEP;
+        else if ((opt.bug == BUG_COMPILE || opt.bug == BUG_RUNTIME) && k == 1 && attempt == 1)
+            bug = opt.bug;
+        echo_answer(spec, bug, out);
+        return 1;
+    }
+    if (last && strstr(last, "KC-MTMC REVISE REQUEST")) {
+        sb_adds(out, "A revised plan, without the step that failed:\n\nPLAN\n"
+                     "1. unroll 4 -- unroll the per-thread loop instead\nEND\n");
+        return 1;
+    }
+    if (last && strstr(last, "KC-MTMC PLAN REQUEST")) {
+        sb_adds(out, "Here is my plan.\n\nPLAN\n"
+                     "1. baseline -- one thread per output element, as the reference does\n"
+                     "2. vectorize 4 -- float4 loads and stores where the size allows\n"
+                     "3. unroll 4 -- unroll the per-thread loop\nEND\n");
+        return 1;
+    }
+    return 0;
+}
+
 static void make_answer(json_t *req, const char *fault, struct answer *a)
 {
     json_t *messages = json_object_get(req, "messages");
     const char *spec = first_user_text(messages);
     int turn = count_assistant(messages);
     strbuf echo = STRBUF_INIT;
-    echo_answer(spec, turn, &echo);
+    if (!mtmc_answer(spec, last_user_text(messages), &echo))
+        echo_answer(spec, turn == 0 && opt.bug != BUG_STUCK_STEP ? opt.bug : BUG_NONE, &echo);
     snprintf(a->finish, sizeof a->finish, "stop");
     if (opt.script) {
         json_t *list = json_object_get(opt.script, "answers");
@@ -749,7 +799,7 @@ static void on_signal(int sig)
 
 static void usage(void)
 {
-    fputs("usage: fake_llm [--port N] [--script FILE] [--bug none|compile|runtime]\n"
+    fputs("usage: fake_llm [--port N] [--script FILE] [--bug none|compile|runtime|stuck-step]\n"
           "                [--think none|field|tags|tags-no-open] [--faults LIST] [--delay-ms N]\n"
           "                [--chunk N] [--stats-file PATH] [--echo-key] [--verbose]\n", stderr);
     exit(2);
@@ -782,7 +832,10 @@ static void parse_args(int argc, char **argv)
         else if (!strcmp(a, "--faults"))
             set_faults(v);
         else if (!strcmp(a, "--bug"))
-            opt.bug = !strcmp(v, "compile") ? BUG_COMPILE : !strcmp(v, "runtime") ? BUG_RUNTIME : BUG_NONE;
+            opt.bug = !strcmp(v, "compile")      ? BUG_COMPILE
+                      : !strcmp(v, "runtime")    ? BUG_RUNTIME
+                      : !strcmp(v, "stuck-step") ? BUG_STUCK_STEP
+                                                 : BUG_NONE;
         else if (!strcmp(a, "--think"))
             opt.think = !strcmp(v, "field") ? THINK_FIELD : !strcmp(v, "tags") ? THINK_TAGS
                       : !strcmp(v, "tags-no-open") ? THINK_TAGS_NO_OPEN : THINK_NONE;
