@@ -19,6 +19,7 @@
 #ifndef KC_COLLECT_CONFIG_H
 #define KC_COLLECT_CONFIG_H
 #include "collect/llm.h"
+#include "common/shard.h"
 #include "common/strbuf.h"
 
 #define CC_MAX_ENDPOINTS 8
@@ -65,6 +66,7 @@ typedef struct collect_config {
     price cost;          /* --price, else the config file's prices[model] */
     struct json_t *price_table;
     char *config_file;
+    kc_shard shard;      /* --shard I/N: this process collects only shard I's trajectories */
     /* secrets: never serialised */
     char *openai_key, *anthropic_key;
 } collect_config;

@@ -811,12 +811,14 @@ static int register_problems(collector *c, strbuf *err)
 
 static void make_jobs(collector *c)
 {
-    c->n_jobs = c->n_problems * c->cfg->samples;
-    c->jobs = xcalloc((size_t)c->n_jobs, sizeof *c->jobs);
-    /* Samples of a problem next to each other: a problem finishes early. */
-    for (int p = 0, k = 0; p < c->n_problems; p++)
-        for (int s = 0; s < c->cfg->samples; s++, k++)
-            c->jobs[k] = (job){p, s};
+    c->jobs = xcalloc((size_t)(c->n_problems * c->cfg->samples), sizeof *c->jobs);
+    /* Samples of a problem next to each other: a problem finishes early. --shard I/N: only
+     * shard I's trajectories (common/shard.h). */
+    c->n_jobs = 0;
+    for (int p = 0; p < c->n_problems; p++)
+        for (int s = 0; s < c->cfg->samples; s++)
+            if (kc_shard_holds(&c->cfg->shard, c->problems[p].id, s))
+                c->jobs[c->n_jobs++] = (job){p, s};
 }
 
 static void setup_client(collector *c, char **urls, int n_urls)
@@ -977,9 +979,14 @@ static void announce_run(collector *c, const char *key, int resumed, long existi
                       cfg->model, synthetic, existing, c->n_jobs, adds, reopened);
         return;
     }
+    strbuf shard = STRBUF_INIT;
+    if (cfg->shard.count)
+        kc_shard_describe(&cfg->shard, &shard);
     progress_note(c->progress, "starting new run %lld (key %.12s) on %s, model %s%s: it will add "
-                  "%ld trajectories (%d problems x %d samples)", (long long)c->run_id, key,
-                  c->endpoint_label, cfg->model, synthetic, adds, c->n_problems, cfg->samples);
+                  "%ld trajectories (%d problems x %d samples%s%s)", (long long)c->run_id, key,
+                  c->endpoint_label, cfg->model, synthetic, adds, c->n_problems, cfg->samples,
+                  shard.len ? ", shard " : "", shard.buf ? shard.buf : "");
+    sb_free(&shard);
     strbuf prev = STRBUF_INIT, diff = STRBUF_INIT;
     int64_t other = rec_run_previous(c->db, c->run_id, &prev);
     if (other > 0) {
@@ -1034,6 +1041,8 @@ int collect_run(const collect_config *cfg, const char *endpoint_label, char **ur
     int rc = load_problems(&c, err);
     if (rc == 0)
         rc = kc_db_open(cfg->db_path, KC_DB_CREATE, &c.db, err);
+    if (rc == 0) /* --shard I/N: the database's split agrees (before anything is written) */
+        rc = kc_shard_claim_collect(c.db, &cfg->shard, err);
     if (rc == 0) {
         make_jobs(&c);
         c.sum.problems = c.n_problems;

@@ -51,6 +51,10 @@ static const char usage_text[] =
     "  --retries N  --backoff-ms MS  --deadline S  --idle-timeout S  --attempt-timeout S\n"
     "  --price IN,OUT[,REASONING]  dollars per million tokens\n"
     "  --fake-args ARGS      arguments for the bundled test server (\"--bug compile\")\n"
+    "  --shard I/N           collect only shard I (from 0) of N: a fixed split of the (problem,\n"
+    "                        sample) trajectories (by problem with --problem-budget), so N\n"
+    "                        shards are one run; one database per shard, which records I/N and\n"
+    "                        refuses another (Slurm job arrays: tools/slurm/kc_slurm.sh)\n"
     "\n"
     "Keys come from OPENAI_API_KEY or ANTHROPIC_API_KEY only and are never recorded.\n"
     "The same command resumes an interrupted run: finished turns and paid answers are reused.\n"
@@ -100,6 +104,11 @@ static void parse_flags(int argc, char **argv, collect_config *cfg, int *dry_run
         }
         if (!strcmp(a, "--config")) {
             i++; /* applied before the flags */
+            continue;
+        }
+        if (!strcmp(a, "--shard")) {
+            if (i + 1 >= argc || kc_shard_parse(argv[++i], &cfg->shard, &err) < 0)
+                die("--shard: %s", err.len ? err.buf : "needs I/N");
             continue;
         }
         const struct flag *f = NULL;
@@ -158,6 +167,8 @@ int main(int argc, char **argv)
     int dry = 0;
     parse_flags(argc, argv, &cfg, &dry);
     strbuf err = STRBUF_INIT;
+    /* a per-problem budget is one clock per problem: its samples stay in one shard */
+    cfg.shard.by_problem = cfg.problem_budget_minutes > 0 || cfg.problem_budget_tokens > 0;
     if (config_finish(&cfg, &err) < 0) {
         error("%s", err.buf);
         fputs(usage_text, stderr);

@@ -505,3 +505,19 @@ CREATE VIEW v_label_flips AS
 ALTER TABLE turns ADD COLUMN action TEXT;
 ALTER TABLE turns ADD COLUMN step INTEGER;
 ALTER TABLE turns ADD COLUMN plan_json TEXT;
+
+-- migration 11
+-- Sharded work (issue 26: Slurm job arrays, one task per GPU; common/shard.h). shard_plans: the
+-- split a database is worked under, per tool. kcollect (one database per shard): this database
+-- is shard shard_index of shard_count, and takes no other. kverify run (shards share one
+-- database): shard_count while candidates are pending (shard_index NULL). by_problem: the unit
+-- dealt out is the problem (kcollect --problem-budget), else the (problem, sample) trajectory.
+-- A reverify pass records the shard count it is split into (NULL: unsharded).
+CREATE TABLE shard_plans (
+    tool            TEXT PRIMARY KEY,       -- 'kcollect' | 'kverify run'
+    shard_index     INTEGER,
+    shard_count     INTEGER NOT NULL,
+    by_problem      INTEGER NOT NULL DEFAULT 0,
+    recorded_at     TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ','now'))
+) WITHOUT ROWID;
+ALTER TABLE reverify_passes ADD COLUMN shard_count INTEGER;

@@ -11,6 +11,9 @@ PKGS="$PKGS libmicrohttpd-dev"
 # libjs-chart.js: the charts of `kcurate report` (inlined into the page); chromium: the test
 # that renders the report headless (tests/cli/test_audit_report.sh).
 PKGS="$PKGS libjs-chart.js chromium"
+# slurmctld, slurmd, slurm-client, munge: the one-node Slurm cluster of tests/cli/test_slurm_array.sh
+# (tools/slurm/kc_slurm.sh, job arrays). Installing them starts no daemon here that the test needs.
+PKGS="$PKGS slurmctld slurmd slurm-client munge"
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -187,15 +187,21 @@ int cli_reverify(int argc, char **argv)
                                          {"no-timing", no_argument, NULL, 'n'},
                                          {"limit", required_argument, NULL, 'l'},
                                          {"threads", required_argument, NULL, 't'},
+                                         {"shard", required_argument, NULL, 'N'},
                                          {NULL, 0, NULL, 0}};
     kv_options o;
     kv_options_default(&o);
     reverify_sel sel = {0};
+    kc_shard shard = {0};
     const char *db_path = NULL;
     int limit = 0, threads = 0, c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "d:p:v:cnl:t:", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "d:p:v:cnl:t:N:", opts, NULL)) != -1) {
         switch (c) {
+        case 'N':
+            if (cli_parse_shard(optarg, &shard))
+                return 4;
+            break;
         case 'd': db_path = optarg; break;
         case 'p': sel.problems = optarg; break;
         case 'v': sel.verdicts = optarg; break;
@@ -208,7 +214,7 @@ int cli_reverify(int argc, char **argv)
     }
     if (!db_path || optind < argc)
         return error("usage: kverify reverify --db PATH [--problems SEL] [--verdict LIST] "
-                     "[--compile-only] [--limit N]"), 4;
+                     "[--compile-only] [--limit N] [--shard I/N]"), 4;
     strbuf err = STRBUF_INIT, root = STRBUF_INIT;
     sqlite3 *db = NULL;
     int status = 4, resumed = 0;
@@ -217,12 +223,13 @@ int cli_reverify(int argc, char **argv)
     if (sel.problems && problems_select(root.buf, sel.problems, &sel.ids, &sel.n_ids, &err))
         goto out;
     if (kc_db_open(db_path, KC_DB_EXISTING, &db, &err) ||
-        open_pass(db, &sel, &o, &pass, &resumed, &err))
+        open_pass(db, &sel, &o, &pass, &resumed, &err) ||
+        kc_shard_claim_pass(db, pass, &shard, &err)) /* a pass keeps its shard count */
         goto out;
     printf("%s reverify pass %lld (verifier %s%s)\n", resumed ? "resuming" : "starting",
            (long long)pass, KC_VERSION, o.compile_only ? ", compile only" : "");
     fflush(stdout);
-    status = cli_verify_selected(db, &o, pass_todo_sql, pass, limit, threads, "selected");
+    status = cli_verify_selected(db, &o, pass_todo_sql, pass, limit, threads, "selected", &shard);
     close_pass(db, pass);
     if (kc_interrupted())
         kc_interrupt_print_resume(stdout);

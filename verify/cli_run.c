@@ -151,17 +151,21 @@ static const char pending_sql[] =
 
 /* Runs sql (columns id, problem_id, source_sha; ?1 the limit, ?2 the pass). */
 static int load_pending(sqlite3 *db, const char *sql, int64_t pass_id, int limit,
-                        struct pending **out, int *n, strbuf *err)
+                        const kc_shard *shard, struct pending **out, int *n, strbuf *err)
 {
     sqlite3_stmt *st = kc_db_prepare(db, sql, err);
     if (!st)
         return -1;
-    sqlite3_bind_int(st, 1, limit > 0 ? limit : -1);
+    int sharded = shard && shard->count; /* the limit counts this shard's candidates */
+    sqlite3_bind_int(st, 1, limit > 0 && !sharded ? limit : -1);
     if (sqlite3_bind_parameter_count(st) >= 2)
         sqlite3_bind_int64(st, 2, pass_id);
     int cap = 0;
     *out = NULL, *n = 0;
-    while (sqlite3_step(st) == SQLITE_ROW) {
+    while ((limit <= 0 || *n < limit) && sqlite3_step(st) == SQLITE_ROW) {
+        if (!cli_shard_holds(db, shard, sqlite3_column_int64(st, 0),
+                             (const char *)sqlite3_column_text(st, 1)))
+            continue;
         if (*n == cap)
             cap = cap ? cap * 2 : 64, *out = xrealloc(*out, (size_t)cap * sizeof(struct pending));
         struct pending *p = &(*out)[(*n)++];
@@ -278,14 +282,20 @@ int cli_run(int argc, char **argv)
                                          {"sanitizer", required_argument, NULL, 'S'},
                                          {"hidden", required_argument, NULL, 'H'},
                                          {"hidden-seed", required_argument, NULL, 'K'},
+                                         {"shard", required_argument, NULL, 'N'},
                                          {NULL, 0, NULL, 0}};
     kv_options o;
     kv_options_default(&o);
     const char *db_path = NULL;
+    kc_shard shard = {0};
     int limit = 0, threads = 0, c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "d:cl:t:nS:H:K:", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "d:cl:t:nS:H:K:N:", opts, NULL)) != -1) {
         switch (c) {
+        case 'N':
+            if (cli_parse_shard(optarg, &shard))
+                return 4;
+            break;
         case 'd': db_path = optarg; break;
         case 'c': o.compile_only = 1; break;
         case 'l': limit = atoi(optarg); break;
@@ -304,14 +314,16 @@ int cli_run(int argc, char **argv)
         }
     }
     if (!db_path)
-        return error("usage: kverify run --db PATH [--compile-only] [--limit N] [--sanitizer MODE]"), 4;
+        return error("usage: kverify run --db PATH [--compile-only] [--limit N] [--sanitizer MODE] "
+                     "[--shard I/N]"), 4;
     sqlite3 *db = NULL;
     strbuf err = STRBUF_INIT;
     int status = 4;
-    if (kc_db_open(db_path, KC_DB_EXISTING, &db, &err))
+    /* --shard: every process on this database uses the same count while any is pending */
+    if (kc_db_open(db_path, KC_DB_EXISTING, &db, &err) || kc_shard_claim_verify(db, &shard, &err))
         error("%s", err.buf);
     else
-        status = cli_verify_selected(db, &o, pending_sql, 0, limit, threads, "pending");
+        status = cli_verify_selected(db, &o, pending_sql, 0, limit, threads, "pending", &shard);
     kc_db_close(db);
     if (kc_interrupted())
         kc_interrupt_print_resume(stdout);
@@ -320,14 +332,14 @@ int cli_run(int argc, char **argv)
 }
 
 int cli_verify_selected(sqlite3 *db, kv_options *opts, const char *sql, int64_t pass_id, int limit,
-                        int threads, const char *what)
+                        int threads, const char *what, const kc_shard *shard)
 {
     const kv_options o = *opts;
     struct run_state s = {.db = db, .pass_id = pass_id};
     strbuf err = STRBUF_INIT;
     pthread_mutex_init(&s.db_lock, NULL);
     int status = 4;
-    if (load_pending(s.db, sql, pass_id, limit, &s.items, &s.n, &err) ||
+    if (load_pending(s.db, sql, pass_id, limit, shard, &s.items, &s.n, &err) ||
         kv_service_start(&o, &s.svc, &err)) {
         error("%s", err.buf);
         goto out;

@@ -1,0 +1,202 @@
+#!/bin/sh
+# test_slurm_array: the documented Slurm path (tools/slurm/kc_slurm.sh) on a real one-node
+# Slurm cluster on the loopback: its own munged (a fresh key) and slurmctld/slurmd (own
+# slurm.conf, free ports, state in the scratch directory). A 4-task array of a compile-only
+# collection with the bundled fake LLM; one task is cancelled mid-run (scancel: no completion
+# marker), status names it, resubmit runs only it, merge + curate; the merged database must hold
+# exactly the trajectories, turns and labels of an unsharded run of the same command (none
+# twice). Also: an array submitted by hand with the wrong task count refuses to run, and a
+# shard refuses a database of another split. Every daemon it started is stopped at exit.
+# SKIP (exit 0, with the reason) when Slurm or munge is not installed or cannot start here.
+set -eu
+. "$(dirname "$0")/lib.sh"
+
+skip() { echo "SKIP: test_slurm_array: $*"; exit 0; }
+for t in munged slurmctld slurmd sbatch squeue scancel; do
+    command -v "$t" >/dev/null 2>&1 || [ -x "/usr/sbin/$t" ] ||
+        skip "$t is not installed (make deps installs slurmctld, slurmd, slurm-client and munge)"
+done
+PATH="$PATH:/usr/sbin"
+
+# ---- a one-node cluster on the loopback ----
+C="$T/cluster"
+mkdir -p "$C/state" "$C/spool" "$C/munge" "$C/shared"
+chmod 700 "$C/munge"
+MUNGED_PID= CTLD_PID= SLURMD_PID=
+stop_cluster() {
+    [ -n "$CTLD_PID" ] && SLURM_CONF="$C/slurm.conf" scancel --quiet --user="$(id -un)" 2>/dev/null
+    for p in $SLURMD_PID $CTLD_PID $MUNGED_PID; do kill "$p" 2>/dev/null || true; done
+    for p in $SLURMD_PID $CTLD_PID $MUNGED_PID; do
+        i=0; while kill -0 "$p" 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+        kill -9 "$p" 2>/dev/null || true
+    done
+}
+trap 'stop_cluster; cleanup' EXIT
+trap 'exit 1' INT TERM
+
+free_ports() {
+    python3 -c 'import socket
+ss = [socket.socket() for _ in range(2)]
+for s in ss: s.bind(("127.0.0.1", 0))
+print(" ".join(str(s.getsockname()[1]) for s in ss))'
+}
+set -- $(free_ports)
+CTLD_PORT=$1 SLURMD_PORT=$2
+
+dd if=/dev/urandom of="$C/munge/munge.key" bs=1024 count=1 2>/dev/null
+chmod 400 "$C/munge/munge.key"
+munged --force --key-file="$C/munge/munge.key" --socket="$C/munge/sock" \
+    --pid-file="$C/munge/munged.pid" --log-file="$C/munge/munged.log" \
+    --seed-file="$C/munge/seed" >"$C/munged.out" 2>&1 ||
+    skip "munged does not start here: $(tail -1 "$C/munged.out")"
+MUNGED_PID=$(cat "$C/munge/munged.pid")
+
+HOST=$(hostname -s)
+USER_NAME=$(id -un)
+cat >"$C/slurm.conf" <<EOF
+ClusterName=kctest
+SlurmctldHost=$HOST(127.0.0.1)
+SlurmctldPort=$CTLD_PORT
+SlurmdPort=$SLURMD_PORT
+SlurmUser=$USER_NAME
+SlurmdUser=$USER_NAME
+AuthType=auth/munge
+AuthInfo=socket=$C/munge/sock
+CredType=cred/munge
+StateSaveLocation=$C/state
+SlurmdSpoolDir=$C/spool/%n
+SlurmctldPidFile=$C/slurmctld.pid
+SlurmdPidFile=$C/slurmd.pid
+SlurmctldLogFile=$C/slurmctld.log
+SlurmdLogFile=$C/slurmd.log
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+JobCompType=jobcomp/none
+MpiDefault=none
+SchedulerType=sched/builtin
+SelectType=select/cons_tres
+SelectTypeParameters=CR_CPU
+SlurmdParameters=config_overrides
+ReturnToService=2
+KillWait=5
+MinJobAge=5
+SlurmctldTimeout=30
+SlurmdTimeout=30
+NodeName=kcnode NodeHostname=$HOST NodeAddr=127.0.0.1 CPUs=4 RealMemory=1000 State=UNKNOWN
+PartitionName=kc Nodes=kcnode Default=YES MaxTime=INFINITE State=UP
+EOF
+export SLURM_CONF="$C/slurm.conf"
+slurmctld -D -c -f "$C/slurm.conf" >"$C/slurmctld.out" 2>&1 &
+CTLD_PID=$!
+slurmd -D -N kcnode -f "$C/slurm.conf" >"$C/slurmd.out" 2>&1 &
+SLURMD_PID=$!
+i=0
+until sinfo -h -N -o '%T' 2>/dev/null | grep -Eq '^(idle|mixed|allocated)'; do
+    i=$((i + 1))
+    if [ $i -gt 150 ] || ! kill -0 "$CTLD_PID" 2>/dev/null || ! kill -0 "$SLURMD_PID" 2>/dev/null; then
+        tail -5 "$C/slurmctld.log" "$C/slurmd.log" "$C/slurmctld.out" "$C/slurmd.out" 2>/dev/null
+        skip "slurmctld/slurmd did not bring the node up here (logs above)"
+    fi
+    sleep 0.2
+done
+
+# ---- the collection: a compile-only run on the bundled fake LLM, 2 samples a problem ----
+KCS="$KC_ROOT/tools/slurm/kc_slurm.sh"
+export KC_BIN KC_PROBLEMS
+D="$C/shared/run"
+ARGS="--problems level1/01*,level1/02* --samples 2 --turns 2 --compile-only --concurrency 2"
+echo '{"endpoint": "bundled", "bundled_args": "--bug compile --delay-ms 150"}' >"$T/kc.json"
+N=4
+
+# wait_idle: until Slurm holds none of our jobs.
+wait_idle() {
+    i=0
+    while [ -n "$(squeue -h -o %i 2>/dev/null)" ]; do
+        i=$((i + 1)); [ $i -lt 900 ] || { squeue; fail "jobs did not finish"; }; sleep 0.2
+    done
+}
+
+sh "$KCS" submit --dir "$D" --shards $N --config "$T/kc.json" -- $ARGS >"$T/submit.out" ||
+    fail "submit: $(cat "$T/submit.out")"
+grep -q "shards 0-3 of 4" "$T/submit.out" || fail "submit did not report the array: $(cat "$T/submit.out")"
+grep -q -- '--array=0-3\|0-3' "$T/submit.out"
+[ -x "$D/job.sh" ] && [ -f "$D/plan.env" ] || fail "submit wrote no job script or plan"
+
+# cancel task 2 once it has recorded a turn (mid-run)
+job=$(head -1 "$D/jobs")
+i=0
+until [ -f "$D/shard-2.db" ] && [ "$(sqlite3 "$D/shard-2.db" 'SELECT count(*) FROM turns' 2>/dev/null || echo 0)" -gt 0 ]; do
+    i=$((i + 1)); [ $i -lt 600 ] || fail "shard 2 never recorded a turn: $(cat "$D"/logs/shard-2-* 2>/dev/null)"
+    sleep 0.1
+done
+scancel "${job}_2"
+wait_idle
+
+[ -f "$D/done/shard-2.ok" ] && fail "the cancelled shard has a completion marker"
+for s in 0 1 3; do
+    [ -f "$D/done/shard-$s.ok" ] || fail "shard $s has no completion marker: $(cat "$D"/logs/shard-$s-* 2>/dev/null)"
+done
+open=$(sqlite3 "$D/shard-2.db" "SELECT count(*) FROM trajectories WHERE status <> 'done'")
+sh "$KCS" status --dir "$D" >"$T/status.out" && fail "status said complete with shard 2 cancelled"
+grep -q "shard 2/4: incomplete" "$T/status.out" || fail "status: $(cat "$T/status.out")"
+grep -q "3 of 4 shards complete" "$T/status.out" || fail "status: $(cat "$T/status.out")"
+sh "$KCS" merge --dir "$D" >"$T/merge0.out" 2>&1 && fail "merge ran with a shard incomplete"
+grep -q "not complete: 2" "$T/merge0.out" || fail "merge: $(cat "$T/merge0.out")"
+[ -f "$D/merged.db" ] && fail "a refused merge left a database"
+
+# resubmit: only shard 2, resumed from its database
+sh "$KCS" resubmit --dir "$D" >"$T/resubmit.out" || fail "resubmit: $(cat "$T/resubmit.out")"
+grep -q "shards 2 of 4" "$T/resubmit.out" || fail "resubmit did not submit shard 2 alone: $(cat "$T/resubmit.out")"
+wait_idle
+[ -f "$D/done/shard-2.ok" ] || fail "the resubmitted shard did not complete: $(cat "$D"/logs/shard-2-* | tail -20)"
+grep -q "continuing run" "$D"/logs/shard-2-"$(tail -1 "$D/jobs")".out ||
+    fail "the resubmitted shard did not resume its database (it had $open open trajectories)"
+sh "$KCS" status --dir "$D" >"$T/status2.out" || fail "status after resubmit: $(cat "$T/status2.out")"
+sh "$KCS" resubmit --dir "$D" | grep -q "nothing to resubmit" || fail "resubmit of a complete array submitted work"
+
+sh "$KCS" merge --dir "$D" >"$T/merge.out" 2>&1 || fail "merge: $(cat "$T/merge.out")"
+M="$D/merged.db"
+
+# ---- the unsharded run of the same command ----
+"$KC_BIN/kcollect" --config "$T/kc.json" $ARGS --db "$T/one.db" >"$T/one.out" 2>&1 ||
+    fail "unsharded kcollect: $(tail -5 "$T/one.out")"
+"$KC_BIN/kcurate" run --db "$T/one.db" >/dev/null 2>&1 || fail "kcurate run on the unsharded run"
+
+TRAJ="SELECT tr.problem_id, tr.sample_index, tr.status, tr.stop_reason, tl.solved, tl.n_turns,
+             tl.split FROM trajectories tr LEFT JOIN trajectory_labels tl ON tl.trajectory_id = tr.id
+      ORDER BY 1, 2"
+TURNS="SELECT tr.problem_id, tr.sample_index, t.turn_index, c.source_sha, v.verdict, cl.verdict_class,
+              cl.reward, cl.normalized_sha FROM turns t JOIN trajectories tr ON tr.id = t.trajectory_id
+       JOIN candidates c ON c.id = t.candidate_id JOIN v_latest_verification v ON v.candidate_id = c.id
+       LEFT JOIN candidate_labels cl ON cl.candidate_id = c.id ORDER BY 1, 2, 3"
+sqlite3 "$T/one.db" "$TRAJ" >"$T/one.traj"; sqlite3 "$M" "$TRAJ" >"$T/merged.traj"
+sqlite3 "$T/one.db" "$TURNS" >"$T/one.turns"; sqlite3 "$M" "$TURNS" >"$T/merged.turns"
+[ "$(wc -l <"$T/one.traj")" -eq 40 ] || fail "the unsharded run has $(wc -l <"$T/one.traj") trajectories, not 40"
+[ "$(wc -l <"$T/one.turns")" -gt 40 ] || fail "the collection has no second turns (fake --bug compile)"
+diff "$T/one.traj" "$T/merged.traj" >"$T/diff" || fail "trajectories differ from the unsharded run: $(head "$T/diff")"
+diff "$T/one.turns" "$T/merged.turns" >"$T/diff" || fail "turns/labels differ from the unsharded run: $(head "$T/diff")"
+[ "$(sqlite3 "$M" "SELECT count(*) FROM (SELECT 1 FROM trajectories GROUP BY problem_id, sample_index HAVING count(*) > 1)")" -eq 0 ] ||
+    fail "a trajectory is in the merged database twice"
+[ "$(sqlite3 "$M" "SELECT count(*) FROM runs")" -eq 1 ] || fail "the shards did not merge into one run"
+[ "$(sqlite3 "$M" "SELECT count(*) FROM shard_plans")" -eq 0 ] || fail "the merged database claims to be a shard"
+# each shard holds exactly the trajectories the documented split gives it
+for s in 0 1 2 3; do
+    sqlite3 "$D/shard-$s.db" "SELECT problem_id || '#' || sample_index FROM trajectories" | while read -r k; do
+        want=$(python3 -c "import hashlib,sys; print(int(hashlib.sha256(sys.argv[1].encode()).hexdigest()[:16], 16) % 4)" "$k")
+        [ "$want" = "$s" ] || { echo "$k in shard $s, not $want"; exit 1; }
+    done || fail "a trajectory is in the wrong shard"
+done
+
+# ---- guards ----
+# an array submitted by hand with another task count than the tool asked for runs nothing
+sbatch --parsable --array=0-1 --output="$T/hand-%a.out" "$D/job.sh" 4 >/dev/null
+wait_idle
+grep -q "the array has 2 tasks but was meant to have 4" "$T/hand-0.out" ||
+    fail "a 2-task array of a 4-shard job.sh was not refused: $(cat "$T"/hand-0.out)"
+# a shard refuses a database recorded under another split
+"$KC_BIN/kcollect" --config "$T/kc.json" $ARGS --shard 2/8 --db "$D/shard-2.db" >"$T/wrong.out" 2>&1 &&
+    fail "kcollect --shard 2/8 resumed a 2/4 database"
+grep -q "holds shard 2/4" "$T/wrong.out" || fail "no reason given: $(cat "$T/wrong.out")"
+echo "ok: 4-task array, one cancelled and resubmitted, merged = unsharded run"
