@@ -22,25 +22,31 @@ NVRTC    := $(CUDA_LIB) -lnvrtc
 CUDADRV  := -L$(CUDA)/lib64/stubs -lcuda $(CUDA_LIB) -lcupti
 
 COMMON_SRC  := $(wildcard common/*.c) $(GEN)/kc_sql.c
+# verify/ holds three programs' code: service/ (the verification library kverify, kcollect and
+# kverify-gpu link; verify/service/verify.h), cli/ (kverify's subcommands) and worker/ (kverify-gpu).
+SERVICE_SRC := $(wildcard verify/service/*.c)
 # kverify serve (libmicrohttpd, and kcurate's reward rule) is linked into kverify alone.
-SERVE_SRC   := verify/cli_serve.c verify/serve_request.c
-VERIFY_SRC  := $(filter-out verify/main.c verify/worker_main.c $(SERVE_SRC),$(wildcard verify/*.c))
+SERVE_SRC   := verify/cli/cli_serve.c verify/cli/serve_request.c
+CLI_SRC     := $(filter-out verify/cli/main.c $(SERVE_SRC),$(wildcard verify/cli/*.c))
+WORKER_SRC  := $(filter-out verify/worker/worker_main.c,$(wildcard verify/worker/*.c))
 COLLECT_SRC := $(filter-out collect/main.c,$(wildcard collect/*.c))
 CURATE_SRC  := $(filter-out curate/main.c,$(wildcard curate/*.c))
 EXPORT_SRC  := $(filter-out export/main.c,$(wildcard export/*.c))
 
 obj = $(patsubst %.c,$(OBJ)/%.o,$(patsubst $(GEN)/%,gen/%,$(1)))
 COMMON_OBJ  := $(call obj,$(COMMON_SRC))
-# Host-side verifier modules (no driver API) and the GPU worker's (verify/worker_*.c, linked
-# only into kverify-gpu, the one binary that loads libcuda and CUPTI).
-VERIFY_HOST := $(call obj,$(filter-out verify/worker_%,$(VERIFY_SRC))) $(OBJ)/gen/harness_cu.o
-VERIFY_GPU  := $(call obj,$(filter verify/worker_%,$(VERIFY_SRC)))
+# Host-side verifier modules (no driver API, with the harness source the worker compiles) and
+# the GPU worker's (verify/worker/, linked only into kverify-gpu, the one binary that loads
+# libcuda and CUPTI).
+VERIFY_HOST := $(call obj,$(SERVICE_SRC)) $(OBJ)/gen/harness_cu.o
+VERIFY_CLI  := $(call obj,$(CLI_SRC))
+VERIFY_GPU  := $(call obj,$(WORKER_SRC))
 # The reward of `kverify serve` is computed by kcurate's own code (curate/labels.c, params.c).
 SERVE_OBJ   := $(call obj,$(SERVE_SRC) curate/labels.c curate/params.c curate/minhash.c)
 
 # A tool is built once its main.c exists.
-TOOLS := $(if $(wildcard verify/main.c),$(BIN)/kverify) \
-         $(if $(wildcard verify/worker_main.c),$(BIN)/kverify-gpu) \
+TOOLS := $(if $(wildcard verify/cli/main.c),$(BIN)/kverify) \
+         $(if $(wildcard verify/worker/worker_main.c),$(BIN)/kverify-gpu) \
          $(if $(wildcard collect/main.c),$(BIN)/kcollect) \
          $(if $(wildcard collect/main.c),$(BIN)/fake_llm) \
          $(if $(wildcard curate/main.c),$(BIN)/kcurate) \
@@ -57,9 +63,9 @@ $(GEN)/kc_sql.c: schemas/kc.sql
 	   echo 'const char kc_schema_sql[] ='; \
 	   sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $<; echo ';'; } > $@
 
-$(GEN)/harness_cu.c: verify/harness.cu
+$(GEN)/harness_cu.c: verify/worker/harness.cu
 	@mkdir -p $(GEN)
-	@{ echo '/* generated from verify/harness.cu by make: do not edit */'; \
+	@{ echo '/* generated from verify/worker/harness.cu by make: do not edit */'; \
 	   echo 'const char kc_harness_source[] ='; \
 	   sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $<; echo ';'; } > $@
 
@@ -71,11 +77,11 @@ $(OBJ)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 
-$(BIN)/kverify: $(OBJ)/verify/main.o $(SERVE_OBJ) $(VERIFY_HOST) $(COMMON_OBJ)
+$(BIN)/kverify: $(OBJ)/verify/cli/main.o $(SERVE_OBJ) $(VERIFY_CLI) $(VERIFY_HOST) $(COMMON_OBJ)
 	@mkdir -p $(BIN)
 	$(CC) $(LDFLAGS) -o $@ $^ $(NVRTC) -lmicrohttpd $(LIBS)
 
-$(BIN)/kverify-gpu: $(OBJ)/verify/worker_main.o $(VERIFY_GPU) $(filter-out $(OBJ)/verify/main.o,$(VERIFY_HOST)) $(COMMON_OBJ)
+$(BIN)/kverify-gpu: $(OBJ)/verify/worker/worker_main.o $(VERIFY_GPU) $(VERIFY_HOST) $(COMMON_OBJ)
 	@mkdir -p $(BIN)
 	$(CC) $(LDFLAGS) -o $@ $^ $(NVRTC) $(CUDADRV) $(LIBS)
 

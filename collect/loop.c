@@ -10,7 +10,7 @@
 #include "common/hash.h"
 #include "common/interrupt.h"
 #include "common/problem.h"
-#include "verify/verify.h"
+#include "verify/service/verify.h"
 
 #include <errno.h>
 #include <fcntl.h>

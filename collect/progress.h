@@ -5,7 +5,7 @@
 #ifndef KC_PROGRESS_H
 #define KC_PROGRESS_H
 #include "collect/loop.h"
-#include "verify/verify.h"
+#include "verify/service/verify.h"
 #include <pthread.h>
 
 typedef struct progress progress;

@@ -15,7 +15,7 @@
 #include "collect/prompt.h"
 #include "collect/record.h"
 #include "common/problem.h"
-#include "verify/verify.h"
+#include "verify/service/verify.h"
 
 enum mtmc_kind { MTMC_PLAN, MTMC_REVISE, MTMC_STEP, MTMC_DONE };
 

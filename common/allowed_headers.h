@@ -1,6 +1,6 @@
 /* allowed_headers: the toolkit headers a candidate may include (kc-cuda v1), in one place:
- * the include policy (verify/policy.c) checks against it, the compile sandbox
- * (verify/sandbox_headers.c) holds only these and the files they include, and the system
+ * the include policy (verify/service/policy.c) checks against it, the compile sandbox
+ * (verify/service/sandbox_headers.c) holds only these and the files they include, and the system
  * prompt (common/prompt_text.c) lists them. Each one compiles under NVRTC in the sandbox
  * (tests/unit/test_verify_headers.c). On CUDA 13 the cuda/ headers and what
  * cooperative_groups.h needs live under include/cccl. */

@@ -11,8 +11,8 @@ TEST_O      ?= build/asan
 UNIT_SRC    := $(wildcard tests/unit/test_*.c)
 UNIT_BIN    := $(patsubst tests/unit/%.c,$(BIN)/tests/%,$(UNIT_SRC))
 TESTLIB_SRC := $(wildcard tests/lib/*.c)
-# verify/serve_request.c (kverify serve, with kcurate's reward) is outside VERIFY_HOST: added here.
-ALL_MODULE_OBJ = $(COMMON_OBJ) $(VERIFY_HOST) $(call obj,verify/serve_request.c) $(call obj,$(COLLECT_SRC)) \
+# verify/cli/serve_request.c (kverify serve, with kcurate's reward) is outside VERIFY_CLI: added here.
+ALL_MODULE_OBJ = $(COMMON_OBJ) $(VERIFY_HOST) $(VERIFY_CLI) $(call obj,verify/cli/serve_request.c) $(call obj,$(COLLECT_SRC)) \
                  $(call obj,$(CURATE_SRC)) $(call obj,$(EXPORT_SRC)) $(call obj,$(TESTLIB_SRC))
 TEST_HELPERS := $(patsubst tests/helpers/%.c,$(BIN)/%,$(wildcard tests/helpers/*.c))
 
@@ -26,7 +26,7 @@ $(BIN)/%: $(OBJ)/tests/helpers/%.o $(COMMON_OBJ) $(call obj,$(TESTLIB_SRC))
 	$(CC) $(LDFLAGS) -o $@ $^ -lcurl -larchive -lz $(LIBS)
 
 # NVRTC's own compile time in a bare process (the bench sets it beside the compile servers').
-$(BIN)/kc_nvrtc_floor: $(OBJ)/tests/helpers/kc_nvrtc_floor.o $(COMMON_OBJ) $(call obj,verify/nvrtc_compile.c verify/sandbox.c)
+$(BIN)/kc_nvrtc_floor: $(OBJ)/tests/helpers/kc_nvrtc_floor.o $(COMMON_OBJ) $(call obj,verify/service/nvrtc_compile.c verify/service/sandbox.c)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(NVRTC) $(LIBS)
 

@@ -1,12 +1,12 @@
 /* fuzz_gpu_result: libFuzzer target for the GPU worker's messages as the parent reads them
- * (verify/gpu_result.c: gpu_message_check, then gpu_result_fill for a result): the worker runs
+ * (verify/service/gpu_result.c: gpu_message_check, then gpu_result_fill for a result): the worker runs
  * candidate code, so what it says is untrusted. Input: the JSON of one message (as ipc_recv
  * parses it) for job 7 of problem level1/019_relu. Properties: no crash, UB or leak; a refusal
  * says why; an accepted result has a verdict a worker may give, a message that is the one sent,
  * evidence that is a JSON object, finite non-negative errors, and a timing only on a correct
  * verdict with n >= 1 and finite times. */
 #include "common/error.h"
-#include "verify/gpu_result.h"
+#include "verify/service/gpu_result.h"
 #include "fuzz_common.h"
 
 #include <math.h>
@@ -77,7 +77,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FZ_CHECK(stage && strlen(stage) < 64);
     }
     if (kind == GPU_MSG_RESULT) {
-        kv_result r = {0}; /* kv_result_init lives in verify/service.c, with the whole service */
+        kv_result r = {0}; /* kv_result_init lives in verify/service/service.c, with the whole service */
         snprintf(r.gpu_name, sizeof r.gpu_name, "NVIDIA H100 80GB HBM3");
         json_t *res = json_object_get(msg, "result");
         gpu_result_fill(&relu, res, &r);

@@ -1,11 +1,11 @@
 /* fuzz_ipc: libFuzzer target for the messages kverify reads from its child
- * processes (ipc_recv, verify/ipc.c): a child runs candidate code, so what it
+ * processes (ipc_recv, verify/service/ipc.c): a child runs candidate code, so what it
  * sends is untrusted. Input: the bytes the parent reads, served from a memfd
  * (always readable, EOF at the end); messages are read until one is not
  * IPC_OK. Properties: no crash, UB, leak, hang or huge allocation; an error
  * says why; an accepted message is a JSON value with at most IPC_MAX_BLOBS
  * payloads whose lengths are those it announced. */
-#include "verify/ipc.h"
+#include "verify/service/ipc.h"
 #include "fuzz_common.h"
 
 #include <sys/mman.h>

@@ -1,8 +1,8 @@
 /* fuzz_policy: libFuzzer target for the include policy (policy_check,
- * verify/policy.c), the lexer that reads a candidate's CUDA source before it
+ * verify/service/policy.c), the lexer that reads a candidate's CUDA source before it
  * reaches the compiler. Properties: no crash, UB, leak or blowup; a refusal
  * says why. */
-#include "verify/policy.h"
+#include "verify/service/policy.h"
 #include "fuzz_common.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -10,8 +10,8 @@
  *         "nvrtc-floor first: n=N p50=... p90=... min=..." and the same for repeats. */
 #include "common/error.h"
 #include "common/fsutil.h"
-#include "verify/nvrtc_compile.h"
-#include "verify/sandbox.h"
+#include "verify/service/nvrtc_compile.h"
+#include "verify/service/sandbox.h"
 
 #include <stdio.h>
 #include <stdlib.h>

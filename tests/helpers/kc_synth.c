@@ -326,7 +326,7 @@ static kernel_recipe next_recipe(synth *s, rng *r, long candidate_id)
 
 static long long last_id(synth *s) { return sqlite3_last_insert_rowid(s->db); }
 
-/* --every-kind: the evidence kverify writes (verify/worker_check.c): per (dims, seed) run, its
+/* --every-kind: the evidence kverify writes (verify/worker/worker_check.c): per (dims, seed) run, its
  * outputs' statistics; for a failing output the worst index and values, which are numbers or
  * "nan"/"inf" strings; NULL for the verdicts decided before any run. */
 static const char *kind_evidence(rng *r, const char *verdict, strbuf *out)

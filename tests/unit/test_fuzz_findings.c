@@ -16,7 +16,7 @@
 #include "common/error.h"
 #include "collect/sse.h"
 #include "common/fsutil.h"
-#include "verify/ipc.h"
+#include "verify/service/ipc.h"
 
 #include <stdio.h>
 #include <stdlib.h>

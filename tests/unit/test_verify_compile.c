@@ -13,11 +13,11 @@
 #include "common/fsutil.h"
 #include "common/interrupt.h"
 #include "common/problem.h"
-#include "verify/compile_pool.h"
-#include "verify/driver_version.h"
-#include "verify/nvrtc_compile.h"
-#include "verify/policy.h"
-#include "verify/verify.h"
+#include "verify/service/compile_pool.h"
+#include "verify/service/driver_version.h"
+#include "verify/service/nvrtc_compile.h"
+#include "verify/service/policy.h"
+#include "verify/service/verify.h"
 
 #include <dirent.h>
 #include <pthread.h>

@@ -12,10 +12,10 @@
 #include "common/error.h"
 #include "common/fsutil.h"
 #include "common/prompt_text.h"
-#include "verify/compile_pool.h"
-#include "verify/nvrtc_compile.h"
-#include "verify/policy.h"
-#include "verify/sandbox.h"
+#include "verify/service/compile_pool.h"
+#include "verify/service/nvrtc_compile.h"
+#include "verify/service/policy.h"
+#include "verify/service/sandbox.h"
 
 #include <stdio.h>
 #include <stdlib.h>

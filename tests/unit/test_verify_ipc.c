@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "verify/ipc.h"
+#include "verify/service/ipc.h"
 
 #include <string.h>
 #include <unistd.h>

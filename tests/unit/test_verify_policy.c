@@ -14,8 +14,8 @@
 #include <cmocka.h>
 
 #include "common/error.h"
-#include "verify/nvrtc_compile.h"
-#include "verify/policy.h"
+#include "verify/service/nvrtc_compile.h"
+#include "verify/service/policy.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -8,8 +8,8 @@
 #include <cmocka.h>
 
 #include "curate/labels.h"
-#include "verify/serve_queue.h"
-#include "verify/serve_request.h"
+#include "verify/cli/serve_queue.h"
+#include "verify/cli/serve_request.h"
 
 #include <stdio.h>
 #include <string.h>

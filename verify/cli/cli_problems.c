@@ -1,0 +1,276 @@
+/* cli_problems: `kverify problems`: list a suite, and with --check load every
+ * manifest, validate its hidden-dims generator (KC_CHECK_DRAWS draws) and the "vary" of its
+ * constant inputs, and verify every reference in compile-only mode (parse, policy,
+ * sandboxed NVRTC compile, entry points), in parallel; --show-reference prints
+ * one reference as loaded; --draw prints drawn hidden dims as JSON lines. */
+#include "common/error.h"
+#include "common/problem.h"
+#include "verify/cli/verify_cli.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define KC_CHECK_DRAWS 1000 /* seeds 0..999; even seeds index 0 (a whole-range draw), odd
+                              seeds index 1 (a small draw) */
+
+enum gen_state { GEN_UNLOADED, GEN_OK, GEN_MISSING, GEN_BAD };
+
+/* The generator of a loaded problem: present, each constant input varied, every draw valid. */
+static enum gen_state check_generator(const problem *p, strbuf *report)
+{
+    enum gen_state st = GEN_OK;
+    for (int i = 0; i < p->n_inputs; i++)
+        if (p->inputs[i].dist == KC_DIST_CONSTANT && p->inputs[i].vary_dist == KC_DIST_NONE) {
+            sb_addf(report, "%sinputs[%d] '%s': a constant init without \"vary\"",
+                    report->len ? "\n  " : "", i, p->inputs[i].name);
+            st = GEN_MISSING;
+        }
+    if (!problem_has_hidden(p)) {
+        sb_addf(report, "%sno \"hidden\" generator", report->len ? "\n  " : "");
+        return GEN_MISSING;
+    }
+    strbuf err = STRBUF_INIT;
+    for (int seed = 0; seed < KC_CHECK_DRAWS; seed++) {
+        dimset d;
+        if (problem_draw_dims(p, (uint64_t)seed, seed % 2, &d, &err)) {
+            sb_addf(report, "%s%s", report->len ? "\n  " : "", err.buf);
+            st = GEN_BAD;
+            break;
+        }
+        dimset_free(&d);
+    }
+    sb_free(&err);
+    return st;
+}
+
+struct check_job {
+    char **ids;
+    int n;
+    int next;
+    pthread_mutex_t lock;
+    kv_service *svc;
+    strbuf *reports; /* one per problem */
+    int *ok;
+    double *ms;
+    enum gen_state *gen;
+    strbuf *gen_reports;
+};
+
+static void check_one(struct check_job *job, int i)
+{
+    problem p;
+    strbuf err = STRBUF_INIT;
+    if (problem_load_by_id(job->ids[i], &p, &err)) {
+        sb_addf(&job->reports[i], "%s", err.buf);
+        sb_free(&err);
+        return;
+    }
+    job->gen[i] = check_generator(&p, &job->gen_reports[i]);
+    kv_result r;
+    kv_result_init(&r);
+    if (kv_verify(job->svc, &p, p.reference_source.buf, &r, &err))
+        sb_addf(&job->reports[i], "%s", err.buf);
+    else if (strcmp(r.verdict, "compiled") != 0)
+        sb_addf(&job->reports[i], "%s: reference: %s: %s%s%s", p.reference_path, r.verdict,
+                sb_str(&r.message), r.compile_log.len ? "\n" : "", sb_str(&r.compile_log));
+    else
+        job->ok[i] = 1, job->ms[i] = r.compile_ms;
+    kv_result_free(&r);
+    problem_free(&p);
+    sb_free(&err);
+}
+
+static void *check_thread(void *arg)
+{
+    struct check_job *job = arg;
+    for (;;) {
+        pthread_mutex_lock(&job->lock);
+        int i = job->next++;
+        pthread_mutex_unlock(&job->lock);
+        if (i >= job->n)
+            return NULL;
+        check_one(job, i);
+    }
+}
+
+static int run_checks(char **ids, int n, int json)
+{
+    kv_options o;
+    kv_options_default(&o);
+    o.compile_only = 1;
+    strbuf err = STRBUF_INIT;
+    struct check_job job = {.ids = ids, .n = n};
+    if (kv_service_start(&o, &job.svc, &err)) {
+        error("%s", err.buf);
+        sb_free(&err);
+        return 4;
+    }
+    pthread_mutex_init(&job.lock, NULL);
+    job.reports = xcalloc((size_t)n, sizeof(strbuf));
+    job.ok = xcalloc((size_t)n, sizeof(int));
+    job.ms = xcalloc((size_t)n, sizeof(double));
+    job.gen = xcalloc((size_t)n, sizeof(enum gen_state));
+    job.gen_reports = xcalloc((size_t)n, sizeof(strbuf));
+    int threads = o.compile_procs;
+    pthread_t tid[16];
+    for (int t = 0; t < threads; t++)
+        pthread_create(&tid[t], NULL, check_thread, &job);
+    for (int t = 0; t < threads; t++)
+        pthread_join(tid[t], NULL);
+    int compiled = 0, generators = 0, missing = 0, bad = 0;
+    for (int i = 0; i < n; i++) {
+        compiled += job.ok[i];
+        generators += job.gen[i] == GEN_OK || job.gen[i] == GEN_BAD;
+        missing += job.gen[i] == GEN_MISSING;
+        bad += job.gen[i] == GEN_BAD;
+        int gen_fails = job.gen[i] == GEN_BAD || job.gen[i] == GEN_MISSING;
+        if (!job.ok[i] || gen_fails)
+            printf("FAIL %s\n  %s%s%s\n", ids[i], sb_str(&job.reports[i]),
+                   job.reports[i].len && job.gen_reports[i].len ? "\n  " : "",
+                   gen_fails ? sb_str(&job.gen_reports[i]) : "");
+        else if (!json)
+            printf("ok   %-48s reference compiled in %.0f ms%s\n", ids[i], job.ms[i],
+                   job.gen[i] == GEN_OK ? "; hidden dims valid" : "; no hidden generator");
+        sb_free(&job.reports[i]), sb_free(&job.gen_reports[i]);
+    }
+    if (bad)
+        printf("%d generators, %d with an invalid draw\n", generators, bad);
+    else if (generators)
+        printf("%d generators, %d draws each, all valid\n", generators, KC_CHECK_DRAWS);
+    if (missing)
+        printf("%d manifests without a generator or a vary\n", missing);
+    printf("%d problems, %d references compiled\n", n, compiled);
+    free(job.reports), free(job.ok), free(job.ms), free(job.gen), free(job.gen_reports);
+    pthread_mutex_destroy(&job.lock);
+    kv_service_stop(job.svc);
+    sb_free(&err);
+    return compiled == n && !bad && !missing ? 0 : 1;
+}
+
+static int list_problems(char **ids, int n)
+{
+    int bad = 0;
+    for (int i = 0; i < n; i++) {
+        problem p;
+        strbuf err = STRBUF_INIT;
+        if (problem_load_by_id(ids[i], &p, &err)) {
+            printf("%-40s (invalid: %s)\n", ids[i], err.buf);
+            bad = 1;
+        } else {
+            printf("%-40s %s\n", p.id, p.title);
+            problem_free(&p);
+        }
+        sb_free(&err);
+    }
+    return bad;
+}
+
+/* The reference as the verifier uses it (shared kernel files expanded), on stdout. */
+static int show_reference(const char *id)
+{
+    problem p;
+    strbuf err = STRBUF_INIT;
+    int rc = problem_load_by_id(id, &p, &err);
+    if (rc) {
+        error("%s", err.buf);
+    } else {
+        fwrite(p.reference_source.buf, 1, p.reference_source.len, stdout);
+        problem_free(&p);
+    }
+    sb_free(&err);
+    return rc ? 4 : 0;
+}
+
+/* count dims sets drawn for seed, indexes 0..count-1, one JSON line each:
+ * {"id": ..., "seed": S, "index": I, "dims": {drawn dims, then derived dims}}. */
+static int draw_dims(const char *id, uint64_t seed, int count)
+{
+    problem p;
+    strbuf err = STRBUF_INIT, line = STRBUF_INIT;
+    int rc = problem_load_by_id(id, &p, &err);
+    for (int i = 0; !rc && i < count; i++) {
+        dimset d;
+        rc = problem_draw_dims(&p, seed, i, &d, &err);
+        if (rc)
+            break;
+        sb_reset(&line);
+        sb_addf(&line, "{\"id\":\"%s\",\"seed\":%llu,\"index\":%d,\"dims\":", p.id,
+                (unsigned long long)seed, i);
+        dimset_to_json(&d, &line);
+        printf("%s}\n", line.buf);
+        dimset_free(&d);
+    }
+    if (rc)
+        error("%s", err.buf);
+    else
+        problem_free(&p);
+    sb_free(&err), sb_free(&line);
+    return rc ? 4 : 0;
+}
+
+static int parse_count(const char *s, long long max, long long *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || !*s || *end || v < 0 || v > max)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int cli_problems(int argc, char **argv)
+{
+    static const struct option opts[] = {{"suite", required_argument, NULL, 's'},
+                                         {"check", no_argument, NULL, 'c'},
+                                         {"json", no_argument, NULL, 'j'},
+                                         {"show-reference", required_argument, NULL, 'r'},
+                                         {"draw", required_argument, NULL, 'd'},
+                                         {"seed", required_argument, NULL, 'S'},
+                                         {"count", required_argument, NULL, 'n'},
+                                         {NULL, 0, NULL, 0}};
+    const char *suite = "level1", *draw = NULL;
+    long long seed = 0, count = 1;
+    int check = 0, json = 0, c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "s:cjr:d:S:n:", opts, NULL)) != -1) {
+        if (c == 'r')
+            return show_reference(optarg);
+        if (c == 'd')
+            draw = optarg;
+        else if (c == 'S' && parse_count(optarg, INT64_MAX, &seed))
+            return error("--seed: expected an integer from 0 to 2^63-1"), 4;
+        else if (c == 'n' && parse_count(optarg, 1000000, &count))
+            return error("--count: expected an integer from 0 to 1000000"), 4;
+        else if (c == 'S' || c == 'n')
+            continue;
+        else if (c == 's')
+            suite = optarg;
+        else if (c == 'c')
+            check = 1;
+        else if (c == 'j')
+            json = 1;
+        else
+            return 4;
+    }
+    if (draw)
+        return draw_dims(draw, (uint64_t)seed, (int)count);
+    strbuf root = STRBUF_INIT, err = STRBUF_INIT;
+    problems_root(&root);
+    char **ids;
+    int n;
+    if (problems_select(root.buf, suite, &ids, &n, &err)) {
+        error("%s", err.buf);
+        sb_free(&root), sb_free(&err);
+        return 4;
+    }
+    int status = check ? run_checks(ids, n, json) : list_problems(ids, n);
+    problems_free_ids(ids, n);
+    sb_free(&root), sb_free(&err);
+    return status;
+}

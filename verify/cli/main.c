@@ -1,0 +1,141 @@
+/* kverify: the verifier's command line. check and compile single candidates,
+ * validate a suite (problems --check), dump inputs and reference outputs,
+ * verify every pending candidate of a database (run), import candidates (files, or
+ * third-party JSONL with claimed labels), verify stored candidates again (reverify). */
+#include "common/db.h"
+#include "common/error.h"
+#include "common/fsutil.h"
+#include "common/interrupt.h"
+#include "common/problem.h"
+#include "verify/service/compile_pool.h"
+#include "verify/service/gpu_client.h"
+#include "verify/service/verify.h"
+#include "verify/cli/verify_cli.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static const char usage[] =
+    "usage: kverify <command> [options]\n"
+    "\n"
+    "  check --problem ID FILE [--json] [--compile-only] [--no-timing] [--seeds S1,S2,..]\n"
+    "        [--n-seeds N] [--timing-cap-ms MS] [--sanitizer none|memcheck|all]\n"
+    "        [--hidden N] [--hidden-seed S]   dims sets drawn per verification (default 2) and\n"
+    "        their seed (default: a fresh secret one, recorded in the evidence as hidden.seed)\n"
+    "        verify one candidate (an LLM answer or bare kc-cuda v1 code); exit status:\n"
+    "        0 correct (or compiled with --compile-only), 1 mismatch/unsafe,\n"
+    "        2 extract/policy/compile error, 3 launch/runtime error or timeout, 4 usage or system error\n"
+    "  compile --problem ID FILE [--json]\n"
+    "        extract, check policy and compile in the sandbox (no GPU needed)\n"
+    "  problems [--suite S] [--check] [--json]\n"
+    "        list a suite's problems; --check validates every manifest and compiles every reference\n"
+    "  problems --show-reference ID\n"
+    "        print a problem's reference as the verifier uses it (shared kernel files expanded)\n"
+    "  dump --problem ID --seed S [--dims default|small|altN|hiddenK] --out DIR   (hiddenK: index K\n"
+    "        of the generator drawn with seed S, constant inputs varied)\n"
+    "        write inputs and reference outputs as .npy, with meta.json (needs a GPU)\n"
+    "  import --db PATH --problem ID FILE...\n"
+    "        add candidate files to a database as pending (origin 'import'); each must hold\n"
+    "        one candidate (one ```cuda block, or a .cu file with // @launch lines; UTF-8), else\n"
+    "        nothing is imported and no database is created or changed (exit 4)\n"
+    "  import --db PATH --jsonl FILE [--source NAME]\n"
+    "        add third-party kernels with their claimed labels (docs/THIRD_PARTY.md); a bad line\n"
+    "        is reported with its number and skipped (exit 1), the others are imported; with no\n"
+    "        good line no database is created or changed\n"
+    "  run --db PATH [--compile-only] [--limit N] [--threads N] [--sanitizer none|memcheck|all]\n"
+    "        [--hidden N] [--hidden-seed S] [--shard I/N]\n"
+    "        verify every pending candidate of a database and record the results\n"
+    "  reverify --db PATH [--problems SEL] [--verdict LIST] [--compile-only] [--limit N]\n"
+    "        [--shard I/N]\n"
+    "        verify stored candidates again (new verification rows, old ones kept); the same\n"
+    "        command resumes an unfinished pass; flips: kcurate flips --db PATH\n"
+    "  serve --port P [--host 127.0.0.1] [--compile-only] [--gpus LIST] [--db FILE] [--queue N]\n"
+    "        the verifier as an HTTP JSON reward service: GET /health, POST /v1/verify\n"
+    "        (kverify serve --help lists every option; README: \"Reward service\")\n"
+    "  --shard I/N (run, reverify): only shard I (from 0) of N, split by trajectory as\n"
+    "        kcollect --shard; N processes (one per GPU) share the database and must agree on N\n"
+    "  gpus [--count]\n"
+    "        list the visible GPUs\n"
+    "\n"
+    "run and reverify on Ctrl-C (or SIGTERM): nothing new starts, the verifications in flight\n"
+    "finish or stay pending (never labelled), the summary and the command that resumes are\n"
+    "printed, exit 130; a second Ctrl-C quits at once (exit 130).\n"
+    "\n"
+    "Problems are read from $KC_PROBLEMS, else <bin>/../problems, else ./problems.\n";
+
+/* Whether the NVIDIA driver's libcuda.so.1 loads, tried in a child so that kverify itself never
+ * loads libcuda. KC_LIBCUDA names another library to try (tests). */
+static int driver_present(void)
+{
+    const char *name = getenv("KC_LIBCUDA");
+    pid_t pid = fork();
+    if (pid < 0)
+        return 1; /* cannot tell: let kverify-gpu try */
+    if (pid == 0)
+        _exit(dlopen(name && *name ? name : "libcuda.so.1", RTLD_NOW | RTLD_LOCAL) ? 0 : 1);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+static int cmd_gpus(int argc, char **argv)
+{
+    if (!driver_present()) {
+        fprintf(stderr, "kverify: no NVIDIA driver found (libcuda.so.1 cannot be loaded): no GPU "
+                        "can be listed or used here; verification without a GPU: --compile-only\n");
+        return 3;
+    }
+    strbuf exe = STRBUF_INIT;
+    kverify_gpu_exe_path(&exe);
+    char **args = xcalloc((size_t)argc + 2, sizeof(char *));
+    args[0] = exe.buf;
+    for (int i = 0; i < argc; i++)
+        args[i + 1] = argv[i];
+    execv(exe.buf, args);
+    die("cannot run %s: %m", exe.buf);
+}
+
+int main(int argc, char **argv)
+{
+    kc_set_progname("kverify");
+    if (argc < 2 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
+        fputs(usage, argc < 2 ? stderr : stdout);
+        return argc < 2 ? 4 : 0;
+    }
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "--version") == 0) {
+        printf("kverify %s\n", KC_VERSION);
+        return 0;
+    }
+    if (strcmp(cmd, "compile-server") == 0)
+        return compile_server_main(argc > 2 && strcmp(argv[2], "--no-sandbox") == 0);
+    if (strcmp(cmd, "check") == 0)
+        return cli_check(argc - 1, argv + 1, 0);
+    if (strcmp(cmd, "compile") == 0)
+        return cli_check(argc - 1, argv + 1, 1);
+    if (strcmp(cmd, "problems") == 0)
+        return cli_problems(argc - 1, argv + 1);
+    if (strcmp(cmd, "import") == 0)
+        return cli_import(argc - 1, argv + 1);
+    /* Ctrl-C: nothing new starts, the verifications in flight finish or stay pending, exit 130;
+     * a second Ctrl-C quits at once (interrupt.h). */
+    if (strcmp(cmd, "run") == 0 || strcmp(cmd, "reverify") == 0 || strcmp(cmd, "serve") == 0)
+        kc_interrupt_install(argc, argv);
+    if (strcmp(cmd, "serve") == 0)
+        return cli_serve(argc - 1, argv + 1);
+    if (strcmp(cmd, "run") == 0)
+        return cli_run(argc - 1, argv + 1);
+    if (strcmp(cmd, "reverify") == 0)
+        return cli_reverify(argc - 1, argv + 1);
+    if (strcmp(cmd, "gpus") == 0 || strcmp(cmd, "dump") == 0)
+        return cmd_gpus(argc - 1, argv + 1);
+    error("unknown command '%s'", cmd);
+    fputs(usage, stderr);
+    return 4;
+}

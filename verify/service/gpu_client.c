@@ -1,0 +1,289 @@
+/* gpu_client: dispatch of candidates to GPU worker processes (see gpu_client.h). */
+#include "verify/service/gpu_client.h"
+#include "verify/service/gpu_result.h"
+#include "common/error.h"
+#include "common/fsutil.h"
+#include "common/interrupt.h"
+#include "verify/service/ipc.h"
+#include "verify/service/proc_pool.h"
+#include "verify/service/sanitizer.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#define GPU_MAX_WORKERS 16
+
+/* What a worker said of its GPU when it started. */
+struct gpu_info {
+    char name[128], driver[32], cuda[32];
+};
+
+struct gpu_client {
+    kv_options opt;
+    int workers;
+    proc_pool *procs;
+    strbuf exe;
+    struct gpu_info info[GPU_MAX_WORKERS];
+    json_int_t next_job; /* every job is numbered; the worker echoes the number */
+};
+
+void kverify_gpu_exe_path(strbuf *out)
+{
+    sibling_exe_path("KC_KVERIFY_GPU", "kverify-gpu", out);
+}
+
+static int spawn_worker(void *ctx, int slot, ipc_child *child, strbuf *err)
+{
+    gpu_client *g = ctx;
+    char device[16];
+    snprintf(device, sizeof(device), "%d", slot);
+    char *argv[] = {g->exe.buf, "worker", "--device", device, NULL};
+    if (ipc_spawn(argv, child, err))
+        return -1;
+    ipc_msg hello;
+    enum ipc_status st = ipc_recv(child->from_child, &hello, now_ms() + 120000, err);
+    int rc = 0;
+    if (st != IPC_OK)
+        rc = kc_fail(err, "the GPU worker (%s) did not start", g->exe.buf);
+    else if (!json_is_string(json_object_get(hello.json, "gpu_name")) &&
+             !json_is_string(json_object_get(hello.json, "fatal")))
+        rc = kc_fail(err, "the GPU worker (%s) did not introduce itself", g->exe.buf);
+    else if (json_object_get(hello.json, "fatal"))
+        rc = kc_fail(err, "GPU worker: %s", json_string_value(json_object_get(hello.json, "fatal")));
+    else {
+        struct gpu_info *info = &g->info[slot];
+        gpu_json_copy_str(info->name, sizeof(info->name), hello.json, "gpu_name");
+        gpu_json_copy_str(info->driver, sizeof(info->driver), hello.json, "driver");
+        gpu_json_copy_str(info->cuda, sizeof(info->cuda), hello.json, "cuda");
+    }
+    ipc_msg_free(&hello);
+    if (rc)
+        ipc_kill(child);
+    return rc;
+}
+
+/* Counts GPUs by asking kverify-gpu (so that this process never loads libcuda). */
+static int count_gpus(const char *exe, strbuf *err)
+{
+    strbuf cmd = STRBUF_INIT;
+    sb_addf(&cmd, "'%s' gpus --count 2>/dev/null", exe);
+    FILE *f = popen(cmd.buf, "r");
+    sb_free(&cmd);
+    int n = -1;
+    if (!f || fscanf(f, "%d", &n) != 1)
+        n = -1;
+    if (f)
+        pclose(f);
+    if (n <= 0)
+        return kc_fail(err, "no usable GPU (kverify-gpu found none); use --compile-only on a machine "
+                            "without a GPU");
+    return n;
+}
+
+int gpu_client_start(const kv_options *o, gpu_client **out, strbuf *err)
+{
+    gpu_client *g = xcalloc(1, sizeof(*g));
+    g->opt = *o;
+    kverify_gpu_exe_path(&g->exe);
+    int n = count_gpus(g->exe.buf, err);
+    if (n < 0) {
+        sb_free(&g->exe);
+        free(g);
+        return -1;
+    }
+    if (o->gpus > 0 && o->gpus < n)
+        n = o->gpus;
+    if (n > GPU_MAX_WORKERS)
+        n = GPU_MAX_WORKERS;
+    g->workers = n;
+    g->procs = proc_pool_new(n, spawn_worker, g);
+    *out = g;
+    return 0;
+}
+
+void gpu_client_stop(gpu_client *g)
+{
+    sanitizer_shutdown();
+    if (!g)
+        return;
+    proc_pool_free(g->procs);
+    sb_free(&g->exe);
+    free(g);
+}
+
+int gpu_client_workers(gpu_client *g) { return g ? g->workers : 0; }
+
+int gpu_client_busy(gpu_client *g, int *waiting)
+{
+    if (waiting)
+        *waiting = 0;
+    return g ? proc_pool_busy(g->procs, waiting) : 0;
+}
+
+/* A secret seed for the hidden draws: the kernel cannot predict the dims it will meet. */
+static uint64_t hidden_seed(const kv_options *o)
+{
+    uint64_t v = 0;
+    if (o->fixed_hidden_seed)
+        return o->hidden_seed;
+    if (getrandom(&v, sizeof(v), 0) != sizeof(v))
+        v = (uint64_t)(now_ms() * 1e3) ^ (uint64_t)getpid() << 32;
+    return v;
+}
+
+/* The job's "hidden": {"seed", "sets": [{dim: value}, ...]} drawn from the manifest's
+ * generator; a draw that fails (a manifest kverify problems --check would refuse) is noted. */
+static void add_hidden_dims(const kv_options *o, const problem *p, json_t *job)
+{
+    if (o->n_hidden <= 0 || !problem_has_hidden(p))
+        return;
+    uint64_t seed = hidden_seed(o);
+    char text[32];
+    snprintf(text, sizeof(text), "%llu", (unsigned long long)seed);
+    json_t *sets = json_array(), *hidden = json_pack("{s:s,s:o}", "seed", text, "sets", sets);
+    for (int i = 0; i < o->n_hidden && i < KV_MAX_HIDDEN; i++) {
+        dimset d;
+        strbuf s = STRBUF_INIT, err = STRBUF_INIT;
+        if (problem_draw_dims(p, seed, i, &d, &err) == 0) {
+            dimset_to_json(&d, &s);
+            json_array_append_new(sets, json_loads(s.buf, 0, NULL));
+            dimset_free(&d);
+        } else {
+            json_object_set_new(hidden, "draw_error", json_string(err.buf));
+        }
+        sb_free(&s), sb_free(&err);
+    }
+    json_object_set_new(job, "hidden", hidden);
+}
+
+static json_t *make_job(gpu_client *g, const problem *p, const uint64_t *seeds, int n,
+                        json_int_t *job_id)
+{
+    json_t *job = json_object();
+    *job_id = __atomic_add_fetch(&g->next_job, 1, __ATOMIC_RELAXED);
+    json_object_set_new(job, "job", json_integer(*job_id));
+    json_object_set_new(job, "manifest", json_string(p->manifest_path));
+    json_t *arr = json_array();
+    for (int i = 0; i < n; i++) {
+        char buf[32];
+        snprintf(buf, sizeof(buf), "%llu", (unsigned long long)seeds[i]);
+        json_array_append_new(arr, json_string(buf));
+    }
+    json_object_set_new(job, "seeds", arr);
+    add_hidden_dims(&g->opt, p, job);
+    json_object_set_new(job, "timing", json_boolean(!g->opt.no_timing));
+    json_object_set_new(job, "timing_cap_ms", json_real(g->opt.timing_cap_ms));
+    return job;
+}
+
+static int protocol_error(ipc_child *child, ipc_msg *m, const char *why, strbuf *err)
+{
+    ipc_msg_free(m);
+    ipc_kill(child);
+    return kc_fail(err, "the GPU worker sent a malformed message (%s); it was restarted and the "
+                        "candidate was not labelled", why);
+}
+
+static void set_lost_worker(kv_result *r, const char *verdict, const char *message)
+{
+    snprintf(r->verdict, sizeof(r->verdict), "%s", verdict);
+    sb_reset(&r->message);
+    sb_adds(&r->message, message);
+}
+
+/* Follows progress messages until the result; kills the worker on a missed deadline. */
+static int await_result(const problem *p, ipc_child *child, json_int_t job_id, kv_result *r,
+                        strbuf *err)
+{
+    double deadline = now_ms() + 120000; /* until the first progress message */
+    char stage[64] = "setup";
+    for (;;) {
+        ipc_msg m;
+        enum ipc_status st = ipc_recv(child->from_child, &m, deadline, err);
+        if (st == IPC_TIMEOUT) {
+            ipc_msg_free(&m);
+            ipc_kill(child);
+            strbuf msg = STRBUF_INIT;
+            sb_addf(&msg, "the %s did not finish within its deadline; the worker was killed and "
+                          "restarted", stage);
+            set_lost_worker(r, strcmp(stage, "reference") ? "timeout" : "runtime_error", msg.buf);
+            sb_free(&msg);
+            return 0;
+        }
+        if (st == IPC_ERROR) {
+            char why[256];
+            snprintf(why, sizeof(why), "%s", sb_str(err));
+            sb_reset(err);
+            return protocol_error(child, &m, why, err);
+        }
+        if (st != IPC_OK) {
+            ipc_msg_free(&m);
+            int status = ipc_reap_lost(child, 1000);
+            if (kc_interrupted()) { /* killed beside the tool's interrupt: no label */
+                strbuf how = STRBUF_INIT;
+                ipc_describe_exit(status, &how);
+                kc_fail(err, "interrupted: the GPU worker stopped (%s); the candidate was not "
+                             "labelled", how.buf);
+                sb_free(&how);
+                return -1;
+            }
+            set_lost_worker(r, "runtime_error",
+                            "the GPU worker died while running the candidate and was restarted");
+            return 0;
+        }
+        const char *why;
+        enum gpu_message_kind kind = gpu_message_check(m.json, job_id, &why);
+        if (kind == GPU_MSG_BAD)
+            return protocol_error(child, &m, why, err);
+        if (kind == GPU_MSG_RESULT) {
+            json_t *res = json_object_get(m.json, "result");
+            gpu_result_fill(p, res, r);
+            if (json_is_true(json_object_get(res, "fatal")))
+                ipc_kill(child); /* a sticky CUDA error: the next job gets a fresh process */
+            ipc_msg_free(&m);
+            return 0;
+        }
+        snprintf(stage, sizeof(stage), "%s", json_string_value(json_object_get(m.json, "progress")));
+        deadline = now_ms() + json_number_value(json_object_get(m.json, "deadline_ms"));
+        ipc_msg_free(&m);
+    }
+}
+
+int gpu_client_verify(gpu_client *g, const problem *p, const strbuf *ref_cubin,
+                      const uint64_t *seeds, int n_seeds,
+                      kv_result *r, strbuf *err)
+{
+    int slot;
+    ipc_child *child;
+    if (proc_pool_acquire(g->procs, &slot, &child, err))
+        return -1;
+    const struct gpu_info *info = &g->info[slot];
+    snprintf(r->gpu_name, sizeof(r->gpu_name), "%s", info->name);
+    snprintf(r->driver_version, sizeof(r->driver_version), "%s", info->driver);
+    snprintf(r->cuda_version, sizeof(r->cuda_version), "%s", info->cuda);
+    sb_reset(&r->seeds);
+    for (int i = 0; i < n_seeds; i++)
+        sb_addf(&r->seeds, "%s%llu", i ? "," : "", (unsigned long long)seeds[i]);
+    json_int_t job_id;
+    json_t *job = make_job(g, p, seeds, n_seeds, &job_id);
+    const void *blobs[3] = {r->source.buf, r->cubin.buf, ref_cubin->buf};
+    size_t lens[3] = {r->source.len, r->cubin.len, ref_cubin->len};
+    int rc = 0;
+    if (ipc_send(child->to_child, job, blobs, lens, 3) != 0) {
+        ipc_kill(child);
+        rc = kc_fail(err, "the GPU worker died before taking the job");
+    } else {
+        double t0 = now_ms();
+        rc = await_result(p, child, job_id, r, err);
+        /* the second memory wall, while this GPU's worker waits (nothing else runs on it) */
+        if (rc == 0 && g->opt.sanitize && strcmp(r->verdict, "correct") == 0)
+            rc = sanitizer_check(&g->opt, slot, p, seeds[0], r, err);
+        r->gpu_ms = now_ms() - t0;
+    }
+    json_decref(job);
+    proc_pool_release(g->procs, slot);
+    return rc;
+}

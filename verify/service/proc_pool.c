@@ -1,0 +1,103 @@
+/* proc_pool: slots of child processes shared by threads (see proc_pool.h). */
+#include "verify/service/proc_pool.h"
+#include "common/error.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+
+struct slot {
+    ipc_child child;
+    int busy;
+};
+
+struct proc_pool {
+    pthread_mutex_t lock;
+    pthread_cond_t freed;
+    int n;
+    int waiting; /* callers blocked in proc_pool_acquire */
+    struct slot *slots;
+    proc_spawn_fn spawn;
+    void *ctx;
+};
+
+proc_pool *proc_pool_new(int slots, proc_spawn_fn spawn, void *ctx)
+{
+    proc_pool *p = xcalloc(1, sizeof(*p));
+    p->n = slots < 1 ? 1 : slots;
+    p->slots = xcalloc((size_t)p->n, sizeof(struct slot));
+    p->spawn = spawn;
+    p->ctx = ctx;
+    pthread_mutex_init(&p->lock, NULL);
+    pthread_cond_init(&p->freed, NULL);
+    return p;
+}
+
+/* Prefers a slot whose process is running. Called with the lock held. */
+static int pick_free_slot(proc_pool *p)
+{
+    int unstarted = -1;
+    for (int i = 0; i < p->n; i++) {
+        if (p->slots[i].busy)
+            continue;
+        if (p->slots[i].child.pid > 0)
+            return i;
+        if (unstarted < 0)
+            unstarted = i;
+    }
+    return unstarted;
+}
+
+int proc_pool_acquire(proc_pool *p, int *slot, ipc_child **child, strbuf *err)
+{
+    pthread_mutex_lock(&p->lock);
+    int i;
+    while ((i = pick_free_slot(p)) < 0) {
+        p->waiting++;
+        pthread_cond_wait(&p->freed, &p->lock);
+        p->waiting--;
+    }
+    p->slots[i].busy = 1;
+    pthread_mutex_unlock(&p->lock);
+    struct slot *s = &p->slots[i];
+    if (s->child.pid <= 0 && p->spawn(p->ctx, i, &s->child, err) != 0) {
+        s->child.pid = 0;
+        proc_pool_release(p, i);
+        return -1;
+    }
+    *slot = i;
+    *child = &s->child;
+    return 0;
+}
+
+void proc_pool_release(proc_pool *p, int slot)
+{
+    pthread_mutex_lock(&p->lock);
+    p->slots[slot].busy = 0;
+    pthread_cond_signal(&p->freed);
+    pthread_mutex_unlock(&p->lock);
+}
+
+int proc_pool_busy(proc_pool *p, int *waiting)
+{
+    pthread_mutex_lock(&p->lock);
+    int n = 0;
+    for (int i = 0; i < p->n; i++)
+        n += p->slots[i].busy;
+    if (waiting)
+        *waiting = p->waiting;
+    pthread_mutex_unlock(&p->lock);
+    return n;
+}
+
+void proc_pool_free(proc_pool *p)
+{
+    if (!p)
+        return;
+    for (int i = 0; i < p->n; i++)
+        if (p->slots[i].child.pid > 0)
+            ipc_close(&p->slots[i].child);
+    free(p->slots);
+    pthread_mutex_destroy(&p->lock);
+    pthread_cond_destroy(&p->freed);
+    free(p);
+}

@@ -1,0 +1,340 @@
+/* sanitizer: compute-sanitizer over one execution of a correct candidate (see sanitizer.h).
+ * The watched process is `kverify-gpu sanitize` (worker_sanitize.c), fed its job over a pipe;
+ * the tool writes its report to a log file in a private temporary directory, which is read
+ * (bounded) and removed. */
+#include "verify/service/sanitizer.h"
+#include "common/candidate.h"
+#include "common/error.h"
+#include "common/fsutil.h"
+#include "verify/service/gpu_client.h"
+#include "verify/service/ipc.h"
+#include "verify/service/nvrtc_compile.h"
+
+#include <pthread.h>
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define SANITIZER_FINDINGS_EXIT 86     /* --error-exitcode: the tool found errors */
+#define SANITIZER_DEADLINE_MS 120000.0 /* tool start-up included */
+#define SANITIZER_LOG_KEEP 4096        /* bytes of the report kept as evidence */
+
+int sanitizer_mode_parse(const char *s, int *mode)
+{
+    static const char *const names[] = {"none", "memcheck", "all"};
+    for (int i = 0; i < 3; i++)
+        if (strcmp(s, names[i]) == 0) {
+            *mode = i;
+            return 0;
+        }
+    return -1;
+}
+
+int sanitizer_path(strbuf *out)
+{
+    const char *env = getenv("KC_COMPUTE_SANITIZER"), *cuda = getenv("CUDA_HOME");
+    sb_reset(out);
+    if (env && *env)
+        sb_adds(out, env);
+    else if (cuda && *cuda)
+        sb_addf(out, "%s/bin/compute-sanitizer", cuda);
+    if (out->len && access(out->buf, X_OK) == 0)
+        return 0;
+    sb_reset(out);
+    sb_adds(out, "/usr/local/cuda/bin/compute-sanitizer");
+    return access(out->buf, X_OK) == 0 ? 0 : -1;
+}
+
+/* What one tool run came to. */
+struct tool_run {
+    int exit_code;   /* the process's exit status; -1 when killed by a signal */
+    int signal;      /* the signal that ended it, if any */
+    int timed_out;   /* kverify killed it at the deadline */
+    strbuf error;    /* the watched process's own error, if it said one */
+    strbuf report;   /* the tool's log, bounded */
+};
+
+static void read_report(const char *path, strbuf *out)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return;
+    char buf[SANITIZER_LOG_KEEP];
+    size_t n = fread(buf, 1, sizeof(buf), f);
+    fclose(f);
+    for (size_t i = 0; i < n; i++) /* printable text only: it goes back to a model */
+        sb_addch(out, (buf[i] >= 0x20 && buf[i] < 0x7f) || buf[i] == '\n' ? buf[i] : '?');
+}
+
+static json_t *sanitize_job(const problem *p, uint64_t seed)
+{
+    char s[32];
+    snprintf(s, sizeof(s), "%llu", (unsigned long long)seed);
+    return json_pack("{s:i,s:s,s:s,s:s}", "job", 0, "manifest", p->manifest_path, "dims", "small",
+                     "seed", s);
+}
+
+extern const char kc_harness_source[]; /* generated from verify/worker/harness.cu */
+
+/* The harness module (input fills), compiled once per process for the candidate's arch. */
+static const strbuf *harness_cubin(const char *arch, strbuf *err)
+{
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    static strbuf cubin = STRBUF_INIT;
+    static char compiled_for[16];
+    pthread_mutex_lock(&lock);
+    if (strcmp(compiled_for, arch) != 0) {
+        sb_reset(&cubin);
+        compiled_for[0] = 0;
+        if (nvrtc_compile_trusted(kc_harness_source, arch, &cubin, err) == 0)
+            snprintf(compiled_for, sizeof(compiled_for), "%s", arch);
+    }
+    pthread_mutex_unlock(&lock);
+    return compiled_for[0] ? &cubin : NULL;
+}
+
+/* A watched `kverify-gpu sanitize` process: the tool, its log, and whether it still runs.
+ * memcheck's stays up between candidates of its GPU (one start-up for many: a finding aborts
+ * the kernel, so the process ends on the job that found it and its report is then complete);
+ * racecheck's serves one job (its hazards are reported, not fatal). */
+struct tool_proc {
+    ipc_child child;
+    char dir[32], log[64];
+    int alive, jobs;
+};
+
+#define SANITIZER_MAX_DEVICES 16
+static struct tool_proc memcheck_procs[SANITIZER_MAX_DEVICES]; /* one per GPU; a GPU's jobs
+                                                                 come one at a time */
+
+static int start_tool(struct tool_proc *t, const char *tool_path, const char *tool, int device,
+                      strbuf *err)
+{
+    memset(t, 0, sizeof(*t));
+    snprintf(t->dir, sizeof(t->dir), "/tmp/kc-sanitize-XXXXXX");
+    if (!mkdtemp(t->dir))
+        return kc_fail(err, "cannot create a temporary directory: %s", strerror(errno));
+    snprintf(t->log, sizeof(t->log), "%s/report.txt", t->dir);
+    char dev[16];
+    snprintf(dev, sizeof(dev), "%d", device);
+    strbuf exe = STRBUF_INIT;
+    kverify_gpu_exe_path(&exe);
+    char *argv[] = {(char *)tool_path, "--tool", (char *)tool, "--error-exitcode", "86",
+                    "--print-limit", "20", "--report-api-errors", "no", "--log-file", t->log,
+                    exe.buf, "sanitize", "--device", dev, NULL};
+    int rc = ipc_spawn(argv, &t->child, err);
+    sb_free(&exe);
+    if (rc) {
+        rmdir(t->dir);
+        return -1;
+    }
+    t->alive = 1;
+    return 0;
+}
+
+/* Ends the process (closing its input ends a healthy one), keeps how it ended and its report,
+ * and removes its files. */
+static void finish_tool(struct tool_proc *t, struct tool_run *out, int kill_now)
+{
+    if (!kill_now && t->child.to_child >= 0) { /* end of input: a healthy process exits */
+        close(t->child.to_child);
+        t->child.to_child = -1;
+    }
+    int status = kill_now ? ipc_kill(&t->child) : ipc_reap_lost(&t->child, 20000);
+    if (out) {
+        out->exit_code = status >= 0 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+        out->signal = status >= 0 && WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+        read_report(t->log, &out->report);
+    }
+    unlink(t->log);
+    rmdir(t->dir);
+    t->alive = 0;
+}
+
+/* One job on a running tool process: the answer, or how the process ended. */
+static void tool_job(struct tool_proc *t, json_t *job, const kv_result *r, const strbuf *harness,
+                     struct tool_run *out)
+{
+    const void *blobs[3] = {r->source.buf, r->cubin.buf, harness->buf};
+    size_t lens[3] = {r->source.len, r->cubin.len, harness->len};
+    ipc_msg m = {0};
+    strbuf err = STRBUF_INIT;
+    enum ipc_status st = IPC_EOF;
+    if (ipc_send(t->child.to_child, job, blobs, lens, 3) == 0)
+        st = ipc_recv(t->child.from_child, &m, now_ms() + SANITIZER_DEADLINE_MS, &err);
+    t->jobs++;
+    int ok = st == IPC_OK && json_is_true(json_object_get(m.json, "ok"));
+    if (st == IPC_OK && json_is_string(json_object_get(m.json, "error")))
+        sb_adds(&out->error, json_string_value(json_object_get(m.json, "error")));
+    ipc_msg_free(&m);
+    sb_free(&err);
+    out->timed_out = st == IPC_TIMEOUT;
+    if (!ok)
+        finish_tool(t, out, out->timed_out);
+}
+
+static int run_tool(const char *tool_path, const char *tool, int device, json_t *job,
+                    const kv_result *r, struct tool_run *out, strbuf *err)
+{
+    const strbuf *harness = harness_cubin(r->arch[0] ? r->arch : "sm_90", err);
+    if (!harness)
+        return -1;
+    int persistent = strcmp(tool, "memcheck") == 0 && device >= 0 && device < SANITIZER_MAX_DEVICES;
+    struct tool_proc one, *t = persistent ? &memcheck_procs[device] : &one;
+    if ((!persistent || !t->alive) && start_tool(t, tool_path, tool, device, err))
+        return -1;
+    tool_job(t, job, r, harness, out);
+    if (!persistent && t->alive) /* racecheck: its report is written when the process ends */
+        finish_tool(t, out, 0);
+    return 0;
+}
+
+void sanitizer_shutdown(void)
+{
+    for (int i = 0; i < SANITIZER_MAX_DEVICES; i++)
+        if (memcheck_procs[i].alive)
+            finish_tool(&memcheck_procs[i], NULL, 0);
+}
+
+static void set_verdict(kv_result *r, const char *verdict, const char *tool, const char *what)
+{
+    snprintf(r->verdict, sizeof(r->verdict), "%s", verdict);
+    strbuf m = STRBUF_INIT;
+    sb_addf(&m, "compute-sanitizer %s at the small dims: %s", tool, what);
+    sb_reset(&r->message);
+    sb_adds(&r->message, m.buf);
+    sb_free(&m);
+    r->timed = 0; /* a timing of a kernel that is not correct is not a result */
+}
+
+/* The first line of the report that names an error, for the message. */
+static void first_finding(const strbuf *report, strbuf *out)
+{
+    const char *s = report->buf ? strstr(report->buf, "=========") : NULL;
+    for (; s; s = strstr(s + 1, "=========")) {
+        const char *line = s + 9, *end = strchr(line, '\n');
+        while (*line == ' ')
+            line++;
+        if (strncmp(line, "COMPUTE-SANITIZER", 17) != 0 && end && end > line) {
+            sb_add(out, line, (size_t)(end - line));
+            return;
+        }
+    }
+    sb_adds(out, "see the evidence");
+}
+
+/* Applies one tool's outcome; returns 1 when it settled the verdict (no more tools needed). */
+static int apply_outcome(kv_result *r, const char *tool, const struct tool_run *t, json_t *ev)
+{
+    json_t *o = json_pack("{s:s,s:i}", "tool", tool, "exit", t->exit_code);
+    if (t->report.len)
+        json_object_set_new(o, "report", json_string(t->report.buf));
+    if (t->error.len)
+        json_object_set_new(o, "error", json_string(t->error.buf));
+    json_array_append_new(ev, o);
+    if (t->timed_out) {
+        set_verdict(r, "timeout", tool, "the run did not finish within 120 s");
+        return 1;
+    }
+    if (t->exit_code == SANITIZER_FINDINGS_EXIT) {
+        strbuf what = STRBUF_INIT;
+        sb_adds(&what, "found errors (");
+        first_finding(&t->report, &what);
+        sb_adds(&what, ")");
+        set_verdict(r, "unsafe", tool, what.buf);
+        sb_free(&what);
+        return 1;
+    }
+    if (t->exit_code != 0 && t->error.len) {
+        strbuf what = STRBUF_INIT;
+        sb_addf(&what, "the candidate failed: %s", t->error.buf);
+        set_verdict(r, "runtime_error", tool, what.buf);
+        sb_free(&what);
+        return 1;
+    }
+    return 0;
+}
+
+static void attach_evidence(kv_result *r, json_t *sanitizer)
+{
+    json_t *ev = r->evidence_json.len ? json_loads(r->evidence_json.buf, 0, NULL) : NULL;
+    if (!json_is_object(ev)) {
+        json_decref(ev);
+        ev = json_object();
+    }
+    json_object_set(ev, "sanitizer", sanitizer);
+    char *s = json_dumps(ev, JSON_COMPACT);
+    sb_reset(&r->evidence_json);
+    sb_adds(&r->evidence_json, s);
+    free(s);
+    json_decref(ev);
+}
+
+/* Whether the launch unit uses shared memory (static, from the compiled kernels, or dynamic,
+ * from its launch lines): racecheck has nothing to look at otherwise. */
+static int uses_shared_memory(const problem *p, const kv_result *r)
+{
+    json_t *kernels = r->kernels_json.len ? json_loads(r->kernels_json.buf, 0, NULL) : NULL;
+    int used = !json_is_array(kernels); /* unknown: check */
+    for (size_t i = 0; i < json_array_size(kernels); i++)
+        used |= json_integer_value(json_object_get(json_array_get(kernels, i), "shared_bytes")) > 0;
+    json_decref(kernels);
+    launch_unit lu;
+    strbuf err = STRBUF_INIT;
+    if (candidate_parse(r->source.buf, p, &lu, &err) == 0) {
+        for (int i = 0; i < lu.n_launches; i++)
+            used |= lu.launches[i].smem && strcmp(lu.launches[i].smem, "0") != 0;
+        launch_unit_free(&lu);
+    } else {
+        used = 1;
+    }
+    sb_free(&err);
+    return used;
+}
+
+int sanitizer_check(const kv_options *opt, int device, const problem *p, uint64_t seed,
+                    kv_result *r, strbuf *err)
+{
+    static const char *const tools[] = {"memcheck", "racecheck"};
+    strbuf path = STRBUF_INIT;
+    json_t *runs = json_array(), *job = sanitize_job(p, seed);
+    json_t *summary = json_pack("{s:s,s:o}", "dims", "small", "runs", runs);
+    int rc = 0;
+    if (sanitizer_path(&path)) {
+        json_object_set_new(summary, "skipped", json_string("compute-sanitizer not found (set "
+                                                            "KC_COMPUTE_SANITIZER)"));
+        goto out;
+    }
+    int n_tools = opt->sanitize >= 2 && uses_shared_memory(p, r) ? 2 : 1;
+    for (int i = 0; i < n_tools && rc == 0; i++) {
+        struct tool_run t = {0};
+        double t0 = now_ms();
+        int settled = 0;
+        if (run_tool(path.buf, tools[i], device, job, r, &t, err)) {
+            json_object_set_new(summary, "skipped", json_string(sb_str(err)));
+            sb_reset(err);
+        } else if (t.signal && !t.timed_out) {
+            rc = kc_fail(err, "compute-sanitizer was stopped by signal %d; the candidate stays "
+                              "pending", t.signal);
+        } else {
+            settled = apply_outcome(r, tools[i], &t, runs);
+            json_object_set_new(json_array_get(runs, json_array_size(runs) - 1), "ms",
+                                json_real(now_ms() - t0));
+        }
+        sb_free(&t.error), sb_free(&t.report);
+        if (settled || json_object_get(summary, "skipped"))
+            break;
+    }
+out:
+    if (rc == 0)
+        attach_evidence(r, summary);
+    json_decref(summary);
+    json_decref(job);
+    sb_free(&path);
+    return rc;
+}

@@ -1,0 +1,897 @@
+/* worker_check: one verification job on the GPU: for each seed on the default
+ * dims and each alt dims set, seeded inputs, poisoned outputs and scratch,
+ * guard bands, input checksums, the candidate, then the trusted reference, the
+ * comparison, and the verdict; a second run of the first seed catches races;
+ * timing when everything passed. */
+#include "common/error.h"
+#include "common/fsutil.h"
+#include "verify/service/ipc.h"
+#include "verify/worker/worker.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#define DEFAULT_CANDIDATE_DEADLINE_MS 20000.0
+#define REFERENCE_DEADLINE_MS 600000.0
+#define KV_CHECK_RUNS 64
+
+void wk_progress(const char *stage, double deadline_ms)
+{
+    json_t *m = json_pack("{s:s,s:f}", "progress", stage, "deadline_ms", deadline_ms);
+    wk_channel_send(m);
+    json_decref(m);
+}
+
+/* The reference comes compiled from the client (trusted code, compiled once per problem
+ * there), so the GPU never waits for NVRTC; loading a module takes well under a millisecond. */
+static int reference_unit(const problem *p, const char *ref_cubin, wk_unit *ref, wk_failure *f)
+{
+    if (ref_cubin && wk_unit_load(ref, ref_cubin, p->reference_source.buf, p, f) == 0)
+        return 0;
+    snprintf(f->verdict, sizeof(f->verdict), "runtime_error");
+    sb_reset(&f->message);
+    sb_addf(&f->message, "internal: the reference of %s %s", p->id,
+            ref_cubin ? "does not load" : "was not sent with the job");
+    return -1;
+}
+
+/* Buffers of one dims set: inputs shared; outputs and scratch per side. */
+struct run_buffers {
+    int n_in, n_out, n_cscratch, n_rscratch;
+    wk_buffer cand[2 * KC_MAX_TENSORS + KC_MAX_SCRATCH]; /* inputs, outputs, scratch */
+    wk_buffer ref[2 * KC_MAX_TENSORS + KC_MAX_SCRATCH];  /* aliases inputs; own outputs, scratch */
+};
+
+static void free_scratch(struct run_buffers *b)
+{
+    int base = b->n_in + b->n_out;
+    for (int i = base; i < base + b->n_cscratch; i++)
+        wk_buffer_free(&b->cand[i]);
+    for (int i = base; i < base + b->n_rscratch; i++)
+        wk_buffer_free(&b->ref[i]);
+    b->n_cscratch = b->n_rscratch = 0;
+}
+
+static void free_tensors(struct run_buffers *b)
+{
+    free_scratch(b);
+    for (int i = 0; i < b->n_in + b->n_out; i++)
+        wk_buffer_free(&b->cand[i]);
+    for (int i = b->n_in; i < b->n_in + b->n_out; i++)
+        wk_buffer_free(&b->ref[i]);
+    memset(b, 0, sizeof(*b));
+}
+
+static int alloc_scratch(wk_gpu *g, wk_buffer *dst, const launch_unit *lu, const dimset *dims, wk_failure *f)
+{
+    strbuf err = STRBUF_INIT;
+    for (int i = 0; i < lu->n_scratch; i++) {
+        int64_t n;
+        if (expr_eval(lu->scratch[i].count, dims, &n, &err) || n < 0 ||
+            wk_buffer_alloc(g, &dst[i], lu->scratch[i].dtype, n, &err)) {
+            snprintf(f->verdict, sizeof(f->verdict), "launch_error");
+            sb_reset(&f->message);
+            sb_addf(&f->message, "line %d: scratch %s: %s", lu->scratch[i].line,
+                    lu->scratch[i].name, err.len ? err.buf : "negative size");
+            sb_free(&err);
+            return -1;
+        }
+    }
+    sb_free(&err);
+    return 0;
+}
+
+static int alloc_tensors(wk_gpu *g, const problem *p, const dimset *dims, struct run_buffers *b, wk_failure *f)
+{
+    memset(b, 0, sizeof(*b));
+    strbuf err = STRBUF_INIT;
+    b->n_in = p->n_inputs;
+    b->n_out = p->n_outputs;
+    for (int i = 0; i < p->n_inputs + p->n_outputs; i++) {
+        const tensor_spec *t = i < p->n_inputs ? &p->inputs[i] : &p->outputs[i - p->n_inputs];
+        int64_t n;
+        if (tensor_numel(t, dims, &n, &err) || wk_buffer_alloc(g, &b->cand[i], t->dtype, n, &err) ||
+            (i >= p->n_inputs && wk_buffer_alloc(g, &b->ref[i], t->dtype, n, &err))) {
+            snprintf(f->verdict, sizeof(f->verdict), "runtime_error");
+            sb_reset(&f->message);
+            sb_addf(&f->message, "internal: %s", err.buf);
+            sb_free(&err);
+            free_tensors(b);
+            return -1;
+        }
+        if (i < p->n_inputs)
+            b->ref[i] = b->cand[i];
+    }
+    sb_free(&err);
+    return 0;
+}
+
+/* Tensor buffers are kept between runs and jobs: slot 0 holds the default dims
+ * of the last problem, slot 1 the last other dims set. Allocating several GB
+ * costs far more than the checks themselves. */
+static struct {
+    char *key;
+    struct run_buffers b;
+} tensor_cache[2];
+
+/* Names alone do not identify a hidden set (drawn anew per job): the values are in the key. */
+static void cache_key(const problem *p, const char *dims_name, const dimset *dims, strbuf *key)
+{
+    sb_addf(key, "%s@%s:", p->id, dims_name);
+    dimset_to_json(dims, key);
+}
+
+static struct run_buffers *acquire_tensors(wk_gpu *g, const problem *p, const char *dims_name,
+                                           const dimset *dims, wk_failure *f)
+{
+    int slot = strcmp(dims_name, "default") == 0 ? 0 : 1;
+    strbuf key = STRBUF_INIT;
+    cache_key(p, dims_name, dims, &key);
+    if (tensor_cache[slot].key && strcmp(tensor_cache[slot].key, key.buf) == 0) {
+        sb_free(&key);
+        return &tensor_cache[slot].b;
+    }
+    free(tensor_cache[slot].key);
+    tensor_cache[slot].key = NULL;
+    free_tensors(&tensor_cache[slot].b);
+    if (alloc_tensors(g, p, dims, &tensor_cache[slot].b, f)) {
+        sb_free(&key);
+        return NULL;
+    }
+    tensor_cache[slot].key = sb_detach(&key);
+    return &tensor_cache[slot].b;
+}
+
+/* Restores every guard band (a bad candidate may have written into them). */
+static int reset_guards(wk_gpu *g, struct run_buffers *b)
+{
+    int n = b->n_in + b->n_out;
+    for (int i = 0; i < n + b->n_cscratch; i++)
+        if (wk_buffer_reset_guards(g, &b->cand[i]))
+            return -1;
+    for (int i = b->n_in; i < n + b->n_rscratch; i++)
+        if (wk_buffer_reset_guards(g, &b->ref[i]))
+            return -1;
+    return 0;
+}
+
+/* Tensors from the cache plus this candidate's and the reference's scratch. */
+static struct run_buffers *prepare_buffers(wk_gpu *g, const problem *p, const char *dims_name,
+                                           const dimset *dims, const wk_unit *cand,
+                                           const wk_unit *ref, wk_failure *f)
+{
+    struct run_buffers *b = acquire_tensors(g, p, dims_name, dims, f);
+    if (!b)
+        return NULL;
+    int base = p->n_inputs + p->n_outputs;
+    b->n_cscratch = cand->lu.n_scratch;
+    b->n_rscratch = ref->lu.n_scratch;
+    if (alloc_scratch(g, &b->cand[base], &cand->lu, dims, f) ||
+        alloc_scratch(g, &b->ref[base], &ref->lu, dims, f)) {
+        free_scratch(b);
+        return NULL;
+    }
+    if (reset_guards(g, b)) {
+        free_scratch(b);
+        snprintf(f->verdict, sizeof(f->verdict), "runtime_error");
+        sb_reset(&f->message);
+        sb_adds(&f->message, "internal: cannot reset guard bands");
+        f->fatal = 1;
+        return NULL;
+    }
+    return b;
+}
+
+static int sync_or_fail(wk_gpu *g, wk_failure *f, const char *what)
+{
+    CUresult rc = cuStreamSynchronize(g->stream);
+    wk_printf_drain();
+    return rc == CUDA_SUCCESS ? 0 : wk_fail_cuda(f, "runtime_error", rc, what);
+}
+
+/* vary: inputs initialised to a constant get their manifest's "vary" distribution instead
+ * (every seed but the first, and the hidden dims), so a kernel cannot assume the constant. */
+static int fill_inputs(wk_gpu *g, const problem *p, const dimset *dims, uint64_t seed, int vary,
+                       struct run_buffers *b, wk_failure *f)
+{
+    strbuf err = STRBUF_INIT;
+    for (int i = 0; i < p->n_inputs; i++) {
+        tensor_spec varied;
+        const tensor_spec *t = vary ? tensor_spec_varied(&p->inputs[i], &varied) : &p->inputs[i];
+        if (wk_fill_input(g, &b->cand[i], t, dims, seed, (unsigned)i, &err)) {
+            snprintf(f->verdict, sizeof(f->verdict), "runtime_error");
+            sb_reset(&f->message);
+            sb_addf(&f->message, "internal: %s", err.buf);
+            sb_free(&err);
+            return -1;
+        }
+    }
+    sb_free(&err);
+    return sync_or_fail(g, f, "generating inputs");
+}
+
+static int poison_side(wk_gpu *g, wk_buffer *bufs, int from, int to)
+{
+    for (int i = from; i < to; i++)
+        if (wk_buffer_poison(g, &bufs[i]))
+            return -1;
+    return 0;
+}
+
+/* What every execution of the candidate starts from, checked or timed alike: poisoned
+ * outputs and scratch, a freshly loaded module (no device state from earlier executions) and
+ * a cold L2. The caller has just written fresh inputs. The L2 flush is left in flight, so the
+ * launch that follows queues behind it (no host launch latency inside a timed region). */
+static int prepare_execution(wk_gpu *g, wk_unit *cand, struct run_buffers *b, wk_failure *f)
+{
+    int n = b->n_in + b->n_out + b->n_cscratch;
+    if (poison_side(g, b->cand, b->n_in, n))
+        return wk_fail_cuda(f, "runtime_error", CUDA_ERROR_UNKNOWN, "poisoning outputs");
+    if (sync_or_fail(g, f, "preparing a run") || wk_unit_reload(cand, f))
+        return -1;
+    if (wk_flush_l2(g))
+        return wk_fail_cuda(f, "runtime_error", CUDA_ERROR_UNKNOWN, "flushing L2");
+    return 0;
+}
+
+/* One checked execution; *device_ms: its kernels' CUPTI device time (0 when unknown). */
+static int run_candidate(wk_gpu *g, wk_unit *cand, const problem *p, const dimset *dims,
+                         struct run_buffers *b, double deadline_ms, double *ms, double *device_ms,
+                         wk_failure *f)
+{
+    if (prepare_execution(g, cand, b, f))
+        return -1;
+    wk_progress("candidate", deadline_ms);
+    double t0 = now_ms();
+    int begun = wk_cupti_begin();
+    int rc = wk_unit_launch(g, cand, p, dims, b->cand, f);
+    if (rc == 0) {
+        CUresult cr = cuStreamSynchronize(g->stream);
+        wk_printf_drain();
+        rc = cr == CUDA_SUCCESS ? 0 : wk_fail_candidate(f, cr, "running the candidate");
+    }
+    *device_ms = wk_cupti_end(begun);
+    if (rc)
+        return -1;
+    *ms = now_ms() - t0;
+    wk_progress("checks", REFERENCE_DEADLINE_MS);
+    return 0;
+}
+
+static const char *buffer_name(const problem *p, const wk_unit *u, int i)
+{
+    if (i < p->n_inputs)
+        return p->inputs[i].name;
+    if (i < p->n_inputs + p->n_outputs)
+        return p->outputs[i - p->n_inputs].name;
+    return u->lu.scratch[i - p->n_inputs - p->n_outputs].name;
+}
+
+static int check_safety(wk_gpu *g, const problem *p, const wk_unit *cand, struct run_buffers *b,
+                        const uint64_t *sums, wk_failure *f)
+{
+    CUresult rc;
+    for (int i = 0; i < b->n_in + b->n_out + b->n_cscratch; i++) {
+        int64_t damage = wk_buffer_guard_damage(g, &b->cand[i], &rc);
+        if (rc != CUDA_SUCCESS)
+            return wk_fail_cuda(f, "runtime_error", rc, "checking guard bands");
+        if (damage > 0) {
+            snprintf(f->verdict, sizeof(f->verdict), "unsafe");
+            sb_reset(&f->message);
+            sb_addf(&f->message, "wrote %lld bytes outside buffer '%s' (guard band overwritten)",
+                    (long long)damage, buffer_name(p, cand, i));
+            return -1;
+        }
+    }
+    for (int i = 0; i < b->n_in; i++) {
+        uint64_t after = wk_buffer_checksum(g, &b->cand[i], &rc);
+        if (rc != CUDA_SUCCESS)
+            return wk_fail_cuda(f, "runtime_error", rc, "checksumming inputs");
+        if (after != sums[i]) {
+            snprintf(f->verdict, sizeof(f->verdict), "unsafe");
+            sb_reset(&f->message);
+            sb_addf(&f->message, "modified input '%s' (inputs are read-only)", p->inputs[i].name);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int run_reference(wk_gpu *g, wk_unit *ref, const problem *p, const dimset *dims,
+                         struct run_buffers *b, wk_failure *f)
+{
+    int n = b->n_in + b->n_out + b->n_rscratch;
+    wk_progress("reference", REFERENCE_DEADLINE_MS);
+    if (poison_side(g, b->ref, b->n_in, n) || wk_unit_launch(g, ref, p, dims, b->ref, f) ||
+        sync_or_fail(g, f, "running the reference")) {
+        f->fatal = 1;
+        sb_adds(&f->message, " (internal: the reference failed)");
+        return -1;
+    }
+    wk_progress("checks", REFERENCE_DEADLINE_MS);
+    return 0;
+}
+
+struct cmp_stats {
+    unsigned long long n_bad, nan_mismatch, max_abs_bits, max_rel_bits, worst_bits, worst_index;
+    double sum_sq_diff, sum_sq_ref;
+};
+
+static double bits_to_double(unsigned long long b)
+{
+    double d;
+    memcpy(&d, &b, 8);
+    return d;
+}
+
+static double host_value(const unsigned char *raw, enum kc_dtype t)
+{
+    float fv;
+    uint32_t w;
+    switch (t) {
+    case KC_F32: memcpy(&fv, raw, 4); return fv;
+    case KC_F64: { double d; memcpy(&d, raw, 8); return d; }
+    case KC_F16: { /* half to float */
+        uint16_t h; memcpy(&h, raw, 2);
+        int e = (h >> 10) & 31, m = h & 1023, s = h >> 15;
+        double v = e == 0 ? ldexp(m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexp(m + 1024, e - 25);
+        return s ? -v : v; }
+    case KC_BF16: { uint16_t h; memcpy(&h, raw, 2); w = (uint32_t)h << 16; memcpy(&fv, &w, 4); return fv; }
+    case KC_I32: { int32_t i; memcpy(&i, raw, 4); return i; }
+    case KC_I64: { int64_t i; memcpy(&i, raw, 8); return (double)i; }
+    default: return raw[0];
+    }
+}
+
+static void add_multi_index(json_t *o, const tensor_spec *t, const dimset *dims, int64_t flat)
+{
+    int64_t ext[KC_MAX_RANK];
+    json_t *idx = json_array();
+    for (int d = 0; d < t->rank; d++)
+        if (expr_eval(t->shape[d], dims, &ext[d], NULL))
+            ext[d] = 1;
+    int64_t pos[KC_MAX_RANK];
+    for (int d = t->rank - 1; d >= 0; d--) {
+        pos[d] = ext[d] ? flat % ext[d] : 0;
+        flat = ext[d] ? flat / ext[d] : 0;
+    }
+    for (int d = 0; d < t->rank; d++)
+        json_array_append_new(idx, json_integer(pos[d]));
+    json_object_set_new(o, "index", idx);
+}
+
+/* A value in evidence keeps one JSON type: a number, or null when it is not finite, with its
+ * text ("nan", "inf", "-inf" or the number) always beside it as KEY_text. */
+static void put_value(json_t *o, const char *key, double v)
+{
+    char text[40], name[32];
+    if (isnan(v))
+        snprintf(text, sizeof(text), "nan");
+    else if (isinf(v))
+        snprintf(text, sizeof(text), v > 0 ? "inf" : "-inf");
+    else
+        snprintf(text, sizeof(text), "%.9g", v);
+    snprintf(name, sizeof(name), "%s_text", key);
+    json_object_set_new(o, key, isfinite(v) ? json_real(v) : json_null());
+    json_object_set_new(o, name, json_string(text));
+}
+
+/* Compares one output; adds its statistics to run; returns 1 when it fails. */
+static int compare_output(wk_gpu *g, const problem *p, int k, const dimset *dims,
+                          struct run_buffers *b, json_t *run, double *worst_err, wk_failure *f)
+{
+    const tensor_spec *t = &p->outputs[k];
+    wk_buffer *out = &b->cand[p->n_inputs + k], *ref = &b->ref[p->n_inputs + k];
+    struct cmp_stats st = {0};
+    st.worst_index = ~0ull;
+    long long n = out->numel;
+    int dtype = (int)t->dtype;
+    double atol = p->atol, rtol = p->rtol;
+    CUdeviceptr sp = g->scratch_u64;
+    void *args[] = {&out->ptr, &ref->ptr, &n, &dtype, &atol, &rtol, &sp};
+    CUresult rc = cuMemcpyHtoDAsync(sp, &st, sizeof(st), g->stream);
+    if (rc == CUDA_SUCCESS && n && wk_launch_harness(g, g->k_compare, n, args))
+        rc = CUDA_ERROR_LAUNCH_FAILED;
+    if (rc == CUDA_SUCCESS)
+        rc = cuMemcpyDtoHAsync(&st, sp, sizeof(st), g->stream);
+    if (rc == CUDA_SUCCESS)
+        rc = cuStreamSynchronize(g->stream);
+    if (rc == CUDA_SUCCESS && st.n_bad && wk_launch_harness(g, g->k_worst, n, args))
+        rc = CUDA_ERROR_LAUNCH_FAILED;
+    if (rc == CUDA_SUCCESS && st.n_bad)
+        rc = cuMemcpyDtoHAsync(&st, sp, sizeof(st), g->stream);
+    if (rc == CUDA_SUCCESS)
+        rc = cuStreamSynchronize(g->stream);
+    if (rc != CUDA_SUCCESS)
+        return wk_fail_cuda(f, "runtime_error", rc, "comparing outputs"), -1;
+    double max_abs = bits_to_double(st.max_abs_bits), max_rel = bits_to_double(st.max_rel_bits);
+    double rel_l2 = st.sum_sq_ref > 0 ? sqrt(st.sum_sq_diff / st.sum_sq_ref) : sqrt(st.sum_sq_diff);
+    json_t *o = json_pack("{s:s,s:I,s:I,s:I,s:f,s:f,s:f}", "output", t->name, "numel", (json_int_t)n,
+                          "bad", (json_int_t)st.n_bad, "nan_mismatch", (json_int_t)st.nan_mismatch,
+                          "max_abs", max_abs, "max_rel", max_rel, "rel_l2", rel_l2);
+    if (st.n_bad && st.worst_index != ~0ull) {
+        unsigned char a[8] = {0}, r[8] = {0};
+        size_t es = dtype_size(t->dtype);
+        cuMemcpyDtoH(a, out->ptr + st.worst_index * es, es);
+        cuMemcpyDtoH(r, ref->ptr + st.worst_index * es, es);
+        json_object_set_new(o, "worst_flat_index", json_integer((json_int_t)st.worst_index));
+        add_multi_index(o, t, dims, (int64_t)st.worst_index);
+        double av = host_value(a, t->dtype), rv = host_value(r, t->dtype);
+        put_value(o, "got", av);
+        put_value(o, "expected", rv);
+    }
+    json_array_append_new(json_object_get(run, "outputs"), o);
+    worst_err[0] = fmax(worst_err[0], max_abs);
+    worst_err[1] = fmax(worst_err[1], max_rel);
+    worst_err[2] = fmax(worst_err[2], rel_l2);
+    return st.n_bad > 0;
+}
+
+static int checksum_outputs(wk_gpu *g, struct run_buffers *b, uint64_t *sum, wk_failure *f)
+{
+    CUresult rc;
+    *sum = 0;
+    for (int i = b->n_in; i < b->n_in + b->n_out; i++) {
+        *sum = *sum * 31 + wk_buffer_checksum(g, &b->cand[i], &rc);
+        if (rc != CUDA_SUCCESS)
+            return wk_fail_cuda(f, "runtime_error", rc, "checksumming outputs");
+    }
+    return 0;
+}
+
+struct job_state {
+    wk_gpu *g;
+    const problem *p;
+    wk_unit *cand, *ref;
+    double cand_deadline_ms;
+    double check_device_ms[KV_CHECK_RUNS]; /* CUPTI time of the default-dims checking runs */
+    int n_check_device;
+    double worst_err[3];
+    int nondeterministic;
+    json_t *runs;
+    json_t *first_failure;
+};
+
+static void note_device_time(struct job_state *s, const char *dims_name, double device_ms)
+{
+    if (device_ms > 0 && strcmp(dims_name, "default") == 0 && s->n_check_device < KV_CHECK_RUNS)
+        s->check_device_ms[s->n_check_device++] = device_ms;
+}
+
+/* Runs the candidate once more on the same inputs; differing outputs flag a race. */
+static int rerun_for_determinism(struct job_state *s, const char *dims_name, const dimset *dims,
+                                 struct run_buffers *b, wk_failure *f)
+{
+    uint64_t first, second;
+    double ms, device_ms;
+    if (checksum_outputs(s->g, b, &first, f) ||
+        run_candidate(s->g, s->cand, s->p, dims, b, s->cand_deadline_ms, &ms, &device_ms, f) ||
+        checksum_outputs(s->g, b, &second, f))
+        return -1;
+    note_device_time(s, dims_name, device_ms);
+    s->nondeterministic = first != second;
+    return 0;
+}
+
+/* One (dims, seed) run. Returns 0 pass, 1 mismatch, -1 failure (f says which). */
+static int one_run(struct job_state *s, const char *dims_name, const dimset *dims, uint64_t seed,
+                   int check_determinism, int vary, wk_failure *f)
+{
+    struct run_buffers *bp;
+    json_t *run = json_pack("{s:s,s:s,s:[]}", "dims", dims_name, "seed", "", "outputs");
+    char seed_str[32];
+    snprintf(seed_str, sizeof(seed_str), "%llu", (unsigned long long)seed);
+    json_object_set_new(run, "seed", json_string(seed_str));
+    json_array_append_new(s->runs, run);
+    int result = -1;
+    double t0 = now_ms();
+    if (!(bp = prepare_buffers(s->g, s->p, dims_name, dims, s->cand, s->ref, f)))
+        goto out_nobuf;
+    json_object_set_new(run, "setup_ms", json_real(now_ms() - t0));
+    uint64_t sums[KC_MAX_TENSORS];
+    CUresult rc;
+    if (vary)
+        json_object_set_new(run, "varied_constants", json_true());
+    if (fill_inputs(s->g, s->p, dims, seed, vary, bp, f))
+        goto out;
+    for (int i = 0; i < bp->n_in; i++) {
+        sums[i] = wk_buffer_checksum(s->g, &bp->cand[i], &rc);
+        if (rc != CUDA_SUCCESS) {
+            wk_fail_cuda(f, "runtime_error", rc, "checksumming inputs");
+            goto out;
+        }
+    }
+    double ms, device_ms;
+    if (run_candidate(s->g, s->cand, s->p, dims, bp, s->cand_deadline_ms, &ms, &device_ms, f) ||
+        check_safety(s->g, s->p, s->cand, bp, sums, f))
+        goto out;
+    json_object_set_new(run, "candidate_ms", json_real(ms));
+    if (device_ms > 0)
+        json_object_set_new(run, "device_ms", json_real(device_ms));
+    note_device_time(s, dims_name, device_ms);
+    if (s->cand_deadline_ms == DEFAULT_CANDIDATE_DEADLINE_MS)
+        s->cand_deadline_ms = fmax(5000.0, 50.0 * ms);
+    t0 = now_ms();
+    if (run_reference(s->g, s->ref, s->p, dims, bp, f))
+        goto out;
+    json_object_set_new(run, "reference_ms", json_real(now_ms() - t0));
+    int bad = 0;
+    for (int k = 0; k < s->p->n_outputs; k++) {
+        int r = compare_output(s->g, s->p, k, dims, bp, run, s->worst_err, f);
+        if (r < 0)
+            goto out;
+        bad |= r;
+    }
+    poison_side(s->g, bp->ref, bp->n_in, bp->n_in + bp->n_out); /* scrub the reference outputs */
+    if (check_determinism && rerun_for_determinism(s, dims_name, dims, bp, f))
+        goto out;
+    json_object_set_new(run, "ok", json_boolean(!bad));
+    result = bad;
+out:
+    free_scratch(bp);
+out_nobuf:
+    if (result != 0 && !s->first_failure)
+        s->first_failure = json_incref(run);
+    return result;
+}
+
+static json_t *result_base(const wk_gpu *g)
+{
+    return json_pack("{s:s,s:s,s:s,s:b}", "gpu_name", g->name, "driver", g->driver, "cuda", g->cuda,
+                     "pageable_memory_access", g->pageable_access != 0);
+}
+
+static json_t *failure_result(const wk_gpu *g, const wk_failure *f, json_t *evidence)
+{
+    json_t *r = result_base(g);
+    json_object_set_new(r, "verdict", json_string(f->verdict));
+    json_object_set_new(r, "message", json_string(sb_str(&f->message)));
+    json_object_set_new(r, "fatal", json_boolean(f->fatal));
+    if (evidence)
+        json_object_set(r, "evidence", evidence);
+    return r;
+}
+
+static void add_flag(strbuf *flags, const char *flag)
+{
+    if (flags->len)
+        sb_addch(flags, ',');
+    sb_adds(flags, flag);
+}
+
+/* A hidden set of the job as dims: every dim of the default set, then the derived ones. */
+static int hidden_dims(const problem *p, json_t *set, dimset *d, strbuf *why)
+{
+    memset(d, 0, sizeof(*d));
+    for (int i = 0; i < p->dims_default.n; i++) {
+        json_t *v = json_object_get(set, p->dims_default.names[i]);
+        if (!json_is_integer(v))
+            return kc_fail(why, "dim %s missing", p->dims_default.names[i]);
+        dimset_set(d, p->dims_default.names[i], json_integer_value(v));
+    }
+    return problem_apply_derived(p, d, why) || problem_dims_fault(p, d, NULL, why);
+}
+
+/* The dims drawn at verification time (the job's "hidden": seed and sets, drawn by the
+ * trusted client), each on a seed of its own with constant inputs varied. */
+static int run_hidden(struct job_state *s, json_t *job, uint64_t first_seed, wk_failure *f,
+                      strbuf *flags, strbuf *message)
+{
+    json_t *sets = json_object_get(json_object_get(job, "hidden"), "sets");
+    for (size_t k = 0; k < json_array_size(sets) && k < WK_MAX_HIDDEN; k++) {
+        char name[32];
+        dimset d;
+        strbuf why = STRBUF_INIT;
+        snprintf(name, sizeof(name), "hidden%zu", k);
+        if (hidden_dims(s->p, json_array_get(sets, k), &d, &why)) {
+            snprintf(f->verdict, sizeof(f->verdict), "runtime_error");
+            sb_reset(&f->message);
+            sb_addf(&f->message, "internal: hidden dims set %s: %s", name, why.buf);
+            sb_free(&why);
+            dimset_free(&d);
+            return -1;
+        }
+        sb_free(&why);
+        int r = one_run(s, name, &d, first_seed + 1 + k, 0, 1, f);
+        if (r != 0) {
+            add_flag(flags, "hidden_shape_fail");
+            if (r > 0) {
+                snprintf(f->verdict, sizeof(f->verdict), "mismatch");
+                sb_addf(message, "correct on the default and alternative dims but wrong on the "
+                                 "dims drawn at verification time %s ", name);
+                dimset_to_json(&d, message);
+                sb_adds(message, " (sizes the fixed sets never use: a hard-coded size, a missing "
+                                 "bounds guard or tail?)");
+            }
+        }
+        dimset_free(&d);
+        if (r != 0)
+            return r;
+    }
+    return 0;
+}
+
+/* Runs every seed on the default dims, then each alt set, then the hidden sets; sets verdict
+ * and flags. */
+static int run_all(struct job_state *s, json_t *job, wk_failure *f, strbuf *flags, strbuf *message)
+{
+    json_t *seeds = json_object_get(job, "seeds");
+    size_t n = json_array_size(seeds);
+    uint64_t first_seed = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t seed = strtoull(json_string_value(json_array_get(seeds, i)), NULL, 10);
+        if (i == 0)
+            first_seed = seed;
+        int r = one_run(s, "default", &s->p->dims_default, seed, i == 0, i > 0, f);
+        if (r < 0)
+            return -1;
+        if (r > 0) {
+            snprintf(f->verdict, sizeof(f->verdict), "mismatch");
+            sb_addf(message, "output differs from the reference beyond atol=%g, rtol=%g on the "
+                             "default dims (seed %llu)", s->p->atol, s->p->rtol, (unsigned long long)seed);
+            return 1;
+        }
+    }
+    for (int a = 0; a < s->p->n_alt; a++) {
+        char name[16];
+        snprintf(name, sizeof(name), "alt%d", a);
+        int r = one_run(s, name, &s->p->dims_alt[a], first_seed, 0, 0, f);
+        if (r < 0) {
+            add_flag(flags, "alt_shape_fail");
+            return -1;
+        }
+        if (r > 0) {
+            snprintf(f->verdict, sizeof(f->verdict), "mismatch");
+            add_flag(flags, "alt_shape_fail");
+            sb_addf(message, "correct on the default dims but wrong on the alternative dims %s "
+                             "(hard-coded sizes or a missing bounds guard?)", name);
+            return 1;
+        }
+    }
+    return run_hidden(s, job, first_seed, f, flags, message);
+}
+
+static json_t *finish(struct job_state *s, json_t *job, wk_failure *f, int outcome, strbuf *flags,
+                      strbuf *message)
+{
+    json_t *evidence = json_pack("{s:O}", "runs", s->runs);
+    json_t *hidden = json_object_get(job, "hidden");
+    if (json_is_object(hidden)) /* the seed and the dims drawn: a label can be reproduced */
+        json_object_set(evidence, "hidden", hidden);
+    if (s->first_failure)
+        json_object_set(evidence, "first_failure", s->first_failure);
+    if (s->nondeterministic)
+        add_flag(flags, "nondeterministic");
+    json_t *r;
+    if (outcome < 0) {
+        r = failure_result(s->g, f, evidence);
+    } else {
+        r = result_base(s->g);
+        if (outcome == 0) {
+            snprintf(f->verdict, sizeof(f->verdict), "correct");
+            sb_addf(message, "matches the reference on %zu seeds, %d alternative and %zu hidden "
+                             "dims sets", json_array_size(json_object_get(job, "seeds")), s->p->n_alt,
+                    json_array_size(json_object_get(json_object_get(job, "hidden"), "sets")));
+        }
+        json_object_set_new(r, "verdict", json_string(f->verdict));
+        json_object_set_new(r, "message", json_string(message->buf ? message->buf : ""));
+        json_object_set(r, "evidence", evidence);
+    }
+    json_object_set_new(r, "flags", json_string(sb_str(flags)));
+    json_object_set_new(r, "errors", json_pack("{s:f,s:f,s:f}", "max_abs", s->worst_err[0],
+                                               "max_rel", s->worst_err[1], "rel_l2", s->worst_err[2]));
+    json_decref(evidence);
+    return r;
+}
+
+/* The timing stage's state: every rep's inputs are drawn afresh from seed_base + rep, a seed
+ * no check used; every rep is checked against the reference on those inputs. */
+#define TIMED_RUNS_KEPT 2 /* timed reps kept whole in the evidence, besides any that failed */
+
+struct timing_state {
+    struct job_state *s;
+    struct run_buffers *b;
+    uint64_t seed_base;
+    uint64_t input_sums[KC_MAX_TENSORS]; /* before the rep */
+    json_t *checked; /* the first TIMED_RUNS_KEPT reps and any wrong one, as runs */
+};
+
+static uint64_t rep_seed(const struct timing_state *t, int rep)
+{
+    return t->seed_base + (uint64_t)rep;
+}
+
+static int checksum_inputs(wk_gpu *g, struct run_buffers *b, uint64_t *sums, wk_failure *f)
+{
+    CUresult rc = CUDA_SUCCESS;
+    for (int i = 0; i < b->n_in && rc == CUDA_SUCCESS; i++)
+        sums[i] = wk_buffer_checksum(g, &b->cand[i], &rc);
+    return rc == CUDA_SUCCESS ? 0 : wk_fail_cuda(f, "runtime_error", rc, "checksumming inputs");
+}
+
+static int prepare_timed_rep(void *ctx, int rep, wk_failure *f)
+{
+    struct timing_state *t = ctx;
+    struct job_state *s = t->s;
+    if (fill_inputs(s->g, s->p, &s->p->dims_default, rep_seed(t, rep), 0, t->b, f) ||
+        checksum_inputs(s->g, t->b, t->input_sums, f))
+        return -1;
+    return prepare_execution(s->g, s->cand, t->b, f);
+}
+
+/* Checks the rep just timed: its inputs unchanged, no guard band damaged, and its outputs
+ * matching the reference's on those inputs. */
+static int check_timed_rep(void *ctx, int rep, wk_failure *f)
+{
+    struct timing_state *t = ctx;
+    struct job_state *s = t->s;
+    const dimset *dims = &s->p->dims_default;
+    struct run_buffers *b = t->b;
+    if (check_safety(s->g, s->p, s->cand, b, t->input_sums, f))
+        return -1;
+    if (run_reference(s->g, s->ref, s->p, dims, b, f))
+        return -1;
+    char seed[32];
+    snprintf(seed, sizeof(seed), "%llu", (unsigned long long)rep_seed(t, rep));
+    json_t *run = json_pack("{s:s,s:s,s:i,s:[]}", "dims", "default", "seed", seed, "timed_rep", rep,
+                            "outputs");
+    int bad = 0;
+    for (int k = 0; k < s->p->n_outputs; k++) {
+        int r = compare_output(s->g, s->p, k, dims, b, run, s->worst_err, f);
+        if (r < 0) {
+            json_decref(run);
+            return -1;
+        }
+        bad |= r;
+    }
+    poison_side(s->g, b->ref, b->n_in, b->n_in + b->n_out); /* scrub the reference outputs */
+    json_object_set_new(run, "ok", json_boolean(!bad));
+    if (bad && !s->first_failure)
+        s->first_failure = json_incref(run);
+    if (bad || rep <= TIMED_RUNS_KEPT)
+        json_array_append(t->checked, run);
+    json_decref(run);
+    return bad;
+}
+
+static uint64_t fresh_seed_base(void)
+{
+    uint64_t v = 0;
+    if (getrandom(&v, sizeof(v), 0) != sizeof(v))
+        v = (uint64_t)now_ms() * 0x9E3779B97F4A7C15ull;
+    return v >> 1; /* room for the rep index */
+}
+
+static double median_of(double *v, int n)
+{
+    if (n == 0)
+        return 0;
+    for (int i = 1; i < n; i++) /* insertion sort: a handful of values */
+        for (int j = i; j > 0 && v[j - 1] > v[j]; j--) {
+            double x = v[j]; v[j] = v[j - 1]; v[j - 1] = x;
+        }
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* Returns 0 timed, 1 when a checked timed rep was wrong (the result becomes a mismatch),
+ * -1 on failure. */
+static int time_candidate(struct job_state *s, json_t *job, json_t *result, wk_failure *f)
+{
+    json_t *timing = json_object();
+    double cap = json_number_value(json_object_get(job, "timing_cap_ms"));
+    struct timing_state t = {.s = s, .seed_base = fresh_seed_base(), .checked = json_array()};
+    int rc = -1;
+    t.b = prepare_buffers(s->g, s->p, "default", &s->p->dims_default, s->cand, s->ref, f);
+    if (t.b) {
+        wk_rep_hooks h = {.prepare = prepare_timed_rep, .check = check_timed_rep, .ctx = &t};
+        wk_progress("timing", cap + 10 * s->cand_deadline_ms);
+        rc = wk_time_unit(s->g, s->cand, s->p, &s->p->dims_default, t.b->cand, cap > 0 ? cap : 1000,
+                          &h, median_of(s->check_device_ms, s->n_check_device), timing, f);
+    }
+    if (t.b)
+        free_scratch(t.b);
+    char base[32];
+    snprintf(base, sizeof(base), "%llu", (unsigned long long)t.seed_base);
+    json_object_set_new(timing, "seed_base", json_string(base));
+    json_object_set(timing, "checked_runs", t.checked);
+    if (rc == 0)
+        json_object_set(result, "timing", timing);
+    else if (rc == 1)
+        json_object_set(result, "timed_checks", t.checked);
+    json_decref(timing);
+    json_decref(t.checked);
+    return rc;
+}
+
+static void append_result_flag(json_t *result, const char *flag)
+{
+    strbuf flags = STRBUF_INIT;
+    sb_adds(&flags, json_string_value(json_object_get(result, "flags")));
+    add_flag(&flags, flag);
+    json_object_set_new(result, "flags", json_string(flags.buf));
+    sb_free(&flags);
+}
+
+/* Times a correct candidate; what the timed runs show can still change its verdict: a wrong
+ * output in a checked timed rep is a mismatch, damage or input changes are unsafe, and device
+ * time far below the checking runs' is flagged. */
+static json_t *timing_outcome(struct job_state *s, json_t *job, json_t *result, wk_failure *f)
+{
+    int rc = time_candidate(s, job, result, f);
+    json_t *ev = json_object_get(result, "evidence");
+    if (rc < 0) {
+        json_t *failed = failure_result(s->g, f, ev);
+        json_decref(result);
+        return failed;
+    }
+    if (rc == 1) {
+        json_object_set_new(result, "verdict", json_string("mismatch"));
+        json_object_set_new(result, "message",
+                            json_string("correct in the checking runs, but the output of a timed "
+                                        "run differs from the reference: a kernel must do the same "
+                                        "work when timed as when checked"));
+        if (ev && s->first_failure)
+            json_object_set(ev, "first_failure", s->first_failure);
+        return result;
+    }
+    json_t *why = json_object_get(json_object_get(result, "timing"), "inconsistent");
+    if (json_is_string(why)) {
+        append_result_flag(result, "timing_inconsistent");
+        strbuf m = STRBUF_INIT;
+        sb_addf(&m, "%s; but %s", json_string_value(json_object_get(result, "message")),
+                json_string_value(why));
+        json_object_set_new(result, "message", json_string(m.buf));
+        sb_free(&m);
+    }
+    return result;
+}
+
+json_t *wk_verify_job(wk_gpu *g, json_t *job, const char *source, const char *cubin,
+                      const char *ref_cubin)
+{
+    problem p;
+    strbuf err = STRBUF_INIT, flags = STRBUF_INIT, message = STRBUF_INIT;
+    wk_failure f = {0};
+    wk_unit cand = {0}, ref = {0};
+    json_t *result = NULL;
+    double t_start = now_ms();
+    const char *manifest = json_string_value(json_object_get(job, "manifest"));
+    if (!manifest || problem_load(manifest, &p, &err)) {
+        snprintf(f.verdict, sizeof(f.verdict), "runtime_error");
+        sb_addf(&f.message, "internal: cannot load the problem: %s", err.buf);
+        result = failure_result(g, &f, NULL);
+        goto out_noproblem;
+    }
+    if (wk_unit_load(&cand, cubin, source, &p, &f) || reference_unit(&p, ref_cubin, &ref, &f)) {
+        result = failure_result(g, &f, NULL);
+        goto out;
+    }
+    struct job_state s = {.g = g, .p = &p, .cand = &cand, .ref = &ref,
+                          .cand_deadline_ms = DEFAULT_CANDIDATE_DEADLINE_MS, .runs = json_array()};
+    double t_checks = now_ms();
+    int outcome = run_all(&s, job, &f, &flags, &message);
+    result = finish(&s, job, &f, outcome, &flags, &message);
+    json_t *stages = json_pack("{s:f,s:f}", "load_ms", t_checks - t_start, "checks_ms",
+                               now_ms() - t_checks);
+    double t_timing = now_ms();
+    if (outcome == 0 && json_is_true(json_object_get(job, "timing")))
+        result = timing_outcome(&s, job, result, &f);
+    json_object_set_new(stages, "timing_ms", json_real(now_ms() - t_timing));
+    json_t *ev = json_object_get(result, "evidence");
+    if (ev)
+        json_object_set_new(ev, "stage_ms", stages);
+    else
+        json_decref(stages);
+    json_decref(s.runs);
+    json_decref(s.first_failure);
+out:
+    wk_unit_free(&cand);
+    wk_unit_free(&ref);
+    problem_free(&p);
+out_noproblem:
+    sb_free(&err), sb_free(&flags), sb_free(&message), sb_free(&f.message);
+    return result;
+}

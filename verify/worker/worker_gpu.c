@@ -1,0 +1,402 @@
+/* worker_gpu: device set-up, the harness module, guarded buffers, seeded
+ * inputs, guard checks and checksums for the GPU worker (see worker.h). */
+#include "common/error.h"
+#include "verify/service/driver_version.h"
+#include "verify/service/nvrtc_compile.h"
+#include "verify/service/sandbox.h"
+#include "verify/worker/worker.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+extern const char kc_harness_source[]; /* generated from verify/worker/harness.cu */
+
+const char *wk_cuda_error(CUresult rc)
+{
+    const char *name = NULL, *desc = NULL;
+    cuGetErrorName(rc, &name);
+    cuGetErrorString(rc, &desc);
+    static __thread char buf[256];
+    snprintf(buf, sizeof(buf), "%s (%d): %s", name ? name : "CUDA error", (int)rc,
+             desc ? desc : "");
+    return buf;
+}
+
+int wk_is_sticky(CUresult rc)
+{
+    switch (rc) {
+    case CUDA_ERROR_ILLEGAL_ADDRESS:
+    case CUDA_ERROR_MISALIGNED_ADDRESS:
+    case CUDA_ERROR_LAUNCH_FAILED:
+    case CUDA_ERROR_ASSERT:
+    case CUDA_ERROR_HARDWARE_STACK_ERROR:
+    case CUDA_ERROR_ILLEGAL_INSTRUCTION:
+    case CUDA_ERROR_INVALID_ADDRESS_SPACE:
+    case CUDA_ERROR_INVALID_PC:
+    case CUDA_ERROR_LAUNCH_TIMEOUT:
+    case CUDA_ERROR_ECC_UNCORRECTABLE:
+    case CUDA_ERROR_UNKNOWN:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+int wk_fail_cuda(wk_failure *f, const char *verdict, CUresult rc, const char *what)
+{
+    snprintf(f->verdict, sizeof(f->verdict), "%s", verdict);
+    sb_reset(&f->message);
+    sb_addf(&f->message, "%s: %s", what, wk_cuda_error(rc));
+    f->fatal = wk_is_sticky(rc);
+    return -1;
+}
+
+int wk_fail_candidate(wk_failure *f, CUresult rc, const char *what)
+{
+    if (rc != CUDA_ERROR_ILLEGAL_ADDRESS)
+        return wk_fail_cuda(f, "runtime_error", rc, what);
+    wk_fail_cuda(f, "unsafe", rc, what);
+    sb_adds(&f->message, " (the kernel accessed memory outside its buffers: every buffer sits "
+                         "between unmapped address ranges)");
+    return -1;
+}
+
+static int load_harness(wk_gpu *g, const strbuf *given, strbuf *err)
+{
+    strbuf cubin = STRBUF_INIT;
+    if (!given && nvrtc_compile_trusted(kc_harness_source, g->arch, &cubin, err))
+        return -1;
+    CUresult rc = cuModuleLoadData(&g->harness, given ? given->buf : cubin.buf);
+    sb_free(&cubin);
+    if (rc != CUDA_SUCCESS)
+        return kc_fail(err, "loading the harness module: %s", wk_cuda_error(rc));
+    struct {
+        CUfunction *f;
+        const char *name;
+    } fns[] = {{&g->k_fill, "kc_fill"},           {&g->k_simplex, "kc_simplex"},
+               {&g->k_guard, "kc_guard_check"},   {&g->k_checksum, "kc_checksum"},
+               {&g->k_compare, "kc_compare"},     {&g->k_worst, "kc_worst_index"}};
+    for (size_t i = 0; i < sizeof(fns) / sizeof(fns[0]); i++)
+        if (cuModuleGetFunction(fns[i].f, g->harness, fns[i].name) != CUDA_SUCCESS)
+            return kc_fail(err, "harness kernel %s missing", fns[i].name);
+    return 0;
+}
+
+/* The kernel module's version (580.159.04), else the driver API version. */
+static void read_driver_version(wk_gpu *g)
+{
+    snprintf(g->driver, sizeof(g->driver), "api %d.%d", g->driver_version / 1000,
+             (g->driver_version % 1000) / 10);
+    FILE *f = fopen("/proc/driver/nvidia/version", "r");
+    if (!f)
+        return;
+    char line[512];
+    char version[32];
+    if (fgets(line, sizeof(line), f) &&
+        driver_version_from_proc_line(line, version, sizeof(version)) == 0)
+        snprintf(g->driver, sizeof(g->driver), "%s", version);
+    fclose(f);
+}
+
+static int read_device_facts(wk_gpu *g, strbuf *err)
+{
+    int major = 0, minor = 0;
+    cuDeviceGetName(g->name, sizeof(g->name), g->dev);
+    cuDriverGetVersion(&g->driver_version);
+    cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, g->dev);
+    cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, g->dev);
+    cuDeviceGetAttribute(&g->sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, g->dev);
+    cuDeviceGetAttribute(&g->l2_bytes, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, g->dev);
+    /* With HMM (open kernel modules) or ATS a kernel can dereference the worker's own host
+     * memory: a residual channel (docs/INTEGRITY.md), so every result says whether it was open. */
+    cuDeviceGetAttribute(&g->pageable_access, CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS, g->dev);
+    snprintf(g->arch, sizeof(g->arch), "sm_%d%d", major, minor);
+    snprintf(g->cuda, sizeof(g->cuda), "%d.%d", CUDA_VERSION / 1000, (CUDA_VERSION % 1000) / 10);
+    read_driver_version(g);
+    if (major < 7)
+        return kc_fail(err, "GPU %s (%s) is too old", g->name, g->arch);
+    return 0;
+}
+
+/* A bounded device printf buffer (the worker drains it after each synchronisation), and no
+ * L2 set-aside for persisting accesses, so an access-policy hint cannot keep lines in L2
+ * across the flush that precedes every checked and timed run. */
+static int set_context_limits(wk_gpu *g, strbuf *err)
+{
+    CUresult rc = cuCtxSetLimit(CU_LIMIT_PRINTF_FIFO_SIZE, WK_PRINTF_FIFO);
+    if (rc != CUDA_SUCCESS)
+        return kc_fail(err, "setting the printf buffer size: %s", wk_cuda_error(rc));
+    g->persisting_l2 = cuCtxSetLimit(CU_LIMIT_PERSISTING_L2_CACHE_SIZE, 0) == CUDA_SUCCESS;
+    return 0;
+}
+
+static int read_map_granularity(wk_gpu *g, strbuf *err);
+
+int wk_gpu_open(wk_gpu *g, int ordinal, const strbuf *harness_cubin, strbuf *err)
+{
+    memset(g, 0, sizeof(*g));
+    g->ordinal = ordinal;
+    /* Modules load whole when loaded: no lazy loading inside a timed region, and a module
+     * loaded for each execution of a launch unit costs the same in checks and timing. */
+    setenv("CUDA_MODULE_LOADING", "EAGER", 1);
+    CUresult rc = cuInit(0);
+    if (rc == CUDA_SUCCESS)
+        rc = cuDeviceGet(&g->dev, ordinal);
+    if (rc == CUDA_SUCCESS)
+        rc = cuDevicePrimaryCtxRetain(&g->ctx, g->dev);
+    if (rc == CUDA_SUCCESS)
+        rc = cuCtxSetCurrent(g->ctx);
+    if (rc == CUDA_SUCCESS)
+        rc = cuStreamCreate(&g->stream, CU_STREAM_NON_BLOCKING);
+    if (rc != CUDA_SUCCESS)
+        return kc_fail(err, "GPU %d: %s", ordinal, wk_cuda_error(rc));
+    if (read_device_facts(g, err) || read_map_granularity(g, err) ||
+        load_harness(g, harness_cubin, err) ||
+        set_context_limits(g, err))
+        return -1;
+    g->flush_bytes = (size_t)(g->l2_bytes > 0 ? g->l2_bytes : 50 << 20) * 2;
+    if (cuMemAlloc(&g->flush, g->flush_bytes) != CUDA_SUCCESS ||
+        cuMemAlloc(&g->scratch_u64, 256) != CUDA_SUCCESS)
+        return kc_fail(err, "cannot allocate the harness buffers");
+    return 0;
+}
+
+/* The properties of the device memory behind every buffer's mapping. */
+static CUmemAllocationProp device_memory(const wk_gpu *g)
+{
+    CUmemAllocationProp prop;
+    memset(&prop, 0, sizeof(prop));
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    prop.location.id = g->dev;
+    return prop;
+}
+
+static int read_map_granularity(wk_gpu *g, strbuf *err)
+{
+    CUmemAllocationProp prop = device_memory(g);
+    CUresult rc = cuMemGetAllocationGranularity(&g->map_granularity, &prop,
+                                                CU_MEM_ALLOC_GRANULARITY_MINIMUM);
+    if (rc != CUDA_SUCCESS || g->map_granularity == 0)
+        return kc_fail(err, "virtual memory management is not available: %s", wk_cuda_error(rc));
+    return 0;
+}
+
+static size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
+
+/* Reserves the walls and the mapping's range, backs the middle with device memory, and makes
+ * it readable and writable by this device only. */
+static CUresult map_between_walls(wk_gpu *g, wk_buffer *b)
+{
+    CUmemAllocationProp prop = device_memory(g);
+    CUmemAccessDesc access = {.location = prop.location, .flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+    b->reserved_bytes = b->map_bytes + 2 * WK_WALL_BYTES;
+    CUresult rc = cuMemAddressReserve(&b->reserved, b->reserved_bytes, g->map_granularity, 0, 0);
+    if (rc != CUDA_SUCCESS) {
+        b->reserved = 0;
+        return rc;
+    }
+    b->base = b->reserved + WK_WALL_BYTES;
+    rc = cuMemCreate(&b->handle, b->map_bytes, &prop, 0);
+    if (rc != CUDA_SUCCESS) {
+        b->handle = 0;
+        return rc;
+    }
+    rc = cuMemMap(b->base, b->map_bytes, 0, b->handle, 0);
+    if (rc != CUDA_SUCCESS) {
+        b->base = 0;
+        return rc;
+    }
+    return cuMemSetAccess(b->base, b->map_bytes, &access, 1);
+}
+
+/* The guard pattern is written on the worker's stream, like everything else that touches the
+ * buffer afterwards: a memset on the legacy default stream is not ordered with a non-blocking
+ * stream, and when the GPU is shared it landed after the first kernels had written the buffer
+ * (measured on the H100 beside a busy neighbour: a scratch buffer overwritten under a running
+ * reference). */
+int wk_buffer_alloc(wk_gpu *g, wk_buffer *b, enum kc_dtype dtype, int64_t numel, strbuf *err)
+{
+    memset(b, 0, sizeof(*b));
+    b->dtype = dtype;
+    b->numel = numel;
+    b->bytes = (size_t)numel * dtype_size(dtype);
+    size_t span = round_up(b->bytes, WK_ALIGN);
+    b->map_bytes = round_up(span + WK_GUARD_BYTES, g->map_granularity);
+    CUresult rc = map_between_walls(g, b);
+    if (rc != CUDA_SUCCESS) {
+        wk_buffer_free(b);
+        return kc_fail(err, "cannot map %zu bytes on the GPU: %s", span, wk_cuda_error(rc));
+    }
+    b->ptr = b->base + b->map_bytes - span;
+    rc = cuMemsetD8Async(b->base, WK_GUARD_PATTERN, b->map_bytes, g->stream);
+    return rc == CUDA_SUCCESS ? 0 : kc_fail(err, "memset: %s", wk_cuda_error(rc));
+}
+
+int wk_buffer_alloc_exact(wk_buffer *b, enum kc_dtype dtype, int64_t numel, strbuf *err)
+{
+    memset(b, 0, sizeof(*b));
+    b->dtype = dtype;
+    b->numel = numel;
+    b->bytes = (size_t)numel * dtype_size(dtype);
+    b->exact = 1;
+    CUresult rc = cuMemAlloc(&b->base, b->bytes ? b->bytes : 1);
+    if (rc != CUDA_SUCCESS)
+        return kc_fail(err, "cannot allocate %zu bytes on the GPU: %s", b->bytes, wk_cuda_error(rc));
+    b->ptr = b->base;
+    return 0;
+}
+
+/* Guard bytes before and after the buffer within its mapping (none for an exact buffer). */
+static size_t front_guard(const wk_buffer *b) { return b->exact ? 0 : (size_t)(b->ptr - b->base); }
+static size_t back_guard(const wk_buffer *b)
+{
+    return b->exact ? 0 : (size_t)(b->base + b->map_bytes - b->ptr) - b->bytes;
+}
+
+int wk_buffer_reset_guards(wk_gpu *g, wk_buffer *b)
+{
+    if (!b->base || b->exact)
+        return 0;
+    if (cuMemsetD8Async(b->base, WK_GUARD_PATTERN, front_guard(b), g->stream) != CUDA_SUCCESS ||
+        (back_guard(b) &&
+         cuMemsetD8Async(b->ptr + b->bytes, WK_GUARD_PATTERN, back_guard(b), g->stream) != CUDA_SUCCESS))
+        return -1;
+    return 0;
+}
+
+void wk_buffer_free(wk_buffer *b)
+{
+    if (b->exact && b->base)
+        cuMemFree(b->base);
+    if (!b->exact && b->base) {
+        cuMemUnmap(b->base, b->map_bytes);
+    }
+    if (b->handle)
+        cuMemRelease(b->handle);
+    if (b->reserved)
+        cuMemAddressFree(b->reserved, b->reserved_bytes);
+    memset(b, 0, sizeof(*b));
+}
+
+int wk_buffer_poison(wk_gpu *g, wk_buffer *b)
+{
+    if (!b->bytes)
+        return 0;
+    return cuMemsetD8Async(b->ptr, WK_POISON, b->bytes, g->stream) == CUDA_SUCCESS ? 0 : -1;
+}
+
+/* Cold L2 before every checked and timed run alike: persisting lines are reset (where the
+ * driver allows the limit) and 2x the L2 size is written. */
+int wk_flush_l2(wk_gpu *g)
+{
+    if (g->persisting_l2 && cuCtxResetPersistingL2Cache() != CUDA_SUCCESS)
+        return -1;
+    return cuMemsetD32Async(g->flush, 0x5a5a5a5a, g->flush_bytes / 4, g->stream) == CUDA_SUCCESS
+               ? 0
+               : -1;
+}
+
+int wk_launch_harness(wk_gpu *g, CUfunction f, long long n, void **args)
+{
+    long long blocks = (n + 255) / 256;
+    if (blocks > (long long)g->sms * 32)
+        blocks = (long long)g->sms * 32;
+    if (blocks < 1)
+        blocks = 1;
+    return cuLaunchKernel(f, (unsigned)blocks, 1, 1, 256, 1, 1, 0, g->stream, args, NULL) ==
+                   CUDA_SUCCESS
+               ? 0
+               : -1;
+}
+
+/* Runs a reduction kernel into the scratch counter and reads it back. */
+static uint64_t reduce_u64(wk_gpu *g, CUfunction f, CUdeviceptr p, long long nbytes, int with_pattern,
+                           CUresult *rc)
+{
+    uint64_t v = 0;
+    unsigned char pattern = WK_GUARD_PATTERN;
+    CUdeviceptr out = g->scratch_u64;
+    *rc = cuMemsetD8Async(out, 0, 8, g->stream);
+    void *args_guard[] = {&p, &nbytes, &pattern, &out};
+    void *args_sum[] = {&p, &nbytes, &out};
+    if (*rc == CUDA_SUCCESS && wk_launch_harness(g, f, nbytes / 8 + 1, with_pattern ? args_guard : args_sum))
+        *rc = CUDA_ERROR_LAUNCH_FAILED;
+    if (*rc == CUDA_SUCCESS)
+        *rc = cuMemcpyDtoHAsync(&v, out, 8, g->stream);
+    if (*rc == CUDA_SUCCESS)
+        *rc = cuStreamSynchronize(g->stream);
+    return v;
+}
+
+int64_t wk_buffer_guard_damage(wk_gpu *g, wk_buffer *b, CUresult *rc)
+{
+    *rc = CUDA_SUCCESS;
+    if (b->exact || !b->base)
+        return 0;
+    uint64_t before = reduce_u64(g, g->k_guard, b->base, (long long)front_guard(b), 1, rc);
+    if (*rc != CUDA_SUCCESS)
+        return -1;
+    uint64_t after = back_guard(b) ? reduce_u64(g, g->k_guard, b->ptr + b->bytes,
+                                                (long long)back_guard(b), 1, rc) : 0;
+    return *rc == CUDA_SUCCESS ? (int64_t)(before + after) : -1;
+}
+
+uint64_t wk_buffer_checksum(wk_gpu *g, const wk_buffer *b, CUresult *rc)
+{
+    return reduce_u64(g, g->k_checksum, b->ptr, (long long)b->bytes, 0, rc);
+}
+
+/* The harness's draw parameters of a tensor at dims: a, b (bounds, mean/std, ...), lo, hi. */
+struct draw_params {
+    int dtype, dist;
+    double a, b;
+    long long lo, hi;
+};
+
+static int draw_params_of(const tensor_spec *t, const dimset *dims, struct draw_params *d,
+                          strbuf *err)
+{
+    memset(d, 0, sizeof(*d));
+    d->dtype = (int)t->dtype, d->dist = (int)t->dist;
+    if (tensor_init_params(t, dims, &d->a, &d->b, err))
+        return -1;
+    if (t->dist == KC_DIST_SIMPLEX)
+        d->a = 0;
+    int64_t v;
+    if (t->dist == KC_DIST_RANDINT || t->dist == KC_DIST_SEGMENTS) { /* segments: L, count */
+        if (expr_eval(t->lo_expr, dims, &v, err))
+            return -1;
+        d->lo = v;
+        if (expr_eval(t->hi_expr, dims, &v, err))
+            return -1;
+        d->hi = v;
+    }
+    return 0;
+}
+
+int wk_fill_input(wk_gpu *g, wk_buffer *b, const tensor_spec *t, const dimset *dims, uint64_t seed,
+                  unsigned tensor_index, strbuf *err)
+{
+    long long n = b->numel;
+    struct draw_params d;
+    if (draw_params_of(t, dims, &d, err))
+        return -1;
+    void *args[] = {&b->ptr, &n, &d.dtype, &d.dist, &d.a, &d.b, &d.lo, &d.hi, &seed, &tensor_index};
+    if (n && wk_launch_harness(g, g->k_fill, n, args))
+        return kc_fail(err, "input generation failed for %s", t->name);
+    if (t->dist == KC_DIST_SIMPLEX && n) {
+        int64_t last = 1;
+        if (t->rank && expr_eval(t->shape[t->rank - 1], dims, &last, err))
+            return -1;
+        long long rows = last ? n / last : 0, L = last;
+        void *sargs[] = {&b->ptr, &rows, &L, &d.dtype};
+        unsigned blocks = (unsigned)(rows < 65535 ? rows : 65535);
+        if (blocks && cuLaunchKernel(g->k_simplex, blocks, 1, 1, 256, 1, 1, 0, g->stream, sargs,
+                                     NULL) != CUDA_SUCCESS)
+            return kc_fail(err, "simplex normalisation failed for %s", t->name);
+    }
+    return 0;
+}
+
