@@ -11,10 +11,11 @@ int cli_import(int argc, char **argv);
 int cli_run(int argc, char **argv);
 /* cli_serve.c: kverify serve, the HTTP reward service. */
 int cli_serve(int argc, char **argv);
-/* cli_audit.c: kverify reverify, and import --jsonl (third-party kernels with claimed labels). */
+/* cli_reverify.c: kverify reverify. */
 int cli_reverify(int argc, char **argv);
+/* cli_import.c: import --jsonl (third-party kernels with claimed labels). */
 int cli_import_jsonl(const char *db_path, const char *file, const char *default_source);
-/* Verifies the candidates sql selects (columns id, problem_id, source_sha; ?1 is bound to the
+/* cli_verify_common.c: verifies the candidates sql selects (columns id, problem_id, source_sha; ?1 is bound to the
  * limit, ?2 to pass_id) with many in flight, recording each result; a pass_id > 0 tags the new
  * verifications as that reverify pass's. Returns the exit status (0, 1 some failed, 4, or 130
  * when interrupted: what was not verified stays as it was). A shard (not NULL) keeps only

@@ -1,16 +1,13 @@
-/* cli_audit: the auditing subcommands of kverify.
- *   reverify: verify stored candidates again with the current verifier and GPU, adding new
- *     verification rows (old ones kept) tagged with a pass; a pass freezes its selection when it
- *     starts, so an interrupted or --limit'ed pass resumes where it stopped.
- *   import --jsonl: someone else's kernels with their claimed labels (docs/THIRD_PARTY.md,
- *     schemas/third_party.schema.json); a malformed line is reported with its number and
- *     skipped, every good line is imported; every line is checked before the database is
- *     opened, so a file with no good line creates no database and changes none. */
+/* cli_import: `kverify import`: candidate files into a database (pending), and with --jsonl
+ * someone else's kernels with their claimed labels (docs/THIRD_PARTY.md,
+ * schemas/third_party.schema.json); a malformed line is reported with its number and
+ * skipped, every good line is imported; every line is checked before the database is
+ * opened, so a file with no good line creates no database and changes none. */
+#include "common/candidate.h"
 #include "common/db.h"
 #include "common/error.h"
 #include "common/fsutil.h"
 #include "common/hash.h"
-#include "common/interrupt.h"
 #include "common/problem.h"
 #include "verify/cli/verify_cli.h"
 
@@ -21,224 +18,109 @@
 #include <string.h>
 #include <unistd.h>
 
-/* ---- reverify ---- */
-
-typedef struct reverify_sel {
-    const char *problems; /* selector (suite, id, glob, list) or NULL: all */
-    const char *verdicts; /* comma separated latest verdicts, or NULL: all */
-    char **ids;
-    int n_ids;
-} reverify_sel;
-
-static int in_list(const char *list, const char *item)
+static int insert_candidate(sqlite3 *db, const char *problem_id, const char *source, strbuf *err)
 {
-    size_t n = strlen(item);
-    for (const char *p = list; p && *p;) {
-        const char *comma = strchr(p, ',');
-        size_t len = comma ? (size_t)(comma - p) : strlen(p);
-        if (len == n && !memcmp(p, item, n))
-            return 1;
-        p = comma ? comma + 1 : NULL;
-    }
-    return 0;
-}
-
-static int id_selected(const reverify_sel *sel, const char *id)
-{
-    if (!sel->problems)
-        return 1;
-    for (int i = 0; i < sel->n_ids; i++)
-        if (!strcmp(sel->ids[i], id))
-            return 1;
-    return 0;
-}
-
-static void selection_json(const reverify_sel *sel, const kv_options *o, strbuf *out)
-{
-    json_t *j = json_pack("{s:s?, s:s?, s:b, s:b}", "problems", sel->problems, "verdicts",
-                          sel->verdicts, "compile_only", o->compile_only, "no_timing",
-                          o->no_timing);
-    char *s = json_dumps(j, JSON_SORT_KEYS | JSON_COMPACT);
-    sb_adds(out, s);
-    free(s);
-    json_decref(j);
-}
-
-/* Fills reverify_items of a new pass: verified candidates with a kernel, selected by problem and
- * latest verdict. */
-static int fill_pass(sqlite3 *db, int64_t pass, const reverify_sel *sel, int *n, strbuf *err)
-{
-    sqlite3_stmt *q = kc_db_prepare(db,
-        "SELECT c.id, c.problem_id, coalesce(v.verdict, '') FROM candidates c "
-        "LEFT JOIN v_latest_verification v ON v.candidate_id = c.id "
-        "WHERE c.status <> 'pending' AND c.source_sha IS NOT NULL ORDER BY c.problem_id, c.id", err);
-    sqlite3_stmt *ins = q ? kc_db_prepare(db,
-        "INSERT INTO reverify_items(pass_id, candidate_id) VALUES (?, ?)", err) : NULL;
-    int rc = q && ins ? 0 : -1;
-    *n = 0;
-    while (rc == 0 && sqlite3_step(q) == SQLITE_ROW) {
-        const char *pid = (const char *)sqlite3_column_text(q, 1);
-        const char *verdict = (const char *)sqlite3_column_text(q, 2);
-        if (!id_selected(sel, pid) || (sel->verdicts && !in_list(sel->verdicts, verdict)))
-            continue;
-        sqlite3_bind_int64(ins, 1, pass);
-        sqlite3_bind_int64(ins, 2, sqlite3_column_int64(q, 0));
-        if (sqlite3_step(ins) != SQLITE_DONE)
-            rc = kc_fail(err, "database: %s", sqlite3_errmsg(db));
-        sqlite3_reset(ins);
-        (*n)++;
-    }
-    sqlite3_finalize(q);
-    sqlite3_finalize(ins);
+    char sha[SHA256_HEX_LEN + 1];
+    if (kc_blob_put_str(db, source, sha, err))
+        return -1;
+    sqlite3_stmt *st = kc_db_prepare(db,
+        "INSERT INTO candidates(problem_id, source_sha, origin) VALUES (?, ?, 'import')", err);
+    if (!st)
+        return -1;
+    sqlite3_bind_text(st, 1, problem_id, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, sha, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : kc_fail(err, "database: %s", sqlite3_errmsg(db));
+    sqlite3_finalize(st);
     return rc;
 }
 
-/* The unfinished pass of the same selection, or a new one. */
-static int open_pass(sqlite3 *db, const reverify_sel *sel, const kv_options *o, int64_t *pass,
-                     int *resumed, strbuf *err)
+/* Reads files[0..n) into texts and checks each under the one candidate rule (candidate_source:
+ * UTF-8 text, exactly one ```cuda block or a bare .cu file with // @launch lines), so that a
+ * file `kverify run` could only call an extract_error is refused here. */
+static int read_candidates(char **files, int n, strbuf *texts, strbuf *err)
 {
-    strbuf json = STRBUF_INIT;
-    selection_json(sel, o, &json);
-    char key[SHA256_HEX_LEN + 1];
-    sha256_hex(json.buf, json.len, key);
-    int rc = kc_db_begin(db, err);
-    sqlite3_stmt *st = rc ? NULL : kc_db_prepare(db,
-        "SELECT id FROM reverify_passes WHERE selection_key = ? AND finished_at IS NULL "
-        "ORDER BY id DESC LIMIT 1", err);
-    if (!st)
-        rc = -1;
-    *pass = 0;
-    if (st) {
-        sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
-        if (sqlite3_step(st) == SQLITE_ROW)
-            *pass = sqlite3_column_int64(st, 0);
-        sqlite3_finalize(st);
+    for (int i = 0; i < n; i++) {
+        if (read_file(files[i], &texts[i], err))
+            return -1;
+        strbuf why = STRBUF_INIT, code = STRBUF_INIT;
+        /* the whole file first: candidate_source reads a C string and would stop at a NUL */
+        int bad = candidate_check_text(texts[i].buf, texts[i].len, &why) ||
+                  candidate_source(texts[i].buf, &code, &why);
+        if (bad)
+            kc_fail(err, "%s: %s; nothing imported (a candidate file holds one kc-cuda v1 "
+                         "candidate: exactly one ```cuda block, or a .cu file with // @launch "
+                         "lines, in UTF-8 text)", files[i], why.buf);
+        sb_free(&why), sb_free(&code);
+        if (bad)
+            return -1;
     }
-    *resumed = *pass > 0;
-    if (rc == 0 && !*pass) {
-        st = kc_db_prepare(db, "INSERT INTO reverify_passes(selection_key, selection_json, "
-                               "compile_only, verifier_version) VALUES (?, ?, ?, ?)", err);
-        rc = st ? 0 : -1;
-        if (st) {
-            sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
-            sqlite3_bind_text(st, 2, json.buf, -1, SQLITE_STATIC);
-            sqlite3_bind_int(st, 3, o->compile_only);
-            sqlite3_bind_text(st, 4, KC_VERSION, -1, SQLITE_STATIC);
-            if (sqlite3_step(st) != SQLITE_DONE)
-                rc = kc_fail(err, "database: %s", sqlite3_errmsg(db));
-            sqlite3_finalize(st);
-            *pass = sqlite3_last_insert_rowid(db);
-        }
-        int n = 0;
-        if (rc == 0)
-            rc = fill_pass(db, *pass, sel, &n, err);
-    }
-    rc = rc || kc_db_commit(db, err);
-    if (rc)
-        kc_db_rollback(db);
-    sb_free(&json);
-    return rc ? -1 : 0;
+    return 0;
 }
 
-static const char pass_todo_sql[] =
-    "SELECT c.id, c.problem_id, c.source_sha FROM reverify_items i "
-    "JOIN candidates c ON c.id = i.candidate_id WHERE i.pass_id = ?2 AND NOT EXISTS "
-    "(SELECT 1 FROM verifications v WHERE v.candidate_id = c.id AND v.reverify_pass = ?2) "
-    "ORDER BY c.problem_id, c.id LIMIT ?1";
-
-static long long pass_count(sqlite3 *db, int64_t pass, const char *sql)
-{
-    strbuf q = STRBUF_INIT;
-    sb_addf(&q, sql, (long long)pass, (long long)pass);
-    long long n = kc_db_query_int(db, q.buf);
-    sb_free(&q);
-    return n;
-}
-
-/* Marks the pass finished when nothing is left and prints where it stands. */
-static void close_pass(sqlite3 *db, int64_t pass)
-{
-    long long items = pass_count(db, pass,
-        "SELECT count(*) FROM reverify_items WHERE pass_id = %lld /* %lld */");
-    long long done = pass_count(db, pass,
-        "SELECT count(DISTINCT candidate_id) FROM verifications WHERE reverify_pass = %lld /* %lld */");
-    long long flips = pass_count(db, pass,
-        "SELECT count(*) FROM v_label_flips f JOIN verifications v ON v.id = f.after_id "
-        "WHERE v.reverify_pass = %lld /* %lld */");
-    if (done >= items) {
-        strbuf q = STRBUF_INIT;
-        sb_addf(&q, "UPDATE reverify_passes SET finished_at = strftime('%%Y-%%m-%%dT%%H:%%M:%%SZ',"
-                    "'now') WHERE id = %lld", (long long)pass);
-        kc_db_exec(db, q.buf, NULL);
-        sb_free(&q);
-    }
-    printf("reverify pass %lld: %lld of %lld candidates re-verified%s; %lld label flip%s "
-           "(kcurate flips --db FILE)\n", (long long)pass, done, items,
-           done >= items ? " (pass finished)" : " (run the same command again to resume)", flips,
-           flips == 1 ? "" : "s");
-}
-
-int cli_reverify(int argc, char **argv)
+int cli_import(int argc, char **argv)
 {
     static const struct option opts[] = {{"db", required_argument, NULL, 'd'},
-                                         {"problems", required_argument, NULL, 'p'},
-                                         {"verdict", required_argument, NULL, 'v'},
-                                         {"compile-only", no_argument, NULL, 'c'},
-                                         {"no-timing", no_argument, NULL, 'n'},
-                                         {"limit", required_argument, NULL, 'l'},
-                                         {"threads", required_argument, NULL, 't'},
-                                         {"shard", required_argument, NULL, 'N'},
+                                         {"problem", required_argument, NULL, 'p'},
+                                         {"jsonl", required_argument, NULL, 'j'},
+                                         {"source", required_argument, NULL, 's'},
                                          {NULL, 0, NULL, 0}};
-    kv_options o;
-    kv_options_default(&o);
-    reverify_sel sel = {0};
-    kc_shard shard = {0};
-    const char *db_path = NULL;
-    int limit = 0, threads = 0, c;
+    const char *db_path = NULL, *problem_id = NULL, *jsonl = NULL, *source = NULL;
+    int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "d:p:v:cnl:t:N:", opts, NULL)) != -1) {
-        switch (c) {
-        case 'N':
-            if (cli_parse_shard(optarg, &shard))
-                return 4;
-            break;
-        case 'd': db_path = optarg; break;
-        case 'p': sel.problems = optarg; break;
-        case 'v': sel.verdicts = optarg; break;
-        case 'c': o.compile_only = 1; break;
-        case 'n': o.no_timing = 1; break;
-        case 'l': limit = atoi(optarg); break;
-        case 't': threads = atoi(optarg); break;
-        default: return 4;
-        }
+    while ((c = getopt_long(argc, argv, "d:p:j:s:", opts, NULL)) != -1) {
+        if (c == 'd')
+            db_path = optarg;
+        else if (c == 'p')
+            problem_id = optarg;
+        else if (c == 'j')
+            jsonl = optarg;
+        else if (c == 's')
+            source = optarg;
+        else
+            return 4;
     }
-    if (!db_path || optind < argc)
-        return error("usage: kverify reverify --db PATH [--problems SEL] [--verdict LIST] "
-                     "[--compile-only] [--limit N] [--shard I/N]"), 4;
-    strbuf err = STRBUF_INIT, root = STRBUF_INIT;
+    if (db_path && jsonl && !problem_id && optind == argc)
+        return cli_import_jsonl(db_path, jsonl, source);
+    if (!db_path || !problem_id || optind >= argc)
+        return error("usage: kverify import --db PATH --problem ID FILE...\n"
+                     "       kverify import --db PATH --jsonl FILE [--source NAME]"), 4;
+    strbuf err = STRBUF_INIT;
+    problem p;
     sqlite3 *db = NULL;
-    int status = 4, resumed = 0;
-    int64_t pass = 0;
-    problems_root(&root);
-    if (sel.problems && problems_select(root.buf, sel.problems, &sel.ids, &sel.n_ids, &err))
+    int status = 4, n = argc - optind, existed = 0;
+    strbuf *texts = xcalloc((size_t)n, sizeof(*texts));
+    if (problem_load_by_id(problem_id, &p, &err))
         goto out;
-    if (kc_db_open(db_path, KC_DB_EXISTING, &db, &err) ||
-        open_pass(db, &sel, &o, &pass, &resumed, &err) ||
-        kc_shard_claim_pass(db, pass, &shard, &err)) /* a pass keeps its shard count */
-        goto out;
-    printf("%s reverify pass %lld (verifier %s%s)\n", resumed ? "resuming" : "starting",
-           (long long)pass, KC_VERSION, o.compile_only ? ", compile only" : "");
-    fflush(stdout);
-    status = cli_verify_selected(db, &o, pass_todo_sql, pass, limit, threads, "selected", &shard);
-    close_pass(db, pass);
-    if (kc_interrupted())
-        kc_interrupt_print_resume(stdout);
-out:
-    if (status == 4 && err.len)
-        error("%s", err.buf);
+    /* every file is read and checked before the database is opened: a refused import creates
+     * no database and leaves an existing one untouched */
+    if (read_candidates(argv + optind, n, texts, &err))
+        goto out_problem;
+    existed = access(db_path, F_OK) == 0;
+    if (kc_db_open(db_path, KC_DB_CREATE, &db, &err) || kc_db_begin(db, &err) ||
+        problem_register(db, &p, &err))
+        goto out_db;
+    for (int i = 0; i < n; i++)
+        if (insert_candidate(db, p.id, texts[i].buf, &err))
+            goto out_db;
+    if (kc_db_commit(db, &err))
+        goto out_db;
+    printf("imported %d candidates for %s into %s\n", n, p.id, db_path);
+    status = 0;
+out_db:
+    if (db)
+        kc_db_rollback(db);
     kc_db_close(db);
-    problems_free_ids(sel.ids, sel.n_ids);
-    sb_free(&err), sb_free(&root);
+    if (status && db && !existed) /* a database this refused import created */
+        kc_db_remove_files(db_path);
+out_problem:
+    problem_free(&p);
+out:
+    if (status)
+        error("%s", err.buf);
+    for (int i = 0; i < n; i++)
+        sb_free(&texts[i]);
+    free(texts);
+    sb_free(&err);
     return status;
 }
 
