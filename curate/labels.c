@@ -1,26 +1,12 @@
 /* labels: verdict classes, KernelBench speedup tiers, Kevin-style rewards and returns. */
 #include "curate/labels.h"
+#include "common/verdicts.h"
 
 #include <string.h>
 
 const char *curate_verdict_class(const char *v)
 {
-    if (!v || !*v)
-        return "unverified";
-    if (!strcmp(v, "correct"))
-        return "correct";
-    if (!strcmp(v, "mismatch"))
-        return "incorrect";
-    if (!strcmp(v, "launch_error") || !strcmp(v, "runtime_error") || !strcmp(v, "timeout") ||
-        !strcmp(v, "unsafe"))
-        return "runtime_fail";
-    if (!strcmp(v, "compile_error"))
-        return "compile_fail";
-    if (!strcmp(v, "extract_error") || !strcmp(v, "policy_violation"))
-        return "format_fail";
-    if (!strcmp(v, "compiled"))
-        return "compiled";
-    return "unverified";
+    return kc_verdict_class_of(v); /* common/verdicts.c */
 }
 
 int curate_has_flag(const char *flags, const char *flag)
@@ -43,15 +29,11 @@ const char *curate_speedup_tier(int correct, double s)
     return s > 2 ? "fast_2" : s > 1.5 ? "fast_1.5" : s > 1 ? "fast_1" : "fast_0";
 }
 
-/* Rank of a verdict class, for "better than the previous turn". */
+/* Rank of a verdict class, for "better than the previous turn" (unknown: as unverified). */
 static int class_rank(const char *cls)
 {
-    static const char *const order[] = {"unverified", "format_fail", "compile_fail", "compiled",
-                                        "runtime_fail", "incorrect", "correct"};
-    for (int i = 0; i < (int)(sizeof(order) / sizeof(order[0])); i++)
-        if (!strcmp(cls, order[i]))
-            return i;
-    return 0;
+    const kc_class_info *c = kc_class_find(cls);
+    return c ? c->progress : 0;
 }
 
 void curate_label_item(const curate_params *p, curate_item *it)

@@ -10,6 +10,7 @@
 #include "curate/report.h"
 #include "common/error.h"
 #include "common/gpu_peaks.h"
+#include "common/verdicts.h"
 #include "curate/flips.h"
 #include "curate/passk.h"
 
@@ -254,9 +255,6 @@ static json_t *roofline_hist(const row *r, int n)
 
 static json_t *verdict_mix(const row *r, int n)
 {
-    static const char *const verdicts[] = {"correct", "compiled", "mismatch", "unsafe",
-                                           "runtime_error", "launch_error", "timeout",
-                                           "compile_error", "policy_violation", "extract_error"};
     int max_turn = -1;
     for (int i = 0; i < n; i++)
         if (r[i].has_turn && r[i].turn > max_turn)
@@ -264,18 +262,18 @@ static json_t *verdict_mix(const row *r, int n)
     json_t *turns = json_array(), *by = json_object();
     for (int t = 0; t <= max_turn; t++)
         json_array_append_new(turns, json_integer(t));
-    for (size_t k = 0; k < sizeof verdicts / sizeof *verdicts; k++) {
+    for (int k = 0; k < KC_N_VERDICTS; k++) {
         json_t *counts = json_array();
         int any = 0;
         for (int t = 0; t <= max_turn; t++) {
             int c = 0;
             for (int i = 0; i < n; i++)
-                c += r[i].has_turn && r[i].turn == t && !strcmp(r[i].verdict, verdicts[k]);
+                c += r[i].has_turn && r[i].turn == t && !strcmp(r[i].verdict, kc_verdicts[k].name);
             any += c;
             json_array_append_new(counts, json_integer(c));
         }
         if (any)
-            json_object_set_new(by, verdicts[k], counts);
+            json_object_set_new(by, kc_verdicts[k].name, counts);
         else
             json_decref(counts);
     }

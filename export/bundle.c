@@ -51,9 +51,9 @@ static json_t *counts_json(const export_counts *c)
     for (int i = 0; i < 4; i++)
         if (c->by_split[i])
             json_object_set_new(splits, export_split_names[i], json_integer(c->by_split[i]));
-    for (int i = 0; i < 8; i++)
+    for (int i = 0; i < EXPORT_N_CLASSES; i++)
         if (c->by_class[i])
-            json_object_set_new(classes, export_class_names[i], json_integer(c->by_class[i]));
+            json_object_set_new(classes, export_class_name(i), json_integer(c->by_class[i]));
     return json_pack("{s:I, s:o, s:o, s:f}", "records", (json_int_t)c->records, "by_split", splits,
                      "by_verdict_class", classes, "mean_speedup_eager",
                      c->with_speedup ? c->sum_speedup / (double)c->with_speedup : 0.0);
@@ -92,9 +92,9 @@ static void datasheet(const export_config *c, const export_ctx *x, const json_t 
         if (n->by_split[i])
             sb_addf(out, "; %s %ld", export_split_names[i], n->by_split[i]);
     sb_adds(out, ".\n- Verdict classes of the (chosen) kernels:");
-    for (int i = 0; i < 8; i++)
+    for (int i = 0; i < EXPORT_N_CLASSES; i++)
         if (n->by_class[i])
-            sb_addf(out, " %s %ld;", export_class_names[i], n->by_class[i]);
+            sb_addf(out, " %s %ld;", export_class_name(i), n->by_class[i]);
     if (n->with_speedup)
         sb_addf(out, "\n- Mean eager speedup of timed records: %.3fx over %ld records.",
                 n->sum_speedup / (double)n->with_speedup, n->with_speedup);

@@ -1,6 +1,7 @@
 /* config: kexport settings, their parsing helpers and canonical JSON. */
 #include "export/config.h"
 #include "common/error.h"
+#include "common/verdicts.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -77,10 +78,14 @@ void export_degenerate_filter(const export_config *c, strbuf *where)
 
 /* ---- validation of the filter values (kexport's flags) ---- */
 
-const char *const export_verdict_names[] = {"correct",      "compiled",      "mismatch",
-                                            "unsafe",       "timeout",       "runtime_error",
-                                            "launch_error", "compile_error", "policy_violation",
-                                            "extract_error", NULL};
+/* --verdict's values: the names of common/verdicts.c, NULL-terminated. */
+const char *const *export_verdict_names(void)
+{
+    static const char *names[KC_N_VERDICTS + 1];
+    for (int i = 0; i < KC_N_VERDICTS; i++)
+        names[i] = kc_verdicts[i].name;
+    return names;
+}
 const char *const export_split_values[] = {"train", "valid", "test", "heldout", NULL};
 
 static int in_list(const char *const *names, const char *s, size_t n)

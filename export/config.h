@@ -52,7 +52,7 @@ void export_config_json(const export_config *c, strbuf *out);
 
 /* Filter values, checked before anything is read: an error names the option, the value and
  * the valid values. */
-extern const char *const export_verdict_names[]; /* NULL-terminated */
+const char *const *export_verdict_names(void); /* NULL-terminated */
 extern const char *const export_split_values[];
 int export_check_list(const char *opt, const char *list, const char *const *valid, int allow_any,
                       strbuf *err);

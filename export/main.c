@@ -19,7 +19,7 @@ static const char usage_text[] =
     "                      DIR/kernelbench/<problem>/c<candidate>.py\n"
     "  --every-turn        sft: every correct turn (default: each trajectory's last correct)\n"
     "  --verdict LIST      verdicts kept (comma separated, or 'any') [sft: correct]: correct,\n"
-    "                      compiled, mismatch, unsafe, timeout, runtime_error, launch_error,\n"
+    "                      compiled, mismatch, unsafe, runtime_error, launch_error, timeout,\n"
     "                      compile_error, policy_violation, extract_error\n"
     "                      multiturn: any list keeps solved trajectories only;\n"
     "                      preference: verdicts allowed on the rejected side [any];\n"
@@ -92,7 +92,7 @@ static void value_option(export_config *c, const char *a, const char *v)
         if (export_dedup_parse(v, &c->dedup))
             die("unknown dedup mode '%s' (none, exact, near)", v);
     } else if (!strcmp(a, "--verdict")) {
-        checked(export_check_list(a, v, export_verdict_names, 1, &err));
+        checked(export_check_list(a, v, export_verdict_names(), 1, &err));
         set_string(&c->verdicts, v);
     } else if (!strcmp(a, "--split")) {
         checked(export_check_list(a, v, export_split_values, 0, &err));

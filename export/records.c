@@ -22,9 +22,10 @@
 #include <string.h>
 
 const char *const export_split_names[4] = {"train", "valid", "test", "heldout"};
-const char *const export_class_names[8] = {"correct",      "incorrect",   "runtime_fail",
-                                           "compile_fail", "format_fail", "compiled",
-                                           "unverified",   "other"};
+const char *export_class_name(int i)
+{
+    return i < KC_N_CLASSES ? kc_verdict_classes[i].name : "other";
+}
 
 /* The columns every candidate-level query selects, in this order (see the COL_ names). */
 #define CANDIDATE_COLUMNS                                                                        \
@@ -84,10 +85,10 @@ static int split_index(const char *s)
 
 static int class_index(const char *s)
 {
-    for (int i = 0; i < 7; i++)
-        if (s && !strcmp(s, export_class_names[i]))
+    for (int i = 0; i < KC_N_CLASSES; i++)
+        if (s && !strcmp(s, kc_verdict_classes[i].name))
             return i;
-    return 7;
+    return KC_N_CLASSES; /* other */
 }
 
 /* ---- values of a row, written with the streaming writer ---- */

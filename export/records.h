@@ -9,13 +9,17 @@
 #ifndef KC_EXPORT_RECORDS_H
 #define KC_EXPORT_RECORDS_H
 #include "common/db.h"
+#include "common/verdicts.h"
 #include "export/config.h"
 #include "export/shards.h"
+
+/* The verdict classes of common/verdicts.c in their order, then "other" (EXPORT_N_CLASSES). */
+#define EXPORT_N_CLASSES (KC_N_CLASSES + 1)
 
 typedef struct export_counts {
     long records;
     long by_split[4];        /* train valid test heldout */
-    long by_class[8];        /* verdict classes of the (chosen) candidate */
+    long by_class[EXPORT_N_CLASSES]; /* verdict classes of the (chosen) candidate */
     long problems;
     double sum_speedup;      /* over records with a speedup */
     long with_speedup;
@@ -64,7 +68,7 @@ typedef struct export_ctx {
 } export_ctx;
 
 extern const char *const export_split_names[4];
-extern const char *const export_class_names[8];
+const char *export_class_name(int i);
 
 int export_records(export_ctx *x, strbuf *err);
 void export_ctx_free(export_ctx *x);

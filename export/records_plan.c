@@ -8,6 +8,7 @@
  * Filters: --split, --level, --run, --model. */
 #include "common/error.h"
 #include "common/gpu_peaks.h"
+#include "common/verdicts.h"
 #include "export/records_internal.h"
 
 #include <stdlib.h>
@@ -44,15 +45,12 @@ static const char *col(sqlite3_stmt *st, int i)
     return s ? (const char *)s : "";
 }
 
-/* Verdict classes from best to worst: a plan's outcome is the best its steps reached. */
+/* Verdict classes from best to worst (common/verdicts.c's outcome rank, then export's "other"):
+ * a plan's outcome is the best its steps reached. */
 static int class_rank(const char *c)
 {
-    static const char *const order[] = {"correct", "compiled", "incorrect", "runtime_fail",
-                                        "compile_fail", "format_fail", "unverified", "other"};
-    for (int i = 0; i < 8; i++)
-        if (!strcmp(c, order[i]))
-            return 8 - i;
-    return 0;
+    const kc_class_info *info = kc_class_find(c);
+    return info ? info->outcome : !strcmp(c, "other");
 }
 
 typedef struct plan_outcome {

@@ -6,6 +6,7 @@
  * evidence that is a JSON object, finite non-negative errors, and a timing only on a correct
  * verdict with n >= 1 and finite times. */
 #include "common/error.h"
+#include "common/verdicts.h"
 #include "verify/service/gpu_result.h"
 #include "fuzz_common.h"
 
@@ -31,12 +32,8 @@ static void load_problem(void)
 
 static void check_result(json_t *res, const kv_result *r)
 {
-    static const char *const verdicts[] = {"extract_error", "launch_error", "runtime_error",
-                                           "timeout", "mismatch", "unsafe", "correct", NULL};
-    int known = 0;
-    for (const char *const *v = verdicts; *v; v++)
-        known |= !strcmp(r->verdict, *v);
-    FZ_CHECK(known);
+    const kc_verdict_info *known = kc_verdict_find(r->verdict); /* common/verdicts.c */
+    FZ_CHECK(known && known->from_worker);
     FZ_CHECK(!strcmp(sb_str(&r->message), json_string_value(json_object_get(res, "message"))));
     if (r->evidence_json.len) {
         json_t *ev = json_loads(r->evidence_json.buf, 0, NULL);

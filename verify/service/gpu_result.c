@@ -3,6 +3,7 @@
 #include "verify/service/gpu_result.h"
 #include "common/error.h"
 #include "common/fsutil.h"
+#include "common/verdicts.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -137,8 +138,12 @@ static int is_one_of(const char *s, const char *const *set)
     return 0;
 }
 
-static const char *const worker_verdicts[] = {"extract_error", "launch_error", "runtime_error",
-                                              "timeout", "mismatch", "unsafe", "correct", NULL};
+/* The verdicts a worker may report: those of common/verdicts.c marked from_worker. */
+static int worker_verdict(const char *v)
+{
+    const kc_verdict_info *info = kc_verdict_find(v);
+    return info && info->from_worker;
+}
 static const char *const worker_flags[] = {"alt_shape_fail", "hidden_shape_fail", "nondeterministic",
                                            "timing_inconsistent", NULL};
 
@@ -184,7 +189,7 @@ static int result_valid(json_t *res, const char **why)
     if (!json_is_object(res))
         return 0;
     *why = "unknown verdict";
-    if (!is_one_of(json_string_value(json_object_get(res, "verdict")), worker_verdicts))
+    if (!worker_verdict(json_string_value(json_object_get(res, "verdict"))))
         return 0;
     *why = "unknown flags";
     if (!flags_valid(json_string_value(json_object_get(res, "flags"))) &&

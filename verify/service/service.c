@@ -4,6 +4,7 @@
 #include "common/error.h"
 #include "common/fsutil.h"
 #include "common/hash.h"
+#include "common/verdicts.h"
 #include "verify/service/compile_pool.h"
 #include "verify/service/gpu_client.h"
 #include "verify/service/nvrtc_compile.h"
@@ -59,14 +60,7 @@ void kv_result_free(kv_result *r)
 
 int kv_verdict_exit_code(const char *verdict)
 {
-    if (strcmp(verdict, "correct") == 0 || strcmp(verdict, "compiled") == 0)
-        return 0;
-    if (strcmp(verdict, "mismatch") == 0 || strcmp(verdict, "unsafe") == 0)
-        return 1;
-    if (strcmp(verdict, "timeout") == 0 || strcmp(verdict, "runtime_error") == 0 ||
-        strcmp(verdict, "launch_error") == 0)
-        return 3;
-    return 2; /* extract_error, policy_violation, compile_error */
+    return kc_verdict_exit_code(verdict); /* common/verdicts.c; 2 for an unknown one */
 }
 
 int kv_service_start(const kv_options *o, kv_service **out, strbuf *err)
