@@ -166,9 +166,9 @@ for p in problems:
             got = repr(x)
         if got != want:
             bad("_expr(%r) = %r, want %r" % (expr, got, want))
-    # every dims set of the module: derived dims as tools/kcproblems.py derives them (an
+    # every dims set of the module: derived dims as tools/problems/kcproblems.py derives them (an
     # independent transcription of the manifest's expressions) and input shapes evaluate
-    sys.path.insert(0, os.path.join(os.environ["KC_ROOT"], "tools"))
+    sys.path.insert(0, os.path.join(os.environ["KC_ROOT"], "tools", "problems"))
     import kcproblems
     exec(compile(ast.Module(body=[n for n in tree.body if isinstance(n, ast.FunctionDef)
                                   and n.name == "_all_dims"], type_ignores=[]), path, "exec"), ns)

@@ -1,5 +1,5 @@
 #!/bin/sh
-# test_level2_generated: problems/level2 is what tools/gen_level2.py writes from its specs files
+# test_level2_generated: problems/level2 is what tools/problems/gen_level2.py writes from its specs files
 # (a hand-edited manifest or reference, or a spec changed without regenerating, fails), and the
 # generator's two special forms come out right: 038's AvgPool3d runs on x before the
 # ConvTranspose3d, which reads the pooled float32 copy with the pooled extents (PD, PH, PW); the
@@ -10,13 +10,13 @@ if ! command -v python3 >/dev/null 2>&1; then
     echo "SKIP: python3 absent"
     exit 0
 fi
-python3 "$KC_ROOT/tools/gen_level2.py" --out "$T/gen" >/dev/null || fail "gen_level2 failed"
+python3 "$KC_ROOT/tools/problems/gen_level2.py" --out "$T/gen" >/dev/null || fail "gen_level2 failed"
 for f in "$T"/gen/*; do
     cmp -s "$f" "$KC_PROBLEMS/level2/$(basename "$f")" ||
-        fail "problems/level2/$(basename "$f") differs from what tools/gen_level2.py writes (regenerate and commit both)"
+        fail "problems/level2/$(basename "$f") differs from what tools/problems/gen_level2.py writes (regenerate and commit both)"
 done
 for f in "$KC_PROBLEMS"/level2/*.json "$KC_PROBLEMS"/level2/*.cu; do
-    [ -f "$T/gen/$(basename "$f")" ] || fail "problems/level2/$(basename "$f") is not written by tools/gen_level2.py"
+    [ -f "$T/gen/$(basename "$f")" ] || fail "problems/level2/$(basename "$f") is not written by tools/problems/gen_level2.py"
 done
 
 # 038: pool on x first, then the transposed convolution on the pooled copy

@@ -10,7 +10,7 @@ import re
 import subprocess
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools", "problems"))
 import kcproblems  # noqa: E402
 
 COPY = ('extern "C" __global__ void skip_copy(const float *t, float *y, long long n)\n'

@@ -10,7 +10,7 @@
 #     bias table sign) must get mismatch.
 # (a) PyTorch's SDPA and compiled flex_attention, run on the dumped inputs in the problem's
 #     dtype, must agree with the reference within the manifest's tolerance
-#     (tools/attention_torch.py check; needs python3 with torch; ATTN_TORCH_DIMS picks the dims
+#     (tools/baselines/attention_torch.py check; needs python3 with torch; ATTN_TORCH_DIMS picks the dims
 #     sets, default small,alt,default).
 # Standalone: KC_BIN=build/bin KC_ROOT=. KC_PROBLEMS=problems sh tests/gpu/test_attention.sh
 . "$KC_ROOT/tests/gpu/lib.sh"
@@ -83,7 +83,7 @@ done < "$work/expected.txt"
 
 # ---- (a) PyTorch's kernels as candidates ----
 if python3 -c "import torch, numpy; assert torch.cuda.is_available()" 2>/dev/null; then
-    if ! python3 "$KC_ROOT/tools/attention_torch.py" check --bin "$KC_BIN" --problems "$KC_PROBLEMS" \
+    if ! python3 "$KC_ROOT/tools/baselines/attention_torch.py" check --bin "$KC_BIN" --problems "$KC_PROBLEMS" \
         --dims "${ATTN_TORCH_DIMS:-small,alt,default}" --out "$work/torch"; then
         status=1
     fi

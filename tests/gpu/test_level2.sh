@@ -1,8 +1,8 @@
 #!/bin/sh
-# test_level2: KernelBench level 2 (problems/level2, written by tools/gen_level2.py). (1) every
+# test_level2: KernelBench level 2 (problems/level2, written by tools/problems/gen_level2.py). (1) every
 # reference passes its own verification; (2) all-zero, constant, poison, pass-through (where
 # shapes allow) and epilogue-skipping candidates (the leading op only) fail every problem not
-# marked "degenerate"; (3) tools/crosscheck.py agrees with each manifest's PyTorch transcription
+# marked "degenerate"; (3) tools/baselines/crosscheck.py agrees with each manifest's PyTorch transcription
 # on small, alt and default dims (skipped, with a note, when python3 has no torch).
 . "$KC_ROOT/tests/gpu/lib.sh"
 ls "$KC_PROBLEMS"/level2/*.json >/dev/null 2>&1 || { echo "SKIP: no problems/level2"; exit 0; }
@@ -45,7 +45,7 @@ dtotal=$(sql "$ddb" "SELECT count(*) FROM candidates")
 echo "level2 degenerate: all $dtotal candidates rejected"
 
 if python3 -c "import torch, numpy" 2>/dev/null; then
-    python3 "$KC_ROOT/tools/crosscheck.py" --bin "$KC_BIN" --problems "$KC_PROBLEMS" --suite level2 \
+    python3 "$KC_ROOT/tools/baselines/crosscheck.py" --bin "$KC_BIN" --problems "$KC_PROBLEMS" --suite level2 \
         --dims "${L2_CROSSCHECK_DIMS:-small,alt,default}" --report "$OUT_DIR/crosscheck_level2.json" > "$OUT_DIR/crosscheck_level2.log" 2>&1
     rc=$?
     tail -1 "$OUT_DIR/crosscheck_level2.log"

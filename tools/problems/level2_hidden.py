@@ -1,5 +1,5 @@
 """level2_hidden: the "hidden" dims generators of the level-2 manifests (kc-problem v1's hidden
-object: the verifier draws dims from it at verification time), read by tools/gen_level2.py.
+object: the verifier draws dims from it at verification time), read by tools/problems/gen_level2.py.
 
 hidden_for(spec) builds a manifest's object from the base ranges of its leading op (LEAD) and the
 problem's entry in PROBLEMS (range overrides, extra requires, caps, the why sentence). Dims the

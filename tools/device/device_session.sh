@@ -24,12 +24,12 @@ for s in "$@"; do
     crosscheck*)
         dims="${s#crosscheck}"; dims="${dims#:}"; dims="${dims:-small,alt}"
         step "crosscheck $dims"
-        timeout 500 python3 tools/crosscheck.py --bin "$KC_BIN" --dims "$dims" --report "$OUT/crosscheck_$(echo "$dims" | tr , _).json" 2>&1 | tee "$OUT/crosscheck_$(echo "$dims" | tr , _).txt" | tail -120;;
+        timeout 500 python3 tools/baselines/crosscheck.py --bin "$KC_BIN" --dims "$dims" --report "$OUT/crosscheck_$(echo "$dims" | tr , _).json" 2>&1 | tee "$OUT/crosscheck_$(echo "$dims" | tr , _).txt" | tail -120;;
     bench) step bench; timeout 500 sh tests/bench/bench_verify.sh 2>&1 | tee "$OUT/bench.txt";;
     baselines*)
         secs="${s#baselines}"; secs="${secs#:}"; secs="${secs:-300}"
         step "baselines $secs s"
-        timeout $((secs + 120)) python3 tools/baselines.py --eager --compile --budget-s "$secs" 2>&1 | tail -30
+        timeout $((secs + 120)) python3 tools/baselines/baselines.py --eager --compile --budget-s "$secs" 2>&1 | tail -30
         cp problems/level1/baselines/*.json "$OUT/" 2>/dev/null;;
     esac
 done

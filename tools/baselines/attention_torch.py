@@ -10,13 +10,13 @@ variant, and torch.compile'd flex_attention (score_mod / mask_mod / block mask) 
              ERROR when PyTorch itself cannot run that shape. Exit status 1 on any FAIL of a
              required kernel. Used by tests/gpu/test_attention.sh.
   baselines  times SDPA and compiled flex_attention on the default dims with the protocol of
-             tools/baselines.py, prints ms and achieved TFLOP/s (the manifest's flops: 4*D per
+             tools/baselines/baselines.py, prints ms and achieved TFLOP/s (the manifest's flops: 4*D per
              scored pair), and writes problems/attention/baselines/<gpu>.json: eager_ms is SDPA
              where it expresses the variant (else the manifest's torch_reference in eager mode),
              compile_ms is compiled flex_attention.
 
-    python3 tools/attention_torch.py check --bin bin [--dims small,alt,default] [--only 001,005]
-    python3 tools/attention_torch.py baselines [--only ...] [--warm-only]
+    python3 tools/baselines/attention_torch.py check --bin bin [--dims small,alt,default] [--only 001,005]
+    python3 tools/baselines/attention_torch.py baselines [--only ...] [--warm-only]
 
   --warm-only (baselines) compiles and runs flex_attention for the selected problems once, to
   fill Inductor's on-disk caches from several processes at once before a serial timing pass;
@@ -35,7 +35,7 @@ import time
 import torch
 import torch.nn.functional as F
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "problems"))
 import kcproblems  # noqa: E402
 
 
@@ -154,7 +154,7 @@ def setup_precision():
 # ---- check ----
 
 def check_one(args, m, dims_name, out_dir):
-    import crosscheck  # noqa: E402 (tools/crosscheck.py: load_tensor, compare)
+    import crosscheck  # noqa: E402 (tools/baselines/crosscheck.py: load_tensor, compare)
     pid = m["id"]
     shutil.rmtree(out_dir, ignore_errors=True)
     cmd = [os.path.join(args.bin, "kverify"), "dump", "--problem", pid, "--seed", str(args.seed),
@@ -242,7 +242,7 @@ def warm_flex(args):
 
 
 def cmd_baselines(args):
-    import baselines  # noqa: E402 (tools/baselines.py: time_fn, slug, driver_version, save)
+    import baselines  # noqa: E402 (tools/baselines/baselines.py: time_fn, slug, driver_version, save)
     setup_precision()
     if args.warm_only:
         return warm_flex(args)

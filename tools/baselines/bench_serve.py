@@ -2,7 +2,7 @@
 (issue 25's H100 measurements; standard library only).
 
     kverify serve --port 8765 --db /tmp/serve.db &          # on the GPU host
-    python3 tools/bench_serve.py --url http://127.0.0.1:8765 --suite level1 \
+    python3 tools/baselines/bench_serve.py --url http://127.0.0.1:8765 --suite level1 \
         --single 50 --batch 256 --json docs/results/serve_h100.json
 
 The completions are the suite's reference kernels (correct kernels: every one is checked and
@@ -28,7 +28,7 @@ import time
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import kc_reward  # noqa: E402
 
 
@@ -120,7 +120,7 @@ def main():
     ap.add_argument("--batch", type=int, default=256, help="items of the batch")
     ap.add_argument("--no-concurrent", action="store_true")
     here = os.path.dirname(os.path.abspath(__file__))
-    ap.add_argument("--kverify", default=os.path.join(here, "..", "bin", "kverify"),
+    ap.add_argument("--kverify", default=os.path.join(here, "..", "..", "bin", "kverify"),
                     help="the kverify binary (default: bin/kverify of this tree)")
     ap.add_argument("--no-run", action="store_true", help="skip the `kverify run` comparison")
     ap.add_argument("--compile-only", action="store_true",

@@ -5,7 +5,7 @@ reference (the manifest's torch_reference, run in float64) on the same inputs:
 outputs as .npy; this runs Model(**params, **dims)(*inputs) and compares with
 the problem's tolerance. Prints a table (worst error per problem and dims) and
 writes crosscheck.json. Run on the GPU machine:
-    python3 tools/crosscheck.py --bin bin --dims small,alt,default --seeds 11,12 --out DIR
+    python3 tools/baselines/crosscheck.py --bin bin --dims small,alt,default --seeds 11,12 --out DIR
 """
 import argparse
 import json
@@ -18,7 +18,7 @@ import time
 import numpy as np
 import torch
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "problems"))
 import kcproblems  # noqa: E402
 
 

@@ -14,8 +14,8 @@ KernelBench's published table ran with PyTorch's defaults, under which cuDNN con
 TF32 (torch.backends.cudnn.allow_tf32 is True by default); ours has TF32 off everywhere, as the
 verifier requires of candidates. For problems whose reference uses a convolution, --torch-defaults
 also times eager mode under PyTorch's defaults (eager_torch_defaults_ms), so both are on record.
-    python3 tools/baselines.py --eager --compile --budget-s 400
-    python3 tools/baselines.py --suite level2 --compile --warm-only --only 001_,005_ &   # ...
+    python3 tools/baselines/baselines.py --eager --compile --budget-s 400
+    python3 tools/baselines/baselines.py --suite level2 --compile --warm-only --only 001_,005_ &   # ...
 """
 import argparse
 import datetime
@@ -29,7 +29,7 @@ import time
 
 import torch
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "problems"))
 import kcproblems  # noqa: E402
 
 
