@@ -221,7 +221,7 @@ static struct curl_slist *request_headers(const llm_endpoint *e, const llm_clien
         h = curl_slist_append(h, line.buf);
     }
     /* The header list holds the key: wipe our copy. */
-    if (line.buf)
+    if (line.cap)
         memset(line.buf, 0, line.cap);
     sb_free(&line);
     return h;

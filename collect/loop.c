@@ -990,7 +990,7 @@ static void announce_run(collector *c, const char *key, int resumed, long existi
     strbuf prev = STRBUF_INIT, diff = STRBUF_INIT;
     int64_t other = rec_run_previous(c->db, c->run_id, &prev);
     if (other > 0) {
-        config_identity_diff(prev.buf ? prev.buf : "{}", identity, &diff);
+        config_identity_diff(prev.len ? prev.buf : "{}", identity, &diff);
         progress_note(c->progress, "this is a new run, not a continuation of run %lld: %s "
                       "(a run continues only with the same model, endpoints, sampling settings "
                       "and prompt format)", (long long)other,

@@ -1,4 +1,5 @@
-/* error: die/error/warning reporting and the kc_fail error-message convention. */
+/* error: die/error/warning reporting and the kc_fail error-message convention. die formats
+ * without allocating (it is the out-of-memory path); error and warning use a strbuf. */
 #include "common/error.h"
 
 #include <stdarg.h>
@@ -21,12 +22,31 @@ static void report(const char *prefix, const char *fmt, va_list ap)
     sb_free(&sb);
 }
 
+/* die's line is formatted into a fixed buffer on the stack: die is what a failed allocation
+ * calls (sb_grow, xmalloc), so nothing on its way may allocate. A longer message is cut,
+ * ending in "...". */
+#define DIE_LINE_MAX 16384
+
 void die(const char *fmt, ...)
 {
+    char line[DIE_LINE_MAX];
+    size_t room = sizeof line - 1; /* the newline's place */
+    int n = snprintf(line, room, "%s: fatal: ", progname);
+    size_t used = n < 0 ? 0 : (size_t)n < room ? (size_t)n : room - 1;
     va_list ap;
     va_start(ap, fmt);
-    report("fatal: ", fmt, ap);
+    int m = vsnprintf(line + used, room - used, fmt, ap);
     va_end(ap);
+    if (m < 0)
+        m = 0;
+    if ((size_t)m >= room - used) {
+        used = room - 1;
+        memcpy(line + used - 3, "...", 3);
+    } else {
+        used += (size_t)m;
+    }
+    line[used] = '\n';
+    fwrite(line, 1, used + 1, stderr);
     exit(1);
 }
 

@@ -7,18 +7,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-void sb_init(strbuf *sb) { memset(sb, 0, sizeof(*sb)); }
+char kc_strbuf_empty[1];
 
+void sb_init(strbuf *sb) { *sb = (strbuf)STRBUF_INIT; }
+
+/* cap 0: buf is kc_strbuf_empty (or NULL in a zero-filled strbuf), owned by no one. */
 void sb_free(strbuf *sb)
 {
-    free(sb->buf);
+    if (sb->cap)
+        free(sb->buf);
     sb_init(sb);
 }
 
 void sb_reset(strbuf *sb)
 {
     sb->len = 0;
-    if (sb->buf)
+    if (sb->cap)
         sb->buf[0] = '\0';
 }
 
@@ -30,9 +34,11 @@ void sb_grow(strbuf *sb, size_t extra)
     size_t cap = sb->cap ? sb->cap : 64;
     while (cap < need)
         cap = cap * 2;
-    char *p = realloc(sb->buf, cap);
+    char *p = realloc(sb->cap ? sb->buf : NULL, cap);
     if (!p)
         die("out of memory growing a buffer to %zu bytes", cap);
+    if (!sb->cap)
+        p[0] = '\0'; /* was empty (len 0) */
     sb->buf = p;
     sb->cap = cap;
 }
@@ -73,8 +79,8 @@ void sb_addf(strbuf *sb, const char *fmt, ...)
 
 char *sb_detach(strbuf *sb)
 {
-    if (!sb->buf)
-        sb_grow(sb, 0), sb->buf[0] = '\0';
+    if (!sb->cap)
+        sb_grow(sb, 0);
     char *s = sb->buf;
     sb_init(sb);
     return s;
@@ -87,13 +93,13 @@ void sb_setlen(strbuf *sb, size_t len)
     if (len > sb->len)
         die("sb_setlen beyond length");
     sb->len = len;
-    if (sb->buf)
+    if (sb->cap)
         sb->buf[len] = '\0';
 }
 
 void sb_trim(strbuf *sb)
 {
-    if (!sb->buf)
+    if (!sb->cap)
         return;
     size_t start = 0;
     while (start < sb->len && isspace((unsigned char)sb->buf[start]))
