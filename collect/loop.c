@@ -55,6 +55,7 @@ typedef struct collector {
     job *jobs;
     int n_jobs, next_job;
     int64_t run_id;
+    int run_is_new; /* open_run started it (not a continuation) */
     volatile sig_atomic_t *cancel;
     pthread_mutex_t lock; /* jobs, summary, fatal */
     collect_summary sum;
@@ -922,10 +923,46 @@ static int open_run(collector *c, strbuf *err)
         rc = -1;
     if (rc == 0)
         announce_run(c, key, resumed, existing, reopened, identity.buf);
+    c->run_is_new = rc == 0 && !resumed;
     sb_free(&identity);
     sb_free(&json);
     sb_free(&ids);
     return rc;
+}
+
+/* A dead endpoint is found before anything is written: one TCP connect per endpoint. Fails
+ * only when none of them is reachable (refused, no such host). */
+static int probe_endpoints(collector *c, strbuf *err)
+{
+    if (config_is_bundled(c->cfg) || c->n_endpoints == 0)
+        return 0;
+    strbuf why = STRBUF_INIT;
+    int reachable = 0;
+    for (int i = 0; i < c->n_endpoints && !reachable; i++) {
+        sb_reset(&why);
+        reachable = llm_endpoint_probe(&c->endpoints[i], c->cfg->client.connect_timeout_s, &why) == 0;
+    }
+    int rc = 0;
+    if (!reachable)
+        rc = kc_fail(err, "cannot reach the endpoint %s%s: %s; start the server or fix --endpoint "
+                          "(or %s)", c->endpoints[0].url, c->n_endpoints > 1 ? " (nor the others)" : "",
+                     why.buf, c->cfg->api == LLM_ANTHROPIC ? "ANTHROPIC_BASE_URL" : "OPENAI_BASE_URL");
+    sb_free(&why);
+    return rc;
+}
+
+/* A run stopped before its first turn (its endpoint died) leaves no empty run behind. */
+static void drop_empty_run(collector *c)
+{
+    if (!c->run_is_new)
+        return;
+    char *sql = sqlite3_mprintf(
+        "DELETE FROM trajectories WHERE run_id = %lld AND NOT EXISTS (SELECT 1 FROM turns t "
+        " WHERE t.trajectory_id = trajectories.id);"
+        "DELETE FROM runs WHERE id = %lld AND NOT EXISTS (SELECT 1 FROM trajectories WHERE run_id = %lld);",
+        (long long)c->run_id, (long long)c->run_id, (long long)c->run_id);
+    sqlite3_exec(c->db, sql, NULL, NULL, NULL);
+    sqlite3_free(sql);
 }
 
 int collect_run(const collect_config *cfg, const char *endpoint_label, char **urls, int n_urls,
@@ -939,6 +976,8 @@ int collect_run(const collect_config *cfg, const char *endpoint_label, char **ur
     memset(sum, 0, sizeof *sum);
     setup_client(&c, urls, n_urls);
     int rc = load_problems(&c, err);
+    if (rc == 0)
+        rc = probe_endpoints(&c, err);
     if (rc == 0)
         rc = kc_db_open(cfg->db_path, KC_DB_CREATE, &c.db, err);
     if (rc == 0) {
@@ -969,6 +1008,8 @@ int collect_run(const collect_config *cfg, const char *endpoint_label, char **ur
         strbuf e2 = STRBUF_INIT;
         rec_run_close(c.db, c.run_id, complete ? "finished" : "interrupted", &e2);
         sb_free(&e2);
+        if (c.sum.fatal && c.sum.turns == 0)
+            drop_empty_run(&c);
         if (c.sum.fatal)
             rc = kc_fail(err, "stopped: %s", c.fatal.buf);
         else if (!complete)
