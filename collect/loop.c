@@ -1042,6 +1042,13 @@ int collect_preflight(const collect_config *cfg, strbuf *err)
     sb_free(&root);
     if (rc < 0)
         return -1;
+    struct stat st;
+    if (stat(cfg->db_path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0) {
+        /* an empty file (mktemp's) is a new database, as with sqlite3 */
+        if (access(cfg->db_path, W_OK) != 0)
+            return kc_fail(err, "cannot create the database '%s': %s", cfg->db_path, strerror(errno));
+        return 0;
+    }
     if (access(cfg->db_path, F_OK) == 0) {
         sqlite3 *db = NULL;
         if (kc_db_open(cfg->db_path, KC_DB_EXISTING, &db, err) < 0)
