@@ -56,6 +56,7 @@ typedef struct collector {
     int n_jobs, next_job;
     int64_t run_id;
     int run_is_new; /* open_run started it (not a continuation) */
+    int unreachable; /* stopped because no endpoint could be reached */
     volatile sig_atomic_t *cancel;
     pthread_mutex_t lock; /* jobs, summary, fatal */
     collect_summary sum;
@@ -501,6 +502,8 @@ static int run_turn(turn_ctx *x, strbuf *err)
     double cost = 0;
     int cached = 0, rc = -1;
     if (obtain_response(x, &q, hash, &r, &request_id, &response_id, &cost, &cached, err) < 0) {
+        if (r.outcome == LLM_FATAL_RUN && r.connect_failed)
+            c->unreachable = 1;
         if (r.outcome == LLM_FATAL_RUN)
             set_fatal(c, sb_str(err));
         else if (r.outcome == LLM_FATAL_REQUEST)
@@ -951,7 +954,8 @@ static int probe_endpoints(collector *c, strbuf *err)
     return rc;
 }
 
-/* A run stopped before its first turn (its endpoint died) leaves no empty run behind. */
+/* A run stopped before its first turn because its endpoint died leaves no empty run behind
+ * (one stopped by another run-fatal error, a quota, stays: interrupted, to resume). */
 static void drop_empty_run(collector *c)
 {
     if (!c->run_is_new)
@@ -1008,7 +1012,7 @@ int collect_run(const collect_config *cfg, const char *endpoint_label, char **ur
         strbuf e2 = STRBUF_INIT;
         rec_run_close(c.db, c.run_id, complete ? "finished" : "interrupted", &e2);
         sb_free(&e2);
-        if (c.sum.fatal && c.sum.turns == 0)
+        if (c.sum.fatal && c.unreachable && c.sum.turns == 0)
             drop_empty_run(&c);
         if (c.sum.fatal)
             rc = kc_fail(err, "stopped: %s", c.fatal.buf);
