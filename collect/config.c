@@ -61,8 +61,10 @@ void config_from_env(collect_config *c)
         replace(&c->openai_key, v);
     if ((v = getenv("ANTHROPIC_API_KEY")) && *v)
         replace(&c->anthropic_key, v);
-    if ((v = getenv("OPENAI_BASE_URL")) && *v && c->n_endpoints == 0)
+    if ((v = getenv("OPENAI_BASE_URL")) && *v && c->n_endpoints == 0) {
         c->endpoint_urls[c->n_endpoints++] = xstrdup(v);
+        c->endpoint_from_env = 1;
+    }
 }
 
 static int parse_int(const char *key, const char *v, long lo, long hi, long *out, strbuf *err)
@@ -105,6 +107,7 @@ static int set_endpoints(collect_config *c, const char *v, strbuf *err)
         free(c->endpoint_urls[i]);
     c->n_endpoints = 0;
     c->bundled_named = 0;
+    c->endpoint_from_env = 0;
     char *copy = xstrdup(v), *save = NULL;
     for (char *t = strtok_r(copy, ", ", &save); t; t = strtok_r(NULL, ", ", &save)) {
         if (c->n_endpoints == CC_MAX_ENDPOINTS) {
@@ -321,15 +324,34 @@ int config_load_file(collect_config *c, const char *path, strbuf *err)
 
 int config_is_bundled(const collect_config *c) { return c->n_endpoints == 0; }
 
+/* Anthropic's endpoint when none was given: $ANTHROPIC_BASE_URL, else Anthropic's own API. With
+ * --api anthropic it replaces $OPENAI_BASE_URL (that is an OpenAI-compatible server's); without
+ * --api, $ANTHROPIC_BASE_URL alone (no OpenAI one) with a model means the Anthropic API. */
+static void default_anthropic_endpoint(collect_config *c)
+{
+    const char *env = getenv("ANTHROPIC_BASE_URL");
+    int anthropic = c->api_set && c->api == LLM_ANTHROPIC;
+    int implied = !c->api_set && env && *env && c->n_endpoints == 0 && c->model;
+    if (c->bundled_named || !(anthropic || implied) || (c->n_endpoints && !c->endpoint_from_env))
+        return;
+    for (int i = 0; i < c->n_endpoints; i++)
+        free(c->endpoint_urls[i]);
+    c->endpoint_urls[0] = xstrdup(env && *env ? env : CC_ANTHROPIC_URL);
+    c->n_endpoints = 1;
+    c->endpoint_from_env = 0;
+    c->api = LLM_ANTHROPIC;
+}
+
 int config_finish(collect_config *c, strbuf *err)
 {
+    default_anthropic_endpoint(c);
     if (!c->problems || !*c->problems)
         return kc_fail(err, "no problems selected: use --problems SUITE|ID|GLOB[,...]");
     if (config_is_bundled(c)) {
         /* Synthetic answers are never recorded under a real model's name. */
         if (c->model && !c->bundled_named)
             return kc_fail(err, "--model %s names a model but no endpoint is configured "
-                                "(--endpoint URL, or OPENAI_BASE_URL): refusing to record the "
+                                "(--endpoint URL, OPENAI_BASE_URL, or --api anthropic): refusing to record the "
                                 "bundled test server's synthetic answers as %s. For synthetic "
                                 "test data, use --endpoint bundled without --model",
                            c->model, c->model);
