@@ -3,6 +3,7 @@
  *   kcurate merge A.db B.db ... -o OUT.db
  *   kcurate verify-db --db FILE          (integrity checks before trusting a database)
  *   kcurate stats --db FILE
+ *   kcurate runs --db FILE [--json]      (the runs: what kexport --run/--model select)
  *   kcurate flips --db FILE [--json]      (label flips, third-party claim checks)
  *   kcurate report --db FILE --out DIR    (static HTML report) */
 #include "common/db.h"
@@ -13,6 +14,7 @@
 #include "curate/params.h"
 #include "curate/report.h"
 #include "curate/run.h"
+#include "curate/runs.h"
 #include "curate/stats.h"
 
 #include <stdio.h>
@@ -30,6 +32,9 @@ static const char usage_text[] =
     "           version and tables, foreign_key_check, its identity, every value's type, NULLs,\n"
     "           hashes and ids, every blob's hash; prints what it found, exit 1 on any problem\n"
     "       kcurate stats --db FILE\n"
+    "       kcurate runs --db FILE [--json]\n"
+    "           the runs: id, status, model, endpoint, synthetic or not, problems, trajectories,\n"
+    "           turns, tokens, cost (what kexport --run and --model select)\n"
     "       kcurate flips --db FILE [--json]\n"
     "           label flips between verifications of a candidate (verdict class, verdict, flags,\n"
     "           speedup beyond timing noise) and third-party claims that do not hold\n"
@@ -210,6 +215,42 @@ static int stats_command(int argc, char **argv)
     return 0;
 }
 
+static int runs_command(int argc, char **argv)
+{
+    const char *db_path = NULL;
+    int as_json = 0;
+    for (int i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "--db") && i + 1 < argc)
+            db_path = argv[++i];
+        else if (!strcmp(argv[i], "--json"))
+            as_json = 1;
+        else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
+            return puts("usage: kcurate runs --db FILE [--json]"), 0;
+        else
+            die("unknown option '%s'; usage: kcurate runs --db FILE [--json]", argv[i]);
+    }
+    if (!db_path)
+        die("usage: kcurate runs --db FILE [--json]");
+    strbuf err = STRBUF_INIT, out = STRBUF_INIT;
+    sqlite3 *db;
+    if (kc_db_open(db_path, KC_DB_READONLY, &db, &err))
+        die("%s", err.buf);
+    if (as_json) {
+        json_t *j = curate_runs_json(db, &err);
+        if (!j)
+            die("%s", err.buf);
+        json_dumpf(j, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+        putchar('\n');
+        json_decref(j);
+    } else if (curate_runs_text(db, &out, &err)) {
+        die("%s", err.buf);
+    }
+    fputs(sb_str(&out), stdout);
+    kc_db_close(db);
+    sb_free(&err), sb_free(&out);
+    return 0;
+}
+
 static int flips_command(int argc, char **argv)
 {
     const char *db_path = NULL;
@@ -288,6 +329,8 @@ int main(int argc, char **argv)
         return verify_db_command(argc - 2, argv + 2);
     if (!strcmp(argv[1], "stats"))
         return stats_command(argc - 2, argv + 2);
+    if (!strcmp(argv[1], "runs"))
+        return runs_command(argc - 2, argv + 2);
     if (!strcmp(argv[1], "flips"))
         return flips_command(argc - 2, argv + 2);
     if (!strcmp(argv[1], "report"))

@@ -3,6 +3,7 @@
 #include "common/error.h"
 #include "export/bundle.h"
 #include "export/config.h"
+#include "export/filters.h"
 
 #include <sqlite3.h>
 #include <stdio.h>
@@ -150,6 +151,8 @@ int main(int argc, char **argv)
         die("--shard-mb must allow at least 1 KiB, --gzip-level 1..9, --max-pairs >= 0");
     export_summary s;
     strbuf err = STRBUF_INIT;
+    if (export_check_filters(&c, &err))
+        die("%s", err.buf);
     if (export_run(&c, &s, &err))
         die("%s", err.buf);
     double mb = (double)s.bytes_jsonl / 1e6;
