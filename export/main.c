@@ -44,8 +44,8 @@ static const char usage_text[] =
     "  --allow-stale       export stale labels anyway (counted in manifest.json)\n"
     "  --skip-bad-text     leave out (with a warning naming each) candidates whose kernel is\n"
     "                      not UTF-8 text; default: the export fails naming the first one\n"
-    "  --strict            exit status 1 when no record was exported (the reason is printed\n"
-    "                      either way)\n"
+    "  --strict            accepted for old scripts: an export of no record always exits 1,\n"
+    "                      writes nothing (no manifest, card or bundle) and prints why\n"
     "  --system-prompt S   replaces the system message of every record (default: the one\n"
     "                      the model saw, from the recorded request; kcollect's system\n"
     "                      message for imported candidates and rl prompts)\n";
@@ -128,16 +128,13 @@ int main(int argc, char **argv)
     sqlite3_config(SQLITE_CONFIG_MULTITHREAD);
     export_config c;
     export_config_defaults(&c);
-    int strict = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
             usage(0);
         if (!strcmp(argv[i], "--version"))
             return puts("kexport " KC_VERSION), 0;
-        if (!strcmp(argv[i], "--strict")) {
-            strict = 1;
-            continue;
-        }
+        if (!strcmp(argv[i], "--strict"))
+            continue; /* the default now */
         if (flag_option(&c, argv[i]))
             continue;
         if (i + 1 >= argc)
@@ -156,23 +153,21 @@ int main(int argc, char **argv)
     if (export_run(&c, &s, &err))
         die("%s", err.buf);
     double mb = (double)s.bytes_jsonl / 1e6;
+    if (!s.records) { /* an error: nothing written, and why */
+        fprintf(stderr, "kexport: error: 0 %s records exported; nothing written to %s\n%s",
+                export_format_name(c.format), c.out_dir, s.why_empty ? s.why_empty : "");
+        free(s.why_empty);
+        export_config_free(&c);
+        sb_free(&err);
+        return 1;
+    }
     printf("exported %ld %s records into %d shard(s) in %s: %.1f MB of JSONL in %.2f s (%.1f MB/s)\n"
            "manifest: %s\n",
            s.records, export_format_name(c.format), s.shards, c.out_dir, mb, s.seconds,
            s.seconds > 0 ? mb / s.seconds : 0.0, s.manifest_path);
     if (c.tar)
         printf("bundle: %s\n", s.tar_path);
-    int status = 0;
-    if (s.why_empty) {
-        fflush(stdout);
-        fprintf(stderr, "kexport: %s", s.why_empty);
-        if (strict) {
-            fputs("kexport: --strict: no record exported\n", stderr);
-            status = 1;
-        }
-        free(s.why_empty);
-    }
     export_config_free(&c);
     sb_free(&err);
-    return status;
+    return 0;
 }
