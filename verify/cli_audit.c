@@ -6,6 +6,7 @@
  *     schemas/third_party.schema.json); a malformed line is reported with its number and
  *     skipped, every good line is imported; every line is checked before the database is
  *     opened, so a file with no good line creates no database and changes none. */
+#include "common/candidate.h"
 #include "common/db.h"
 #include "common/error.h"
 #include "common/fsutil.h"
@@ -274,6 +275,10 @@ static int check_claim(json_t *j, const char *default_source, claim_line *cl, st
     json_t *text = code ? code : resp;
     if (!json_is_string(text) || !*json_string_value(text))
         return kc_fail(err, "'%s' must be a non-empty string", code ? "code" : "response");
+    size_t limit = code ? KC_MAX_SOURCE_BYTES : KC_MAX_RESPONSE_BYTES; /* the one size rule */
+    if (json_string_length(text) > limit)
+        return kc_fail(err, "'%s' is longer than %zu bytes (the limit)", code ? "code" : "response",
+                       limit);
     cl->text = json_string_value(text);
     if (src && (!json_is_string(src) || !*json_string_value(src)))
         return kc_fail(err, "'source' must be a non-empty string");
