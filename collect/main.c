@@ -5,6 +5,7 @@
 #include "collect/bundled.h"
 #include "collect/config.h"
 #include "collect/loop.h"
+#include "common/cli.h"
 #include "common/error.h"
 #include "common/interrupt.h"
 
@@ -103,14 +104,12 @@ static void parse_flags(int argc, char **argv, collect_config *cfg, int *dry_run
         for (size_t k = 0; k < sizeof flags / sizeof flags[0]; k++)
             if (!strcmp(a, flags[k].name))
                 f = &flags[k];
-        if (!f) {
-            fputs(usage_text, stderr);
-            die("unknown option '%s'", a);
-        }
+        if (!f)
+            kc_usage_error("unknown option '%s'", a);
         const char *value = f->value;
         if (!value) {
             if (i + 1 >= argc)
-                die("%s needs a value", a);
+                kc_usage_error("%s needs a value", a);
             value = argv[++i];
         }
         if (config_set(cfg, f->key, value, &err) < 0)
@@ -148,6 +147,7 @@ static int dry_run(const collect_config *cfg)
 int main(int argc, char **argv)
 {
     kc_set_progname("kcollect");
+    kc_cli_standard(argc, argv, usage_text);
     collect_config cfg;
     config_defaults(&cfg);
     config_from_env(&cfg);
@@ -156,11 +156,8 @@ int main(int argc, char **argv)
     parse_flags(argc, argv, &cfg, &dry);
     strbuf err = STRBUF_INIT;
     if (config_finish(&cfg, &err) < 0) {
-        error("%s", err.buf);
-        fputs(usage_text, stderr);
         config_free(&cfg);
-        sb_free(&err);
-        return 2;
+        kc_usage_error("%s", err.buf);
     }
     if (dry) {
         int drc = dry_run(&cfg);

@@ -6,6 +6,7 @@
  *   kcurate runs --db FILE [--json]      (the runs: what kexport --run/--model select)
  *   kcurate flips --db FILE [--json]      (label flips, third-party claim checks)
  *   kcurate report --db FILE --out DIR    (static HTML report) */
+#include "common/cli.h"
 #include "common/db.h"
 #include "common/error.h"
 #include "curate/db_check.h"
@@ -98,9 +99,9 @@ static int run_command(int argc, char **argv)
         if (!strcmp(a, "-h") || !strcmp(a, "--help"))
             usage(0);
         if (!is_run_option(a))
-            die("unknown option '%s' (see kcurate --help)", a);
+            kc_usage_error("unknown option '%s'", a);
         if (!v)
-            die("%s needs a value (see kcurate --help)", a);
+            kc_usage_error("%s needs a value", a);
         i++;
         if (!strcmp(a, "--db")) db_path = v;
         else if (!strcmp(a, "--shingle")) p.minhash.shingle = (int)number_arg(a, v);
@@ -121,10 +122,10 @@ static int run_command(int argc, char **argv)
             if (curate_params_load_heldout(&p, v, &err))
                 die("%s", err.buf);
         } else
-            die("unknown option '%s' (see kcurate --help)", a);
+            kc_usage_error("unknown option '%s'", a);
     }
     if (!db_path)
-        die("kcurate run needs --db FILE");
+        kc_usage_error("kcurate run needs --db FILE");
     sqlite3 *db;
     if (kc_db_open(db_path, KC_DB_EXISTING, &db, &err))
         die("%s", err.buf);
@@ -158,7 +159,7 @@ static int merge_command(int argc, char **argv)
         }
     }
     if (!out || !n_src)
-        die("usage: kcurate merge A.db B.db ... -o OUT.db");
+        kc_usage_error("usage: kcurate merge A.db B.db ... -o OUT.db");
     strbuf err = STRBUF_INIT;
     sqlite3 *db;
     int existed = access(out, F_OK) == 0;
@@ -185,7 +186,7 @@ static int verify_db_command(int argc, char **argv)
     if (argc == 1 && (!strcmp(argv[0], "-h") || !strcmp(argv[0], "--help")))
         usage(0);
     if (argc != 2 || strcmp(argv[0], "--db"))
-        die("usage: kcurate verify-db --db FILE");
+        kc_usage_error("usage: kcurate verify-db --db FILE");
     strbuf err = STRBUF_INIT;
     db_check_result r = {0};
     if (db_check_file(argv[1], &r, &err))
@@ -204,10 +205,10 @@ static int verify_db_command(int argc, char **argv)
 static int stats_command(int argc, char **argv)
 {
     if (argc != 2 || strcmp(argv[0], "--db"))
-        die("usage: kcurate stats --db FILE");
+        kc_usage_error("usage: kcurate stats --db FILE");
     strbuf err = STRBUF_INIT, out = STRBUF_INIT;
     sqlite3 *db;
-    if (kc_db_open(argv[1], KC_DB_READONLY, &db, &err) || curate_stats(db, &out, &err))
+    if (kc_db_open(argv[1], KC_DB_READONLY, &db, &err) || curate_stats(db, argv[1], &out, &err))
         die("%s", err.buf);
     fputs(out.buf, stdout);
     kc_db_close(db);
@@ -227,10 +228,10 @@ static int runs_command(int argc, char **argv)
         else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
             return puts("usage: kcurate runs --db FILE [--json]"), 0;
         else
-            die("unknown option '%s'; usage: kcurate runs --db FILE [--json]", argv[i]);
+            kc_usage_error("unknown option '%s'; usage: kcurate runs --db FILE [--json]", argv[i]);
     }
     if (!db_path)
-        die("usage: kcurate runs --db FILE [--json]");
+        kc_usage_error("usage: kcurate runs --db FILE [--json]");
     strbuf err = STRBUF_INIT, out = STRBUF_INIT;
     sqlite3 *db;
     if (kc_db_open(db_path, KC_DB_READONLY, &db, &err))
@@ -261,10 +262,10 @@ static int flips_command(int argc, char **argv)
         else if (!strcmp(argv[i], "--json"))
             as_json = 1;
         else
-            die("usage: kcurate flips --db FILE [--json]");
+            kc_usage_error("unknown option '%s'; usage: kcurate flips --db FILE [--json]", argv[i]);
     }
     if (!db_path)
-        die("usage: kcurate flips --db FILE [--json]");
+        kc_usage_error("usage: kcurate flips --db FILE [--json]");
     strbuf err = STRBUF_INIT, out = STRBUF_INIT;
     sqlite3 *db;
     if (kc_db_open(db_path, KC_DB_READONLY, &db, &err))
@@ -292,7 +293,7 @@ static int report_command(int argc, char **argv)
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!v)
-            die("usage: kcurate report --db FILE --out DIR [--price-in USD --price-out USD] "
+            kc_usage_error("usage: kcurate report --db FILE --out DIR [--price-in USD --price-out USD] "
                 "[--chartjs FILE]");
         i++;
         if (!strcmp(a, "--db")) db_path = v;
@@ -300,10 +301,10 @@ static int report_command(int argc, char **argv)
         else if (!strcmp(a, "--chartjs")) o.chartjs_path = v;
         else if (!strcmp(a, "--price-in")) o.price_in = number_arg(a, v);
         else if (!strcmp(a, "--price-out")) o.price_out = number_arg(a, v);
-        else die("unknown option '%s' (see kcurate --help)", a);
+        else kc_usage_error("unknown option '%s'", a);
     }
     if (!db_path || !o.out_dir)
-        die("kcurate report needs --db FILE and --out DIR");
+        kc_usage_error("kcurate report needs --db FILE and --out DIR");
     strbuf err = STRBUF_INIT;
     sqlite3 *db;
     if (kc_db_open(db_path, KC_DB_READONLY, &db, &err) || report_write(db, &o, &err))
@@ -317,10 +318,9 @@ static int report_command(int argc, char **argv)
 int main(int argc, char **argv)
 {
     kc_set_progname("kcurate");
-    if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))
-        usage(argc < 2 ? 2 : 0);
-    if (!strcmp(argv[1], "--version"))
-        return puts("kcurate " KC_VERSION), 0;
+    kc_cli_standard(argc, argv, usage_text);
+    if (argc < 2)
+        kc_usage_error("no command (run, merge, verify-db, stats, runs, flips, report)");
     if (!strcmp(argv[1], "run"))
         return run_command(argc - 2, argv + 2);
     if (!strcmp(argv[1], "merge"))
@@ -337,5 +337,5 @@ int main(int argc, char **argv)
         return report_command(argc - 2, argv + 2);
     if (!strcmp(argv[1], "--db"))
         return run_command(argc - 1, argv + 1);
-    die("unknown command '%s' (see kcurate --help)", argv[1]);
+    kc_usage_error("unknown command '%s'", argv[1]);
 }

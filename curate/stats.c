@@ -21,7 +21,7 @@ static int add_table(sqlite3 *db, strbuf *out, const char *title, const char *sq
     return 0;
 }
 
-int curate_stats(sqlite3 *db, strbuf *out, strbuf *err)
+int curate_stats(sqlite3 *db, const char *db_path, strbuf *out, strbuf *err)
 {
     long long run = kc_db_query_int(db, "SELECT max(id) FROM curate_runs");
     sb_reset(out);
@@ -31,7 +31,7 @@ int curate_stats(sqlite3 *db, strbuf *out, strbuf *err)
             kc_db_query_int(db, "SELECT count(*) FROM trajectories"),
             kc_db_query_int(db, "SELECT count(*) FROM candidates"));
     if (run <= 0) {
-        sb_adds(out, "not curated yet: run `kcurate run --db FILE`\n");
+        sb_addf(out, "not curated yet: run `kcurate run --db %s`\n", db_path);
         return 0;
     }
     sb_addf(out, "curated by curate run %lld\n\n", run);

@@ -3,6 +3,7 @@
 #define KC_CURATE_STATS_H
 #include "common/db.h"
 
-int curate_stats(sqlite3 *db, strbuf *out, strbuf *err);
+/* db_path: as the user gave it, for the hints (the commands to run next). */
+int curate_stats(sqlite3 *db, const char *db_path, strbuf *out, strbuf *err);
 
 #endif

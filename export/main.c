@@ -1,5 +1,6 @@
 /* kexport: writes a curated kcorpus database as JSONL shards (sft, multiturn, rl, preference)
  * with a manifest, a datasheet and optionally a tar bundle. */
+#include "common/cli.h"
 #include "common/error.h"
 #include "export/bundle.h"
 #include "export/config.h"
@@ -50,12 +51,6 @@ static const char usage_text[] =
     "                      the model saw, from the recorded request; kcollect's system\n"
     "                      message for imported candidates and rl prompts)\n";
 
-static _Noreturn void usage(int status)
-{
-    fputs(usage_text, status ? stderr : stdout);
-    exit(status);
-}
-
 static void set_string(char **field, const char *v)
 {
     free(*field);
@@ -77,6 +72,18 @@ static int flag_option(export_config *c, const char *a)
 
 /* Dies with the message of a failed check. */
 #define checked(call) do { if ((call) < 0) die("%s", err.buf); } while (0)
+
+static int is_value_option(const char *a)
+{
+    static const char *const names[] = {
+        "--db", "--out", "--format", "--dedup", "--verdict", "--split", "--level", "--run",
+        "--model", "--system-prompt", "--min-speedup", "--max-pairs", "--shard-mb", "--gzip-level",
+        NULL};
+    for (int i = 0; names[i]; i++)
+        if (!strcmp(a, names[i]))
+            return 1;
+    return 0;
+}
 
 static void value_option(export_config *c, const char *a, const char *v)
 {
@@ -116,34 +123,33 @@ static void value_option(export_config *c, const char *a, const char *v)
     } else if (!strcmp(a, "--gzip-level")) {
         checked(export_parse_number(a, v, 1, 9, &d, &err));
         c->gzip_level = (int)d;
-    } else die("unknown option '%s' (see kexport --help)", a);
+    } else kc_usage_error("unknown option '%s'", a);
     sb_free(&err);
 }
 
 int main(int argc, char **argv)
 {
     kc_set_progname("kexport");
+    kc_cli_standard(argc, argv, usage_text);
     /* Each connection is used by one thread only (the shard writer thread never touches SQLite):
      * no per-call connection mutex. */
     sqlite3_config(SQLITE_CONFIG_MULTITHREAD);
     export_config c;
     export_config_defaults(&c);
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
-            usage(0);
-        if (!strcmp(argv[i], "--version"))
-            return puts("kexport " KC_VERSION), 0;
         if (!strcmp(argv[i], "--strict"))
             continue; /* the default now */
         if (flag_option(&c, argv[i]))
             continue;
+        if (!is_value_option(argv[i]))
+            kc_usage_error("unknown option '%s'", argv[i]);
         if (i + 1 >= argc)
-            die("%s needs a value (see kexport --help)", argv[i]);
+            kc_usage_error("%s needs a value", argv[i]);
         value_option(&c, argv[i], argv[i + 1]);
         i++;
     }
     if (!c.db_path || !c.out_dir)
-        usage(2);
+        kc_usage_error("kexport needs --db FILE and --out DIR");
     if (c.shard_bytes < 1024 || c.gzip_level < 1 || c.gzip_level > 9 || c.max_pairs < 0)
         die("--shard-mb must allow at least 1 KiB, --gzip-level 1..9, --max-pairs >= 0");
     export_summary s;

@@ -1510,7 +1510,8 @@ static int export_preference(export_ctx *x, strbuf *err)
 int export_records(export_ctx *x, strbuf *err)
 {
     if (kc_db_query_int(x->db, "SELECT count(*) FROM curate_runs") <= 0)
-        return kc_fail(err, "the database has no labels yet: run `kcurate run --db FILE` first");
+        return kc_fail(err, "the database has no labels yet: run `kcurate run --db %s` first",
+                       x->cfg->db_path);
     switch (x->cfg->format) {
     case EXPORT_SFT: return export_sft(x, err);
     case EXPORT_MULTITURN: return export_multiturn(x, err);

@@ -157,7 +157,7 @@ static long long pass_count(sqlite3 *db, int64_t pass, const char *sql)
 }
 
 /* Marks the pass finished when nothing is left and prints where it stands. */
-static void close_pass(sqlite3 *db, int64_t pass)
+static void close_pass(sqlite3 *db, const char *db_path, int64_t pass)
 {
     long long items = pass_count(db, pass,
         "SELECT count(*) FROM reverify_items WHERE pass_id = %lld /* %lld */");
@@ -174,9 +174,9 @@ static void close_pass(sqlite3 *db, int64_t pass)
         sb_free(&q);
     }
     printf("reverify pass %lld: %lld of %lld candidates re-verified%s; %lld label flip%s "
-           "(kcurate flips --db FILE)\n", (long long)pass, done, items,
+           "(kcurate flips --db %s)\n", (long long)pass, done, items,
            done >= items ? " (pass finished)" : " (run the same command again to resume)", flips,
-           flips == 1 ? "" : "s");
+           flips == 1 ? "" : "s", db_path);
 }
 
 int cli_reverify(int argc, char **argv)
@@ -224,7 +224,7 @@ int cli_reverify(int argc, char **argv)
            (long long)pass, KC_VERSION, o.compile_only ? ", compile only" : "");
     fflush(stdout);
     status = cli_verify_selected(db, &o, pass_todo_sql, pass, limit, threads, "selected");
-    close_pass(db, pass);
+    close_pass(db, db_path, pass);
     if (kc_interrupted())
         kc_interrupt_print_resume(stdout);
 out:
