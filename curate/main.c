@@ -39,7 +39,7 @@ static const char usage_text[] =
     "       kcurate flips --db FILE [--json]\n"
     "           label flips between verifications of a candidate (verdict class, verdict, flags,\n"
     "           speedup beyond timing noise) and third-party claims that do not hold\n"
-    "       kcurate report --db FILE --out DIR [--price-in USD --price-out USD] [--chartjs FILE]\n"
+    "       kcurate report --db FILE --out DIR [--price IN,OUT | --price-in USD --price-out USD] [--chartjs FILE]\n"
     "           a static HTML report (solve rate vs budget, fast_p, verdicts, speedups, cost,\n"
     "           per-problem table with kernel pages, flips, suspicious list)\n"
     "\n"
@@ -216,6 +216,19 @@ static int stats_command(int argc, char **argv)
     return 0;
 }
 
+/* --price IN,OUT[,REASONING] as kcollect takes it (dollars per million tokens). */
+static void price_pair(const char *v, double *in, double *out)
+{
+    char *end;
+    *in = strtod(v, &end);
+    if (end == v || *end != ',')
+        kc_usage_error("--price wants IN,OUT dollars per million tokens, not '%s'", v);
+    const char *o = end + 1;
+    *out = strtod(o, &end);
+    if (end == o || (*end && *end != ','))
+        kc_usage_error("--price wants IN,OUT dollars per million tokens, not '%s'", v);
+}
+
 static int runs_command(int argc, char **argv)
 {
     const char *db_path = NULL;
@@ -293,7 +306,7 @@ static int report_command(int argc, char **argv)
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!v)
-            kc_usage_error("usage: kcurate report --db FILE --out DIR [--price-in USD --price-out USD] "
+            kc_usage_error("usage: kcurate report --db FILE --out DIR [--price IN,OUT | --price-in USD --price-out USD] "
                 "[--chartjs FILE]");
         i++;
         if (!strcmp(a, "--db")) db_path = v;
@@ -301,6 +314,7 @@ static int report_command(int argc, char **argv)
         else if (!strcmp(a, "--chartjs")) o.chartjs_path = v;
         else if (!strcmp(a, "--price-in")) o.price_in = number_arg(a, v);
         else if (!strcmp(a, "--price-out")) o.price_out = number_arg(a, v);
+        else if (!strcmp(a, "--price")) price_pair(v, &o.price_in, &o.price_out);
         else kc_usage_error("unknown option '%s'", a);
     }
     if (!db_path || !o.out_dir)

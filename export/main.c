@@ -12,7 +12,7 @@
 #include <string.h>
 
 static const char usage_text[] =
-    "usage: kexport --db FILE --out DIR [options]\n"
+    "usage: kexport --db FILE --out DIR [options]      (-o DIR is --out DIR)\n"
     "  --format F          sft | multiturn | rl | preference | kernelbench [sft]\n"
     "                      kernelbench: each kernel kept by --verdict [correct], --dedup and\n"
     "                      the other filters as a KernelBench-style Python module in\n"
@@ -76,7 +76,7 @@ static int flag_option(export_config *c, const char *a)
 static int is_value_option(const char *a)
 {
     static const char *const names[] = {
-        "--db", "--out", "--format", "--dedup", "--verdict", "--split", "--level", "--run",
+        "--db", "--out", "-o", "--format", "--dedup", "--verdict", "--split", "--level", "--run",
         "--model", "--system-prompt", "--min-speedup", "--max-pairs", "--shard-mb", "--gzip-level",
         NULL};
     for (int i = 0; names[i]; i++)
@@ -90,7 +90,7 @@ static void value_option(export_config *c, const char *a, const char *v)
     strbuf err = STRBUF_INIT;
     double d;
     if (!strcmp(a, "--db")) c->db_path = v;
-    else if (!strcmp(a, "--out")) c->out_dir = v;
+    else if (!strcmp(a, "--out") || !strcmp(a, "-o")) c->out_dir = v;
     else if (!strcmp(a, "--format")) {
         if (export_format_parse(v, &c->format))
             die("unknown format '%s' (sft, multiturn, rl, preference, kernelbench)", v);

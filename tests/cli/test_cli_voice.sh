@@ -69,4 +69,12 @@ grep -q "^kexport: error: " e || fail "kexport error voice: $(cat e)"
 "$KC_BIN/kcollect" --problems level1/019_relu --compile-only --turns 1 --db "$T/h.db" >o 2>e || fail "kcollect: $(cat e)"
 "$KC_BIN/kcurate" stats --db "$T/h.db" >o 2>e || fail "kcurate stats: $(cat e)"
 grep -qF "kcurate run --db $T/h.db" o || fail "the stats hint does not name the database: $(cat o)"
+
+# one name for one thing: -o/--out everywhere, kcollect's --price IN,OUT in kcurate report too
+"$KC_BIN/kcurate" run --db "$T/h.db" >/dev/null || fail "kcurate run"
+"$KC_BIN/kexport" --db "$T/h.db" -o "$T/ex" --verdict any >o 2>e || fail "kexport -o: $(cat e)"
+[ -f "$T/ex/manifest.json" ] || fail "kexport -o wrote no manifest"
+"$KC_BIN/kcurate" merge "$T/h.db" --out "$T/m.db" >o 2>e || fail "kcurate merge --out: $(cat e)"
+"$KC_BIN/kcurate" report --db "$T/h.db" --out "$T/rep" --price 3,15 >o 2>e || fail "kcurate report --price: $(cat e)"
+usage_err report-price 2 "^kcurate: error: --price wants IN,OUT" "$KC_BIN/kcurate" report --db "$T/h.db" --out "$T/rep" --price 3
 echo ok
