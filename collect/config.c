@@ -413,7 +413,9 @@ static json_t *settings_json(const collect_config *c)
         json_object_set_new(o, "problem_budget_tokens", json_integer(c->problem_budget_tokens));
     json_object_set_new(o, "compile_only", json_boolean(c->compile_only));
     json_object_set_new(o, "sampling",
-                        json_pack("{s:f, s:i, s:I, s:s}", "temperature", c->temperature,
+                        /* unset (the server's default): null, never the -1 that stands for it */
+                        json_pack("{s:o, s:i, s:I, s:s}", "temperature",
+                                  c->temperature < 0 ? json_null() : json_real(c->temperature),
                                   "max_tokens", c->max_tokens, "seed", (json_int_t)c->seed,
                                   "context", c->context == CONTEXT_FULL ? "full" : "drop-reasoning"));
     json_object_set_new(o, "prompt_format", json_integer(CC_PROMPT_FORMAT));
@@ -586,7 +588,12 @@ int config_identity_from_json(const char *config_json, strbuf *out)
     int bundled = json_array_size(eps) == 1 &&
                   !strcmp(json_string_value(json_array_get(eps, 0)) ?: "", CC_BUNDLED);
     json_t *sampling = json_object();
-    json_object_set_new(sampling, "temperature", sampling_value(cfg, "temperature", json_real(-1)));
+    json_t *temp = sampling_value(cfg, "temperature", json_real(-1));
+    if (!json_is_number(temp) || json_number_value(temp) < 0) { /* unset: null now, -1 before */
+        json_decref(temp);
+        temp = json_real(-1); /* the identity (and so the run key) stays what it was */
+    }
+    json_object_set_new(sampling, "temperature", temp);
     json_object_set_new(sampling, "max_tokens", sampling_value(cfg, "max_tokens", json_null()));
     json_object_set_new(sampling, "seed", sampling_value(cfg, "seed", json_integer(0)));
     json_object_set_new(sampling, "context", sampling_value(cfg, "context", json_string("drop-reasoning")));
@@ -627,6 +634,16 @@ void config_run_key(const collect_config *c, char *out)
     sb_free(&id);
 }
 
+/* A value of the identity as said on screen: an unset temperature (-1 inside) is "unset". */
+static char *identity_value_text(const char *name, json_t *v)
+{
+    size_t n = strlen(name);
+    if (n >= 11 && !strcmp(name + n - 11, "temperature") && json_is_number(v) &&
+        json_number_value(v) < 0)
+        return xstrdup("unset");
+    return json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+}
+
 static void diff_values(const char *prefix, json_t *a, json_t *b, strbuf *out)
 {
     if (json_is_object(a) && json_is_object(b)) {
@@ -643,8 +660,8 @@ static void diff_values(const char *prefix, json_t *a, json_t *b, strbuf *out)
     }
     if (a && b && json_equal(a, b))
         return;
-    char *sa = a ? json_dumps(a, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
-    char *sbv = b ? json_dumps(b, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+    char *sa = a ? identity_value_text(prefix, a) : NULL;
+    char *sbv = b ? identity_value_text(prefix, b) : NULL;
     sb_addf(out, "%s%s %s -> %s", out->len ? ", " : "", prefix, sa ? sa : "(none)", sbv ? sbv : "(none)");
     free(sa);
     free(sbv);

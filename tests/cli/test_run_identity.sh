@@ -40,7 +40,7 @@ grep -q "continuing run 1 .*it will add 0 trajectories and extend 0 ended ones" 
     --endpoint "$URL" --turns 2 --temperature 0.5 >/dev/null 2>"$T/e4" || { cat "$T/e4"; fail "new run"; }
 [ "$(q 'SELECT count(*) FROM runs')" = 2 ] || fail "a changed temperature did not start a new run"
 grep -q "starting new run 2 .*it will add 1 trajectories" "$T/e4" || fail "new run: $(grep run "$T/e4")"
-grep -q "not a continuation of run 1: sampling.temperature -1.0 -> 0.5" "$T/e4" ||
+grep -q "not a continuation of run 1: sampling.temperature unset -> 0.5" "$T/e4" ||
     fail "the new run does not say why: $(grep continuation "$T/e4")"
 
 # Exports keep runs apart, and say when they mix.
