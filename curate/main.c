@@ -32,7 +32,9 @@ static const char usage_text[] =
     "           checks a database before you trust it: SQLite's integrity_check, the schema\n"
     "           version and tables, foreign_key_check, its identity, every value's type, NULLs,\n"
     "           hashes and ids, every blob's hash; prints what it found, exit 1 on any problem\n"
-    "       kcurate stats --db FILE\n"
+    "       kcurate stats --db FILE [--json]\n"
+    "           counts, verdicts, duplicates, tiers, trajectories, splits; --json adds tokens,\n"
+    "           cost and one row per run\n"
     "       kcurate runs --db FILE [--json]\n"
     "           the runs: id, status, model, endpoint, synthetic or not, problems, trajectories,\n"
     "           turns, tokens, cost (what kexport --run and --model select)\n"
@@ -204,13 +206,33 @@ static int verify_db_command(int argc, char **argv)
 
 static int stats_command(int argc, char **argv)
 {
-    if (argc != 2 || strcmp(argv[0], "--db"))
-        kc_usage_error("usage: kcurate stats --db FILE");
+    const char *db_path = NULL;
+    int as_json = 0;
+    for (int i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "--db") && i + 1 < argc)
+            db_path = argv[++i];
+        else if (!strcmp(argv[i], "--json"))
+            as_json = 1;
+        else
+            kc_usage_error("unknown option '%s'; usage: kcurate stats --db FILE [--json]", argv[i]);
+    }
+    if (!db_path)
+        kc_usage_error("usage: kcurate stats --db FILE [--json]");
     strbuf err = STRBUF_INIT, out = STRBUF_INIT;
     sqlite3 *db;
-    if (kc_db_open(argv[1], KC_DB_READONLY, &db, &err) || curate_stats(db, argv[1], &out, &err))
+    if (kc_db_open(db_path, KC_DB_READONLY, &db, &err))
         die("%s", err.buf);
-    fputs(out.buf, stdout);
+    if (as_json) {
+        json_t *j = curate_stats_json(db, &err);
+        if (!j)
+            die("%s", err.buf);
+        json_dumpf(j, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12));
+        putchar('\n');
+        json_decref(j);
+    } else if (curate_stats(db, db_path, &out, &err)) {
+        die("%s", err.buf);
+    }
+    fputs(sb_str(&out), stdout);
     kc_db_close(db);
     sb_free(&err), sb_free(&out);
     return 0;
