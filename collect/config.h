@@ -53,6 +53,7 @@ typedef struct collect_config {
     long problem_budget_tokens;    /* per problem, 0 = none */
     int concurrency;
     int compile_only, dry_run, stream;
+    int verbose;           /* -v: per-turn lines on a terminal too (not part of the run) */
     int max_tokens;
     double temperature;    /* < 0: the server's default */
     long long seed;        /* sample k sends seed + k */

@@ -874,6 +874,32 @@ static int reopen_extendable(collector *c, const char *ids, strbuf *err)
     return sqlite3_changes(c->db);
 }
 
+/* Before a run with a price: tokens and cost if each of the trajectories it adds used all its
+ * turns, from the prompts' sizes (about 4 characters a token), answers of min(max tokens, 2000)
+ * tokens and feedback of about 300 sent back each turn. An upper estimate: a trajectory stops
+ * at its first success, and cached answers cost nothing. */
+static void estimate_note(collector *c, long adds)
+{
+    const collect_config *cfg = c->cfg;
+    if (!cfg->cost.known || adds <= 0 || c->n_problems == 0)
+        return;
+    double base = 0;
+    for (int i = 0; i < c->n_problems; i++)
+        base += (double)(strlen(prompt_system_text()) + strlen(c->specs[i])) / 4.0;
+    base /= c->n_problems; /* an average first prompt */
+    double answer = cfg->max_tokens > 0 && cfg->max_tokens < 2000 ? cfg->max_tokens : 2000;
+    double step = answer + 300, in = 0;
+    for (int k = 0; k < cfg->turns; k++)
+        in += base + k * step;
+    in *= (double)adds;
+    double out = (double)adds * cfg->turns * answer;
+    double usd = config_cost(cfg, (long)in, (long)out, 0);
+    progress_note(c->progress, "estimate before starting: at most about %.0fk input and %.0fk "
+                  "output tokens, $%.2f at $%g/$%g per Mtok (%ld trajectories x %d turns; a "
+                  "trajectory stops at its first success, so usually less)", in / 1000.0,
+                  out / 1000.0, usd, cfg->cost.input, cfg->cost.output, adds, cfg->turns);
+}
+
 /* Says on screen which run this is, why a new one is new, and what it will add. */
 static void announce_run(collector *c, const char *key, int resumed, long existing, int reopened,
                          const char *identity)
@@ -881,6 +907,7 @@ static void announce_run(collector *c, const char *key, int resumed, long existi
     const collect_config *cfg = c->cfg;
     const char *synthetic = config_is_bundled(cfg) ? " [synthetic answers: " CC_BUNDLED "]" : "";
     long adds = c->n_jobs - existing;
+    estimate_note(c, adds);
     if (resumed) {
         progress_note(c->progress, "continuing run %lld (key %.12s) on %s, model %s%s: %ld of this "
                       "command's %d trajectories recorded; it will add %ld trajectories and "
@@ -988,7 +1015,7 @@ int collect_run(const collect_config *cfg, const char *endpoint_label, char **ur
         make_jobs(&c);
         c.sum.problems = c.n_problems;
         c.sum.trajectories = c.n_jobs;
-        c.progress = progress_start(&c.sum, &c.lock, cfg->compile_only);
+        c.progress = progress_start(&c.sum, &c.lock, cfg->compile_only, cfg->verbose);
         progress_watch_verifier(c.progress, &c.verifier);
         rc = register_problems(&c, err);
     }

@@ -38,6 +38,7 @@ static const char usage_text[] =
     "  --concurrency N       trajectories in parallel, and LLM requests in flight (default 4)\n"
     "  --compile-only        no GPU: verify up to compilation (labels stop at 'compiled')\n"
     "  --dry-run             print the first prompt and exit\n"
+    "  -v, --verbose         on a terminal, a line per turn too (always when not a terminal)\n"
     "  --config FILE         JSON settings (the long option names with '_' for '-');\n"
     "                        \"prices\": {\"MODEL\": [in, out, reasoning]} in $ per Mtok\n"
     "  --context full|drop-reasoning  earlier reasoning sent back or not (default drop-reasoning)\n"
@@ -94,6 +95,10 @@ static void parse_flags(int argc, char **argv, collect_config *cfg, int *dry_run
         }
         if (!strcmp(a, "--dry-run")) {
             *dry_run = 1;
+            continue;
+        }
+        if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
+            cfg->verbose = 1;
             continue;
         }
         if (!strcmp(a, "--config")) {
