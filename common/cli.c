@@ -2,6 +2,7 @@
 #include "common/cli.h"
 #include "common/error.h"
 
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +24,27 @@ void kc_cli_standard(int argc, char **argv, const char *help)
     }
 }
 
+static int usage_status = KC_EXIT_USAGE;
+
+void kc_cli_usage_status(int status) { usage_status = status; }
+
+int kc_getopt(int argc, char **argv, const char *shortopts, const struct option *longopts)
+{
+    char spec[64];
+    snprintf(spec, sizeof spec, ":%s", shortopts); /* ':' first: a missing value is ':' */
+    opterr = 0;
+    int c = getopt_long(argc, argv, spec, longopts, NULL);
+    const char *arg = optind > 0 && optind <= argc ? argv[optind - 1] : "";
+    if (c == ':')
+        kc_usage_error("%s needs a value", arg);
+    if (c == '?') {
+        if (optopt && strncmp(arg, "--", 2) != 0)
+            kc_usage_error("unknown option '-%c'", optopt);
+        kc_usage_error("unknown option '%.*s'", (int)strcspn(arg, "="), arg);
+    }
+    return c;
+}
+
 static _Noreturn void usage_error(int status, const char *fmt, va_list ap)
 {
     strbuf msg = STRBUF_INIT;
@@ -36,7 +58,7 @@ void kc_usage_error(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    usage_error(KC_EXIT_USAGE, fmt, ap);
+    usage_error(usage_status, fmt, ap);
 }
 
 void kc_usage_error_status(int status, const char *fmt, ...)

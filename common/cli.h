@@ -19,6 +19,12 @@ enum {
 /* Handles --version and -h/--help anywhere in argv[1..argc): prints the version ("tool
  * VERSION") or help to stdout and exits 0. help NULL: only --version is handled. */
 void kc_cli_standard(int argc, char **argv, const char *help);
+/* The exit status of a usage error in this tool (default KC_EXIT_USAGE; kverify: 4). */
+void kc_cli_usage_status(int status);
+/* getopt_long that reports an unknown option ("unknown option '--x'") or a missing value ("--x
+ * needs a value") as a usage error itself instead of returning '?'. */
+struct option;
+int kc_getopt(int argc, char **argv, const char *shortopts, const struct option *longopts);
 /* A usage error: "tool: error: <message>; see 'tool --help'" on stderr, exit KC_EXIT_USAGE. */
 _Noreturn void kc_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* The same with another exit status (kverify: KC_EXIT_KVERIFY_USAGE). */

@@ -7,6 +7,7 @@
  *     skipped, every good line is imported; every line is checked before the database is
  *     opened, so a file with no good line creates no database and changes none. */
 #include "common/candidate.h"
+#include "common/cli.h"
 #include "common/db.h"
 #include "common/error.h"
 #include "common/fsutil.h"
@@ -195,7 +196,7 @@ int cli_reverify(int argc, char **argv)
     const char *db_path = NULL;
     int limit = 0, threads = 0, c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "d:p:v:cnl:t:", opts, NULL)) != -1) {
+    while ((c = kc_getopt(argc, argv, "d:p:v:cnl:t:", opts)) != -1) {
         switch (c) {
         case 'd': db_path = optarg; break;
         case 'p': sel.problems = optarg; break;

@@ -98,6 +98,7 @@ static int cmd_gpus(int argc, char **argv)
 int main(int argc, char **argv)
 {
     kc_set_progname("kverify");
+    kc_cli_usage_status(KC_EXIT_KVERIFY_USAGE); /* 2 is a verdict status here */
     if (argc < 2)
         kc_usage_error_status(KC_EXIT_KVERIFY_USAGE, "no command (check, compile, problems, dump, "
                               "import, run, reverify, gpus)");

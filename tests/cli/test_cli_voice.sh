@@ -54,6 +54,9 @@ usage_err export-novalue 2 "^kexport: error: --out needs a value; see" "$KC_BIN/
 usage_err export-none 2 "^kexport: error: kexport needs --db FILE and --out DIR; see" "$KC_BIN/kexport"
 usage_err verify-cmd 4 "^kverify: error: unknown command 'wat'; see 'kverify --help'$" "$KC_BIN/kverify" wat
 usage_err verify-none 4 "^kverify: error: no command" "$KC_BIN/kverify"
+usage_err verify-wat 4 "^kverify: error: unknown option '--wat'; see 'kverify --help'$" "$KC_BIN/kverify" check --wat
+usage_err verify-run-x 4 "^kverify: error: unknown option '-x'; see" "$KC_BIN/kverify" run -x
+usage_err verify-novalue 4 "^kverify: error: --problem needs a value; see" "$KC_BIN/kverify" compile --problem
 
 # other errors: "tool: error:", exit 1
 rc=0
