@@ -25,7 +25,7 @@ void die(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    report("fatal: ", fmt, ap);
+    report("error: ", fmt, ap);
     va_end(ap);
     exit(1);
 }

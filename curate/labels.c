@@ -43,8 +43,7 @@ const char *curate_speedup_tier(int correct, double s)
     return s > 2 ? "fast_2" : s > 1.5 ? "fast_1.5" : s > 1 ? "fast_1" : "fast_0";
 }
 
-/* Rank of a verdict class, for "better than the previous turn". */
-static int class_rank(const char *cls)
+int curate_class_rank(const char *cls)
 {
     static const char *const order[] = {"unverified", "format_fail", "compile_fail", "compiled",
                                         "runtime_fail", "incorrect", "correct"};
@@ -79,7 +78,7 @@ void curate_label_item(const curate_params *p, curate_item *it)
 
 static int better_than(const curate_item *a, const curate_item *b)
 {
-    int ra = class_rank(a->verdict_class), rb = class_rank(b->verdict_class);
+    int ra = curate_class_rank(a->verdict_class), rb = curate_class_rank(b->verdict_class);
     if (ra != rb)
         return ra > rb;
     return !strcmp(a->verdict_class, "correct") && a->speedup_eager > b->speedup_eager;

@@ -6,6 +6,8 @@
  *     schemas/third_party.schema.json); a malformed line is reported with its number and
  *     skipped, every good line is imported; every line is checked before the database is
  *     opened, so a file with no good line creates no database and changes none. */
+#include "common/candidate.h"
+#include "common/cli.h"
 #include "common/db.h"
 #include "common/error.h"
 #include "common/fsutil.h"
@@ -156,7 +158,7 @@ static long long pass_count(sqlite3 *db, int64_t pass, const char *sql)
 }
 
 /* Marks the pass finished when nothing is left and prints where it stands. */
-static void close_pass(sqlite3 *db, int64_t pass)
+static void close_pass(sqlite3 *db, const char *db_path, int64_t pass)
 {
     long long items = pass_count(db, pass,
         "SELECT count(*) FROM reverify_items WHERE pass_id = %lld /* %lld */");
@@ -173,9 +175,9 @@ static void close_pass(sqlite3 *db, int64_t pass)
         sb_free(&q);
     }
     printf("reverify pass %lld: %lld of %lld candidates re-verified%s; %lld label flip%s "
-           "(kcurate flips --db FILE)\n", (long long)pass, done, items,
+           "(kcurate flips --db %s)\n", (long long)pass, done, items,
            done >= items ? " (pass finished)" : " (run the same command again to resume)", flips,
-           flips == 1 ? "" : "s");
+           flips == 1 ? "" : "s", db_path);
 }
 
 int cli_reverify(int argc, char **argv)
@@ -196,7 +198,7 @@ int cli_reverify(int argc, char **argv)
     const char *db_path = NULL;
     int limit = 0, threads = 0, c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "d:p:v:cnl:t:N:", opts, NULL)) != -1) {
+    while ((c = kc_getopt(argc, argv, "d:p:v:cnl:t:N:", opts)) != -1) {
         switch (c) {
         case 'N':
             if (cli_parse_shard(optarg, &shard))
@@ -230,7 +232,7 @@ int cli_reverify(int argc, char **argv)
            (long long)pass, KC_VERSION, o.compile_only ? ", compile only" : "");
     fflush(stdout);
     status = cli_verify_selected(db, &o, pass_todo_sql, pass, limit, threads, "selected", &shard);
-    close_pass(db, pass);
+    close_pass(db, db_path, pass);
     if (kc_interrupted())
         kc_interrupt_print_resume(stdout);
 out:
@@ -281,6 +283,10 @@ static int check_claim(json_t *j, const char *default_source, claim_line *cl, st
     json_t *text = code ? code : resp;
     if (!json_is_string(text) || !*json_string_value(text))
         return kc_fail(err, "'%s' must be a non-empty string", code ? "code" : "response");
+    size_t limit = code ? KC_MAX_SOURCE_BYTES : KC_MAX_RESPONSE_BYTES; /* the one size rule */
+    if (json_string_length(text) > limit)
+        return kc_fail(err, "'%s' is longer than %zu bytes (the limit)", code ? "code" : "response",
+                       limit);
     cl->text = json_string_value(text);
     if (src && (!json_is_string(src) || !*json_string_value(src)))
         return kc_fail(err, "'source' must be a non-empty string");

@@ -2,6 +2,7 @@
  * `kverify run` (verify every pending candidate and record the results; many
  * compiles in flight keep the GPU workers fed). */
 #include "common/candidate.h"
+#include "common/cli.h"
 #include "common/db.h"
 #include "common/error.h"
 #include "common/fsutil.h"
@@ -67,7 +68,7 @@ int cli_import(int argc, char **argv)
     const char *db_path = NULL, *problem_id = NULL, *jsonl = NULL, *source = NULL;
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "d:p:j:s:", opts, NULL)) != -1) {
+    while ((c = kc_getopt(argc, argv, "d:p:j:s:", opts)) != -1) {
         if (c == 'd')
             db_path = optarg;
         else if (c == 'p')
@@ -290,7 +291,7 @@ int cli_run(int argc, char **argv)
     kc_shard shard = {0};
     int limit = 0, threads = 0, c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "d:cl:t:nS:H:K:N:", opts, NULL)) != -1) {
+    while ((c = kc_getopt(argc, argv, "d:cl:t:nS:H:K:N:", opts)) != -1) {
         switch (c) {
         case 'N':
             if (cli_parse_shard(optarg, &shard))
