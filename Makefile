@@ -52,7 +52,7 @@ TOOLS := $(if $(wildcard verify/cli/main.c),$(BIN)/kverify) \
          $(if $(wildcard curate/main.c),$(BIN)/kcurate) \
          $(if $(wildcard export/main.c),$(BIN)/kexport)
 
-.PHONY: all test test-gpu bench deps clean demo check-tools
+.PHONY: all test test-gpu bench deps deps-run clean demo check-tools
 # Keep intermediate objects (helpers are built by a pattern rule through them).
 .SECONDARY:
 all: $(TOOLS)
@@ -97,11 +97,15 @@ $(BIN)/kexport: $(OBJ)/export/main.o $(call obj,$(EXPORT_SRC)) $(call obj,$(CURA
 	@mkdir -p $(BIN)
 	$(CC) $(LDFLAGS) -o $@ $^ -larchive -lz $(LIBS)
 
+# deps: everything (build, run and test); deps-run: only what building and running need.
 deps:
-	@sh tools/deps.sh
+	@sh tools/deps.sh test
+deps-run:
+	@sh tools/deps.sh run
 
-# The main job on a fresh machine: installs what is missing, builds, runs the whole pipeline.
-demo: deps
+# The main job on a fresh machine: installs what is missing (not the test-only packages:
+# Chromium, clang, cmocka), builds, runs the whole pipeline.
+demo: deps-run
 	@$(MAKE) --no-print-directory all $(BIN)/fake_llm
 	@sh tools/demo.sh $(O)
 

@@ -63,8 +63,10 @@ void config_from_env(collect_config *c)
         replace(&c->openai_key, v);
     if ((v = getenv("ANTHROPIC_API_KEY")) && *v)
         replace(&c->anthropic_key, v);
-    if ((v = getenv("OPENAI_BASE_URL")) && *v && c->n_endpoints == 0)
+    if ((v = getenv("OPENAI_BASE_URL")) && *v && c->n_endpoints == 0) {
         c->endpoint_urls[c->n_endpoints++] = xstrdup(v);
+        c->endpoint_from_env = 1;
+    }
 }
 
 static int parse_int(const char *key, const char *v, long lo, long hi, long *out, strbuf *err)
@@ -107,6 +109,7 @@ static int set_endpoints(collect_config *c, const char *v, strbuf *err)
         free(c->endpoint_urls[i]);
     c->n_endpoints = 0;
     c->bundled_named = 0;
+    c->endpoint_from_env = 0;
     char *copy = xstrdup(v), *save = NULL;
     for (char *t = strtok_r(copy, ", ", &save); t; t = strtok_r(NULL, ", ", &save)) {
         if (c->n_endpoints == CC_MAX_ENDPOINTS) {
@@ -340,15 +343,34 @@ int config_load_file(collect_config *c, const char *path, strbuf *err)
 
 int config_is_bundled(const collect_config *c) { return c->n_endpoints == 0; }
 
+/* Anthropic's endpoint when none was given: $ANTHROPIC_BASE_URL, else Anthropic's own API. With
+ * --api anthropic it replaces $OPENAI_BASE_URL (that is an OpenAI-compatible server's); without
+ * --api, $ANTHROPIC_BASE_URL alone (no OpenAI one) with a model means the Anthropic API. */
+static void default_anthropic_endpoint(collect_config *c)
+{
+    const char *env = getenv("ANTHROPIC_BASE_URL");
+    int anthropic = c->api_set && c->api == LLM_ANTHROPIC;
+    int implied = !c->api_set && env && *env && c->n_endpoints == 0 && c->model;
+    if (c->bundled_named || !(anthropic || implied) || (c->n_endpoints && !c->endpoint_from_env))
+        return;
+    for (int i = 0; i < c->n_endpoints; i++)
+        free(c->endpoint_urls[i]);
+    c->endpoint_urls[0] = xstrdup(env && *env ? env : CC_ANTHROPIC_URL);
+    c->n_endpoints = 1;
+    c->endpoint_from_env = 0;
+    c->api = LLM_ANTHROPIC;
+}
+
 int config_finish(collect_config *c, strbuf *err)
 {
+    default_anthropic_endpoint(c);
     if (!c->problems || !*c->problems)
         return kc_fail(err, "no problems selected: use --problems SUITE|ID|GLOB[,...]");
     if (config_is_bundled(c)) {
         /* Synthetic answers are never recorded under a real model's name. */
         if (c->model && !c->bundled_named)
             return kc_fail(err, "--model %s names a model but no endpoint is configured "
-                                "(--endpoint URL, or OPENAI_BASE_URL): refusing to record the "
+                                "(--endpoint URL, OPENAI_BASE_URL, or --api anthropic): refusing to record the "
                                 "bundled test server's synthetic answers as %s. For synthetic "
                                 "test data, use --endpoint bundled without --model",
                            c->model, c->model);
@@ -410,7 +432,9 @@ static json_t *settings_json(const collect_config *c)
         json_object_set_new(o, "problem_budget_tokens", json_integer(c->problem_budget_tokens));
     json_object_set_new(o, "compile_only", json_boolean(c->compile_only));
     json_object_set_new(o, "sampling",
-                        json_pack("{s:f, s:i, s:I, s:s}", "temperature", c->temperature,
+                        /* unset (the server's default): null, never the -1 that stands for it */
+                        json_pack("{s:o, s:i, s:I, s:s}", "temperature",
+                                  c->temperature < 0 ? json_null() : json_real(c->temperature),
                                   "max_tokens", c->max_tokens, "seed", (json_int_t)c->seed,
                                   "context", c->context == CONTEXT_FULL ? "full" : "drop-reasoning"));
     json_object_set_new(o, "prompt_format", json_integer(CC_PROMPT_FORMAT));
@@ -587,7 +611,12 @@ int config_identity_from_json(const char *config_json, strbuf *out)
     int bundled = json_array_size(eps) == 1 &&
                   !strcmp(json_string_value(json_array_get(eps, 0)) ?: "", CC_BUNDLED);
     json_t *sampling = json_object();
-    json_object_set_new(sampling, "temperature", sampling_value(cfg, "temperature", json_real(-1)));
+    json_t *temp = sampling_value(cfg, "temperature", json_real(-1));
+    if (!json_is_number(temp) || json_number_value(temp) < 0) { /* unset: null now, -1 before */
+        json_decref(temp);
+        temp = json_real(-1); /* the identity (and so the run key) stays what it was */
+    }
+    json_object_set_new(sampling, "temperature", temp);
     json_object_set_new(sampling, "max_tokens", sampling_value(cfg, "max_tokens", json_null()));
     json_object_set_new(sampling, "seed", sampling_value(cfg, "seed", json_integer(0)));
     json_object_set_new(sampling, "context", sampling_value(cfg, "context", json_string("drop-reasoning")));
@@ -631,6 +660,16 @@ void config_run_key(const collect_config *c, char *out)
     sb_free(&id);
 }
 
+/* A value of the identity as said on screen: an unset temperature (-1 inside) is "unset". */
+static char *identity_value_text(const char *name, json_t *v)
+{
+    size_t n = strlen(name);
+    if (n >= 11 && !strcmp(name + n - 11, "temperature") && json_is_number(v) &&
+        json_number_value(v) < 0)
+        return xstrdup("unset");
+    return json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+}
+
 static void diff_values(const char *prefix, json_t *a, json_t *b, strbuf *out)
 {
     if (json_is_object(a) && json_is_object(b)) {
@@ -647,8 +686,8 @@ static void diff_values(const char *prefix, json_t *a, json_t *b, strbuf *out)
     }
     if (a && b && json_equal(a, b))
         return;
-    char *sa = a ? json_dumps(a, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
-    char *sbv = b ? json_dumps(b, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+    char *sa = a ? identity_value_text(prefix, a) : NULL;
+    char *sbv = b ? identity_value_text(prefix, b) : NULL;
     sb_addf(out, "%s%s %s -> %s", out->len ? ", " : "", prefix, sa ? sa : "(none)", sbv ? sbv : "(none)");
     free(sa);
     free(sbv);

@@ -24,6 +24,7 @@
 
 #define CC_MAX_ENDPOINTS 8
 #define CC_BUNDLED "bundled-fake-llm"
+#define CC_ANTHROPIC_URL "https://api.anthropic.com" /* --api anthropic without an endpoint */
 /* Bump when what the model is sent changes (common/prompt_text.c, collect/prompt.c): a run
  * continues only with the prompt format it started with. */
 #define CC_PROMPT_FORMAT 1
@@ -45,6 +46,7 @@ typedef struct collect_config {
     char *endpoint_urls[CC_MAX_ENDPOINTS];
     int n_endpoints;     /* 0: the bundled fake server */
     int bundled_named;   /* --endpoint bundled given */
+    int endpoint_from_env; /* endpoint_urls[0] came from $OPENAI_BASE_URL */
     char *bundled_args;  /* extra fake_llm arguments when bundled ("--bug compile") */
     char *db_path;
     int samples, turns;
@@ -54,6 +56,7 @@ typedef struct collect_config {
     long problem_budget_tokens;    /* per problem, 0 = none */
     int concurrency;
     int compile_only, dry_run, stream;
+    int verbose;           /* -v: per-turn lines on a terminal too (not part of the run) */
     int max_tokens;
     double temperature;    /* < 0: the server's default */
     long long seed;        /* sample k sends seed + k */

@@ -82,6 +82,7 @@ typedef struct llm_reply {
     int stream_end;    /* the end marker itself: [DONE] / message_stop */
     int choices_seen;  /* OpenAI: a reply (or chunk) carried choices[0] */
     long long answer_bytes; /* > 0: the answer passed max_answer_bytes; text bytes that arrived */
+    int connect_failed; /* the last attempt reached no server (refused, unresolved) */
 } llm_reply;
 
 void llm_reply_init(llm_reply *r);
@@ -127,6 +128,8 @@ typedef struct llm_endpoint {
     enum llm_api api;
     char *key;      /* secret: only ever put in a header */
     int dead;       /* a run-fatal error was seen: not used again */
+    int connect_failures; /* consecutive attempts that reached no server (refused, no such
+                             host): at max_connect_failures the endpoint is dead */
 } llm_endpoint;
 
 typedef struct llm_client_options {
@@ -142,6 +145,8 @@ typedef struct llm_client_options {
     size_t max_answer_bytes;  /* default 1 MiB, 0 = none: an answer whose text (with reasoning)
                                  passes it is cut there (a stream stops there), truncated */
     const char *anthropic_version; /* default "2023-06-01" */
+    int max_connect_failures; /* consecutive connection failures (over all calls) after which
+                                 an endpoint is dead for the run (default 3) */
 } llm_client_options;
 
 void llm_client_options_default(llm_client_options *o);
@@ -165,6 +170,10 @@ void llm_client_destroy(llm_client *c);
 int llm_call(llm_client *c, const llm_request *q, llm_reply *r, strbuf *body_out, strbuf *err);
 /* The URL a request goes to for an endpoint (base + API path). */
 void llm_endpoint_url(const llm_endpoint *e, strbuf *out);
+/* Whether a server listens at the endpoint's host and port (a TCP connect, TLS included for
+ * https, within timeout_s): 0 when it does or the answer is not a connection failure, -1 with
+ * err when the connection is refused or the host does not resolve. */
+int llm_endpoint_probe(const llm_endpoint *e, double timeout_s, strbuf *err);
 /* The delay before retry number n (1-based): Retry-After when given, else
  * full-jitter exponential backoff. u is a uniform draw in [0,1). */
 double llm_backoff_ms(const llm_client_options *o, int n, double retry_after_s, double u);

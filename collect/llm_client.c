@@ -32,6 +32,7 @@ void llm_client_options_default(llm_client_options *o)
     o->max_response_bytes = 64u << 20;
     o->max_answer_bytes = 1u << 20;
     o->anthropic_version = "2023-06-01";
+    o->max_connect_failures = 3;
 }
 
 void llm_client_init(llm_client *c, llm_endpoint *endpoints, int n, const llm_client_options *o,
@@ -227,6 +228,31 @@ static struct curl_slist *request_headers(const llm_endpoint *e, const llm_clien
     return h;
 }
 
+/* No server was reached: nothing listens there, or the host name does not resolve. */
+static int is_connect_failure(CURLcode rc)
+{
+    return rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST ||
+           rc == CURLE_COULDNT_RESOLVE_PROXY;
+}
+
+int llm_endpoint_probe(const llm_endpoint *e, double timeout_s, strbuf *err)
+{
+    pthread_once(&curl_once, curl_setup);
+    strbuf url = STRBUF_INIT;
+    llm_endpoint_url(e, &url);
+    CURL *easy = curl_easy_init();
+    curl_easy_setopt(easy, CURLOPT_URL, url.buf);
+    curl_easy_setopt(easy, CURLOPT_CONNECT_ONLY, 1L);
+    curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS, (long)(timeout_s * 1000));
+    CURLcode rc = curl_easy_perform(easy);
+    curl_easy_cleanup(easy);
+    sb_free(&url);
+    if (!is_connect_failure(rc))
+        return 0;
+    return kc_fail(err, "%s", curl_easy_strerror(rc));
+}
+
 /* Runs the transfer until it ends, the deadline passes, the stream idles, or
  * a cancel. Returns the outcome; r->error says why when not OK. */
 static enum llm_outcome run_transfer(struct attempt *a, CURLM *multi, double deadline_ms)
@@ -261,6 +287,7 @@ static enum llm_outcome run_transfer(struct attempt *a, CURLM *multi, double dea
                 return LLM_RETRY;
             }
             kc_fail(&a->r->error, "transfer failed: %s", curl_easy_strerror(rc));
+            a->r->connect_failed = is_connect_failure(rc);
             return LLM_RETRY;
         }
         if (!running)
@@ -369,6 +396,21 @@ static int next_endpoint(llm_client *c, int after)
     return pick;
 }
 
+/* Counts consecutive attempts that reached no server at endpoint i, over all calls (any reply
+ * resets it). Returns 1 when the endpoint is now to be taken as dead for the run. */
+static int count_connect_failure(llm_client *c, int i, const llm_reply *r)
+{
+    pthread_mutex_lock(&c->lock);
+    llm_endpoint *e = &c->endpoints[i];
+    if (r->connect_failed)
+        e->connect_failures++;
+    else if (r->http_status > 0)
+        e->connect_failures = 0;
+    int dead = c->opt.max_connect_failures > 0 && e->connect_failures >= c->opt.max_connect_failures;
+    pthread_mutex_unlock(&c->lock);
+    return dead;
+}
+
 static void mark_dead(llm_client *c, int i)
 {
     pthread_mutex_lock(&c->lock);
@@ -455,10 +497,16 @@ int llm_call(llm_client *c, const llm_request *q, llm_reply *r, strbuf *body_out
                                             ? r->prompt_tokens + r->completion_tokens
                                             : estimate_tokens(body_out->buf, q->max_tokens));
         r->endpoint = ep;
+        int unreachable = count_connect_failure(c, ep, r);
         if (out == LLM_OK)
             break;
         sb_reset(&last);
         sb_addf(&last, "%s: %s", e->url, sb_str(&r->error));
+        if (unreachable && out == LLM_RETRY) { /* nothing listens there: no use retrying */
+            out = LLM_FATAL_RUN;
+            sb_addf(&last, " (%d connection attempts in a row reached no server: the endpoint "
+                           "is down or the URL is wrong)", c->opt.max_connect_failures);
+        }
         sb_addf(&r->attempt_errors, "attempt %d: %s\n", attempts, last.buf);
         if (out == LLM_FATAL_RUN) {
             mark_dead(c, ep);

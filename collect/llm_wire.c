@@ -50,6 +50,7 @@ void llm_reply_reset(llm_reply *r)
     r->retry_after_s = -1;
     r->stream_done = r->stream_end = r->choices_seen = 0;
     r->answer_bytes = 0;
+    r->connect_failed = 0;
 }
 
 void llm_reply_free(llm_reply *r)

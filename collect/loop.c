@@ -56,6 +56,8 @@ typedef struct collector {
     job *jobs;
     int n_jobs, next_job;
     int64_t run_id;
+    int run_is_new; /* open_run started it (not a continuation) */
+    int unreachable; /* stopped because no endpoint could be reached */
     volatile sig_atomic_t *cancel;
     pthread_mutex_t lock; /* jobs, summary, fatal */
     collect_summary sum;
@@ -599,6 +601,8 @@ static int run_turn(turn_ctx *x, strbuf *err)
     char *plan_json = NULL;
     int planning = cfg->strategy == STRATEGY_MTMC && mt.kind != MTMC_STEP;
     if (obtain_response(x, &q, hash, &r, &request_id, &response_id, &cost, &cached, err) < 0) {
+        if (r.outcome == LLM_FATAL_RUN && r.connect_failed)
+            c->unreachable = 1;
         if (r.outcome == LLM_FATAL_RUN)
             set_fatal(c, sb_str(err));
         else if (r.outcome == LLM_FATAL_REQUEST)
@@ -965,6 +969,32 @@ static int reopen_extendable(collector *c, const char *ids, strbuf *err)
     return sqlite3_changes(c->db);
 }
 
+/* Before a run with a price: tokens and cost if each of the trajectories it adds used all its
+ * turns, from the prompts' sizes (about 4 characters a token), answers of min(max tokens, 2000)
+ * tokens and feedback of about 300 sent back each turn. An upper estimate: a trajectory stops
+ * at its first success, and cached answers cost nothing. */
+static void estimate_note(collector *c, long adds)
+{
+    const collect_config *cfg = c->cfg;
+    if (!cfg->cost.known || adds <= 0 || c->n_problems == 0)
+        return;
+    double base = 0;
+    for (int i = 0; i < c->n_problems; i++)
+        base += (double)(strlen(prompt_system_text()) + strlen(c->specs[i])) / 4.0;
+    base /= c->n_problems; /* an average first prompt */
+    double answer = cfg->max_tokens > 0 && cfg->max_tokens < 2000 ? cfg->max_tokens : 2000;
+    double step = answer + 300, in = 0;
+    for (int k = 0; k < cfg->turns; k++)
+        in += base + k * step;
+    in *= (double)adds;
+    double out = (double)adds * cfg->turns * answer;
+    double usd = config_cost(cfg, (long)in, (long)out, 0);
+    progress_note(c->progress, "estimate before starting: at most about %.0fk input and %.0fk "
+                  "output tokens, $%.2f at $%g/$%g per Mtok (%ld trajectories x %d turns; a "
+                  "trajectory stops at its first success, so usually less)", in / 1000.0,
+                  out / 1000.0, usd, cfg->cost.input, cfg->cost.output, adds, cfg->turns);
+}
+
 /* Says on screen which run this is, why a new one is new, and what it will add. */
 static void announce_run(collector *c, const char *key, int resumed, long existing, int reopened,
                          const char *identity)
@@ -972,6 +1002,7 @@ static void announce_run(collector *c, const char *key, int resumed, long existi
     const collect_config *cfg = c->cfg;
     const char *synthetic = config_is_bundled(cfg) ? " [synthetic answers: " CC_BUNDLED "]" : "";
     long adds = c->n_jobs - existing;
+    estimate_note(c, adds);
     if (resumed) {
         progress_note(c->progress, "continuing run %lld (key %.12s) on %s, model %s%s: %ld of this "
                       "command's %d trajectories recorded; it will add %ld trajectories and "
@@ -1022,10 +1053,47 @@ static int open_run(collector *c, strbuf *err)
         rc = -1;
     if (rc == 0)
         announce_run(c, key, resumed, existing, reopened, identity.buf);
+    c->run_is_new = rc == 0 && !resumed;
     sb_free(&identity);
     sb_free(&json);
     sb_free(&ids);
     return rc;
+}
+
+/* A dead endpoint is found before anything is written: one TCP connect per endpoint. Fails
+ * only when none of them is reachable (refused, no such host). */
+static int probe_endpoints(collector *c, strbuf *err)
+{
+    if (config_is_bundled(c->cfg) || c->n_endpoints == 0)
+        return 0;
+    strbuf why = STRBUF_INIT;
+    int reachable = 0;
+    for (int i = 0; i < c->n_endpoints && !reachable; i++) {
+        sb_reset(&why);
+        reachable = llm_endpoint_probe(&c->endpoints[i], c->cfg->client.connect_timeout_s, &why) == 0;
+    }
+    int rc = 0;
+    if (!reachable)
+        rc = kc_fail(err, "cannot reach the endpoint %s%s: %s; start the server or fix --endpoint "
+                          "(or %s)", c->endpoints[0].url, c->n_endpoints > 1 ? " (nor the others)" : "",
+                     why.buf, c->cfg->api == LLM_ANTHROPIC ? "ANTHROPIC_BASE_URL" : "OPENAI_BASE_URL");
+    sb_free(&why);
+    return rc;
+}
+
+/* A run stopped before its first turn because its endpoint died leaves no empty run behind
+ * (one stopped by another run-fatal error, a quota, stays: interrupted, to resume). */
+static void drop_empty_run(collector *c)
+{
+    if (!c->run_is_new)
+        return;
+    char *sql = sqlite3_mprintf(
+        "DELETE FROM trajectories WHERE run_id = %lld AND NOT EXISTS (SELECT 1 FROM turns t "
+        " WHERE t.trajectory_id = trajectories.id);"
+        "DELETE FROM runs WHERE id = %lld AND NOT EXISTS (SELECT 1 FROM trajectories WHERE run_id = %lld);",
+        (long long)c->run_id, (long long)c->run_id, (long long)c->run_id);
+    sqlite3_exec(c->db, sql, NULL, NULL, NULL);
+    sqlite3_free(sql);
 }
 
 int collect_run(const collect_config *cfg, const char *endpoint_label, char **urls, int n_urls,
@@ -1040,6 +1108,8 @@ int collect_run(const collect_config *cfg, const char *endpoint_label, char **ur
     setup_client(&c, urls, n_urls);
     int rc = load_problems(&c, err);
     if (rc == 0)
+        rc = probe_endpoints(&c, err);
+    if (rc == 0)
         rc = kc_db_open(cfg->db_path, KC_DB_CREATE, &c.db, err);
     if (rc == 0) /* --shard I/N: the database's split agrees (before anything is written) */
         rc = kc_shard_claim_collect(c.db, &cfg->shard, err);
@@ -1047,7 +1117,7 @@ int collect_run(const collect_config *cfg, const char *endpoint_label, char **ur
         make_jobs(&c);
         c.sum.problems = c.n_problems;
         c.sum.trajectories = c.n_jobs;
-        c.progress = progress_start(&c.sum, &c.lock, cfg->compile_only);
+        c.progress = progress_start(&c.sum, &c.lock, cfg->compile_only, cfg->verbose);
         progress_watch_verifier(c.progress, &c.verifier);
         rc = register_problems(&c, err);
     }
@@ -1071,6 +1141,8 @@ int collect_run(const collect_config *cfg, const char *endpoint_label, char **ur
         strbuf e2 = STRBUF_INIT;
         rec_run_close(c.db, c.run_id, complete ? "finished" : "interrupted", &e2);
         sb_free(&e2);
+        if (c.sum.fatal && c.unreachable && c.sum.turns == 0)
+            drop_empty_run(&c);
         if (c.sum.fatal)
             rc = kc_fail(err, "stopped: %s", c.fatal.buf);
         else if (!complete)
@@ -1103,6 +1175,13 @@ int collect_preflight(const collect_config *cfg, strbuf *err)
     sb_free(&root);
     if (rc < 0)
         return -1;
+    struct stat st;
+    if (stat(cfg->db_path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0) {
+        /* an empty file (mktemp's) is a new database, as with sqlite3 */
+        if (access(cfg->db_path, W_OK) != 0)
+            return kc_fail(err, "cannot create the database '%s': %s", cfg->db_path, strerror(errno));
+        return 0;
+    }
     if (access(cfg->db_path, F_OK) == 0) {
         sqlite3 *db = NULL;
         if (kc_db_open(cfg->db_path, KC_DB_EXISTING, &db, err) < 0)

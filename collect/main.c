@@ -5,6 +5,7 @@
 #include "collect/bundled.h"
 #include "collect/config.h"
 #include "collect/loop.h"
+#include "common/cli.h"
 #include "common/error.h"
 #include "common/interrupt.h"
 
@@ -18,7 +19,8 @@ static const char usage_text[] =
     "\n"
     "  --problems SEL        level1, level1/019_relu, 'level1/0*', or several, comma separated\n"
     "  --endpoint URL[,URL]  OpenAI-compatible base URL (http://host:8000/v1) or Anthropic;\n"
-    "                        several URLs fail over in order. Default: $OPENAI_BASE_URL.\n"
+    "                        several URLs fail over in order. Default: $OPENAI_BASE_URL;\n"
+    "                        with --api anthropic: $ANTHROPIC_BASE_URL, else https://api.anthropic.com.\n"
     "                        'bundled': the bundled test server (fake_llm, reference-echo\n"
     "                        mode, model fake-echo): synthetic answers, marked synthetic in\n"
     "                        the database and every export; also used when neither an\n"
@@ -36,6 +38,7 @@ static const char usage_text[] =
     "  --concurrency N       trajectories in parallel, and LLM requests in flight (default 4)\n"
     "  --compile-only        no GPU: verify up to compilation (labels stop at 'compiled')\n"
     "  --dry-run             print the first prompt and exit\n"
+    "  -v, --verbose         on a terminal, a line per turn too (always when not a terminal)\n"
     "  --config FILE         JSON settings (the long option names with '_' for '-');\n"
     "                        \"prices\": {\"MODEL\": [in, out, reasoning]} in $ per Mtok\n"
     "  --context full|drop-reasoning  earlier reasoning sent back or not (default drop-reasoning)\n"
@@ -102,6 +105,10 @@ static void parse_flags(int argc, char **argv, collect_config *cfg, int *dry_run
             *dry_run = 1;
             continue;
         }
+        if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
+            cfg->verbose = 1;
+            continue;
+        }
         if (!strcmp(a, "--config")) {
             i++; /* applied before the flags */
             continue;
@@ -115,14 +122,12 @@ static void parse_flags(int argc, char **argv, collect_config *cfg, int *dry_run
         for (size_t k = 0; k < sizeof flags / sizeof flags[0]; k++)
             if (!strcmp(a, flags[k].name))
                 f = &flags[k];
-        if (!f) {
-            fputs(usage_text, stderr);
-            die("unknown option '%s'", a);
-        }
+        if (!f)
+            kc_usage_error("unknown option '%s'", a);
         const char *value = f->value;
         if (!value) {
             if (i + 1 >= argc)
-                die("%s needs a value", a);
+                kc_usage_error("%s needs a value", a);
             value = argv[++i];
         }
         if (config_set(cfg, f->key, value, &err) < 0)
@@ -160,6 +165,7 @@ static int dry_run(const collect_config *cfg)
 int main(int argc, char **argv)
 {
     kc_set_progname("kcollect");
+    kc_cli_standard(argc, argv, usage_text);
     collect_config cfg;
     config_defaults(&cfg);
     config_from_env(&cfg);
@@ -170,11 +176,8 @@ int main(int argc, char **argv)
     /* a per-problem budget is one clock per problem: its samples stay in one shard */
     cfg.shard.by_problem = cfg.problem_budget_minutes > 0 || cfg.problem_budget_tokens > 0;
     if (config_finish(&cfg, &err) < 0) {
-        error("%s", err.buf);
-        fputs(usage_text, stderr);
         config_free(&cfg);
-        sb_free(&err);
-        return 2;
+        kc_usage_error("%s", err.buf);
     }
     if (dry) {
         int drc = dry_run(&cfg);

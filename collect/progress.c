@@ -14,7 +14,7 @@ struct progress {
     pthread_mutex_t *sum_lock;
     pthread_mutex_t out_lock;
     pthread_t thread;
-    int tty, running, compile_only;
+    int tty, running, compile_only, verbose;
     int verifying;
     kv_service *const *verifier; /* the collector's service, started lazily (may stay NULL) */
     pthread_mutex_t watch_lock;  /* guards verifier against the service being stopped */
@@ -28,10 +28,16 @@ static void status_text(progress *p, strbuf *out)
     collect_summary s = *p->sum;
     pthread_mutex_unlock(p->sum_lock);
     double secs = (now_ms() - p->start_ms) / 1000.0;
-    sb_addf(out, "trajectories %d/%d · problems %s %d/%d · turns %ld (%ld cached) · %.0f tok/s · $%.4f",
-            s.trajectories_done, s.trajectories, p->compile_only ? "compiled" : "correct",
-            s.problems_solved, s.problems, s.turns, s.turns_cached,
-            secs > 0 ? s.tokens_out / secs : 0.0, s.cost_usd);
+    sb_addf(out, "trajectories %d/%d · problems %s %d/%d · turns %ld (%ld cached) · %ld tok, "
+            "%.0f tok/s · $%.4f", s.trajectories_done, s.trajectories,
+            p->compile_only ? "compiled" : "correct", s.problems_solved, s.problems, s.turns,
+            s.turns_cached, s.tokens_in + s.tokens_out, secs > 0 ? s.tokens_out / secs : 0.0,
+            s.cost_usd);
+    int left = s.trajectories - s.trajectories_done;
+    if (s.trajectories_done > 0 && left > 0) { /* at the pace so far */
+        double eta = secs / s.trajectories_done * left;
+        sb_addf(out, " · ETA %dm%02ds", (int)(eta / 60), (int)eta % 60);
+    }
     if (s.best_speedup > 0)
         sb_addf(out, " · best %.2fx", s.best_speedup);
     sb_addf(out, " · verifying %d", __atomic_load_n(&p->verifying, __ATOMIC_RELAXED));
@@ -77,12 +83,14 @@ static void *redraw(void *arg)
     return NULL;
 }
 
-progress *progress_start(const collect_summary *sum, pthread_mutex_t *lock, int compile_only)
+progress *progress_start(const collect_summary *sum, pthread_mutex_t *lock, int compile_only,
+                         int verbose)
 {
     progress *p = xcalloc(1, sizeof *p);
     p->sum = sum;
     p->sum_lock = lock;
     p->compile_only = compile_only;
+    p->verbose = verbose;
     p->start_ms = now_ms();
     p->tty = isatty(STDERR_FILENO) && getenv("KC_PLAIN_LOG") == NULL;
     pthread_mutex_init(&p->out_lock, NULL);
@@ -147,7 +155,7 @@ void progress_error(progress *p, const char *label, const char *message)
 void progress_turn(progress *p, const char *label, int turn, const char *verdict,
                    const char *message, int cached, int truncated, const char *stop)
 {
-    if (p && p->tty && !stop)
+    if (p && p->tty && !p->verbose) /* the status line says it; -v: every turn too */
         return;
     strbuf sb = STRBUF_INIT;
     sb_addf(&sb, "%s turn %d: %s%s%s", label, turn, verdict, cached ? " (cached)" : "",

@@ -1,7 +1,8 @@
 /* progress: what kcollect shows while it runs. On a terminal, one status
- * line redrawn twice a second (problems done, correct so far, best speedup,
- * tokens/s, cost, candidates being verified); otherwise plain log lines, one
- * per turn. Errors and notes are lines in both cases (stderr). */
+ * line redrawn twice a second (trajectories and problems done, solved so far, turns, tokens,
+ * tokens/s, cost, ETA, best speedup, candidates being verified), and per-turn lines only with
+ * -v; otherwise plain log lines, one per turn. Errors and notes are lines in both cases
+ * (stderr). */
 #ifndef KC_PROGRESS_H
 #define KC_PROGRESS_H
 #include "collect/loop.h"
@@ -11,7 +12,8 @@
 typedef struct progress progress;
 
 /* sum is read under lock. */
-progress *progress_start(const collect_summary *sum, pthread_mutex_t *lock, int compile_only);
+progress *progress_start(const collect_summary *sum, pthread_mutex_t *lock, int compile_only,
+                         int verbose);
 void progress_stop(progress *p);
 void progress_note(progress *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void progress_error(progress *p, const char *label, const char *message);

@@ -153,6 +153,8 @@ int candidate_source(const char *text, strbuf *code, strbuf *err)
         return kc_fail(err, "no ```cuda code block in the answer: the kernel goes in one ```cuda "
                             "block with its // @launch lines");
     }
+    if (code->len > KC_MAX_SOURCE_BYTES) /* the one size rule: check_sizes and the policy's */
+        return kc_fail(err, "the code is longer than %d bytes (the limit)", KC_MAX_SOURCE_BYTES);
     return candidate_check_text(code->buf, code->len, err);
 }
 

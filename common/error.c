@@ -31,7 +31,7 @@ void die(const char *fmt, ...)
 {
     char line[DIE_LINE_MAX];
     size_t room = sizeof line - 1; /* the newline's place */
-    int n = snprintf(line, room, "%s: fatal: ", progname);
+    int n = snprintf(line, room, "%s: error: ", progname);
     size_t used = n < 0 ? 0 : (size_t)n < room ? (size_t)n : room - 1;
     va_list ap;
     va_start(ap, fmt);

@@ -14,7 +14,7 @@ void curate_dedup_init(curate_dedup *d, const curate_minhash_params *p)
 
 void curate_dedup_free(curate_dedup *d)
 {
-    free(d->normalized_sha), free(d->correct), free(d->exact_root), free(d->exact_rep);
+    free(d->normalized_sha), free(d->rank), free(d->speed), free(d->exact_root), free(d->exact_rep);
     free(d->near_rep), free(d->sigs), free(d->distinct), free(d->table);
     sb_free(&d->scratch);
     memset(d, 0, sizeof(*d));
@@ -34,7 +34,8 @@ static void grow_items(curate_dedup *d)
         return;
     d->cap = d->cap ? 2 * d->cap : 1024;
     d->normalized_sha = xrealloc(d->normalized_sha, d->cap * sizeof(*d->normalized_sha));
-    d->correct = xrealloc(d->correct, d->cap * sizeof(*d->correct));
+    d->rank = xrealloc(d->rank, d->cap * sizeof(*d->rank));
+    d->speed = xrealloc(d->speed, d->cap * sizeof(*d->speed));
     d->exact_root = xrealloc(d->exact_root, d->cap * sizeof(*d->exact_root));
     d->exact_rep = xrealloc(d->exact_rep, d->cap * sizeof(*d->exact_rep));
     d->near_rep = xrealloc(d->near_rep, d->cap * sizeof(*d->near_rep));
@@ -77,11 +78,12 @@ static size_t find_or_insert(curate_dedup *d, size_t i)
     return i;
 }
 
-void curate_dedup_add(curate_dedup *d, const char *src, size_t len, int correct)
+void curate_dedup_add(curate_dedup *d, const char *src, size_t len, int rank, double speed)
 {
     grow_items(d);
     size_t i = d->n++;
-    d->correct[i] = correct;
+    d->rank[i] = rank;
+    d->speed[i] = speed;
     d->exact_root[i] = SIZE_MAX;
     d->normalized_sha[i][0] = '\0';
     if (!src)
@@ -97,7 +99,15 @@ void curate_dedup_add(curate_dedup *d, const char *src, size_t len, int correct)
     d->distinct[d->n_distinct++] = i;
 }
 
-/* rep[g] for each group id: the earliest correct member, else the earliest member. */
+/* Item i is a better representative than item r: a better verdict class, then faster. */
+static int better_rep(const curate_dedup *d, size_t i, size_t r)
+{
+    if (d->rank[i] != d->rank[r])
+        return d->rank[i] > d->rank[r];
+    return d->speed[i] > d->speed[r];
+}
+
+/* rep[g] for each group id: its best member (better_rep), the earliest among equals. */
 static void choose_reps(const curate_dedup *d, const size_t *group, size_t *rep_of_group,
                         size_t *rep)
 {
@@ -109,7 +119,7 @@ static void choose_reps(const curate_dedup *d, const size_t *group, size_t *rep_
         if (g == SIZE_MAX)
             continue;
         size_t r = rep_of_group[g];
-        if (r == SIZE_MAX || (d->correct[i] && !d->correct[r]))
+        if (r == SIZE_MAX || better_rep(d, i, r))
             rep_of_group[g] = i;
     }
     for (size_t i = 0; i < d->n; i++)

@@ -29,10 +29,9 @@ const char *curate_speedup_tier(int correct, double s)
     return s > 2 ? "fast_2" : s > 1.5 ? "fast_1.5" : s > 1 ? "fast_1" : "fast_0";
 }
 
-/* Rank of a verdict class, for "better than the previous turn" (unknown: as unverified). */
-static int class_rank(const char *cls)
+int curate_class_rank(const char *cls)
 {
-    const kc_class_info *c = kc_class_find(cls);
+    const kc_class_info *c = kc_class_find(cls); /* common/verdicts.c; unknown: as unverified */
     return c ? c->progress : 0;
 }
 
@@ -61,7 +60,7 @@ void curate_label_item(const curate_params *p, curate_item *it)
 
 static int better_than(const curate_item *a, const curate_item *b)
 {
-    int ra = class_rank(a->verdict_class), rb = class_rank(b->verdict_class);
+    int ra = curate_class_rank(a->verdict_class), rb = curate_class_rank(b->verdict_class);
     if (ra != rb)
         return ra > rb;
     return !strcmp(a->verdict_class, "correct") && a->speedup_eager > b->speedup_eager;

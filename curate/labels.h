@@ -35,6 +35,9 @@ typedef struct curate_trajectory_labels {
  * compile_fail | format_fail (extract error, policy violation) | compiled | unverified */
 const char *curate_verdict_class(const char *verdict);
 int curate_has_flag(const char *flags, const char *flag);
+/* Rank of a verdict class, higher is better: unverified < format_fail < compile_fail < compiled <
+ * runtime_fail < incorrect < correct ("better than the previous turn", dedup representatives). */
+int curate_class_rank(const char *verdict_class);
 /* fast_0 (correct), fast_1 (> 1x), fast_1.5, fast_2; NULL when not correct. */
 const char *curate_speedup_tier(int correct, double speedup);
 /* Labels one candidate on its own (everything but improved and discounted_return). */

@@ -3,8 +3,10 @@
  *   kcurate merge A.db B.db ... -o OUT.db
  *   kcurate verify-db --db FILE          (integrity checks before trusting a database)
  *   kcurate stats --db FILE [--json]
+ *   kcurate runs --db FILE [--json]      (the runs: what kexport --run/--model select)
  *   kcurate flips --db FILE [--json]      (label flips, third-party claim checks)
  *   kcurate report --db FILE --out DIR    (static HTML report) */
+#include "common/cli.h"
 #include "common/db.h"
 #include "common/error.h"
 #include "curate/db_check.h"
@@ -13,6 +15,7 @@
 #include "curate/params.h"
 #include "curate/report.h"
 #include "curate/run.h"
+#include "curate/runs.h"
 #include "curate/stats.h"
 
 #include <stdio.h>
@@ -29,12 +32,16 @@ static const char usage_text[] =
     "           checks a database before you trust it: SQLite's integrity_check, the schema\n"
     "           version and tables, foreign_key_check, its identity, every value's type, NULLs,\n"
     "           hashes and ids, every blob's hash; prints what it found, exit 1 on any problem\n"
-    "       kcurate stats --db FILE [--json]   (--json: counts and pass@k, fast_p@k, speedup@k\n"
-    "                                            per suite, model and strategy)\n"
+    "       kcurate stats --db FILE [--json]\n"
+    "           counts, verdicts, duplicates, tiers, trajectories, splits, pass@k, fast_p@k and\n"
+    "           speedup@k per suite, model and strategy; --json adds tokens, cost, one row per run\n"
+    "       kcurate runs --db FILE [--json]\n"
+    "           the runs: id, status, model, endpoint, synthetic or not, problems, trajectories,\n"
+    "           turns, tokens, cost (what kexport --run and --model select)\n"
     "       kcurate flips --db FILE [--json]\n"
     "           label flips between verifications of a candidate (verdict class, verdict, flags,\n"
     "           speedup beyond timing noise) and third-party claims that do not hold\n"
-    "       kcurate report --db FILE --out DIR [--price-in USD --price-out USD] [--chartjs FILE]\n"
+    "       kcurate report --db FILE --out DIR [--price IN,OUT | --price-in USD --price-out USD] [--chartjs FILE]\n"
     "           a static HTML report (solve rate vs budget, fast_p, verdicts, speedups, cost,\n"
     "           per-problem table with kernel pages, flips, suspicious list)\n"
     "\n"
@@ -94,9 +101,9 @@ static int run_command(int argc, char **argv)
         if (!strcmp(a, "-h") || !strcmp(a, "--help"))
             usage(0);
         if (!is_run_option(a))
-            die("unknown option '%s' (see kcurate --help)", a);
+            kc_usage_error("unknown option '%s'", a);
         if (!v)
-            die("%s needs a value (see kcurate --help)", a);
+            kc_usage_error("%s needs a value", a);
         i++;
         if (!strcmp(a, "--db")) db_path = v;
         else if (!strcmp(a, "--shingle")) p.minhash.shingle = (int)number_arg(a, v);
@@ -117,10 +124,10 @@ static int run_command(int argc, char **argv)
             if (curate_params_load_heldout(&p, v, &err))
                 die("%s", err.buf);
         } else
-            die("unknown option '%s' (see kcurate --help)", a);
+            kc_usage_error("unknown option '%s'", a);
     }
     if (!db_path)
-        die("kcurate run needs --db FILE");
+        kc_usage_error("kcurate run needs --db FILE");
     sqlite3 *db;
     if (kc_db_open(db_path, KC_DB_EXISTING, &db, &err))
         die("%s", err.buf);
@@ -154,7 +161,7 @@ static int merge_command(int argc, char **argv)
         }
     }
     if (!out || !n_src)
-        die("usage: kcurate merge A.db B.db ... -o OUT.db");
+        kc_usage_error("usage: kcurate merge A.db B.db ... -o OUT.db");
     strbuf err = STRBUF_INIT;
     sqlite3 *db;
     int existed = access(out, F_OK) == 0;
@@ -181,7 +188,7 @@ static int verify_db_command(int argc, char **argv)
     if (argc == 1 && (!strcmp(argv[0], "-h") || !strcmp(argv[0], "--help")))
         usage(0);
     if (argc != 2 || strcmp(argv[0], "--db"))
-        die("usage: kcurate verify-db --db FILE");
+        kc_usage_error("usage: kcurate verify-db --db FILE");
     strbuf err = STRBUF_INIT;
     db_check_result r = {0};
     if (db_check_file(argv[1], &r, &err))
@@ -199,24 +206,82 @@ static int verify_db_command(int argc, char **argv)
 
 static int stats_command(int argc, char **argv)
 {
-    const char *path = NULL;
-    int json = 0;
+    const char *db_path = NULL;
+    int as_json = 0;
     for (int i = 0; i < argc; i++) {
         if (!strcmp(argv[i], "--db") && i + 1 < argc)
-            path = argv[++i];
+            db_path = argv[++i];
         else if (!strcmp(argv[i], "--json"))
-            json = 1;
+            as_json = 1;
         else
-            die("usage: kcurate stats --db FILE [--json]");
+            kc_usage_error("unknown option '%s'; usage: kcurate stats --db FILE [--json]", argv[i]);
     }
-    if (!path)
-        die("usage: kcurate stats --db FILE [--json]");
+    if (!db_path)
+        kc_usage_error("usage: kcurate stats --db FILE [--json]");
     strbuf err = STRBUF_INIT, out = STRBUF_INIT;
     sqlite3 *db;
-    if (kc_db_open(path, KC_DB_READONLY, &db, &err) ||
-        (json ? curate_stats_json(db, &out, &err) : curate_stats(db, &out, &err)))
+    if (kc_db_open(db_path, KC_DB_READONLY, &db, &err))
         die("%s", err.buf);
-    fputs(out.buf, stdout);
+    if (as_json) {
+        json_t *j = curate_stats_json(db, &err);
+        if (!j)
+            die("%s", err.buf);
+        json_dumpf(j, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12));
+        putchar('\n');
+        json_decref(j);
+    } else if (curate_stats(db, db_path, &out, &err)) {
+        die("%s", err.buf);
+    }
+    fputs(sb_str(&out), stdout);
+    kc_db_close(db);
+    sb_free(&err), sb_free(&out);
+    return 0;
+}
+
+/* --price IN,OUT[,REASONING] as kcollect takes it (dollars per million tokens). */
+static void price_pair(const char *v, double *in, double *out)
+{
+    char *end;
+    *in = strtod(v, &end);
+    if (end == v || *end != ',')
+        kc_usage_error("--price wants IN,OUT dollars per million tokens, not '%s'", v);
+    const char *o = end + 1;
+    *out = strtod(o, &end);
+    if (end == o || (*end && *end != ','))
+        kc_usage_error("--price wants IN,OUT dollars per million tokens, not '%s'", v);
+}
+
+static int runs_command(int argc, char **argv)
+{
+    const char *db_path = NULL;
+    int as_json = 0;
+    for (int i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "--db") && i + 1 < argc)
+            db_path = argv[++i];
+        else if (!strcmp(argv[i], "--json"))
+            as_json = 1;
+        else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
+            return puts("usage: kcurate runs --db FILE [--json]"), 0;
+        else
+            kc_usage_error("unknown option '%s'; usage: kcurate runs --db FILE [--json]", argv[i]);
+    }
+    if (!db_path)
+        kc_usage_error("usage: kcurate runs --db FILE [--json]");
+    strbuf err = STRBUF_INIT, out = STRBUF_INIT;
+    sqlite3 *db;
+    if (kc_db_open(db_path, KC_DB_READONLY, &db, &err))
+        die("%s", err.buf);
+    if (as_json) {
+        json_t *j = curate_runs_json(db, &err);
+        if (!j)
+            die("%s", err.buf);
+        json_dumpf(j, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+        putchar('\n');
+        json_decref(j);
+    } else if (curate_runs_text(db, &out, &err)) {
+        die("%s", err.buf);
+    }
+    fputs(sb_str(&out), stdout);
     kc_db_close(db);
     sb_free(&err), sb_free(&out);
     return 0;
@@ -232,10 +297,10 @@ static int flips_command(int argc, char **argv)
         else if (!strcmp(argv[i], "--json"))
             as_json = 1;
         else
-            die("usage: kcurate flips --db FILE [--json]");
+            kc_usage_error("unknown option '%s'; usage: kcurate flips --db FILE [--json]", argv[i]);
     }
     if (!db_path)
-        die("usage: kcurate flips --db FILE [--json]");
+        kc_usage_error("usage: kcurate flips --db FILE [--json]");
     strbuf err = STRBUF_INIT, out = STRBUF_INIT;
     sqlite3 *db;
     if (kc_db_open(db_path, KC_DB_READONLY, &db, &err))
@@ -263,7 +328,7 @@ static int report_command(int argc, char **argv)
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!v)
-            die("usage: kcurate report --db FILE --out DIR [--price-in USD --price-out USD] "
+            kc_usage_error("usage: kcurate report --db FILE --out DIR [--price IN,OUT | --price-in USD --price-out USD] "
                 "[--chartjs FILE]");
         i++;
         if (!strcmp(a, "--db")) db_path = v;
@@ -271,10 +336,11 @@ static int report_command(int argc, char **argv)
         else if (!strcmp(a, "--chartjs")) o.chartjs_path = v;
         else if (!strcmp(a, "--price-in")) o.price_in = number_arg(a, v);
         else if (!strcmp(a, "--price-out")) o.price_out = number_arg(a, v);
-        else die("unknown option '%s' (see kcurate --help)", a);
+        else if (!strcmp(a, "--price")) price_pair(v, &o.price_in, &o.price_out);
+        else kc_usage_error("unknown option '%s'", a);
     }
     if (!db_path || !o.out_dir)
-        die("kcurate report needs --db FILE and --out DIR");
+        kc_usage_error("kcurate report needs --db FILE and --out DIR");
     strbuf err = STRBUF_INIT;
     sqlite3 *db;
     if (kc_db_open(db_path, KC_DB_READONLY, &db, &err) || report_write(db, &o, &err))
@@ -288,10 +354,9 @@ static int report_command(int argc, char **argv)
 int main(int argc, char **argv)
 {
     kc_set_progname("kcurate");
-    if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))
-        usage(argc < 2 ? 2 : 0);
-    if (!strcmp(argv[1], "--version"))
-        return puts("kcurate " KC_VERSION), 0;
+    kc_cli_standard(argc, argv, usage_text);
+    if (argc < 2)
+        kc_usage_error("no command (run, merge, verify-db, stats, runs, flips, report)");
     if (!strcmp(argv[1], "run"))
         return run_command(argc - 2, argv + 2);
     if (!strcmp(argv[1], "merge"))
@@ -300,11 +365,13 @@ int main(int argc, char **argv)
         return verify_db_command(argc - 2, argv + 2);
     if (!strcmp(argv[1], "stats"))
         return stats_command(argc - 2, argv + 2);
+    if (!strcmp(argv[1], "runs"))
+        return runs_command(argc - 2, argv + 2);
     if (!strcmp(argv[1], "flips"))
         return flips_command(argc - 2, argv + 2);
     if (!strcmp(argv[1], "report"))
         return report_command(argc - 2, argv + 2);
     if (!strcmp(argv[1], "--db"))
         return run_command(argc - 1, argv + 1);
-    die("unknown command '%s' (see kcurate --help)", argv[1]);
+    kc_usage_error("unknown command '%s'", argv[1]);
 }

@@ -327,18 +327,27 @@ static void peak_columns(json_t *p, const row *r, int i, int j)
     json_object_set_new(p, "peak_fraction", known ? json_real(fast->tflops / fl) : json_null());
 }
 
+/* Row j is the first of rows [from, j] of its trajectory: rows come in candidate order, where
+ * concurrent trajectories interleave, so a change of trajectory is not a new one. */
+static int first_of_trajectory(const row *r, int from, int j)
+{
+    for (int k = from; k < j; k++)
+        if (r[k].has_turn && r[k].trajectory == r[j].trajectory)
+            return 0;
+    return 1;
+}
+
 static json_t *problem_rows(const row *r, int n, json_t *kernels)
 {
     json_t *out = json_array();
     for (int i = 0; i < n;) {
         int j = i, best = i, first_turn = -1, solved = 0, trajectories = 0;
         double solve_ms = -1, best_speedup = 0;
-        long long last_traj = -1;
         for (; j < n && !strcmp(r[j].problem, r[i].problem); j++) {
             if (better(&r[j], &r[best]))
                 best = j;
-            if (r[j].has_turn && r[j].trajectory != last_traj)
-                trajectories++, last_traj = r[j].trajectory;
+            if (r[j].has_turn && first_of_trajectory(r, i, j))
+                trajectories++;
             if (!is_success(&r[j]))
                 continue;
             solved = 1;

@@ -443,7 +443,10 @@ static int kernel_page(sqlite3 *db, long long id, strbuf *h, strbuf *err)
 {
     sqlite3_stmt *st = kc_db_prepare(db,
         "SELECT c.problem_id, c.origin, c.source_sha, t.feedback_sha, t.turn_index,"
-        " t.trajectory_id, cp.log_sha, cl.source, cl.claimed_correct, cl.claimed_speedup"
+        " t.trajectory_id, cp.log_sha, cl.source, cl.claimed_correct, cl.claimed_speedup,"
+        " (SELECT tr.status = 'done' AND NOT EXISTS (SELECT 1 FROM turns t2 WHERE t2.trajectory_id"
+        "   = t.trajectory_id AND t2.turn_index > t.turn_index) FROM trajectories tr"
+        "   WHERE tr.id = t.trajectory_id)"
         " FROM candidates c LEFT JOIN turns t ON t.candidate_id = c.id"
         " LEFT JOIN compiles cp ON cp.id = (SELECT max(id) FROM compiles WHERE candidate_id = c.id)"
         " LEFT JOIN third_party_claims cl ON cl.candidate_id = c.id WHERE c.id = ?", err);
@@ -475,7 +478,9 @@ static int kernel_page(sqlite3 *db, long long id, strbuf *h, strbuf *err)
     sb_adds(h, "</p>\n");
     verifications_table(db, h, id);
     pre_blob(db, h, "Kernel", ctext(st, 2));
-    pre_blob(db, h, "Feedback sent to the model", ctext(st, 3));
+    /* the last turn of an ended trajectory: its feedback was written, never sent */
+    pre_blob(db, h, sqlite3_column_int(st, 10) ? "Feedback (not sent: the trajectory ended with this turn)"
+                                               : "Feedback sent to the model", ctext(st, 3));
     pre_blob(db, h, "Compile log", ctext(st, 6));
     sb_adds(h, "</body></html>\n");
     sqlite3_finalize(st);

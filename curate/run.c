@@ -67,9 +67,10 @@ static int add_source(pass *ps, sqlite3_stmt *st, strbuf *err)
 {
     const curate_item *it = &ps->items[ps->n - 1];
     const char *sha = (const char *)sqlite3_column_text(st, 2);
-    int correct = !strcmp(it->verdict, "correct");
+    int rank = curate_class_rank(it->verdict_class);
+    double speed = !strcmp(it->verdict, "correct") ? it->speedup_eager : 0;
     if (!sha) {
-        curate_dedup_add(&ps->dedup, NULL, 0, correct);
+        curate_dedup_add(&ps->dedup, NULL, 0, rank, speed);
         return 0;
     }
     if (!sqlite3_column_int(st, 4))
@@ -82,7 +83,7 @@ static int add_source(pass *ps, sqlite3_stmt *st, strbuf *err)
     if (strcmp(check, sha))
         return kc_fail(err, "candidate %lld: blob %s is corrupt (content hashes to %s)",
                        (long long)it->candidate_id, sha, check);
-    curate_dedup_add(&ps->dedup, data ? data : "", len, correct);
+    curate_dedup_add(&ps->dedup, data ? data : "", len, rank, speed);
     ps->sum->with_source++;
     return 0;
 }

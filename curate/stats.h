@@ -3,8 +3,14 @@
 #define KC_CURATE_STATS_H
 #include "common/db.h"
 
-int curate_stats(sqlite3 *db, strbuf *out, strbuf *err);
-/* kcurate stats --json: the database's counts and the pass@k metrics (curate/passk.h) as JSON. */
-int curate_stats_json(sqlite3 *db, strbuf *out, strbuf *err);
+#include <jansson.h>
+
+/* db_path: as the user gave it, for the hints (the commands to run next). */
+int curate_stats(sqlite3 *db, const char *db_path, strbuf *out, strbuf *err);
+/* The same as JSON ("format": "kcorpus-stats v1"): database counts, the pass@k metrics per suite,
+ * model and strategy ("metrics", curate/passk.h), the curate run (null before kcurate run), tokens in and
+ * out, cost_usd, each table of the text (keys like verdict_classes, trajectories; absent before
+ * kcurate run) and per-run rows (kcurate runs --json). NULL with err on a database error. */
+json_t *curate_stats_json(sqlite3 *db, strbuf *err);
 
 #endif

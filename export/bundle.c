@@ -322,11 +322,13 @@ static int export_staged(const export_config *c, sqlite3 *db, const char *stage,
     }
     if (!rc)
         rc = export_shards_finish(&w, err);
-    if (!rc)
+    /* nothing exported: no manifest, card or bundle describing shards that do not exist */
+    int empty = !x.counts.records;
+    if (!rc && !empty)
         rc = write_manifest_and_datasheet(c, &x, db, &w, stage, err);
-    if (!rc)
+    if (!rc && !empty)
         rc = move_into_place(&w, stage, c->out_dir, err);
-    if (!rc && c->tar)
+    if (!rc && !empty && c->tar)
         rc = write_tar(&w, c->out_dir, sum->tar_path, sizeof sum->tar_path, err);
     sum->records = x.counts.records;
     sum->shards = w.n;
@@ -390,6 +392,8 @@ int export_run(const export_config *c, export_summary *sum, strbuf *err)
     if (!rc)
         rc = export_staged(c, db, stage.buf, stale, sum, err);
     remove_tree(stage.buf);
+    if (!sum->records)
+        rmdir(c->out_dir); /* made for this export and left empty; one with files stays */
     kc_db_exec(db, "COMMIT", NULL);
     kc_db_close(db);
     snprintf(sum->manifest_path, sizeof sum->manifest_path, "%s/manifest.json", c->out_dir);

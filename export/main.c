@@ -1,8 +1,10 @@
 /* kexport: writes a curated kcorpus database as JSONL shards (sft, multiturn, rl, preference)
  * with a manifest, a datasheet and optionally a tar bundle. */
+#include "common/cli.h"
 #include "common/error.h"
 #include "export/bundle.h"
 #include "export/config.h"
+#include "export/filters.h"
 
 #include <sqlite3.h>
 #include <stdio.h>
@@ -10,7 +12,7 @@
 #include <string.h>
 
 static const char usage_text[] =
-    "usage: kexport --db FILE --out DIR [options]\n"
+    "usage: kexport --db FILE --out DIR [options]      (-o DIR is --out DIR)\n"
     "  --format F          sft | multiturn | rl | preference | kernelbench | plan [sft]\n"
     "                      (plan: each plan of a kcollect --strategy mtmc trajectory with its\n"
     "                      outcome, the verdict and speedup of the steps that implemented it)\n"
@@ -45,17 +47,11 @@ static const char usage_text[] =
     "  --allow-stale       export stale labels anyway (counted in manifest.json)\n"
     "  --skip-bad-text     leave out (with a warning naming each) candidates whose kernel is\n"
     "                      not UTF-8 text; default: the export fails naming the first one\n"
-    "  --strict            exit status 1 when no record was exported (the reason is printed\n"
-    "                      either way)\n"
+    "  --strict            accepted for old scripts: an export of no record always exits 1,\n"
+    "                      writes nothing (no manifest, card or bundle) and prints why\n"
     "  --system-prompt S   replaces the system message of every record (default: the one\n"
     "                      the model saw, from the recorded request; kcollect's system\n"
     "                      message for imported candidates and rl prompts)\n";
-
-static _Noreturn void usage(int status)
-{
-    fputs(usage_text, status ? stderr : stdout);
-    exit(status);
-}
 
 static void set_string(char **field, const char *v)
 {
@@ -79,12 +75,24 @@ static int flag_option(export_config *c, const char *a)
 /* Dies with the message of a failed check. */
 #define checked(call) do { if ((call) < 0) die("%s", err.buf); } while (0)
 
+static int is_value_option(const char *a)
+{
+    static const char *const names[] = {
+        "--db", "--out", "-o", "--format", "--dedup", "--verdict", "--split", "--level", "--run",
+        "--model", "--system-prompt", "--min-speedup", "--max-pairs", "--shard-mb", "--gzip-level",
+        NULL};
+    for (int i = 0; names[i]; i++)
+        if (!strcmp(a, names[i]))
+            return 1;
+    return 0;
+}
+
 static void value_option(export_config *c, const char *a, const char *v)
 {
     strbuf err = STRBUF_INIT;
     double d;
     if (!strcmp(a, "--db")) c->db_path = v;
-    else if (!strcmp(a, "--out")) c->out_dir = v;
+    else if (!strcmp(a, "--out") || !strcmp(a, "-o")) c->out_dir = v;
     else if (!strcmp(a, "--format")) {
         if (export_format_parse(v, &c->format))
             die("unknown format '%s' (sft, multiturn, rl, preference, kernelbench, plan)", v);
@@ -117,61 +125,57 @@ static void value_option(export_config *c, const char *a, const char *v)
     } else if (!strcmp(a, "--gzip-level")) {
         checked(export_parse_number(a, v, 1, 9, &d, &err));
         c->gzip_level = (int)d;
-    } else die("unknown option '%s' (see kexport --help)", a);
+    } else kc_usage_error("unknown option '%s'", a);
     sb_free(&err);
 }
 
 int main(int argc, char **argv)
 {
     kc_set_progname("kexport");
+    kc_cli_standard(argc, argv, usage_text);
     /* Each connection is used by one thread only (the shard writer thread never touches SQLite):
      * no per-call connection mutex. */
     sqlite3_config(SQLITE_CONFIG_MULTITHREAD);
     export_config c;
     export_config_defaults(&c);
-    int strict = 0;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
-            usage(0);
-        if (!strcmp(argv[i], "--version"))
-            return puts("kexport " KC_VERSION), 0;
-        if (!strcmp(argv[i], "--strict")) {
-            strict = 1;
-            continue;
-        }
+        if (!strcmp(argv[i], "--strict"))
+            continue; /* the default now */
         if (flag_option(&c, argv[i]))
             continue;
+        if (!is_value_option(argv[i]))
+            kc_usage_error("unknown option '%s'", argv[i]);
         if (i + 1 >= argc)
-            die("%s needs a value (see kexport --help)", argv[i]);
+            kc_usage_error("%s needs a value", argv[i]);
         value_option(&c, argv[i], argv[i + 1]);
         i++;
     }
     if (!c.db_path || !c.out_dir)
-        usage(2);
+        kc_usage_error("kexport needs --db FILE and --out DIR");
     if (c.shard_bytes < 1024 || c.gzip_level < 1 || c.gzip_level > 9 || c.max_pairs < 0)
         die("--shard-mb must allow at least 1 KiB, --gzip-level 1..9, --max-pairs >= 0");
     export_summary s;
     strbuf err = STRBUF_INIT;
+    if (export_check_filters(&c, &err))
+        die("%s", err.buf);
     if (export_run(&c, &s, &err))
         die("%s", err.buf);
     double mb = (double)s.bytes_jsonl / 1e6;
+    if (!s.records) { /* an error: nothing written, and why */
+        fprintf(stderr, "kexport: error: 0 %s records exported; nothing written to %s\n%s",
+                export_format_name(c.format), c.out_dir, s.why_empty ? s.why_empty : "");
+        free(s.why_empty);
+        export_config_free(&c);
+        sb_free(&err);
+        return 1;
+    }
     printf("exported %ld %s records into %d shard(s) in %s: %.1f MB of JSONL in %.2f s (%.1f MB/s)\n"
            "manifest: %s\n",
            s.records, export_format_name(c.format), s.shards, c.out_dir, mb, s.seconds,
            s.seconds > 0 ? mb / s.seconds : 0.0, s.manifest_path);
     if (c.tar)
         printf("bundle: %s\n", s.tar_path);
-    int status = 0;
-    if (s.why_empty) {
-        fflush(stdout);
-        fprintf(stderr, "kexport: %s", s.why_empty);
-        if (strict) {
-            fputs("kexport: --strict: no record exported\n", stderr);
-            status = 1;
-        }
-        free(s.why_empty);
-    }
     export_config_free(&c);
     sb_free(&err);
-    return status;
+    return 0;
 }

@@ -1368,6 +1368,11 @@ static int export_rl(export_ctx *x, strbuf *err)
                   "  JOIN runs ru ON ru.id = tr.run_id WHERE c.problem_id = pr.id AND ru.synthetic");
     run_filter(c, &sql, &binds, &n);
     sb_adds(&sql, ") FROM problems pr JOIN problem_labels pl ON pl.problem_id = pr.id WHERE 1");
+    if (!no_filter(c->runs) || !no_filter(c->models)) { /* only problems the selected runs tried */
+        sb_adds(&sql, " AND pr.id IN (SELECT c.problem_id FROM candidates c WHERE 1");
+        candidate_run_filter(c, &sql, &binds, &n);
+        sb_addch(&sql, ')');
+    }
     add_in_filter(&sql, "pl.split", x->cfg->splits, &binds, &n);
     add_in_filter(&sql, "CAST(pr.level AS TEXT)", x->cfg->levels, &binds, &n);
     export_degenerate_filter(x->cfg, &sql);
@@ -1595,7 +1600,8 @@ sqlite3_stmt *export_prepare_with_binds(export_ctx *x, const char *sql, char **b
 int export_records(export_ctx *x, strbuf *err)
 {
     if (kc_db_query_int(x->db, "SELECT count(*) FROM curate_runs") <= 0)
-        return kc_fail(err, "the database has no labels yet: run `kcurate run --db FILE` first");
+        return kc_fail(err, "the database has no labels yet: run `kcurate run --db %s` first",
+                       x->cfg->db_path);
     switch (x->cfg->format) {
     case EXPORT_SFT: return export_sft(x, err);
     case EXPORT_MULTITURN: return export_multiturn(x, err);

@@ -7,7 +7,9 @@
 # reference's chain beside the candidate's) and the attention suite (its 10 references at
 # B16 H16 S2048 D128), printed side by side, GPU busy
 # fraction (worker time and nvidia-smi utilisation), and the relative spread of
-# the median time of one kernel over 10 independent verifications.
+# the median time of one kernel over 10 independent verifications; after each batch, where the
+# time went, per phase (tests/bench/phases.py: worker load, buffers, candidate and reference
+# checking runs, check overhead, timed windows, per-rep checks, sanitizer, IPC, compile wait).
 OUT_DIR="${OUT:-${TMPDIR:-/tmp}}/bench"
 mkdir -p "$OUT_DIR"
 pct() { python3 -c 'import sys,statistics as s; v=sorted(float(x) for x in sys.stdin.read().split()); q=lambda p: v[min(len(v)-1,int(p*(len(v)-1)+0.5))]; print("n=%d p50=%.1f p90=%.1f" % (len(v), q(0.5), q(0.9)))'; }
@@ -62,12 +64,15 @@ throughput() {
     n=$(sql "$db" "SELECT count(*) FROM candidates")
     ( while :; do nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader,nounits 2>/dev/null; sleep 0.2; done ) > "$OUT_DIR/util_$suite.txt" &
     sampler=$!
+    t0=$(date +%s.%N)
     "$KC_BIN/kverify" run --db "$db" > "$OUT_DIR/throughput_$suite.log" 2>&1
+    wall=$(python3 -c "import time; print(round(time.time() - $t0, 2))")
     kill $sampler 2>/dev/null
     echo "$suite: $(tail -2 "$OUT_DIR/throughput_$suite.log" | tr '\n' ' ')"
     sed -n 's/.*(\([0-9.]*\) candidates\/s).*/\1/p' "$OUT_DIR/throughput_$suite.log" | tail -1 > "$OUT_DIR/rate_$suite"
     echo "$suite verdicts: $(sql "$db" "SELECT verdict || ' ' || count(*) FROM v_latest_verification GROUP BY verdict" | tr '\n' ' ')"
     echo "$suite slowest verifications (s): $(sql "$db" "SELECT c.problem_id || '=' || round(json_extract(v.evidence_json, '$.stage_ms.checks_ms')/1000.0 + json_extract(v.evidence_json, '$.stage_ms.timing_ms')/1000.0, 1) FROM candidates c JOIN v_latest_verification v ON v.candidate_id = c.id ORDER BY 0 - json_extract(v.evidence_json, '$.stage_ms.checks_ms') - json_extract(v.evidence_json, '$.stage_ms.timing_ms') LIMIT 8" | tr '\n' ' ')"
+    echo "$suite $(python3 "$KC_ROOT/tests/bench/phases.py" "$db" --wall "$wall" --workers "$("$KC_BIN/kverify" gpus --count)")"
     echo "$suite nvidia-smi utilisation during the batch: mean $(python3 -c 'import sys; v=[float(x) for x in open(sys.argv[1]).read().split() if x.strip().replace(".","").isdigit()]; print("%.0f%%" % (sum(v)/len(v)) if v else "n/a")' "$OUT_DIR/util_$suite.txt") over $n candidates"
 }
 rm -f "$OUT_DIR"/rate_*

@@ -12,6 +12,9 @@ export KC_PLAIN_LOG=1
 # start_server FAKE_LLM_OPTIONS...: the fake LLM server on a free loopback port, its request
 # counts in $T/stats.json; sets SERVER (pid) and URL (its /v1 base).
 start_server() {
+    # a stale server.out would still name the last server's port: the new server's shell may
+    # not have truncated it yet when the loop below first reads it (a flaky connection refused)
+    rm -f "$T/server.out"
     "$KC_BIN/fake_llm" --stats-file "$T/stats.json" "$@" >"$T/server.out" 2>"$T/server.err" &
     SERVER=$!
     i=0

@@ -118,7 +118,7 @@ grep -q "missing blob" "$T/err" || fail "unclear curate error"
 clean "$T/err"
 head -c 65536 "$T/b.db" >"$T/trunc.db"
 if "$BIN/kexport" --db "$T/trunc.db" --out "$T/bad2" 2>"$T/err"; then fail "export of a truncated database succeeded"; fi
-grep -q "kexport: fatal:" "$T/err" || fail "unclear error for a truncated database"
+grep -q "kexport: error:" "$T/err" || fail "unclear error for a truncated database"
 clean "$T/err"
 [ -z "$(ls -A "$T/bad2" 2>/dev/null)" ] || fail "a failed export left files"
 echo ok

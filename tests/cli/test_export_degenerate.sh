@@ -46,7 +46,7 @@ done
 lvl=$(sqlite3 "$T/a.db" "SELECT level FROM problems WHERE id = '$deg'")
 sqlite3 "$T/a.db" "UPDATE problem_labels SET split = 'heldout' WHERE problem_id = '$deg'"
 "$KC_BIN/kexport" --db "$T/a.db" --out "$T/only" --format sft --split heldout --level "$lvl" \
-    >/dev/null 2>"$T/only.err" || fail "empty export failed: $(cat "$T/only.err")"
+    >/dev/null 2>"$T/only.err" && fail "an empty export exited 0"
 grep -q "problems marked degenerate (output trivial at their inits), left out: 1" "$T/only.err" ||
     fail "the empty export does not say the degenerate problem was left out: $(cat "$T/only.err")"
 grep -q -- "try: --include-degenerate" "$T/only.err" || fail "no --include-degenerate hint"

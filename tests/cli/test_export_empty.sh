@@ -1,7 +1,8 @@
 #!/bin/sh
 # test_export_empty: an export that writes no record says why (which filter removed what) and
-# which flag would give records, in every format; --strict turns it into exit status 1, and the
-# suggested flag does give records. The database is what a compile-only run (no GPU) leaves:
+# which flag would give records, in every format; it exits 1 (with or without the old --strict)
+# and writes no manifest, dataset card or bundle pointing at shards that do not exist (issue 24);
+# the suggested flag does give records. The database is what a compile-only run (no GPU) leaves:
 # no kernel is correct, the best are 'compiled'.
 set -eu
 . "$(dirname "$0")/lib.sh"
@@ -23,14 +24,23 @@ says() { grep -qF -- "$2" "$T/$1.err" || fail "$1: expected '$2' in: $(cat "$T/$
 
 # sft: the default verdict (correct) removes everything; the hint is --verdict compiled
 run_export sft --format sft
-[ "$(cat "$T/sft.rc")" -eq 0 ] || fail "an empty export without --strict must succeed"
+[ "$(cat "$T/sft.rc")" -eq 1 ] || fail "an empty export must exit 1"
+says sft "error: 0 sft records exported; nothing written to $T/sft"
+[ ! -e "$T/sft" ] || fail "an empty export left $(ls "$T/sft")"
+run_export sft-tar --format sft --tar
+[ "$(cat "$T/sft-tar.rc")" -eq 1 ] || fail "an empty --tar export must exit 1"
+[ ! -e "$T/sft-tar.tar" ] && [ ! -e "$T/sft-tar" ] || fail "an empty --tar export wrote a bundle or directory"
+# into a directory with files: they stay, and no manifest or card is added
+mkdir "$T/kept"; echo keep >"$T/kept/notes.txt"
+run_export kept --format sft
+[ "$(ls "$T/kept")" = notes.txt ] || fail "an empty export added to a directory: $(ls "$T/kept")"
 says sft "0 sft records: why"
 says sft "kernels of these problems by verdict: compiled "
 says sft "sft keeps kernels whose verdict is correct (--verdict, default correct): 0"
 says sft "try: --verdict compiled"
 run_export sft-strict --format sft --strict
 [ "$(cat "$T/sft-strict.rc")" -eq 1 ] || fail "--strict on an empty export must exit 1"
-says sft-strict "--strict: no record exported"
+says sft-strict "0 sft records: why"
 run_export sft-hint --format sft --verdict compiled --strict
 [ "$(cat "$T/sft-hint.rc")" -eq 0 ] || fail "the suggested --verdict compiled gives no record: $(cat "$T/sft-hint.err")"
 grep -q '^exported [1-9][0-9]* sft records' "$T/sft-hint.out" || fail "no sft record with --verdict compiled"
@@ -73,4 +83,4 @@ set -e
 [ $rc -eq 1 ] || fail "preference --verdict timeout: expected exit 1, got $rc"
 grep -qF "rejected candidates 0" "$T/pref2.err" || fail "pref2: $(cat "$T/pref2.err")"
 grep -qF "try: --verdict any" "$T/pref2.err" || fail "pref2 hint: $(cat "$T/pref2.err")"
-echo "ok: empty exports explain themselves; --strict exits 1"
+echo "ok: empty exports explain themselves, exit 1 and write nothing"

@@ -40,7 +40,7 @@ grep -q "continuing run 1 .*it will add 0 trajectories and extend 0 ended ones" 
     --endpoint "$URL" --turns 2 --temperature 0.5 >/dev/null 2>"$T/e4" || { cat "$T/e4"; fail "new run"; }
 [ "$(q 'SELECT count(*) FROM runs')" = 2 ] || fail "a changed temperature did not start a new run"
 grep -q "starting new run 2 .*it will add 1 trajectories" "$T/e4" || fail "new run: $(grep run "$T/e4")"
-grep -q "not a continuation of run 1: sampling.temperature -1.0 -> 0.5" "$T/e4" ||
+grep -q "not a continuation of run 1: sampling.temperature unset -> 0.5" "$T/e4" ||
     fail "the new run does not say why: $(grep continuation "$T/e4")"
 
 # Exports keep runs apart, and say when they mix.
@@ -54,6 +54,9 @@ m() { sqlite3 :memory: "SELECT json_extract(readfile('$1/manifest.json'), '\$.pr
 [ "$(m "$T/one" mixed_runs)" = 0 ] && [ "$(cat "$T"/one/*.jsonl | wc -l)" = 6 ] || fail "--run 1 did not keep run 1 alone"
 ! grep -q "mixes" "$T/w1" || fail "a single-run export warned of mixing"
 [ "$(cat "$T"/one/*.jsonl | grep -c '"run_id":2')" = 0 ] || fail "--run 1 exported a record of run 2"
-"$KC_BIN/kexport" $X --out "$T/none" --model other-model >/dev/null 2>&1
+rc=0
+"$KC_BIN/kexport" $X --out "$T/none" --model other-model >/dev/null 2>"$T/none.err" || rc=$?
+[ $rc -ne 0 ] || fail "--model other-model (no such model) exited 0"
+grep -q -- "--model other-model matches nothing" "$T/none.err" || fail "the unmatched filter is not named"
 [ "$(cat "$T"/none/*.jsonl 2>/dev/null | wc -l)" = 0 ] || fail "--model other-model exported records"
 echo ok

@@ -117,7 +117,7 @@ static void die_reports_out_of_memory_without_allocating(void **state)
     if (!WIFEXITED(status))
         fail_msg("the child did not exit (signal %d): %s", WIFSIGNALED(status) ? WTERMSIG(status) : 0,
                  out);
-    assert_memory_equal(out, "kcorpus: fatal: out of memory", 29); /* die's line, first */
+    assert_memory_equal(out, "kcorpus: error: out of memory", 29); /* die's line, first */
 #if defined(__SANITIZE_ADDRESS__)
     /* After die's exit(1), LeakSanitizer's exit-time check finds no memory either and says so. */
     assert_int_not_equal(WEXITSTATUS(status), 0);
@@ -153,7 +153,7 @@ static void die_cuts_a_long_message(void **state)
     waitpid(pid, &status, 0);
     assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 1);
     assert_true(n > 1000 && n < 40000);
-    assert_memory_equal(out, "t: fatal: aaa", 13);
+    assert_memory_equal(out, "t: error: aaa", 13);
     assert_memory_equal(out + n - 4, "...\n", 4);
 }
 

@@ -1,4 +1,5 @@
 /* cli_check: `kverify check` and `kverify compile` for one candidate file. */
+#include "common/cli.h"
 #include "common/error.h"
 #include "common/fsutil.h"
 #include "common/problem.h"
@@ -106,7 +107,7 @@ static int parse_check_options(int argc, char **argv, kv_options *o, const char 
         {NULL, 0, NULL, 0}};
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "p:", opts, NULL)) != -1) {
+    while ((c = kc_getopt(argc, argv, "p:", opts)) != -1) {
         switch (c) {
         case 'p': *problem_id = optarg; break;
         case OPT_JSON: *json = 1; break;

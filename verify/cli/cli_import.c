@@ -4,6 +4,7 @@
  * skipped, every good line is imported; every line is checked before the database is
  * opened, so a file with no good line creates no database and changes none. */
 #include "common/candidate.h"
+#include "common/cli.h"
 #include "common/db.h"
 #include "common/error.h"
 #include "common/fsutil.h"
@@ -67,7 +68,7 @@ int cli_import(int argc, char **argv)
     const char *db_path = NULL, *problem_id = NULL, *jsonl = NULL, *source = NULL;
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "d:p:j:s:", opts, NULL)) != -1) {
+    while ((c = kc_getopt(argc, argv, "d:p:j:s:", opts)) != -1) {
         if (c == 'd')
             db_path = optarg;
         else if (c == 'p')
@@ -124,6 +125,7 @@ out:
     return status;
 }
 
+
 /* ---- import --jsonl ---- */
 
 typedef struct claim_line {
@@ -163,6 +165,10 @@ static int check_claim(json_t *j, const char *default_source, claim_line *cl, st
     json_t *text = code ? code : resp;
     if (!json_is_string(text) || !*json_string_value(text))
         return kc_fail(err, "'%s' must be a non-empty string", code ? "code" : "response");
+    size_t limit = code ? KC_MAX_SOURCE_BYTES : KC_MAX_RESPONSE_BYTES; /* the one size rule */
+    if (json_string_length(text) > limit)
+        return kc_fail(err, "'%s' is longer than %zu bytes (the limit)", code ? "code" : "response",
+                       limit);
     cl->text = json_string_value(text);
     if (src && (!json_is_string(src) || !*json_string_value(src)))
         return kc_fail(err, "'source' must be a non-empty string");

@@ -3,6 +3,7 @@
  * constant inputs, and verify every reference in compile-only mode (parse, policy,
  * sandboxed NVRTC compile, entry points), in parallel; --show-reference prints
  * one reference as loaded; --draw prints drawn hidden dims as JSON lines. */
+#include "common/cli.h"
 #include "common/error.h"
 #include "common/problem.h"
 #include "verify/cli/verify_cli.h"
@@ -238,7 +239,7 @@ int cli_problems(int argc, char **argv)
     long long seed = 0, count = 1;
     int check = 0, json = 0, c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "s:cjr:d:S:n:", opts, NULL)) != -1) {
+    while ((c = kc_getopt(argc, argv, "s:cjr:d:S:n:", opts)) != -1) {
         if (c == 'r')
             return show_reference(optarg);
         if (c == 'd')

@@ -2,6 +2,8 @@
  * candidates again with the current verifier and GPU, adding new verification rows (old ones
  * kept) tagged with a pass; a pass freezes its selection when it starts, so an interrupted or
  * --limit'ed pass resumes where it stopped. */
+#include "common/candidate.h"
+#include "common/cli.h"
 #include "common/db.h"
 #include "common/error.h"
 #include "common/fsutil.h"
@@ -16,8 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-/* ---- reverify ---- */
 
 typedef struct reverify_sel {
     const char *problems; /* selector (suite, id, glob, list) or NULL: all */
@@ -152,7 +152,7 @@ static long long pass_count(sqlite3 *db, int64_t pass, const char *sql)
 }
 
 /* Marks the pass finished when nothing is left and prints where it stands. */
-static void close_pass(sqlite3 *db, int64_t pass)
+static void close_pass(sqlite3 *db, const char *db_path, int64_t pass)
 {
     long long items = pass_count(db, pass,
         "SELECT count(*) FROM reverify_items WHERE pass_id = %lld /* %lld */");
@@ -169,9 +169,9 @@ static void close_pass(sqlite3 *db, int64_t pass)
         sb_free(&q);
     }
     printf("reverify pass %lld: %lld of %lld candidates re-verified%s; %lld label flip%s "
-           "(kcurate flips --db FILE)\n", (long long)pass, done, items,
+           "(kcurate flips --db %s)\n", (long long)pass, done, items,
            done >= items ? " (pass finished)" : " (run the same command again to resume)", flips,
-           flips == 1 ? "" : "s");
+           flips == 1 ? "" : "s", db_path);
 }
 
 int cli_reverify(int argc, char **argv)
@@ -192,7 +192,7 @@ int cli_reverify(int argc, char **argv)
     const char *db_path = NULL;
     int limit = 0, threads = 0, c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "d:p:v:cnl:t:N:", opts, NULL)) != -1) {
+    while ((c = kc_getopt(argc, argv, "d:p:v:cnl:t:N:", opts)) != -1) {
         switch (c) {
         case 'N':
             if (cli_parse_shard(optarg, &shard))
@@ -226,7 +226,7 @@ int cli_reverify(int argc, char **argv)
            (long long)pass, KC_VERSION, o.compile_only ? ", compile only" : "");
     fflush(stdout);
     status = cli_verify_selected(db, &o, pass_todo_sql, pass, limit, threads, "selected", &shard);
-    close_pass(db, pass);
+    close_pass(db, db_path, pass);
     if (kc_interrupted())
         kc_interrupt_print_resume(stdout);
 out:

@@ -1,6 +1,7 @@
 /* cli_run: `kverify run` (verify every pending candidate and record the results; many
  * compiles in flight keep the GPU workers fed: cli_verify_common.c). */
 #include "common/candidate.h"
+#include "common/cli.h"
 #include "common/db.h"
 #include "common/error.h"
 #include "common/fsutil.h"
@@ -39,7 +40,7 @@ int cli_run(int argc, char **argv)
     kc_shard shard = {0};
     int limit = 0, threads = 0, c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "d:cl:t:nS:H:K:N:", opts, NULL)) != -1) {
+    while ((c = kc_getopt(argc, argv, "d:cl:t:nS:H:K:N:", opts)) != -1) {
         switch (c) {
         case 'N':
             if (cli_parse_shard(optarg, &shard))

@@ -2,6 +2,7 @@
  * (keeping the GPU workers fed) and recording each result; shared by `kverify run`
  * (cli_run.c) and `kverify reverify` (cli_reverify.c). */
 #include "common/candidate.h"
+#include "common/cli.h"
 #include "common/db.h"
 #include "common/error.h"
 #include "common/fsutil.h"
@@ -36,6 +37,7 @@ struct run_state {
     int workers;
     int64_t pass_id; /* kverify reverify: the pass each new verification belongs to */
 };
+
 
 /* Runs sql (columns id, problem_id, source_sha; ?1 the limit, ?2 the pass). */
 static int load_pending(sqlite3 *db, const char *sql, int64_t pass_id, int limit,
@@ -159,6 +161,7 @@ static void run_all(struct run_state *s, int threads)
     for (int t = 0; t < threads; t++)
         pthread_join(tid[t], NULL);
 }
+
 
 int cli_verify_selected(sqlite3 *db, kv_options *opts, const char *sql, int64_t pass_id, int limit,
                         int threads, const char *what, const kc_shard *shard)

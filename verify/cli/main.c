@@ -2,6 +2,7 @@
  * validate a suite (problems --check), dump inputs and reference outputs,
  * verify every pending candidate of a database (run), import candidates (files, or
  * third-party JSONL with claimed labels), verify stored candidates again (reverify). */
+#include "common/cli.h"
 #include "common/db.h"
 #include "common/error.h"
 #include "common/fsutil.h"
@@ -104,10 +105,12 @@ static int cmd_gpus(int argc, char **argv)
 int main(int argc, char **argv)
 {
     kc_set_progname("kverify");
-    if (argc < 2 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
-        fputs(usage, argc < 2 ? stderr : stdout);
-        return argc < 2 ? 4 : 0;
-    }
+    kc_cli_usage_status(KC_EXIT_KVERIFY_USAGE); /* 2 is a verdict status here */
+    if (argc < 2)
+        kc_usage_error_status(KC_EXIT_KVERIFY_USAGE, "no command (check, compile, problems, dump, "
+                              "import, run, reverify, gpus)");
+    if (strcmp(argv[1], "compile-server") != 0) /* --help/--version on every subcommand */
+        kc_cli_standard(argc, argv, usage);
     const char *cmd = argv[1];
     if (strcmp(cmd, "--version") == 0) {
         printf("kverify %s\n", KC_VERSION);
@@ -135,7 +138,5 @@ int main(int argc, char **argv)
         return cli_reverify(argc - 1, argv + 1);
     if (strcmp(cmd, "gpus") == 0 || strcmp(cmd, "dump") == 0)
         return cmd_gpus(argc - 1, argv + 1);
-    error("unknown command '%s'", cmd);
-    fputs(usage, stderr);
-    return 4;
+    kc_usage_error_status(KC_EXIT_KVERIFY_USAGE, "unknown command '%s'", cmd);
 }

@@ -252,6 +252,23 @@ static int await_result(const problem *p, ipc_child *child, json_int_t job_id, k
     }
 }
 
+/* The time this client held the GPU for the candidate (worker stages, sanitizer, IPC and
+ * message checks), beside the worker's own stage times: make bench's per-phase table. */
+static void note_client_time(kv_result *r)
+{
+    json_t *ev = r->evidence_json.len ? json_loads(r->evidence_json.buf, 0, NULL) : NULL;
+    if (!json_is_object(ev)) {
+        json_decref(ev);
+        return;
+    }
+    json_object_set_new(ev, "client_ms", json_pack("{s:f}", "gpu", r->gpu_ms));
+    char *text = json_dumps(ev, JSON_COMPACT);
+    sb_reset(&r->evidence_json);
+    sb_adds(&r->evidence_json, text);
+    free(text);
+    json_decref(ev);
+}
+
 int gpu_client_verify(gpu_client *g, const problem *p, const strbuf *ref_cubin,
                       const uint64_t *seeds, int n_seeds,
                       kv_result *r, strbuf *err)
@@ -282,6 +299,7 @@ int gpu_client_verify(gpu_client *g, const problem *p, const strbuf *ref_cubin,
         if (rc == 0 && g->opt.sanitize && strcmp(r->verdict, "correct") == 0)
             rc = sanitizer_check(&g->opt, slot, p, seeds[0], r, err);
         r->gpu_ms = now_ms() - t0;
+        note_client_time(r);
     }
     json_decref(job);
     proc_pool_release(g->procs, slot);

@@ -90,7 +90,8 @@ static void fill_evidence(json_t *res, kv_result *r)
     json_t *t = json_object_get(res, "timing");
     if (json_is_object(t)) { /* how the timed runs were checked */
         static const char *const keys[] = {"checked_runs", "seed_base", "check_device_ms",
-                                           "timed_vs_check", "inconsistent", NULL};
+                                           "timed_vs_check", "inconsistent", "timed_window_ms",
+                                           NULL};
         json_t *tc = json_object();
         for (const char *const *k = keys; *k; k++)
             if (json_object_get(t, *k))
@@ -177,7 +178,8 @@ static int timing_valid(json_t *t)
     json_t *n = json_object_get(t, "n");
     return json_is_integer(n) && json_integer_value(n) >= 1 && json_integer_value(n) <= 1000000 &&
            number_in(t, "cupti_ms", 0, 3.6e6, 0) && number_in(t, "gbps", 0, 1e9, 0) &&
-           number_in(t, "tflops", 0, 1e9, 0) && number_in(t, "check_device_ms", 0, 3.6e6, 0);
+           number_in(t, "tflops", 0, 1e9, 0) && number_in(t, "check_device_ms", 0, 3.6e6, 0) &&
+           number_in(t, "timed_window_ms", 0, 3.6e9, 0);
 }
 
 /* Checks a result message's shape; *why says what is wrong. */

@@ -110,6 +110,9 @@ void kv_feedback(const problem *p, const kv_result *r, strbuf *out)
     if (strcmp(r->verdict, "correct") == 0)
         sb_adds(out, "The kernel is correct. Make it faster if you can, keeping it correct; answer "
                      "with the complete code in one ```cuda block.\n");
+    else if (strcmp(r->verdict, "compiled") == 0) /* compile-only: nothing to fix that we know of */
+        sb_adds(out, "The kernel compiles (it was not run, so its correctness is unknown). Improve it "
+                     "if you can; answer with the complete code in one ```cuda block.\n");
     else
         sb_adds(out, "Fix the problem and answer with the complete corrected code in one ```cuda "
                      "block.\n");

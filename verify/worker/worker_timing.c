@@ -216,6 +216,10 @@ int wk_time_unit(wk_gpu *g, wk_unit *u, const problem *p, const dimset *dims, wk
     }
     if (rc == 0) {
         double noise = median_noise(times, n);
+        double window = 0;
+        for (int i = 0; i < n; i++)
+            window += times[i];
+        json_object_set_new(out, "timed_window_ms", json_real(window)); /* the rest: checks */
         put_stats(out, times, n);
         json_object_set_new(out, "noise", json_real(noise));
         json_object_set_new(out, "checked_reps", json_integer(n)); /* every rep */
