@@ -1,27 +1,77 @@
-/* records_internal: the helpers of records.c that the formats in their own files
- * (records_plan.c) share: emitting a record, specs, filters and counts. */
+/* records_internal: what records.c shares with the formats, one file each (records_sft.c,
+ * records_kernelbench.c, records_multiturn.c, records_rl.c, records_preference.c,
+ * records_plan.c): the candidate query and its filters, a row's values, labels and provenance,
+ * prompts, blobs and specs, emitting a record, and the counts. */
 #ifndef KC_EXPORT_RECORDS_INTERNAL_H
 #define KC_EXPORT_RECORDS_INTERNAL_H
 #include "export/records.h"
+#include "export/jsonw.h"
 #include <jansson.h>
 
-/* Emits a jansson record (taken over) to its split's shard with its content id. */
-int export_emit_json(export_ctx *x, const char *split, json_t *record, strbuf *err);
-/* The problem's spec as kcollect shows it (cached). */
-const char *export_problem_spec(export_ctx *x, const char *problem_id, strbuf *err);
-/* The system message of the prompts kexport builds (--system-prompt or kcollect's). */
-const char *export_built_system(const export_ctx *x);
-/* Remembers a run behind a record (the manifest lists them). */
+/* The columns every candidate-level query selects (records.c's CANDIDATE_COLUMNS), in order. */
+enum {
+    COL_ID, COL_PROBLEM, COL_LEVEL, COL_TITLE, COL_SPLIT, COL_TRAJ, COL_TURN, COL_SRC_SHA,
+    COL_VERDICT, COL_FLAGS, COL_MESSAGE, COL_EVIDENCE, COL_SEEDS,
+    COL_MAX_ABS, COL_MAX_REL, COL_REL_L2, COL_VERIFIER, COL_GPU, COL_DRIVER, COL_CUDA, COL_NVRTC,
+    COL_MEDIAN, COL_EAGER, COL_COMPILE_MS, COL_SPEEDUP_E, COL_SPEEDUP_C, COL_TIMING_N, COL_CLASS,
+    COL_CORRECT_ALT, COL_TIER_E, COL_TIER_C, COL_IMPROVED, COL_TRUNCATED, COL_SUSPICIOUS,
+    COL_REASONING, COL_REWARD, COL_RETURN, COL_EXACT_REP, COL_NEAR_REP, COL_RUN_KEY, COL_MODEL,
+    COL_RUN_CONFIG, COL_TOOL_VERSION, COL_ORIGIN, COL_RESPONSE, COL_RUN_ID, COL_SYNTHETIC,
+    COL_SERVER, COL_ACTION, COL_PLAN
+};
+
+/* Which rows a --verdict list applies to. */
+enum verdict_scope { VERDICTS_OF_ALL, VERDICTS_OF_REJECTED };
+
+/* Called for each row of a problem, and after each problem (export_for_each_problem). */
+typedef int (*row_fn)(export_ctx *x, sqlite3_stmt *st, void *arg, strbuf *err);
+typedef int (*problem_done_fn)(export_ctx *x, void *arg, strbuf *err);
+
+/* ---- a row's values (the column helpers, the JSON of labels, provenance, messages) ---- */
+const char *export_col_text(sqlite3_stmt *st, int col);
+int export_col_is_null(sqlite3_stmt *st, int col);
+int export_split_index(const char *s);
+void export_put_text(jsonw *w, const char *key, sqlite3_stmt *st, int col);
+void export_put_int(jsonw *w, const char *key, sqlite3_stmt *st, int col);
+void export_put_json_column(jsonw *w, const char *key, sqlite3_stmt *st, int col,
+                            export_json_cache *cache, const char *member);
+void export_put_plan_text(jsonw *w, const char *plan);
+void export_put_labels(jsonw *w, sqlite3_stmt *st);
+void export_put_synthetic(jsonw *w, sqlite3_stmt *st);
 void export_note_run(export_ctx *x, int64_t run_id);
-int export_split_index(const char *split);
-int export_class_index(const char *verdict_class);
-/* Appends " AND col IN (?,...)" for a comma list ('any' or empty: nothing) and its binds. */
+int64_t export_row_run(sqlite3_stmt *st);
+void export_put_provenance(export_ctx *x, jsonw *w, sqlite3_stmt *st);
+void export_put_message(jsonw *w, const char *role, const char *content, size_t len);
+void export_put_kernel_message(jsonw *w, const char *src, size_t len);
+int export_get_blob(export_ctx *x, const char *sha, strbuf *out, strbuf *err);
+const char *export_problem_spec(export_ctx *x, const char *problem_id, strbuf *err);
+const char *export_built_system(const export_ctx *x);
+int export_row_prompt(export_ctx *x, sqlite3_stmt *st, strbuf *err);
+void export_problem_parts(export_ctx *x, sqlite3_stmt *st);
+int export_row_source(export_ctx *x, sqlite3_stmt *st, const char **src, size_t *len, strbuf *err);
+void export_count_record(export_ctx *x, sqlite3_stmt *st);
+void export_open_record(export_ctx *x, jsonw *w, const char *format, const char *split,
+                        const strbuf *problem_json);
+int export_emit(export_ctx *x, const char *split, const jsonw *w, const char *what, strbuf *err);
+int export_emit_json(export_ctx *x, const char *split, json_t *record, strbuf *err);
+int export_no_filter(const char *list);
 void export_add_in_filter(strbuf *where, const char *col, const char *list, char ***binds, int *n);
-/* Prepares sql and binds the values from parameter first on (frees binds). */
+void export_run_filter(const export_config *c, strbuf *where, char ***binds, int *n);
+void export_candidate_run_filter(const export_config *c, strbuf *where, char ***binds, int *n);
 sqlite3_stmt *export_prepare_with_binds(export_ctx *x, const char *sql, char **binds, int n,
                                         int first, strbuf *err);
+sqlite3_stmt *export_candidate_query(export_ctx *x, const char *verdicts, enum verdict_scope scope,
+                                     int dedup, const char *more, strbuf *err);
+int export_for_each_problem(export_ctx *x, sqlite3_stmt *cand, row_fn row, problem_done_fn done,
+                            void *arg, strbuf *err);
+int export_class_index(const char *s);
 
-/* --format plan (records_plan.c). */
+/* The formats, one file each. */
+int export_sft(export_ctx *x, strbuf *err);
+int export_kernelbench(export_ctx *x, strbuf *err);
+int export_multiturn(export_ctx *x, strbuf *err);
+int export_rl(export_ctx *x, strbuf *err);
+int export_preference(export_ctx *x, strbuf *err);
 int export_plan(export_ctx *x, strbuf *err);
 
 #endif
