@@ -1,5 +1,7 @@
-/* problem: loads and validates kc-problem v1 manifests (see problem.h). */
+/* problem: loads and validates kc-problem v1 manifests (see problem.h); the shared/ includes
+ * of a reference are expanded by problem_shared.c. */
 #include "common/problem.h"
+#include "common/problem_internal.h"
 #include "common/error.h"
 #include "common/fsutil.h"
 
@@ -33,77 +35,73 @@ int dtype_parse(const char *s, enum kc_dtype *out)
 
 /* ---- field access with precise errors ---- */
 
-struct ctx {
-    const char *file;
-    strbuf *err;
-};
 
-static int field_fail(struct ctx *c, const char *field, const char *what)
+int problem_field_fail(struct problem_ctx *c, const char *field, const char *what)
 {
     return kc_fail(c->err, "%s: field '%s': %s", c->file, field, what);
 }
 
-static int get_string(struct ctx *c, json_t *obj, const char *key, const char *field, int required,
+static int get_string(struct problem_ctx *c, json_t *obj, const char *key, const char *field, int required,
                       char **out)
 {
     json_t *v = json_object_get(obj, key);
     if (!v) {
         if (!required)
             return 0;
-        return field_fail(c, field, "missing (expected a string)");
+        return problem_field_fail(c, field, "missing (expected a string)");
     }
     if (!json_is_string(v))
-        return field_fail(c, field, "expected a string");
+        return problem_field_fail(c, field, "expected a string");
     *out = xstrdup(json_string_value(v));
     return 0;
 }
 
-static int get_number(struct ctx *c, json_t *obj, const char *key, const char *field, int required,
+static int get_number(struct problem_ctx *c, json_t *obj, const char *key, const char *field, int required,
                       double *out)
 {
     json_t *v = json_object_get(obj, key);
     if (!v) {
         if (!required)
             return 0;
-        return field_fail(c, field, "missing (expected a number)");
+        return problem_field_fail(c, field, "missing (expected a number)");
     }
     if (!json_is_number(v))
-        return field_fail(c, field, "expected a number");
+        return problem_field_fail(c, field, "expected a number");
     *out = json_number_value(v);
     return 0;
 }
 
-static int isalpha_c(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
+int problem_name_start(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
 
 static int valid_name(const char *s)
 {
-    if (!*s || !(isalpha_c(*s)))
+    if (!*s || !(problem_name_start(*s)))
         return 0;
     for (; *s; s++)
-        if (!(isalpha_c(*s) || (*s >= '0' && *s <= '9')))
+        if (!(problem_name_start(*s) || (*s >= '0' && *s <= '9')))
             return 0;
     return 1;
 }
 
 /* ---- dims ---- */
 
-static int load_dimset(struct ctx *c, json_t *obj, const char *field, dimset *out)
+static int load_dimset(struct problem_ctx *c, json_t *obj, const char *field, dimset *out)
 {
     if (!json_is_object(obj))
-        return field_fail(c, field, "expected an object of dim name -> positive integer");
+        return problem_field_fail(c, field, "expected an object of dim name -> positive integer");
     const char *key;
     json_t *v;
     json_object_foreach(obj, key, v)
     {
         strbuf f = STRBUF_INIT;
         sb_addf(&f, "%s.%s", field, key);
-        int bad = !valid_name(key) ? field_fail(c, f.buf, "dim names are identifiers")
+        int bad = !valid_name(key) ? problem_field_fail(c, f.buf, "dim names are identifiers")
                   : !json_is_integer(v) || json_integer_value(v) < 0 ||
                           json_integer_value(v) > KC_MAX_DIM_VALUE
-                      ? field_fail(c, f.buf, "expected an integer from 0 to 2^40")
+                      ? problem_field_fail(c, f.buf, "expected an integer from 0 to 2^40")
                       : 0;
         if (!bad && dimset_set(out, key, json_integer_value(v)))
-            bad = field_fail(c, f.buf, "too many dims");
+            bad = problem_field_fail(c, f.buf, "too many dims");
         sb_free(&f);
         if (bad)
             return -1;
@@ -127,7 +125,7 @@ int problem_apply_derived(const problem *p, dimset *d, strbuf *why)
     return 0;
 }
 
-static int apply_derived(struct ctx *c, problem *p, dimset *d, const char *which)
+static int apply_derived(struct problem_ctx *c, problem *p, dimset *d, const char *which)
 {
     strbuf e = STRBUF_INIT;
     int rc = problem_apply_derived(p, d, &e);
@@ -137,7 +135,7 @@ static int apply_derived(struct ctx *c, problem *p, dimset *d, const char *which
         strbuf f = STRBUF_INIT, m = STRBUF_INIT;
         sb_add(&f, e.buf, (size_t)(colon - e.buf));
         sb_addf(&m, "%s (with dims.%s)", colon + 2, which);
-        field_fail(c, f.buf, m.buf);
+        problem_field_fail(c, f.buf, m.buf);
         sb_free(&f), sb_free(&m);
     }
     sb_free(&e);
@@ -155,21 +153,21 @@ static int same_names(const dimset *a, const dimset *b)
     return 1;
 }
 
-static int load_dims(struct ctx *c, json_t *root, problem *p)
+static int load_dims(struct problem_ctx *c, json_t *root, problem *p)
 {
     json_t *dims = json_object_get(root, "dims");
     if (!json_is_object(dims))
-        return field_fail(c, "dims", "missing (expected an object with default, small, alt)");
+        return problem_field_fail(c, "dims", "missing (expected an object with default, small, alt)");
     json_t *derived = json_object_get(root, "derived");
     if (derived) {
         if (!json_is_object(derived))
-            return field_fail(c, "derived", "expected an object of name -> dim expression");
+            return problem_field_fail(c, "derived", "expected an object of name -> dim expression");
         const char *key;
         json_t *v;
         json_object_foreach(derived, key, v)
         {
             if (!json_is_string(v) || !valid_name(key) || p->n_derived >= KC_MAX_DERIVED)
-                return field_fail(c, "derived", "expected identifier -> expression string");
+                return problem_field_fail(c, "derived", "expected identifier -> expression string");
             p->derived_name[p->n_derived] = xstrdup(key);
             p->derived_expr[p->n_derived++] = xstrdup(json_string_value(v));
         }
@@ -178,16 +176,16 @@ static int load_dims(struct ctx *c, json_t *root, problem *p)
         load_dimset(c, json_object_get(dims, "small"), "dims.small", &p->dims_small))
         return -1;
     if (!same_names(&p->dims_default, &p->dims_small))
-        return field_fail(c, "dims.small", "must name exactly the dims of dims.default");
+        return problem_field_fail(c, "dims.small", "must name exactly the dims of dims.default");
     json_t *alt = json_object_get(dims, "alt");
     if (!json_is_array(alt) || json_array_size(alt) == 0 || json_array_size(alt) > KC_MAX_ALT)
-        return field_fail(c, "dims.alt", "expected an array of 1 to 8 dim sets");
+        return problem_field_fail(c, "dims.alt", "expected an array of 1 to 8 dim sets");
     for (size_t i = 0; i < json_array_size(alt); i++) {
         strbuf f = STRBUF_INIT;
         sb_addf(&f, "dims.alt[%zu]", i);
         int rc = load_dimset(c, json_array_get(alt, i), f.buf, &p->dims_alt[i]);
         if (!rc && !same_names(&p->dims_default, &p->dims_alt[i]))
-            rc = field_fail(c, f.buf, "must name exactly the dims of dims.default");
+            rc = problem_field_fail(c, f.buf, "must name exactly the dims of dims.default");
         if (!rc)
             rc = apply_derived(c, p, &p->dims_alt[i], f.buf + 5);
         sb_free(&f);
@@ -298,7 +296,7 @@ static int dim_sets(const problem *p, const dimset **sets)
 }
 
 /* Evaluates expr under every dim set. */
-static int check_expr(struct ctx *c, const problem *p, const char *expr, const char *field)
+static int check_expr(struct problem_ctx *c, const problem *p, const char *expr, const char *field)
 {
     int64_t v;
     strbuf e = STRBUF_INIT;
@@ -306,14 +304,14 @@ static int check_expr(struct ctx *c, const problem *p, const char *expr, const c
     int n = dim_sets(p, sets), rc = 0;
     for (int i = 0; i < n && !rc; i++)
         if (expr_eval(expr, sets[i], &v, &e))
-            rc = field_fail(c, field, e.buf);
+            rc = problem_field_fail(c, field, e.buf);
     sb_free(&e);
     return rc;
 }
 
 /* Runs a fault check on every dim set; the first failure becomes an error on field. */
 typedef int (*set_check)(const tensor_spec *t, const char *expr, const dimset *d, strbuf *why);
-static int check_every_set(struct ctx *c, const problem *p, const tensor_spec *t,
+static int check_every_set(struct problem_ctx *c, const problem *p, const tensor_spec *t,
                            const char *expr, set_check check, const char *field,
                            const char *what)
 {
@@ -322,7 +320,7 @@ static int check_every_set(struct ctx *c, const problem *p, const tensor_spec *t
     strbuf why = STRBUF_INIT;
     for (int i = 0; i < n && !rc; i++)
         if (check(t, expr, sets[i], &why))
-            rc = field_fail(c, field, what ? what : why.buf);
+            rc = problem_field_fail(c, field, what ? what : why.buf);
     sb_free(&why);
     return rc;
 }
@@ -353,12 +351,12 @@ static int segments_check(const tensor_spec *t, const char *expr, const dimset *
 }
 
 /* uniform_fan_in: {"fan_in": "CI*K*K"}, an expression positive in every dims set. */
-static int load_fan_in(struct ctx *c, const problem *p, json_t *init, const char *field,
+static int load_fan_in(struct problem_ctx *c, const problem *p, json_t *init, const char *field,
                        tensor_spec *t)
 {
     json_t *fi = json_object_get(init, "fan_in");
     if (!json_is_string(fi) && !json_is_integer(fi))
-        return field_fail(c, field, "uniform_fan_in needs fan_in (an integer or dim expression)");
+        return problem_field_fail(c, field, "uniform_fan_in needs fan_in (an integer or dim expression)");
     strbuf tmp = STRBUF_INIT;
     if (json_is_string(fi))
         sb_adds(&tmp, json_string_value(fi));
@@ -377,14 +375,14 @@ static int load_fan_in(struct ctx *c, const problem *p, json_t *init, const char
  * non-empty documents 0, 1, 2, ... along the row (sorted, contiguous runs). The lengths, and so
  * the number of same-document pairs, do not depend on the seed; the boundaries do. Stored as
  * lo_expr = the last dim's expression, hi_expr = count, which kc_fill receives as lo and hi. */
-static int load_segments(struct ctx *c, const problem *p, json_t *init, const char *field,
+static int load_segments(struct problem_ctx *c, const problem *p, json_t *init, const char *field,
                          tensor_spec *t)
 {
     json_t *n = json_object_get(init, "count");
     if (!json_is_string(n) && !json_is_integer(n))
-        return field_fail(c, field, "segments needs count (an integer or dim expression)");
+        return problem_field_fail(c, field, "segments needs count (an integer or dim expression)");
     if (t->rank < 1 || (t->dtype != KC_I32 && t->dtype != KC_I64))
-        return field_fail(c, field, "segments needs an i32 or i64 tensor of rank >= 1");
+        return problem_field_fail(c, field, "segments needs an i32 or i64 tensor of rank >= 1");
     strbuf tmp = STRBUF_INIT;
     if (json_is_string(n))
         sb_adds(&tmp, json_string_value(n));
@@ -398,7 +396,7 @@ static int load_segments(struct ctx *c, const problem *p, json_t *init, const ch
 }
 
 /* The parameters of dist (the init object's "dist") into t->dist, a, b and expressions. */
-static int load_dist(struct ctx *c, const problem *p, json_t *init, const char *dist,
+static int load_dist(struct problem_ctx *c, const problem *p, json_t *init, const char *dist,
                      const char *field, tensor_spec *t)
 {
     int rc = 0;
@@ -416,17 +414,17 @@ static int load_dist(struct ctx *c, const problem *p, json_t *init, const char *
         t->a = 0, t->b = 1;
         rc = get_number(c, init, "lo", field, 0, &t->a) || get_number(c, init, "hi", field, 0, &t->b);
         if (!rc && !(t->a < t->b))
-            rc = field_fail(c, field, "uniform needs lo < hi");
+            rc = problem_field_fail(c, field, "uniform needs lo < hi");
         break;
     case KC_DIST_RANDINT: {
         json_t *lo = json_object_get(init, "lo"), *hi = json_object_get(init, "hi");
         if (!lo || !hi) {
-            rc = field_fail(c, field, "randint needs lo and hi (integers or dim expressions)");
+            rc = problem_field_fail(c, field, "randint needs lo and hi (integers or dim expressions)");
             break;
         }
         if ((!json_is_string(lo) && !json_is_integer(lo)) ||
             (!json_is_string(hi) && !json_is_integer(hi))) {
-            rc = field_fail(c, field, "randint lo and hi must be integers or dim expressions");
+            rc = problem_field_fail(c, field, "randint lo and hi must be integers or dim expressions");
             break;
         }
         t->lo_expr = json_is_string(lo) ? xstrdup(json_string_value(lo)) : NULL;
@@ -442,7 +440,7 @@ static int load_dist(struct ctx *c, const problem *p, json_t *init, const char *
         }
         rc = check_expr(c, p, t->lo_expr, field) || check_expr(c, p, t->hi_expr, field);
         if (!rc && t->dtype != KC_I32 && t->dtype != KC_I64 && t->dtype != KC_U8)
-            rc = field_fail(c, field, "randint needs an integer dtype (i32, i64, u8)");
+            rc = problem_field_fail(c, field, "randint needs an integer dtype (i32, i64, u8)");
         break;
     }
     case KC_DIST_SIGN:
@@ -460,14 +458,14 @@ static int load_dist(struct ctx *c, const problem *p, json_t *init, const char *
     case KC_DIST_BERNOULLI:
         rc = get_number(c, init, "p", field, 1, &t->a);
         if (!rc && !(t->a >= 0 && t->a < 1))
-            rc = field_fail(c, field, "bernoulli needs 0 <= p < 1 (the probability of a zero)");
+            rc = problem_field_fail(c, field, "bernoulli needs 0 <= p < 1 (the probability of a zero)");
         t->b = rc ? 0 : 1.0 / (1.0 - t->a);
         break;
     case KC_DIST_SEGMENTS:
         rc = load_segments(c, p, init, field, t);
         break;
     default:
-        rc = field_fail(c, field, "dist must be normal, uniform, randint, sign, simplex, "
+        rc = problem_field_fail(c, field, "dist must be normal, uniform, randint, sign, simplex, "
                                   "uniform_fan_in, constant, bernoulli or segments");
     }
     return rc;
@@ -475,7 +473,7 @@ static int load_dist(struct ctx *c, const problem *p, json_t *init, const char *
 
 /* "vary" of a constant init: {"dist": ..., params} in any form but constant itself; forms that
  * take dim expressions (randint, segments, uniform_fan_in) are refused too. */
-static int load_vary(struct ctx *c, const problem *p, json_t *init, const char *field,
+static int load_vary(struct problem_ctx *c, const problem *p, json_t *init, const char *field,
                      tensor_spec *t)
 {
     json_t *vary = json_object_get(init, "vary");
@@ -487,18 +485,18 @@ static int load_vary(struct ctx *c, const problem *p, json_t *init, const char *
     char *dist = NULL;
     int rc = 0;
     if (t->dist != KC_DIST_CONSTANT)
-        rc = field_fail(c, f.buf, "only a constant init takes vary");
+        rc = problem_field_fail(c, f.buf, "only a constant init takes vary");
     else if (!json_is_object(vary))
-        rc = field_fail(c, f.buf, "expected an init object {\"dist\": ...}");
+        rc = problem_field_fail(c, f.buf, "expected an init object {\"dist\": ...}");
     else if (get_string(c, vary, "dist", f.buf, 1, &dist))
         rc = -1;
     else if (strcmp(dist, "normal") && strcmp(dist, "uniform") && strcmp(dist, "sign") &&
              strcmp(dist, "simplex") && strcmp(dist, "bernoulli"))
-        rc = field_fail(c, f.buf, "vary takes dist normal, uniform, sign, simplex or bernoulli");
+        rc = problem_field_fail(c, f.buf, "vary takes dist normal, uniform, sign, simplex or bernoulli");
     else
         rc = load_dist(c, p, vary, dist, f.buf, &v);
     if (!rc && json_object_get(vary, "vary"))
-        rc = field_fail(c, f.buf, "vary cannot nest");
+        rc = problem_field_fail(c, f.buf, "vary cannot nest");
     if (!rc)
         t->vary_dist = v.dist, t->vary_a = v.a, t->vary_b = v.b;
     free(dist);
@@ -506,7 +504,7 @@ static int load_vary(struct ctx *c, const problem *p, json_t *init, const char *
     return rc;
 }
 
-static int load_init(struct ctx *c, const problem *p, json_t *init, const char *field,
+static int load_init(struct problem_ctx *c, const problem *p, json_t *init, const char *field,
                      tensor_spec *t)
 {
     strbuf f = STRBUF_INIT;
@@ -514,47 +512,47 @@ static int load_init(struct ctx *c, const problem *p, json_t *init, const char *
     int rc = 0;
     char *dist = NULL;
     if (!json_is_object(init) || get_string(c, init, "dist", f.buf, 1, &dist)) {
-        rc = json_is_object(init) ? -1 : field_fail(c, f.buf, "missing (expected {\"dist\": ...})");
+        rc = json_is_object(init) ? -1 : problem_field_fail(c, f.buf, "missing (expected {\"dist\": ...})");
         goto out;
     }
     rc = load_dist(c, p, init, dist, f.buf, t) || load_vary(c, p, init, f.buf, t);
     if (!rc && t->dist != KC_DIST_RANDINT && t->dist != KC_DIST_SEGMENTS &&
         !dtype_is_float(t->dtype))
-        rc = field_fail(c, f.buf, "integer tensors take dist randint or segments");
+        rc = problem_field_fail(c, f.buf, "integer tensors take dist randint or segments");
 out:
     free(dist);
     sb_free(&f);
     return rc;
 }
 
-static int load_tensor(struct ctx *c, problem *p, json_t *obj, const char *field, int is_input,
+static int load_tensor(struct problem_ctx *c, problem *p, json_t *obj, const char *field, int is_input,
                        tensor_spec *t)
 {
     char *dtype = NULL;
     strbuf f = STRBUF_INIT;
     int rc = -1;
     if (!json_is_object(obj)) {
-        field_fail(c, field, "expected an object with name, dtype, shape");
+        problem_field_fail(c, field, "expected an object with name, dtype, shape");
         goto out;
     }
     sb_addf(&f, "%s.name", field);
     if (get_string(c, obj, "name", f.buf, 1, &t->name))
         goto out;
     if (!valid_name(t->name)) {
-        field_fail(c, f.buf, "tensor names are identifiers");
+        problem_field_fail(c, f.buf, "tensor names are identifiers");
         goto out;
     }
     sb_reset(&f), sb_addf(&f, "%s.dtype", field);
     if (get_string(c, obj, "dtype", f.buf, 1, &dtype))
         goto out;
     if (dtype_parse(dtype, &t->dtype)) {
-        field_fail(c, f.buf, "expected one of f32, f16, bf16, f64, i32, i64, u8, bool");
+        problem_field_fail(c, f.buf, "expected one of f32, f16, bf16, f64, i32, i64, u8, bool");
         goto out;
     }
     json_t *shape = json_object_get(obj, "shape");
     sb_reset(&f), sb_addf(&f, "%s.shape", field);
     if (!json_is_array(shape) || json_array_size(shape) > KC_MAX_RANK) {
-        field_fail(c, f.buf, "expected an array of up to 8 dim expressions");
+        problem_field_fail(c, f.buf, "expected an array of up to 8 dim expressions");
         goto out;
     }
     for (size_t i = 0; i < json_array_size(shape); i++) {
@@ -569,7 +567,7 @@ static int load_tensor(struct ctx *c, problem *p, json_t *obj, const char *field
         } else if (json_is_string(d)) {
             t->shape[t->rank++] = xstrdup(json_string_value(d));
         } else {
-            bad = field_fail(c, fi.buf, "expected a dim expression");
+            bad = problem_field_fail(c, fi.buf, "expected a dim expression");
         }
         if (!bad)
             bad = check_expr(c, p, t->shape[t->rank - 1], fi.buf) ||
@@ -586,7 +584,7 @@ static int load_tensor(struct ctx *c, problem *p, json_t *obj, const char *field
         if (load_init(c, p, json_object_get(obj, "init"), field, t))
             goto out;
     } else if (json_object_get(obj, "init")) {
-        field_fail(c, field, "outputs take no init (they are poisoned by the harness)");
+        problem_field_fail(c, field, "outputs take no init (they are poisoned by the harness)");
         goto out;
     }
     rc = 0;
@@ -596,13 +594,13 @@ out:
     return rc;
 }
 
-static int load_tensor_list(struct ctx *c, problem *p, json_t *root, const char *key, int is_input)
+static int load_tensor_list(struct problem_ctx *c, problem *p, json_t *root, const char *key, int is_input)
 {
     json_t *arr = json_object_get(root, key);
     tensor_spec *list = is_input ? p->inputs : p->outputs;
     int *n = is_input ? &p->n_inputs : &p->n_outputs;
     if (!json_is_array(arr) || json_array_size(arr) == 0 || json_array_size(arr) > KC_MAX_TENSORS)
-        return field_fail(c, key, "expected an array of 1 to 16 tensors");
+        return problem_field_fail(c, key, "expected an array of 1 to 16 tensors");
     for (size_t i = 0; i < json_array_size(arr); i++) {
         strbuf f = STRBUF_INIT;
         sb_addf(&f, "%s[%zu]", key, i);
@@ -615,28 +613,28 @@ static int load_tensor_list(struct ctx *c, problem *p, json_t *root, const char 
     return 0;
 }
 
-static int load_params(struct ctx *c, problem *p, json_t *root)
+static int load_params(struct problem_ctx *c, problem *p, json_t *root)
 {
     json_t *arr = json_object_get(root, "params");
     if (!arr)
         return 0;
     if (!json_is_array(arr) || json_array_size(arr) > KC_MAX_PARAMS)
-        return field_fail(c, "params", "expected an array of {name, dtype, value}");
+        return problem_field_fail(c, "params", "expected an array of {name, dtype, value}");
     for (size_t i = 0; i < json_array_size(arr); i++) {
         json_t *o = json_array_get(arr, i);
         param_spec *ps = &p->params[p->n_params++];
         strbuf f = STRBUF_INIT;
         char *dtype = NULL;
         sb_addf(&f, "params[%zu]", i);
-        int rc = !json_is_object(o) ? field_fail(c, f.buf, "expected {name, dtype, value}") : 0;
+        int rc = !json_is_object(o) ? problem_field_fail(c, f.buf, "expected {name, dtype, value}") : 0;
         if (!rc)
             rc = get_string(c, o, "name", f.buf, 1, &ps->name) ||
                  get_string(c, o, "dtype", f.buf, 1, &dtype) ||
                  get_number(c, o, "value", f.buf, 1, &ps->value);
         if (!rc && !valid_name(ps->name))
-            rc = field_fail(c, f.buf, "param names are identifiers");
+            rc = problem_field_fail(c, f.buf, "param names are identifiers");
         if (!rc && (dtype_parse(dtype, &ps->dtype) || ps->dtype == KC_F16 || ps->dtype == KC_BF16))
-            rc = field_fail(c, f.buf, "param dtype must be f32, f64, i32 or i64");
+            rc = problem_field_fail(c, f.buf, "param dtype must be f32, f64, i32 or i64");
         free(dtype);
         sb_free(&f);
         if (rc)
@@ -645,7 +643,7 @@ static int load_params(struct ctx *c, problem *p, json_t *root)
     return 0;
 }
 
-static int check_unique_names(struct ctx *c, const problem *p)
+static int check_unique_names(struct problem_ctx *c, const problem *p)
 {
     const char *names[2 * KC_MAX_TENSORS + KC_MAX_PARAMS + KC_MAX_DIMS];
     int n = 0;
@@ -662,7 +660,7 @@ static int check_unique_names(struct ctx *c, const problem *p)
             if (strcmp(names[i], names[j]) == 0) {
                 strbuf m = STRBUF_INIT;
                 sb_addf(&m, "name '%s' is used twice among tensors, params and dims", names[i]);
-                field_fail(c, "inputs/outputs/params/dims", m.buf);
+                problem_field_fail(c, "inputs/outputs/params/dims", m.buf);
                 sb_free(&m);
                 return -1;
             }
@@ -676,7 +674,7 @@ static const char *known_fields[] = {
     "dims",      "derived", "inputs",   "outputs", "params",     "tolerance",   "bytes",
     "flops",     "reference", "degenerate", "hidden", NULL};
 
-static int check_known_fields(struct ctx *c, json_t *root)
+static int check_known_fields(struct problem_ctx *c, json_t *root)
 {
     const char *key;
     json_t *v;
@@ -686,12 +684,12 @@ static int check_known_fields(struct ctx *c, json_t *root)
         for (int i = 0; known_fields[i]; i++)
             ok |= strcmp(key, known_fields[i]) == 0;
         if (!ok)
-            return field_fail(c, key, "unknown field (see schemas/problem.schema.json)");
+            return problem_field_fail(c, key, "unknown field (see schemas/problem.schema.json)");
     }
     return 0;
 }
 
-static int load_header(struct ctx *c, json_t *root, problem *p)
+static int load_header(struct problem_ctx *c, json_t *root, problem *p)
 {
     char *format = NULL;
     if (get_string(c, root, "format", "format", 1, &format))
@@ -699,7 +697,7 @@ static int load_header(struct ctx *c, json_t *root, problem *p)
     int bad = strcmp(format, "kc-problem v1") != 0;
     free(format);
     if (bad)
-        return field_fail(c, "format", "expected \"kc-problem v1\"");
+        return problem_field_fail(c, "format", "expected \"kc-problem v1\"");
     if (get_string(c, root, "id", "id", 1, &p->id) ||
         get_string(c, root, "title", "title", 1, &p->title) ||
         get_string(c, root, "description", "description", 1, &p->description) ||
@@ -707,133 +705,44 @@ static int load_header(struct ctx *c, json_t *root, problem *p)
         return -1;
     const char *slash = strchr(p->id, '/');
     if (!slash || slash == p->id || !slash[1] || strchr(slash + 1, '/'))
-        return field_fail(c, "id", "expected '<suite>/<name>', e.g. level1/019_relu");
+        return problem_field_fail(c, "id", "expected '<suite>/<name>', e.g. level1/019_relu");
     p->suite = xstrndup(p->id, (size_t)(slash - p->id));
     json_t *level = json_object_get(root, "level");
     if (!json_is_integer(level) || json_integer_value(level) < 1 || json_integer_value(level) > 99)
-        return field_fail(c, "level", "expected an integer from 1 to 99");
+        return problem_field_fail(c, "level", "expected an integer from 1 to 99");
     p->level = (int)json_integer_value(level);
     json_t *kb = json_object_get(root, "kernelbench");
     if (kb) {
         json_t *pid = json_object_get(kb, "problem_id");
         if (!json_is_integer(pid) || json_integer_value(pid) < 0 || json_integer_value(pid) > 1000000)
-            return field_fail(c, "kernelbench.problem_id", "expected an integer from 0 to 10^6");
+            return problem_field_fail(c, "kernelbench.problem_id", "expected an integer from 0 to 10^6");
         p->kernelbench_id = (int)json_integer_value(pid);
     }
     return 0;
 }
 
-static int load_tolerance(struct ctx *c, json_t *root, problem *p)
+static int load_tolerance(struct problem_ctx *c, json_t *root, problem *p)
 {
     json_t *tol = json_object_get(root, "tolerance");
     if (!json_is_object(tol))
-        return field_fail(c, "tolerance", "missing (expected {atol, rtol, why})");
+        return problem_field_fail(c, "tolerance", "missing (expected {atol, rtol, why})");
     if (get_number(c, tol, "atol", "tolerance.atol", 1, &p->atol) ||
         get_number(c, tol, "rtol", "tolerance.rtol", 1, &p->rtol) ||
         get_string(c, tol, "why", "tolerance.why", 1, &p->tolerance_why))
         return -1;
     if (p->atol < 0 || p->rtol < 0 || p->atol > 1 || p->rtol > 1)
-        return field_fail(c, "tolerance", "atol and rtol must lie in [0, 1]");
+        return problem_field_fail(c, "tolerance", "atol and rtol must lie in [0, 1]");
     return 0;
 }
 
-/* A reference may take kernel code shared by several problems of its suite from lines of the
- * exact form `#include "shared/NAME.cuh"`, expanded here, at load: everything downstream (the
- * policy, the compile servers, the fake LLM's echo, the database) sees one self-contained
- * source in the candidate format. Candidates cannot do this (the policy allows toolkit headers
- * only), and a shared file may not include another. NAME is looked up in the suite's own
- * shared/ folder first, then in the problems root's shared/ (kernels used by several suites). */
-#define SHARED_DIR "shared/"
-
-/* Whether a line of text starts with a quoted #include (a shared file may not have one). */
-static int has_quoted_include(const char *text)
-{
-    const char *line = text;
-    while (*line) {
-        if (strncmp(line + strspn(line, " \t"), "#include \"", 10) == 0)
-            return 1;
-        const char *nl = strchr(line, '\n');
-        if (!nl)
-            break;
-        line = nl + 1;
-    }
-    return 0;
-}
-
-static int valid_shared_name(const char *name)
-{
-    size_t n = strlen(name);
-    if (n < 5 || strcmp(name + n - 4, ".cuh") != 0 || strstr(name, ".."))
-        return 0;
-    for (size_t i = 0; i < n; i++)
-        if (!isalpha_c(name[i]) && !(name[i] >= '0' && name[i] <= '9') && name[i] != '.' &&
-            name[i] != '-')
-            return 0;
-    return 1;
-}
-
-/* Appends the shared file named on line line_no of the reference file ref, or fails naming
- * both. */
-static int append_shared(struct ctx *c, const char *dir, const char *ref, const char *name,
-                         int line_no, strbuf *out)
-{
-    strbuf path = STRBUF_INIT, text = STRBUF_INIT, e = STRBUF_INIT, what = STRBUF_INIT;
-    int rc = 0;
-    sb_addf(&path, "%s/" SHARED_DIR "%s", dir, name);
-    if (valid_shared_name(name) && !file_exists(path.buf)) {
-        /* not in the suite's own shared/: the one of all suites, problems/shared/ */
-        sb_reset(&path);
-        sb_addf(&path, "%s/../" SHARED_DIR "%s", dir, name);
-    }
-    if (!valid_shared_name(name))
-        sb_addf(&what, "%s:%d: \"" SHARED_DIR "%s\" is not a shared file name (NAME.cuh)", ref,
-                line_no, name);
-    else if (read_file(path.buf, &text, &e))
-        sb_addf(&what, "%s:%d: %s", ref, line_no, e.buf);
-    else if (has_quoted_include(text.buf))
-        sb_addf(&what, "%s:%d: %s includes another file, which shared files may not", ref,
-                line_no, path.buf);
-    if (what.len) {
-        rc = field_fail(c, "reference", what.buf);
-    } else {
-        sb_add(out, text.buf, text.len);
-        if (text.len && text.buf[text.len - 1] != '\n')
-            sb_addch(out, '\n');
-    }
-    sb_free(&path), sb_free(&text), sb_free(&e), sb_free(&what);
-    return rc;
-}
-
-static int expand_shared_includes(struct ctx *c, const char *dir, const char *ref, strbuf *src)
-{
-    strbuf out = STRBUF_INIT;
-    int rc = 0, line_no = 1;
-    for (const char *line = sb_str(src); *line && rc == 0; line_no++) {
-        const char *nl = strchr(line, '\n');
-        size_t len = nl ? (size_t)(nl - line) + 1 : strlen(line);
-        char name[128];
-        if (sscanf(line, "#include \"" SHARED_DIR "%127[^\"\n]\"", name) == 1)
-            rc = append_shared(c, dir, ref, name, line_no, &out);
-        else
-            sb_add(&out, line, len);
-        line += len;
-    }
-    if (rc == 0) {
-        sb_reset(src);
-        sb_add(src, sb_str(&out), out.len);
-    }
-    sb_free(&out);
-    return rc;
-}
-
-static int load_reference(struct ctx *c, json_t *root, problem *p)
+static int load_reference(struct problem_ctx *c, json_t *root, problem *p)
 {
     char *ref = NULL;
     if (get_string(c, root, "reference", "reference", 1, &ref))
         return -1;
     if (strchr(ref, '/')) {
         free(ref);
-        return field_fail(c, "reference", "expected a file name beside the manifest");
+        return problem_field_fail(c, "reference", "expected a file name beside the manifest");
     }
     strbuf dir = STRBUF_INIT, path = STRBUF_INIT, e = STRBUF_INIT;
     path_dirname(p->manifest_path, &dir);
@@ -842,25 +751,25 @@ static int load_reference(struct ctx *c, json_t *root, problem *p)
     p->reference_path = sb_detach(&path);
     int rc = read_file(p->reference_path, &p->reference_source, &e);
     if (rc)
-        field_fail(c, "reference", e.buf);
+        problem_field_fail(c, "reference", e.buf);
     else
-        rc = expand_shared_includes(c, dir.buf, p->reference_path, &p->reference_source);
+        rc = problem_expand_shared_includes(c, dir.buf, p->reference_path, &p->reference_source);
     sb_free(&dir), sb_free(&e);
     return rc;
 }
 
 /* "degenerate": why the output is trivial at these inits (identically zero, saturated, the input
  * passed through); such problems stay in the suite but out of training exports by default. */
-static int load_degenerate(struct ctx *c, json_t *root, problem *p)
+static int load_degenerate(struct problem_ctx *c, json_t *root, problem *p)
 {
     if (get_string(c, root, "degenerate", "degenerate", 0, &p->degenerate))
         return -1;
     if (p->degenerate && !*p->degenerate)
-        return field_fail(c, "degenerate", "say why (a non-empty string), or leave the field out");
+        return problem_field_fail(c, "degenerate", "say why (a non-empty string), or leave the field out");
     return 0;
 }
 
-static int check_id_matches_path(struct ctx *c, const problem *p)
+static int check_id_matches_path(struct problem_ctx *c, const problem *p)
 {
     /* level1/019_relu must live at <root>/level1/019_relu.json */
     strbuf tail = STRBUF_INIT;
@@ -869,14 +778,14 @@ static int check_id_matches_path(struct ctx *c, const problem *p)
     int ok = n >= tail.len && strcmp(p->manifest_path + n - tail.len, tail.buf) == 0 &&
              (n == tail.len || p->manifest_path[n - tail.len - 1] == '/');
     sb_free(&tail);
-    return ok ? 0 : field_fail(c, "id", "does not match the manifest's path <suite>/<name>.json");
+    return ok ? 0 : problem_field_fail(c, "id", "does not match the manifest's path <suite>/<name>.json");
 }
 
 static int load_parts(const char *manifest_path, problem *p, strbuf *err)
 {
     memset(p, 0, sizeof(*p));
     p->manifest_path = xstrdup(manifest_path);
-    struct ctx c = {.file = manifest_path, .err = err};
+    struct problem_ctx c = {.file = manifest_path, .err = err};
     strbuf e = STRBUF_INIT;
     if (read_file(manifest_path, &p->manifest_text, &e)) {
         kc_fail(err, "%s", e.buf);
