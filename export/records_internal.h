@@ -27,44 +27,78 @@ enum verdict_scope { VERDICTS_OF_ALL, VERDICTS_OF_REJECTED };
 typedef int (*row_fn)(export_ctx *x, sqlite3_stmt *st, void *arg, strbuf *err);
 typedef int (*problem_done_fn)(export_ctx *x, void *arg, strbuf *err);
 
-/* ---- a row's values (the column helpers, the JSON of labels, provenance, messages) ---- */
+/* ---- a row's columns and values, labels, provenance and messages, written with jsonw ---- */
 const char *export_col_text(sqlite3_stmt *st, int col);
 int export_col_is_null(sqlite3_stmt *st, int col);
 int export_split_index(const char *s);
+int export_class_index(const char *s);
 void export_put_text(jsonw *w, const char *key, sqlite3_stmt *st, int col);
 void export_put_int(jsonw *w, const char *key, sqlite3_stmt *st, int col);
 void export_put_json_column(jsonw *w, const char *key, sqlite3_stmt *st, int col,
                             export_json_cache *cache, const char *member);
+/* The plan an mtmc turn implements (turns.plan_json of the planning turn before it: a list of
+ * {"action", "arg", "text"}), re-encoded; null for the default strategy (and a plan that does not
+ * parse, which kcollect never writes). */
 void export_put_plan_text(jsonw *w, const char *plan);
+/* Labels of a candidate row. */
 void export_put_labels(jsonw *w, sqlite3_stmt *st);
+/* A run's synthetic marker: "synthetic" (true when its answers came from a test server, not a
+ * model) and "server" (that server's name, else ""; a string always, since a field null in every
+ * record of a list of structs, as in multiturn turns, breaks pyarrow's loading). */
 void export_put_synthetic(jsonw *w, sqlite3_stmt *st);
+/* Remembers a run behind a record (the manifest lists them). */
 void export_note_run(export_ctx *x, int64_t run_id);
 int64_t export_row_run(sqlite3_stmt *st);
+/* Where a candidate row comes from and the evidence behind its label. */
 void export_put_provenance(export_ctx *x, jsonw *w, sqlite3_stmt *st);
 void export_put_message(jsonw *w, const char *role, const char *content, size_t len);
+/* The kernel as the assistant would answer it: one ```cuda block, escaped straight from the row. */
 void export_put_kernel_message(jsonw *w, const char *src, size_t len);
+
+/* ---- blobs, specs, prompts and the per-problem parts ---- */
+/* Reads a blob by sha, checking that it exists and hashes to its name. */
 int export_get_blob(export_ctx *x, const char *sha, strbuf *out, strbuf *err);
+/* The problem's spec as kcollect shows it (cached). */
 const char *export_problem_spec(export_ctx *x, const char *problem_id, strbuf *err);
+/* The system message of the prompts kexport builds (--system-prompt or kcollect's). */
 const char *export_built_system(const export_ctx *x);
+/* Makes x->prompt the prompt of the row's record: per trajectory for collected candidates,
+ * per problem for the others (imported ones). */
 int export_row_prompt(export_ctx *x, sqlite3_stmt *st, strbuf *err);
+/* Encodes the problem object of the row's problem, once per problem. */
 void export_problem_parts(export_ctx *x, sqlite3_stmt *st);
 int export_row_source(export_ctx *x, sqlite3_stmt *st, const char **src, size_t *len, strbuf *err);
+
+/* ---- records: open, emit, count ---- */
 void export_count_record(export_ctx *x, sqlite3_stmt *st);
+/* Opens a record's object with the keys every format starts with: format, split, problem (the
+ * problem part is JSON already). */
 void export_open_record(export_ctx *x, jsonw *w, const char *format, const char *split,
                         const strbuf *problem_json);
+/* Puts the content id (sha256 of the body) first and writes the line to its split's shard. */
 int export_emit(export_ctx *x, const char *split, const jsonw *w, const char *what, strbuf *err);
+/* Emits a jansson record (taken over) to its split's shard with its content id. */
 int export_emit_json(export_ctx *x, const char *split, json_t *record, strbuf *err);
+
+/* ---- the candidate query, its filters, and one query per problem ---- */
 int export_no_filter(const char *list);
+/* Appends " AND col IN (?,...)" for a comma list ('any' or empty: nothing) and its binds. */
 void export_add_in_filter(strbuf *where, const char *col, const char *list, char ***binds, int *n);
+/* --run and --model: only candidates of those runs (and of runs of those models). */
 void export_run_filter(const export_config *c, strbuf *where, char ***binds, int *n);
+/* The same for a subquery over candidates c (rl): " AND c.id IN (candidates of those runs)". */
 void export_candidate_run_filter(const export_config *c, strbuf *where, char ***binds, int *n);
+/* Prepares sql and binds the values from parameter first on (frees binds). */
 sqlite3_stmt *export_prepare_with_binds(export_ctx *x, const char *sql, char **binds, int n,
                                         int first, strbuf *err);
+/* The candidate query of one problem (parameter 1): columns, joins, filters, then more (extra
+ * conditions and the ORDER BY within the problem). */
 sqlite3_stmt *export_candidate_query(export_ctx *x, const char *verdicts, enum verdict_scope scope,
                                      int dedup, const char *more, strbuf *err);
+/* Runs the candidate query once per exported problem, in output order (split, problem id),
+ * calling row for each row and done after each problem. */
 int export_for_each_problem(export_ctx *x, sqlite3_stmt *cand, row_fn row, problem_done_fn done,
                             void *arg, strbuf *err);
-int export_class_index(const char *s);
 
 /* The formats, one file each. */
 int export_sft(export_ctx *x, strbuf *err);
