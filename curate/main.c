@@ -204,7 +204,15 @@ static int verify_db_command(int argc, char **argv)
     return status;
 }
 
-static int stats_command(int argc, char **argv)
+/* A read-only view of a database: `kcurate NAME --db FILE [--json]` prints its text form, or its
+ * JSON form with --json (stats, runs, flips). */
+struct db_view {
+    const char *name;
+    json_t *(*json)(sqlite3 *db, strbuf *err);
+    int (*text)(sqlite3 *db, const char *db_path, strbuf *out, strbuf *err);
+};
+
+static int db_view_command(const struct db_view *v, int argc, char **argv)
 {
     const char *db_path = NULL;
     int as_json = 0;
@@ -213,23 +221,25 @@ static int stats_command(int argc, char **argv)
             db_path = argv[++i];
         else if (!strcmp(argv[i], "--json"))
             as_json = 1;
+        else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
+            return printf("usage: kcurate %s --db FILE [--json]\n", v->name), 0;
         else
-            kc_usage_error("unknown option '%s'; usage: kcurate stats --db FILE [--json]", argv[i]);
+            kc_usage_error("unknown option '%s'; usage: kcurate %s --db FILE [--json]", argv[i], v->name);
     }
     if (!db_path)
-        kc_usage_error("usage: kcurate stats --db FILE [--json]");
+        kc_usage_error("usage: kcurate %s --db FILE [--json]", v->name);
     strbuf err = STRBUF_INIT, out = STRBUF_INIT;
     sqlite3 *db;
     if (kc_db_open(db_path, KC_DB_READONLY, &db, &err))
         die("%s", err.buf);
     if (as_json) {
-        json_t *j = curate_stats_json(db, &err);
+        json_t *j = v->json(db, &err);
         if (!j)
             die("%s", err.buf);
         json_dumpf(j, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12));
         putchar('\n');
         json_decref(j);
-    } else if (curate_stats(db, db_path, &out, &err)) {
+    } else if (v->text(db, db_path, &out, &err)) {
         die("%s", err.buf);
     }
     fputs(sb_str(&out), stdout);
@@ -237,6 +247,22 @@ static int stats_command(int argc, char **argv)
     sb_free(&err), sb_free(&out);
     return 0;
 }
+
+static int runs_text(sqlite3 *db, const char *db_path, strbuf *out, strbuf *err)
+{
+    (void)db_path;
+    return curate_runs_text(db, out, err);
+}
+
+static int flips_text(sqlite3 *db, const char *db_path, strbuf *out, strbuf *err)
+{
+    (void)db_path;
+    return curate_flips_text(db, out, err);
+}
+
+static const struct db_view stats_view = {"stats", curate_stats_json, curate_stats};
+static const struct db_view runs_view = {"runs", curate_runs_json, runs_text};
+static const struct db_view flips_view = {"flips", curate_flips_json, flips_text};
 
 /* --price IN,OUT[,REASONING] as kcollect takes it (dollars per million tokens). */
 static void price_pair(const char *v, double *in, double *out)
@@ -249,76 +275,6 @@ static void price_pair(const char *v, double *in, double *out)
     *out = strtod(o, &end);
     if (end == o || (*end && *end != ','))
         kc_usage_error("--price wants IN,OUT dollars per million tokens, not '%s'", v);
-}
-
-static int runs_command(int argc, char **argv)
-{
-    const char *db_path = NULL;
-    int as_json = 0;
-    for (int i = 0; i < argc; i++) {
-        if (!strcmp(argv[i], "--db") && i + 1 < argc)
-            db_path = argv[++i];
-        else if (!strcmp(argv[i], "--json"))
-            as_json = 1;
-        else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
-            return puts("usage: kcurate runs --db FILE [--json]"), 0;
-        else
-            kc_usage_error("unknown option '%s'; usage: kcurate runs --db FILE [--json]", argv[i]);
-    }
-    if (!db_path)
-        kc_usage_error("usage: kcurate runs --db FILE [--json]");
-    strbuf err = STRBUF_INIT, out = STRBUF_INIT;
-    sqlite3 *db;
-    if (kc_db_open(db_path, KC_DB_READONLY, &db, &err))
-        die("%s", err.buf);
-    if (as_json) {
-        json_t *j = curate_runs_json(db, &err);
-        if (!j)
-            die("%s", err.buf);
-        json_dumpf(j, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-        putchar('\n');
-        json_decref(j);
-    } else if (curate_runs_text(db, &out, &err)) {
-        die("%s", err.buf);
-    }
-    fputs(sb_str(&out), stdout);
-    kc_db_close(db);
-    sb_free(&err), sb_free(&out);
-    return 0;
-}
-
-static int flips_command(int argc, char **argv)
-{
-    const char *db_path = NULL;
-    int as_json = 0;
-    for (int i = 0; i < argc; i++) {
-        if (!strcmp(argv[i], "--db") && i + 1 < argc)
-            db_path = argv[++i];
-        else if (!strcmp(argv[i], "--json"))
-            as_json = 1;
-        else
-            kc_usage_error("unknown option '%s'; usage: kcurate flips --db FILE [--json]", argv[i]);
-    }
-    if (!db_path)
-        kc_usage_error("usage: kcurate flips --db FILE [--json]");
-    strbuf err = STRBUF_INIT, out = STRBUF_INIT;
-    sqlite3 *db;
-    if (kc_db_open(db_path, KC_DB_READONLY, &db, &err))
-        die("%s", err.buf);
-    if (as_json) {
-        json_t *j = curate_flips_json(db, &err);
-        if (!j)
-            die("%s", err.buf);
-        json_dumpf(j, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-        putchar('\n');
-        json_decref(j);
-    } else if (curate_flips_text(db, &out, &err)) {
-        die("%s", err.buf);
-    }
-    fputs(sb_str(&out), stdout);
-    kc_db_close(db);
-    sb_free(&err), sb_free(&out);
-    return 0;
 }
 
 static int report_command(int argc, char **argv)
@@ -364,11 +320,11 @@ int main(int argc, char **argv)
     if (!strcmp(argv[1], "verify-db"))
         return verify_db_command(argc - 2, argv + 2);
     if (!strcmp(argv[1], "stats"))
-        return stats_command(argc - 2, argv + 2);
+        return db_view_command(&stats_view, argc - 2, argv + 2);
     if (!strcmp(argv[1], "runs"))
-        return runs_command(argc - 2, argv + 2);
+        return db_view_command(&runs_view, argc - 2, argv + 2);
     if (!strcmp(argv[1], "flips"))
-        return flips_command(argc - 2, argv + 2);
+        return db_view_command(&flips_view, argc - 2, argv + 2);
     if (!strcmp(argv[1], "report"))
         return report_command(argc - 2, argv + 2);
     if (!strcmp(argv[1], "--db"))
