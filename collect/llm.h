@@ -151,6 +151,13 @@ typedef struct llm_client_options {
 
 void llm_client_options_default(llm_client_options *o);
 
+/* Counts an attempt's outcome towards e's dead-endpoint detection: an attempt that reached no
+ * server (r->connect_failed: refused, unresolved) adds one to e->connect_failures, any HTTP reply
+ * (a success or an error status: the server is there) resets it, anything else leaves it. The
+ * count runs over all calls, so failures of consecutive trajectories add up. Returns 1 when it
+ * has reached max_connect_failures (> 0): the endpoint is dead for the run. */
+int llm_endpoint_count_attempt(llm_endpoint *e, const llm_reply *r, int max_connect_failures);
+
 typedef struct llm_client {
     llm_endpoint *endpoints;
     int n_endpoints;

@@ -396,17 +396,20 @@ static int next_endpoint(llm_client *c, int after)
     return pick;
 }
 
-/* Counts consecutive attempts that reached no server at endpoint i, over all calls (any reply
- * resets it). Returns 1 when the endpoint is now to be taken as dead for the run. */
-static int count_connect_failure(llm_client *c, int i, const llm_reply *r)
+int llm_endpoint_count_attempt(llm_endpoint *e, const llm_reply *r, int max_connect_failures)
 {
-    pthread_mutex_lock(&c->lock);
-    llm_endpoint *e = &c->endpoints[i];
     if (r->connect_failed)
         e->connect_failures++;
     else if (r->http_status > 0)
         e->connect_failures = 0;
-    int dead = c->opt.max_connect_failures > 0 && e->connect_failures >= c->opt.max_connect_failures;
+    return max_connect_failures > 0 && e->connect_failures >= max_connect_failures;
+}
+
+/* llm_endpoint_count_attempt for endpoint i, under the client's lock (calls run concurrently). */
+static int count_connect_failure(llm_client *c, int i, const llm_reply *r)
+{
+    pthread_mutex_lock(&c->lock);
+    int dead = llm_endpoint_count_attempt(&c->endpoints[i], r, c->opt.max_connect_failures);
     pthread_mutex_unlock(&c->lock);
     return dead;
 }

@@ -6,7 +6,14 @@
 
 #include <stdlib.h>
 
-/* Appends "  label  value" rows of a two-column query. */
+/* The text of a row: its third column where the query has one (NULL there: a row for the JSON
+ * form only), else its value. */
+static const char *row_text(sqlite3_stmt *st)
+{
+    return (const char *)sqlite3_column_text(st, sqlite3_column_count(st) > 2 ? 2 : 1);
+}
+
+/* Appends "  label  text" rows of a table's query. */
 static int add_table(sqlite3 *db, strbuf *out, const char *title, const char *sql, strbuf *err)
 {
     sqlite3_stmt *st = kc_db_prepare(db, sql, err);
@@ -15,8 +22,10 @@ static int add_table(sqlite3 *db, strbuf *out, const char *title, const char *sq
     sb_addf(out, "%s\n", title);
     int rows = 0;
     while (sqlite3_step(st) == SQLITE_ROW) {
-        const char *k = (const char *)sqlite3_column_text(st, 0);
-        sb_addf(out, "  %-22s %s\n", k ? k : "(none)", (const char *)sqlite3_column_text(st, 1));
+        const char *k = (const char *)sqlite3_column_text(st, 0), *text = row_text(st);
+        if (!text)
+            continue;
+        sb_addf(out, "  %-22s %s\n", k ? k : "(none)", text);
         rows++;
     }
     if (!rows)
@@ -26,7 +35,9 @@ static int add_table(sqlite3 *db, strbuf *out, const char *title, const char *sq
 }
 
 /* The tables of the summary: title (its JSON key is the title up to the colon, '_' for ' ')
- * and a two-column query (label, value). */
+ * and a query of rows (label, value[, text]): the value is typed (a count an integer, a ratio or
+ * mean a real, NULL when unknown) and is the JSON form; the text, where given, is what the text
+ * summary shows instead (NULL: the row is in the JSON form only). */
 static const struct {
     const char *title, *sql;
 } tables[] = {
@@ -46,22 +57,26 @@ static const struct {
      " UNION ALL SELECT 'truncated responses', count(*) FROM candidate_labels WHERE truncated"
      " UNION ALL SELECT 'failed on alt dims', count(*) FROM candidate_labels WHERE correct_alt = 0"},
     {"trajectories:",
-     "SELECT 'solved', printf('%d of %d (%.1f%%)', sum(solved), count(*),"
+     "SELECT 'solved', coalesce(sum(solved), 0), printf('%d of %d (%.1f%%)', sum(solved), count(*),"
      " 100.0 * sum(solved) / max(count(*), 1)) FROM trajectory_labels"
+     " UNION ALL SELECT 'total', count(*), NULL FROM trajectory_labels"
+     /* a fraction of no trajectory is unknown: null */
+     " UNION ALL SELECT 'solved fraction', 1.0 * sum(solved) / count(*), NULL FROM trajectory_labels"
      /* only where some candidate stopped at compilation; the count is taken in a subquery
         so that the line is left out (an aggregate over no rows still yields one row) */
-     " UNION ALL SELECT 'solved, compile-only', printf('%d of %d (compiled, not run on a GPU;"
-     " what kcollect --compile-only calls solved)', (SELECT count(DISTINCT t.trajectory_id)"
-     " FROM turns t JOIN v_latest_verification v ON v.candidate_id = t.candidate_id"
-     " WHERE v.verdict IN ('compiled', 'correct')), n)"
-     " FROM (SELECT count(*) AS n FROM trajectory_labels)"
+     " UNION ALL SELECT 'solved, compile-only', c, printf('%d of %d (compiled, not run on a GPU;"
+     " what kcollect --compile-only calls solved)', c, n)"
+     " FROM (SELECT (SELECT count(DISTINCT t.trajectory_id) FROM turns t"
+     " JOIN v_latest_verification v ON v.candidate_id = t.candidate_id"
+     " WHERE v.verdict IN ('compiled', 'correct')) AS c, count(*) AS n FROM trajectory_labels)"
      " WHERE EXISTS (SELECT 1 FROM verifications WHERE verdict = 'compiled')"
-     /* means over no solved trajectory (or no timed one) are unknown: '-' (printf gives 0.00) */
-     " UNION ALL SELECT 'mean first correct turn', CASE WHEN avg(first_correct_turn) IS NULL THEN '-'"
-     " ELSE printf('%.2f', avg(first_correct_turn)) END"
+     /* means over no solved trajectory (or no timed one) are unknown: null, '-' in the text
+        (printf gives 0.00) */
+     " UNION ALL SELECT 'mean first correct turn', avg(first_correct_turn),"
+     " CASE WHEN avg(first_correct_turn) IS NULL THEN '-' ELSE printf('%.2f', avg(first_correct_turn)) END"
      " FROM trajectory_labels WHERE solved"
-     " UNION ALL SELECT 'mean best speedup', CASE WHEN avg(best_speedup_eager) IS NULL"
-     " THEN '-' ELSE printf('%.2fx', avg(best_speedup_eager)) END"
+     " UNION ALL SELECT 'mean best speedup', avg(best_speedup_eager), CASE WHEN avg(best_speedup_eager)"
+     " IS NULL THEN '-' ELSE printf('%.2fx', avg(best_speedup_eager)) END"
      " FROM trajectory_labels WHERE solved"},
     {"problems by split:",
      "SELECT split, count(*) FROM problem_labels GROUP BY 1 ORDER BY 1"},
@@ -119,7 +134,7 @@ static json_t *column_json(sqlite3_stmt *st, int i)
     }
 }
 
-/* A two-column query as an object {label: value}. */
+/* A table's query as an object {label: value}, its typed values (never the text column). */
 static json_t *table_json(sqlite3 *db, const char *sql, strbuf *err)
 {
     sqlite3_stmt *st = kc_db_prepare(db, sql, err);
