@@ -58,8 +58,18 @@ fi
 echo "kc_slurm: shard \$I/\$N on \$(hostname) (job \${SLURM_ARRAY_JOB_ID:-?}_\$I, GPUs: \${CUDA_VISIBLE_DEVICES:-none})"
 rm -f "\$DIR/done/shard-\$I.ok"
 eval "set -- \$KCOLLECT_ARGS"
-KC_PROBLEMS="\$KC_PROBLEMS" "\$KC_BIN/kcollect" "\$@" --shard "\$I/\$N" --db "\$DIR/shard-\$I.db"
-rc=\$?
+# The task lives as long as kcollect does: on scancel (SIGTERM to the task's processes) kcollect
+# finishes its work in flight and releases its lock, and Slurm must not count the task gone
+# (and a resubmitted one start on the same database) before that; a trapped signal only wakes
+# the wait, and kcollect, started with the default action, handles its own.
+trap ':' TERM INT
+KC_PROBLEMS="\$KC_PROBLEMS" "\$KC_BIN/kcollect" "\$@" --shard "\$I/\$N" --db "\$DIR/shard-\$I.db" &
+child=\$!
+while :; do
+    wait \$child
+    rc=\$?
+    kill -0 \$child 2>/dev/null || break
+done
 if [ \$rc -eq 0 ]; then
     echo "shard \$I/\$N complete \$(date -u +%Y-%m-%dT%H:%M:%SZ) job \${SLURM_ARRAY_JOB_ID:-?}_\$I" >"\$DIR/done/.shard-\$I.tmp"
     mv "\$DIR/done/.shard-\$I.tmp" "\$DIR/done/shard-\$I.ok"
