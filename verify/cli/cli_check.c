@@ -3,7 +3,6 @@
 #include "common/error.h"
 #include "common/fsutil.h"
 #include "common/problem.h"
-#include "verify/service/sanitizer.h"
 #include "verify/cli/verify_cli.h"
 
 #include <errno.h>

@@ -7,8 +7,6 @@
 #include "common/fsutil.h"
 #include "common/interrupt.h"
 #include "common/problem.h"
-#include "verify/service/gpu_client.h"
-#include "verify/service/sanitizer.h"
 #include "verify/cli/verify_cli.h"
 
 #include <getopt.h>

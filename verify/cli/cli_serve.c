@@ -10,7 +10,6 @@
 #include "common/fsutil.h"
 #include "common/interrupt.h"
 #include "common/problem.h"
-#include "verify/service/sanitizer.h"
 #include "verify/cli/serve_queue.h"
 #include "verify/cli/serve_request.h"
 #include "verify/cli/verify_cli.h"

@@ -8,8 +8,6 @@
 #include "common/fsutil.h"
 #include "common/interrupt.h"
 #include "common/problem.h"
-#include "verify/service/compile_pool.h"
-#include "verify/service/gpu_client.h"
 #include "verify/service/verify.h"
 #include "verify/cli/verify_cli.h"
 

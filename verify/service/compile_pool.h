@@ -5,6 +5,7 @@
 #ifndef KC_COMPILE_POOL_H
 #define KC_COMPILE_POOL_H
 #include "common/strbuf.h"
+#include "verify/service/verify.h"
 #include "verify/service/nvrtc_compile.h"
 
 typedef struct compile_pool compile_pool;
@@ -23,8 +24,6 @@ int compile_pool_compile(compile_pool *pool, const char *source, const char *arc
 const char *compile_pool_nvrtc_version(compile_pool *pool);
 void compile_pool_stop(compile_pool *pool);
 
-/* The server side: `kverify compile-server [--no-sandbox]`. Returns the exit code. */
-int compile_server_main(int no_sandbox);
 /* Path of the kverify executable beside the running one (or $KC_KVERIFY). */
 void kverify_exe_path(strbuf *out);
 

@@ -18,7 +18,5 @@ int gpu_client_verify(gpu_client *g, const problem *p, const strbuf *ref_cubin,
 /* Workers busy now (for progress displays). */
 int gpu_client_busy(gpu_client *g, int *waiting);
 int gpu_client_workers(gpu_client *g);
-/* Path of kverify-gpu beside the running executable (or $KC_KVERIFY_GPU). */
-void kverify_gpu_exe_path(strbuf *out);
 
 #endif

@@ -18,7 +18,5 @@ int sanitizer_check(const kv_options *opt, int device, const problem *p, uint64_
 int sanitizer_path(strbuf *out);
 /* Ends the tool processes kept running between candidates (memcheck's, one per GPU). */
 void sanitizer_shutdown(void);
-/* Parses "none", "memcheck" or "all" (memcheck and racecheck). */
-int sanitizer_mode_parse(const char *s, int *mode);
 
 #endif

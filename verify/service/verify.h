@@ -89,5 +89,14 @@ int kv_record(sqlite3 *db, int64_t candidate_id, const kv_result *r, strbuf *err
 void kv_feedback(const problem *p, const kv_result *r, strbuf *out);
 /* The result as JSON (kverify --json). */
 void kv_result_json(const problem *p, const kv_result *r, strbuf *out);
+/* Parses a --sanitizer value into kv_options.sanitize: "none", "memcheck" or "all" (memcheck
+ * and racecheck). sanitizer.c */
+int sanitizer_mode_parse(const char *s, int *mode);
+
+/* The processes the service starts are this tool (`kverify compile-server`) and kverify-gpu. */
+/* The compile server's side: `kverify compile-server [--no-sandbox]`. Returns the exit code. */
+int compile_server_main(int no_sandbox);
+/* Path of kverify-gpu beside the running executable (or $KC_KVERIFY_GPU). */
+void kverify_gpu_exe_path(strbuf *out);
 
 #endif
