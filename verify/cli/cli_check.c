@@ -66,10 +66,13 @@ void cli_print_report(const problem *p, const kv_result *r)
                r->cuda_version, sb_str(&r->seeds));
 }
 
-/* --hidden N (dims sets drawn per verification, 0..8) and --hidden-seed S (the draws' seed, to
+/* The verification options check, run and serve share: --sanitizer none|memcheck|all,
+ * --hidden N (dims sets drawn per verification, 0..8) and --hidden-seed S (the draws' seed, to
  * reproduce a label: its evidence's hidden.seed). */
-int cli_parse_hidden(const char *option, const char *value, kv_options *o)
+int cli_parse_verify_option(const char *option, const char *value, kv_options *o)
 {
+    if (strcmp(option, "--sanitizer") == 0)
+        return sanitizer_mode_parse(value, &o->sanitize) ? error("--sanitizer takes none, memcheck or all") : 0;
     char *end;
     errno = 0;
     unsigned long long v = strtoull(value, &end, 10);
@@ -120,12 +123,10 @@ static int parse_check_options(int argc, char **argv, kv_options *o, const char 
         case OPT_CAP: o->timing_cap_ms = atof(optarg); break;
         case OPT_HIDDEN:
         case OPT_HIDDEN_SEED:
-            if (cli_parse_hidden(c == OPT_HIDDEN ? "--hidden" : "--hidden-seed", optarg, o))
-                return -1;
-            break;
         case OPT_SANITIZER:
-            if (sanitizer_mode_parse(optarg, &o->sanitize))
-                return error("--sanitizer takes none, memcheck or all");
+            if (cli_parse_verify_option(c == OPT_HIDDEN ? "--hidden" : c == OPT_HIDDEN_SEED ?
+                                        "--hidden-seed" : "--sanitizer", optarg, o))
+                return -1;
             break;
         default: return -1;
         }

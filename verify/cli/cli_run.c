@@ -51,12 +51,10 @@ int cli_run(int argc, char **argv)
         case 'n': o.no_timing = 1; break;
         case 'H':
         case 'K':
-            if (cli_parse_hidden(c == 'H' ? "--hidden" : "--hidden-seed", optarg, &o))
-                return 4;
-            break;
         case 'S':
-            if (sanitizer_mode_parse(optarg, &o.sanitize))
-                return error("--sanitizer takes none, memcheck or all"), 4;
+            if (cli_parse_verify_option(c == 'H' ? "--hidden" : c == 'K' ? "--hidden-seed" : "--sanitizer",
+                                        optarg, &o))
+                return 4;
             break;
         default: return 4;
         }

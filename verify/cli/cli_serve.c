@@ -529,9 +529,8 @@ static int parse_option(int c, const char *v, struct serve_config *cfg, kv_optio
     case O_NO_TIMING: o->no_timing = 1; return 0;
     case O_N_SEEDS: return parse_count("--n-seeds", v, 1, KV_MAX_SEEDS, &n) ? -1 : (o->n_seeds = (int)n, 0);
     case O_CAP: return parse_real("--timing-cap-ms", v, &o->timing_cap_ms);
-    case O_SANITIZER:
-        return sanitizer_mode_parse(v, &o->sanitize) ? error("--sanitizer takes none, memcheck or all") : 0;
-    case O_HIDDEN: return cli_parse_hidden("--hidden", v, o);
+    case O_SANITIZER: return cli_parse_verify_option("--sanitizer", v, o);
+    case O_HIDDEN: return cli_parse_verify_option("--hidden", v, o);
     default: return -1;
     }
 }

@@ -256,17 +256,8 @@ static int await_result(const problem *p, ipc_child *child, json_int_t job_id, k
  * message checks), beside the worker's own stage times: make bench's per-phase table. */
 static void note_client_time(kv_result *r)
 {
-    json_t *ev = r->evidence_json.len ? json_loads(r->evidence_json.buf, 0, NULL) : NULL;
-    if (!json_is_object(ev)) {
-        json_decref(ev);
-        return;
-    }
-    json_object_set_new(ev, "client_ms", json_pack("{s:f}", "gpu", r->gpu_ms));
-    char *text = json_dumps(ev, JSON_COMPACT);
-    sb_reset(&r->evidence_json);
-    sb_adds(&r->evidence_json, text);
-    free(text);
-    json_decref(ev);
+    if (r->evidence_json.len) /* a worker's evidence, not a lost worker's empty one */
+        kv_result_set_evidence(r, "client_ms", json_pack("{s:f}", "gpu", r->gpu_ms));
 }
 
 int gpu_client_verify(gpu_client *g, const problem *p, const strbuf *ref_cubin,

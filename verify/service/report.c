@@ -120,6 +120,21 @@ void kv_feedback(const problem *p, const kv_result *r, strbuf *out)
 
 static void set_str(json_t *o, const char *k, const char *v) { json_object_set_new(o, k, json_string(v ? v : "")); }
 
+void kv_result_set_evidence(kv_result *r, const char *key, json_t *value)
+{
+    json_t *ev = r->evidence_json.len ? json_loads(r->evidence_json.buf, 0, NULL) : NULL;
+    if (!json_is_object(ev)) {
+        json_decref(ev);
+        ev = json_object();
+    }
+    json_object_set_new(ev, key, value);
+    char *text = json_dumps(ev, JSON_COMPACT);
+    sb_reset(&r->evidence_json);
+    sb_adds(&r->evidence_json, text);
+    free(text);
+    json_decref(ev);
+}
+
 void kv_result_json(const problem *p, const kv_result *r, strbuf *out)
 {
     json_t *o = json_object();

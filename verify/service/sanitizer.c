@@ -260,21 +260,6 @@ static int apply_outcome(kv_result *r, const char *tool, const struct tool_run *
     return 0;
 }
 
-static void attach_evidence(kv_result *r, json_t *sanitizer)
-{
-    json_t *ev = r->evidence_json.len ? json_loads(r->evidence_json.buf, 0, NULL) : NULL;
-    if (!json_is_object(ev)) {
-        json_decref(ev);
-        ev = json_object();
-    }
-    json_object_set(ev, "sanitizer", sanitizer);
-    char *s = json_dumps(ev, JSON_COMPACT);
-    sb_reset(&r->evidence_json);
-    sb_adds(&r->evidence_json, s);
-    free(s);
-    json_decref(ev);
-}
-
 /* Whether the launch unit uses shared memory (static, from the compiled kernels, or dynamic,
  * from its launch lines): racecheck has nothing to look at otherwise. */
 static int uses_shared_memory(const problem *p, const kv_result *r)
@@ -332,7 +317,7 @@ int sanitizer_check(const kv_options *opt, int device, const problem *p, uint64_
     }
 out:
     if (rc == 0)
-        attach_evidence(r, summary);
+        kv_result_set_evidence(r, "sanitizer", json_incref(summary));
     json_decref(summary);
     json_decref(job);
     sb_free(&path);

@@ -10,6 +10,7 @@
 #include "common/db.h"
 #include "common/problem.h"
 #include "common/strbuf.h"
+#include <jansson.h>
 #include <stdint.h>
 
 #define KV_MAX_SEEDS 16
@@ -89,6 +90,9 @@ int kv_record(sqlite3 *db, int64_t candidate_id, const kv_result *r, strbuf *err
 void kv_feedback(const problem *p, const kv_result *r, strbuf *out);
 /* The result as JSON (kverify --json). */
 void kv_result_json(const problem *p, const kv_result *r, strbuf *out);
+/* Sets key in the result's evidence (an object; created when there is none) to value, which it
+ * takes. report.c */
+void kv_result_set_evidence(kv_result *r, const char *key, json_t *value);
 /* Parses a --sanitizer value into kv_options.sanitize: "none", "memcheck" or "all" (memcheck
  * and racecheck). sanitizer.c */
 int sanitizer_mode_parse(const char *s, int *mode);
