@@ -7,13 +7,18 @@
 # reference's chain beside the candidate's) and the attention suite (its 10 references at
 # B16 H16 S2048 D128), printed side by side, GPU busy
 # fraction (worker time and nvidia-smi utilisation), and the relative spread of
-# the median time of one kernel over 10 independent verifications; after each batch, where the
-# time went, per phase (tests/bench/phases.py: worker load, buffers, candidate and reference
-# checking runs, check overhead, timed windows, per-rep checks, sanitizer, IPC, compile wait).
+# the median time of one kernel over 10 independent verifications (default options); after each
+# batch, where the time went, per phase (tests/bench/phases.py: worker load, buffers, input
+# setup, poison/reload/L2, candidate, CUPTI, guards and input sums, reference, compare, extra
+# timed reps, sanitizer, IPC, compile wait). With several GPUs also: the level-1 batch (each
+# reference twice, KC_BENCH_COPIES) on one GPU and on all, and the scaling factor.
 OUT_DIR="${OUT:-${TMPDIR:-/tmp}}/bench"
 mkdir -p "$OUT_DIR"
 pct() { python3 -c 'import sys,statistics as s; v=sorted(float(x) for x in sys.stdin.read().split()); q=lambda p: v[min(len(v)-1,int(p*(len(v)-1)+0.5))]; print("n=%d p50=%.1f p90=%.1f" % (len(v), q(0.5), q(0.9)))'; }
 sql() { python3 -c 'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); [print("|".join(str(v) for v in r)) for r in c.execute(sys.argv[2])]' "$@"; }
+
+# KC_BENCH_PARTS: which parts run (default all: compile throughput scaling spread).
+part() { case " ${KC_BENCH_PARTS:-compile throughput scaling spread} " in *" $1 "*) return 0 ;; esac; return 1; }
 
 # The references as the verifier uses them (shared kernel files expanded), as candidates.
 refs="$OUT_DIR/references"; rm -rf "$refs"; mkdir -p "$refs"
@@ -21,31 +26,33 @@ for m in "$KC_PROBLEMS"/level1/*.json; do
     id="level1/$(basename "$m" .json)"
     "$KC_BIN/kverify" problems --show-reference "$id" > "$refs/$(basename "$m" .json).cu" || exit 1
 done
-db="$OUT_DIR/compile.db"; rm -f "$db"*
-for m in "$KC_PROBLEMS"/level1/*.json; do
-    "$KC_BIN/kverify" import --db "$db" --problem "level1/$(basename "$m" .json)" "$refs/$(basename "$m" .json).cu" >/dev/null
-done
-"$KC_BIN/kverify" run --db "$db" --compile-only > "$OUT_DIR/compile.log" 2>&1
-echo "compile (sandboxed NVRTC, sm_90, warm servers, $(nproc) CPUs, parallel servers): ms $(sql "$db" "SELECT duration_ms FROM compiles" | pct)"
-rm -f "$db"*
-for m in "$KC_PROBLEMS"/level1/*.json; do
-    "$KC_BIN/kverify" import --db "$db" --problem "level1/$(basename "$m" .json)" "$refs/$(basename "$m" .json).cu" >/dev/null
-done
-"$KC_BIN/kverify" run --db "$db" --compile-only --threads 1 > "$OUT_DIR/compile1.log" 2>&1
-echo "compile (one server, one at a time): ms $(sql "$db" "SELECT duration_ms FROM compiles" | pct)"
-# Side by side: NVRTC alone in a bare process (no sandbox, no IPC), the same 100 sources once
-# each, then each once more. With a GPU driver present NVRTC keeps results in its on-disk
-# ComputeCache ($HOME/.nv); a fresh HOME makes every first compile a miss (a new candidate)
-# and every repeat a hit. The sandboxed servers never see that cache.
-floor_home=$(mktemp -d)
-HOME="$floor_home" "$KC_BIN/kc_nvrtc_floor" --repeat 1 "$refs"/*.cu > "$OUT_DIR/nvrtc_floor.log" 2>&1
-rm -rf "$floor_home"
-grep '^nvrtc-floor' "$OUT_DIR/nvrtc_floor.log" | sed 's/^nvrtc-floor /compile, NVRTC alone in a bare process, /' 
-printf 'extern "C" __global__ void relu(const float *x, float *y, long long n)\n{\n    long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;\n    if (i < n)\n        y[i] = fmaxf(x[i], 0.0f);\n}\n// @launch relu<<<cdiv(B*D, 256), 256>>>(x, y, B*D);\n' > "$OUT_DIR/small.cu"
-rm -f "$db"*
-for i in $(seq 20); do "$KC_BIN/kverify" import --db "$db" --problem level1/019_relu "$OUT_DIR/small.cu" >/dev/null; done
-"$KC_BIN/kverify" run --db "$db" --compile-only --threads 1 > "$OUT_DIR/compile2.log" 2>&1
-echo "compile of a small one-kernel candidate (one server, one at a time): ms $(sql "$db" "SELECT duration_ms FROM compiles" | pct)"
+if part compile; then
+    db="$OUT_DIR/compile.db"; rm -f "$db"*
+    for m in "$KC_PROBLEMS"/level1/*.json; do
+        "$KC_BIN/kverify" import --db "$db" --problem "level1/$(basename "$m" .json)" "$refs/$(basename "$m" .json).cu" >/dev/null
+    done
+    "$KC_BIN/kverify" run --db "$db" --compile-only > "$OUT_DIR/compile.log" 2>&1
+    echo "compile (sandboxed NVRTC, sm_90, warm servers, $(nproc) CPUs, parallel servers): ms $(sql "$db" "SELECT duration_ms FROM compiles" | pct)"
+    rm -f "$db"*
+    for m in "$KC_PROBLEMS"/level1/*.json; do
+        "$KC_BIN/kverify" import --db "$db" --problem "level1/$(basename "$m" .json)" "$refs/$(basename "$m" .json).cu" >/dev/null
+    done
+    "$KC_BIN/kverify" run --db "$db" --compile-only --threads 1 > "$OUT_DIR/compile1.log" 2>&1
+    echo "compile (one server, one at a time): ms $(sql "$db" "SELECT duration_ms FROM compiles" | pct)"
+    # Side by side: NVRTC alone in a bare process (no sandbox, no IPC), the same 100 sources once
+    # each, then each once more. With a GPU driver present NVRTC keeps results in its on-disk
+    # ComputeCache ($HOME/.nv); a fresh HOME makes every first compile a miss (a new candidate)
+    # and every repeat a hit. The sandboxed servers never see that cache.
+    floor_home=$(mktemp -d)
+    HOME="$floor_home" "$KC_BIN/kc_nvrtc_floor" --repeat 1 "$refs"/*.cu > "$OUT_DIR/nvrtc_floor.log" 2>&1
+    rm -rf "$floor_home"
+    grep '^nvrtc-floor' "$OUT_DIR/nvrtc_floor.log" | sed 's/^nvrtc-floor /compile, NVRTC alone in a bare process, /' 
+    printf 'extern "C" __global__ void relu(const float *x, float *y, long long n)\n{\n    long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;\n    if (i < n)\n        y[i] = fmaxf(x[i], 0.0f);\n}\n// @launch relu<<<cdiv(B*D, 256), 256>>>(x, y, B*D);\n' > "$OUT_DIR/small.cu"
+    rm -f "$db"*
+    for i in $(seq 20); do "$KC_BIN/kverify" import --db "$db" --problem level1/019_relu "$OUT_DIR/small.cu" >/dev/null; done
+    "$KC_BIN/kverify" run --db "$db" --compile-only --threads 1 > "$OUT_DIR/compile2.log" 2>&1
+    echo "compile of a small one-kernel candidate (one server, one at a time): ms $(sql "$db" "SELECT duration_ms FROM compiles" | pct)"
+fi
 
 if ! "$KC_BIN/kverify" gpus >/dev/null 2>&1; then
     echo "SKIP: no GPU: throughput, busy fraction and timing spread not measured"
@@ -75,25 +82,63 @@ throughput() {
     echo "$suite $(python3 "$KC_ROOT/tests/bench/phases.py" "$db" --wall "$wall" --workers "$("$KC_BIN/kverify" gpus --count)")"
     echo "$suite nvidia-smi utilisation during the batch: mean $(python3 -c 'import sys; v=[float(x) for x in open(sys.argv[1]).read().split() if x.strip().replace(".","").isdigit()]; print("%.0f%%" % (sum(v)/len(v)) if v else "n/a")' "$OUT_DIR/util_$suite.txt") over $n candidates"
 }
-rm -f "$OUT_DIR"/rate_*
-throughput level1 || echo "level1 throughput: FAILED (see $OUT_DIR)"
-if ls "$KC_PROBLEMS"/level2/*.json >/dev/null 2>&1; then
-    throughput level2 || echo "level2 throughput: FAILED (see $OUT_DIR)"
+if part throughput; then
+    rm -f "$OUT_DIR"/rate_*
+    throughput level1 || echo "level1 throughput: FAILED (see $OUT_DIR)"
+    if ls "$KC_PROBLEMS"/level2/*.json >/dev/null 2>&1; then
+        throughput level2 || echo "level2 throughput: FAILED (see $OUT_DIR)"
+    fi
+    if ls "$KC_PROBLEMS"/attention/*.json >/dev/null 2>&1; then
+        throughput attention || echo "attention throughput: FAILED (see $OUT_DIR)"
+    fi
+    echo "verified candidates/s, the references at default shapes (targets: level1 >= 3/s, level2 >= 2.5/s, attention >= 2/s):" \
+        "level1 $(cat "$OUT_DIR/rate_level1" 2>/dev/null || echo n/a)/s," \
+        "level2 $(cat "$OUT_DIR/rate_level2" 2>/dev/null || echo n/a)/s," \
+        "attention $(cat "$OUT_DIR/rate_attention" 2>/dev/null || echo n/a)/s"
 fi
-if ls "$KC_PROBLEMS"/attention/*.json >/dev/null 2>&1; then
-    throughput attention || echo "attention throughput: FAILED (see $OUT_DIR)"
-fi
-echo "verified candidates/s, the references at default shapes (target >= 1/s each):" \
-    "level1 $(cat "$OUT_DIR/rate_level1" 2>/dev/null || echo n/a)/s," \
-    "level2 $(cat "$OUT_DIR/rate_level2" 2>/dev/null || echo n/a)/s," \
-    "attention $(cat "$OUT_DIR/rate_attention" 2>/dev/null || echo n/a)/s"
 
-for prob in 019_relu 023_softmax 001_square_matmul; do
-    medians=""
-    for i in 1 2 3 4 5 6 7 8 9 10; do
-        m=$("$KC_BIN/kverify" check --problem "level1/$prob" "$refs/$prob.cu" --json --n-seeds 1 |
-            python3 -c 'import json,sys; print(json.load(sys.stdin)["timing"]["median_ms"])')
-        medians="$medians $m"
+# scaling SUITE COPIES: with several GPUs, the same batch (every reference of SUITE, COPIES times,
+# each copy a distinct source) on one GPU and on all of them: candidates/s and the factor.
+scaling() {
+    suite=$1 copies=$2 sdir="$OUT_DIR/scaling_$1" db="$OUT_DIR/scaling_$1.db"
+    rm -rf "$sdir"; mkdir -p "$sdir"
+    for m in "$KC_PROBLEMS/$suite"/*.json; do
+        name=$(basename "$m" .json)
+        "$KC_BIN/kverify" problems --show-reference "$suite/$name" > "$sdir/$name.cu" || return 1
     done
-    echo "$medians" | python3 -c 'import sys,statistics as s; v=[float(x) for x in sys.stdin.read().split()]; m=s.median(v); print("timing spread level1/'$prob': median %.4f ms over 10 verifications, (max-min)/median %.2f%%, stdev/mean %.2f%%" % (m, 100*(max(v)-min(v))/m, 100*s.pstdev(v)/s.mean(v)))'
-done
+    rate_on() { # CUDA_VISIBLE_DEVICES value
+        rm -f "$db"*
+        for f in "$sdir"/*.cu; do
+            for c in $(seq "$copies"); do
+                { cat "$f"; echo "// copy $c"; } > "$sdir/copy.cu"
+                "$KC_BIN/kverify" import --db "$db" --problem "$suite/$(basename "$f" .cu)" "$sdir/copy.cu" >/dev/null || return 1
+            done
+        done
+        CUDA_VISIBLE_DEVICES=$1 "$KC_BIN/kverify" run --db "$db" > "$OUT_DIR/scaling_$1.log" 2>&1
+        sed -n 's/.*(\([0-9.]*\) candidates\/s).*/\1/p' "$OUT_DIR/scaling_$1.log" | tail -1
+    }
+    all=$(seq -s, 0 $((gpus - 1)))
+    one=$(rate_on 0); many=$(rate_on "$all")
+    echo "$suite x$copies scaling: 1 GPU $one/s, $gpus GPUs $many/s: $(python3 -c "print('%.2fx' % ($many / $one))" 2>/dev/null || echo n/a)" \
+         "(verdicts on $gpus GPUs: $(sql "$db" "SELECT verdict || ' ' || count(*) FROM v_latest_verification GROUP BY verdict" | tr '\n' ' '))"
+}
+if part scaling; then
+    gpus=$("$KC_BIN/kverify" gpus --count 2>/dev/null || echo 1)
+    if [ "${gpus:-1}" -ge 2 ]; then
+        scaling level1 "${KC_BENCH_COPIES:-2}" || echo "level1 scaling: FAILED (see $OUT_DIR)"
+    else
+        echo "SKIP: one GPU: multi-GPU scaling not measured"
+    fi
+fi
+
+if part spread; then
+    for prob in 019_relu 023_softmax 001_square_matmul; do
+        medians=""
+        for i in 1 2 3 4 5 6 7 8 9 10; do
+            m=$("$KC_BIN/kverify" check --problem "level1/$prob" "$refs/$prob.cu" --json |
+                python3 -c 'import json,sys; print(json.load(sys.stdin)["timing"]["median_ms"])')
+            medians="$medians $m"
+        done
+        echo "$medians" | python3 -c 'import sys,statistics as s; v=[float(x) for x in sys.stdin.read().split()]; m=s.median(v); print("timing spread level1/'$prob': median %.4f ms over 10 verifications, (max-min)/median %.3f%%, stdev/mean %.3f%%" % (m, 100*(max(v)-min(v))/m, 100*s.pstdev(v)/s.mean(v)))'
+    done
+fi

@@ -3,17 +3,18 @@
 
     python3 tests/bench/phases.py DB [--wall SECONDS] [--workers N]
 
-Phases, summed over the candidates (seconds and share of the GPU clients' time):
-  worker load      module and problem loading in the worker (stage_ms.load_ms)
-  buffers          buffer preparation of the checking runs (runs[].setup_ms)
-  candidate        the candidate's checking runs (runs[].candidate_ms)
-  reference        the reference's checking runs (runs[].reference_ms)
-  check overhead   the rest of the checking stage: input fills, poison, checksums, guards, compares
-  timed windows    the timed reps' event windows (timing_checks.timed_window_ms)
-  timing checks    the rest of the timing stage: fresh inputs, the reference and the compare after
-                   every rep, module reloads, L2 flushes
-  sanitizer        compute-sanitizer runs (sanitizer.runs[].ms)
-  IPC and client   the client's GPU time (client_ms.gpu) minus the worker's stages and sanitizer
+Phases, summed over the candidates (seconds and share of the GPU clients' time), from the
+worker's stage_ms.phases (verify/worker/worker_phases.c), checking runs and timed reps together:
+  worker load          manifest and modules          buffers          mappings, guards, scratch
+  input setup          seeded inputs, their sums     poison/reload/L2 before every execution
+  candidate            the checking runs             CUPTI records    kernel records collected
+  guards+input sums    after every execution         reference        the reference's runs
+  compare/fingerprint  compares, output sums         timed windows    the timed reps' windows
+  worker other         the rest of the worker's stages
+  sanitizer            compute-sanitizer runs (sanitizer.runs[].ms)
+  IPC and client       the client's GPU time (client_ms.gpu) minus the worker's stages and sanitizer
+(An older worker's evidence, without phases, gives the checking runs' times and timed windows,
+the rest under "worker other".)
 And beside them: compile (CPU, parallel servers: compiles.duration_ms) and, given the batch's wall
 time and GPU workers, the GPU clients' idle time (waiting for compiled candidates)."""
 import argparse
@@ -21,10 +22,43 @@ import json
 import sqlite3
 
 
+WORKER_PHASES = ("load", "buffers", "inputs", "prepare", "candidate", "cupti", "safety",
+                 "reference", "compare", "timed_window")
+LABELS = {"load": "worker load", "buffers": "buffers", "inputs": "input setup",
+          "prepare": "poison/reload/L2", "candidate": "candidate", "cupti": "CUPTI records",
+          "safety": "guards+input sums", "reference": "reference", "compare": "compare/fingerprint",
+          "timed_window": "timed windows", "other": "worker other"}
+
+
+def from_phases(acc, st):
+    """A worker that reports stage_ms.phases: every phase measured."""
+    ph = st["phases"]
+    for k in WORKER_PHASES:
+        acc[LABELS[k]] += ph.get(k, 0)
+    worker = st.get("load_ms", 0) + st.get("checks_ms", 0) + st.get("timing_ms", 0)
+    acc[LABELS["other"]] += max(0.0, worker - sum(ph.get(k, 0) for k in WORKER_PHASES))
+
+
+def from_stages(acc, st, runs, ev):
+    """An older worker's evidence: the checking runs' times and the timed windows alone."""
+    setup = sum(r.get("setup_ms", 0) for r in runs)
+    cand = sum(r.get("candidate_ms", 0) for r in runs)
+    ref = sum(r.get("reference_ms", 0) for r in runs)
+    checks, timing = st.get("checks_ms", 0), st.get("timing_ms", 0)
+    window = (ev.get("timing") or ev.get("timing_checks") or {}).get("timed_window_ms", 0)
+    acc[LABELS["load"]] += st.get("load_ms", 0)
+    acc[LABELS["buffers"]] += setup
+    acc[LABELS["candidate"]] += cand
+    acc[LABELS["reference"]] += ref
+    acc[LABELS["timed_window"]] += window
+    acc[LABELS["other"]] += max(0.0, checks - setup - cand - ref) + max(0.0, timing - window)
+
+
 def phases(db):
     c = sqlite3.connect(db)
-    acc = {k: 0.0 for k in ("worker load", "buffers", "candidate", "reference", "check overhead",
-                            "timed windows", "timing checks", "sanitizer", "IPC and client")}
+    acc = {v: 0.0 for v in LABELS.values()}
+    acc["sanitizer"] = 0.0
+    acc["IPC and client"] = 0.0
     client = 0.0
     n = 0
     for (text,) in c.execute("SELECT evidence_json FROM v_latest_verification WHERE evidence_json IS NOT NULL"):
@@ -33,24 +67,16 @@ def phases(db):
         except ValueError:
             continue
         st = ev.get("stage_ms") or {}
-        runs = ev.get("runs") or []
-        setup = sum(r.get("setup_ms", 0) for r in runs)
-        cand = sum(r.get("candidate_ms", 0) for r in runs)
-        ref = sum(r.get("reference_ms", 0) for r in runs)
-        checks, timing = st.get("checks_ms", 0), st.get("timing_ms", 0)
-        window = (ev.get("timing_checks") or {}).get("timed_window_ms", 0)
+        if isinstance(st.get("phases"), dict):
+            from_phases(acc, st)
+        else:
+            from_stages(acc, st, ev.get("runs") or [], ev)
+        worker = st.get("load_ms", 0) + st.get("checks_ms", 0) + st.get("timing_ms", 0)
         san = sum(r.get("ms", 0) for r in (ev.get("sanitizer") or {}).get("runs", []))
         gpu = (ev.get("client_ms") or {}).get("gpu", 0)
-        acc["worker load"] += st.get("load_ms", 0)
-        acc["buffers"] += setup
-        acc["candidate"] += cand
-        acc["reference"] += ref
-        acc["check overhead"] += max(0.0, checks - setup - cand - ref)
-        acc["timed windows"] += window
-        acc["timing checks"] += max(0.0, timing - window)
         acc["sanitizer"] += san
         if gpu:
-            acc["IPC and client"] += max(0.0, gpu - st.get("load_ms", 0) - checks - timing - san)
+            acc["IPC and client"] += max(0.0, gpu - worker - san)
         client += gpu
         n += 1
     compile_ms = c.execute("SELECT coalesce(sum(duration_ms), 0) FROM compiles").fetchone()[0]
@@ -67,11 +93,11 @@ def main():
     total = sum(acc.values()) or 1.0
     print("per-phase time over %d verifications (GPU clients' time %.1f s):" % (n, client / 1e3))
     for k, v in acc.items():
-        print("  %-16s %8.1f s  %5.1f%%" % (k, v / 1e3, 100.0 * v / total))
-    print("  %-16s %8.1f s  (CPU, parallel compile servers; overlaps the GPU)" % ("compile", compile_ms / 1e3))
+        print("  %-20s %8.1f s  %5.1f%%" % (k, v / 1e3, 100.0 * v / total))
+    print("  %-20s %8.1f s  (CPU, parallel compile servers; overlaps the GPU)" % ("compile", compile_ms / 1e3))
     if a.wall > 0:
         idle = max(0.0, a.wall * a.workers - client / 1e3)
-        print("  %-16s %8.1f s  (GPU clients idle: waiting for compiled candidates)" % ("compile wait", idle))
+        print("  %-20s %8.1f s  (GPU clients idle: waiting for compiled candidates)" % ("compile wait", idle))
 
 
 if __name__ == "__main__":

@@ -175,7 +175,8 @@ int cli_verify_selected(sqlite3 *db, kv_options *opts, const char *sql, int64_t 
         goto out;
     }
     s.start_ms = now_ms();
-    run_all(&s, threads > 0 ? threads : o.compile_procs + 2);
+    /* enough threads that every compile server and every GPU worker (two queued each) has work */
+    run_all(&s, threads > 0 ? threads : o.compile_procs + 2 * kv_service_gpu_workers(s.svc));
     double secs = (now_ms() - s.start_ms) / 1000;
     printf("verified %d of %d %s candidates in %.1f s (%.2f candidates/s), %d correct, "
            "%d errors\n", s.done, s.n, what, secs, secs > 0 ? s.done / secs : 0.0, s.correct, s.failed);

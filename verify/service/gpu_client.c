@@ -8,6 +8,7 @@
 #include "verify/service/proc_pool.h"
 #include "verify/service/sanitizer.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,8 @@ struct gpu_client {
     strbuf exe;
     struct gpu_info info[GPU_MAX_WORKERS];
     json_int_t next_job; /* every job is numbered; the worker echoes the number */
+    pthread_t warm[GPU_MAX_WORKERS];
+    struct warm_arg { gpu_client *g; int slot; } warm_args[GPU_MAX_WORKERS];
 };
 
 void kverify_gpu_exe_path(strbuf *out)
@@ -83,6 +86,30 @@ static int count_gpus(const char *exe, strbuf *err)
     return n;
 }
 
+/* Starts one GPU's worker and its memcheck process while the first candidates compile, so the
+ * first verification does not wait for CUDA's start-up and the harness compile. A failure is
+ * left to the first verification to meet and report. */
+static void *warm_gpu(void *arg)
+{
+    struct warm_arg *a = arg;
+    ipc_child *child;
+    strbuf err = STRBUF_INIT;
+    if (proc_pool_acquire_slot(a->g->procs, a->slot, &child, &err) == 0) {
+        sanitizer_warm(&a->g->opt, a->slot);
+        proc_pool_release(a->g->procs, a->slot);
+    }
+    sb_free(&err);
+    return NULL;
+}
+
+static void start_warming(gpu_client *g)
+{
+    for (int i = 0; i < g->workers; i++) {
+        g->warm_args[i] = (struct warm_arg){g, i};
+        pthread_create(&g->warm[i], NULL, warm_gpu, &g->warm_args[i]);
+    }
+}
+
 int gpu_client_start(const kv_options *o, gpu_client **out, strbuf *err)
 {
     gpu_client *g = xcalloc(1, sizeof(*g));
@@ -100,12 +127,16 @@ int gpu_client_start(const kv_options *o, gpu_client **out, strbuf *err)
         n = GPU_MAX_WORKERS;
     g->workers = n;
     g->procs = proc_pool_new(n, spawn_worker, g);
+    start_warming(g);
     *out = g;
     return 0;
 }
 
 void gpu_client_stop(gpu_client *g)
 {
+    if (g)
+        for (int i = 0; i < g->workers; i++)
+            pthread_join(g->warm[i], NULL);
     sanitizer_shutdown();
     if (!g)
         return;

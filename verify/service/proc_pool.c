@@ -47,6 +47,8 @@ static int pick_free_slot(proc_pool *p)
     return unstarted;
 }
 
+static int start_slot(proc_pool *p, int i, ipc_child **child, strbuf *err);
+
 int proc_pool_acquire(proc_pool *p, int *slot, ipc_child **child, strbuf *err)
 {
     pthread_mutex_lock(&p->lock);
@@ -58,13 +60,29 @@ int proc_pool_acquire(proc_pool *p, int *slot, ipc_child **child, strbuf *err)
     }
     p->slots[i].busy = 1;
     pthread_mutex_unlock(&p->lock);
+    *slot = i;
+    return start_slot(p, i, child, err);
+}
+
+int proc_pool_acquire_slot(proc_pool *p, int slot, ipc_child **child, strbuf *err)
+{
+    pthread_mutex_lock(&p->lock);
+    while (p->slots[slot].busy)
+        pthread_cond_wait(&p->freed, &p->lock);
+    p->slots[slot].busy = 1;
+    pthread_mutex_unlock(&p->lock);
+    return start_slot(p, slot, child, err);
+}
+
+/* The slot is held: starts its process if it has none. */
+static int start_slot(proc_pool *p, int i, ipc_child **child, strbuf *err)
+{
     struct slot *s = &p->slots[i];
     if (s->child.pid <= 0 && p->spawn(p->ctx, i, &s->child, err) != 0) {
         s->child.pid = 0;
         proc_pool_release(p, i);
         return -1;
     }
-    *slot = i;
     *child = &s->child;
     return 0;
 }
@@ -73,7 +91,7 @@ void proc_pool_release(proc_pool *p, int slot)
 {
     pthread_mutex_lock(&p->lock);
     p->slots[slot].busy = 0;
-    pthread_cond_signal(&p->freed);
+    pthread_cond_broadcast(&p->freed); /* a waiter may want this very slot */
     pthread_mutex_unlock(&p->lock);
 }
 

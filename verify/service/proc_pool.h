@@ -14,6 +14,8 @@ typedef struct proc_pool proc_pool;
 proc_pool *proc_pool_new(int slots, proc_spawn_fn spawn, void *ctx);
 /* Blocks until a slot is free; starts its process when needed. */
 int proc_pool_acquire(proc_pool *pool, int *slot, ipc_child **child, strbuf *err);
+/* Takes slot `slot` itself (waiting while it is busy) and starts its process if needed. */
+int proc_pool_acquire_slot(proc_pool *pool, int slot, ipc_child **child, strbuf *err);
 void proc_pool_release(proc_pool *pool, int slot);
 /* Number of slots currently busy, and callers waiting for one (for progress displays). */
 int proc_pool_busy(proc_pool *pool, int *waiting);

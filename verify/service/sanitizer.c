@@ -194,6 +194,15 @@ static int run_tool(const char *tool_path, const char *tool, int device, json_t 
     return 0;
 }
 
+void sanitizer_warm(const kv_options *opt, int device)
+{
+    strbuf path = STRBUF_INIT, err = STRBUF_INIT;
+    if (opt->sanitize && device >= 0 && device < SANITIZER_MAX_DEVICES && sanitizer_path(&path) == 0 &&
+        harness_cubin(opt->arch ? opt->arch : "sm_90", &err) && !memcheck_procs[device].alive)
+        start_tool(&memcheck_procs[device], path.buf, "memcheck", device, &err);
+    sb_free(&path), sb_free(&err); /* a failure here recurs, and is reported, at the first check */
+}
+
 void sanitizer_shutdown(void)
 {
     for (int i = 0; i < SANITIZER_MAX_DEVICES; i++)

@@ -16,6 +16,10 @@ int sanitizer_check(const kv_options *opt, int device, const problem *p, uint64_
 /* Where compute-sanitizer is: $KC_COMPUTE_SANITIZER, $CUDA_HOME/bin, /usr/local/cuda/bin.
  * Returns 0 when found. */
 int sanitizer_path(strbuf *out);
+/* Starts GPU device's memcheck process ahead of its first candidate (and compiles the harness
+ * it needs), so no verification waits for the tool's start-up; does nothing when the options
+ * run no sanitizer or it is not installed. Call it holding the device, as sanitizer_check. */
+void sanitizer_warm(const kv_options *opt, int device);
 /* Ends the tool processes kept running between candidates (memcheck's, one per GPU). */
 void sanitizer_shutdown(void);
 

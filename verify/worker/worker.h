@@ -19,6 +19,8 @@
 #define WK_GUARD_PATTERN 0xA5
 #define WK_POISON 0xFF
 #define WK_MAX_HIDDEN 8                  /* hidden dims sets run per job (the client draws them) */
+#define WK_SUM_SLOTS 64                  /* >= KC_MAX_TENSORS + 2 * KC_MAX_TENSORS + KC_MAX_SCRATCH */
+#define WK_MAX_SAMPLES 64                /* timing samples from the checking runs, per job */
 #define WK_PRINTF_KEEP 8192              /* device printf bytes kept as evidence per job */
 #define WK_PRINTF_FIFO (1 << 20)         /* the driver's device printf buffer */
 
@@ -27,9 +29,11 @@ typedef struct wk_gpu {
     CUdevice dev;
     CUcontext ctx;
     CUstream stream;
+    CUevent ev_start, ev_stop; /* around every execution of a candidate's launch unit */
     CUmodule harness;
-    CUfunction k_fill, k_simplex, k_guard, k_checksum, k_compare, k_worst;
-    CUdeviceptr scratch_u64; /* small device buffer for reductions */
+    CUfunction k_fill, k_simplex, k_guard, k_checksum, k_compare, k_worst, k_spin;
+    CUdeviceptr scratch_u64; /* small device buffer for the comparison's statistics */
+    CUdeviceptr sums;        /* WK_SUM_SLOTS checksums and guard counts */
     CUdeviceptr flush;       /* 2x L2, written between timed runs */
     size_t flush_bytes;
     char name[128], arch[16];
@@ -81,6 +85,25 @@ void wk_printf_drain(void);
 void wk_printf_reset(void);
 json_t *wk_printf_evidence(void); /* NULL when nothing was printed */
 
+/* worker_phases.c: the job's wall time per phase (evidence stage_ms.phases) */
+enum wk_phase {
+    WK_PH_LOAD,      /* problem manifest and modules */
+    WK_PH_BUFFERS,   /* buffer mappings, guard bands, scratch */
+    WK_PH_INPUTS,    /* seeded inputs and their checksums */
+    WK_PH_PREPARE,   /* poisoned outputs and scratch, module reload, L2 flush */
+    WK_PH_CANDIDATE, /* the candidate's checking runs */
+    WK_PH_CUPTI,     /* collecting CUPTI's kernel records */
+    WK_PH_SAFETY,    /* guard bands and input checksums after a run */
+    WK_PH_REFERENCE, /* the reference's runs */
+    WK_PH_COMPARE,   /* output comparison, output checksums, scrubbing */
+    WK_PH_TIMED,     /* the timed reps' windows */
+    WK_PH_N
+};
+void wk_phase_reset(void);
+/* Adds the time since since_ms to ph; returns now (the start of the next step). */
+double wk_phase_add(enum wk_phase ph, double since_ms);
+json_t *wk_phase_json(void);
+
 /* worker_gpu.c */
 /* harness_cubin: the harness module compiled by the caller, or NULL to compile it here. */
 int wk_gpu_open(wk_gpu *g, int ordinal, const strbuf *harness_cubin, strbuf *err);
@@ -97,11 +120,22 @@ int wk_buffer_alloc_exact(wk_buffer *b, enum kc_dtype dtype, int64_t numel, strb
 void wk_buffer_free(wk_buffer *b);
 int wk_buffer_reset_guards(wk_gpu *g, wk_buffer *b);
 int wk_buffer_poison(wk_gpu *g, wk_buffer *b);
-int64_t wk_buffer_guard_damage(wk_gpu *g, wk_buffer *b, CUresult *rc);
-uint64_t wk_buffer_checksum(wk_gpu *g, const wk_buffer *b, CUresult *rc);
+/* Reductions into 64-bit sum slots on the device (WK_SUM_SLOTS of them), launched without
+ * waiting; wk_sums_read waits once for all of them. */
+CUdeviceptr wk_sum_slot(const wk_gpu *g, int slot);
+CUresult wk_sums_clear(wk_gpu *g, int n);
+CUresult wk_sums_read(wk_gpu *g, uint64_t *out, int n);
+/* Adds the count of guard bytes changed before and after the buffer to slot. */
+int wk_buffer_guard_damage_into(wk_gpu *g, const wk_buffer *b, CUdeviceptr slot);
+int wk_buffer_checksum_into(wk_gpu *g, const wk_buffer *b, CUdeviceptr slot);
+/* sum: a slot that gets the checksum of the generated input (0: none). */
 int wk_fill_input(wk_gpu *g, wk_buffer *b, const tensor_spec *t, const dimset *dims, uint64_t seed,
-                  unsigned tensor_index, strbuf *err);
+                  unsigned tensor_index, CUdeviceptr sum, strbuf *err);
 int wk_launch_harness(wk_gpu *g, CUfunction f, long long n, void **args);
+#define WK_IDLE_MS 500.0
+#define WK_WARMUP_MS 50.0
+/* Brings an idle GPU (idle_ms since its last job) back to working clocks. */
+void wk_gpu_warm_up(wk_gpu *g, double idle_ms);
 int wk_flush_l2(wk_gpu *g);
 
 /* worker_unit.c: loading a module and running a launch unit */
@@ -130,11 +164,20 @@ typedef struct wk_rep_hooks {
     int (*check)(void *ctx, int rep, wk_failure *f); /* 0 pass, 1 mismatch, -1 failure */
     void *ctx;
 } wk_rep_hooks;
-/* Returns 0, 1 when a rep's output is wrong, -1 on failure. check_device_ms: the
- * unit's CUPTI device time in the checking runs (0 unknown), compared with the timed runs. */
+/* The timing of a correct candidate: samples are the event times of its checking runs on the
+ * default dims (one per seed, each prepared as a timed rep is and checked); extra reps on fresh
+ * inputs (h, bufs) follow only while the noise criterion is unmet (bufs may be NULL when
+ * wk_timing_enough holds already). Returns 0, 1 when an extra rep's output is wrong, -1 on
+ * failure. check_device_ms: the unit's CUPTI device time in the checking rerun (0 unknown),
+ * compared with the timed median. */
 int wk_time_unit(wk_gpu *g, wk_unit *u, const problem *p, const dimset *dims, wk_buffer *bufs,
-                 double cap_ms, const wk_rep_hooks *h, double check_device_ms, json_t *out,
-                 wk_failure *f);
+                 double cap_ms, const wk_rep_hooks *h, const double *samples, int n_samples,
+                 double check_device_ms, json_t *out, wk_failure *f);
+int wk_timing_enough(const double *times, int n);
+/* The launch unit between device events (phase: WK_PH_CANDIDATE or WK_PH_TIMED). */
+int wk_timed_launch(wk_gpu *g, wk_unit *u, const problem *p, const dimset *dims, wk_buffer *bufs,
+                    enum wk_phase phase, int with_cupti, float *ms, double *device_ms,
+                    wk_failure *f);
 /* CUPTI device time of the kernels launched between begin and end (the caller synchronises
  * before end); end returns milliseconds, or 0 when CUPTI is unavailable. */
 int wk_cupti_begin(void);

@@ -16,7 +16,6 @@
 
 #define DEFAULT_CANDIDATE_DEADLINE_MS 20000.0
 #define REFERENCE_DEADLINE_MS 600000.0
-#define KV_CHECK_RUNS 64
 
 void wk_progress(const char *stage, double deadline_ms)
 {
@@ -159,9 +158,9 @@ static int reset_guards(wk_gpu *g, struct run_buffers *b)
 }
 
 /* Tensors from the cache plus this candidate's and the reference's scratch. */
-static struct run_buffers *prepare_buffers(wk_gpu *g, const problem *p, const char *dims_name,
-                                           const dimset *dims, const wk_unit *cand,
-                                           const wk_unit *ref, wk_failure *f)
+static struct run_buffers *prepare_buffers_now(wk_gpu *g, const problem *p, const char *dims_name,
+                                               const dimset *dims, const wk_unit *cand,
+                                               const wk_unit *ref, wk_failure *f)
 {
     struct run_buffers *b = acquire_tensors(g, p, dims_name, dims, f);
     if (!b)
@@ -185,6 +184,16 @@ static struct run_buffers *prepare_buffers(wk_gpu *g, const problem *p, const ch
     return b;
 }
 
+static struct run_buffers *prepare_buffers(wk_gpu *g, const problem *p, const char *dims_name,
+                                           const dimset *dims, const wk_unit *cand,
+                                           const wk_unit *ref, wk_failure *f)
+{
+    double t0 = now_ms();
+    struct run_buffers *b = prepare_buffers_now(g, p, dims_name, dims, cand, ref, f);
+    wk_phase_add(WK_PH_BUFFERS, t0);
+    return b;
+}
+
 static int sync_or_fail(wk_gpu *g, wk_failure *f, const char *what)
 {
     CUresult rc = cuStreamSynchronize(g->stream);
@@ -193,15 +202,18 @@ static int sync_or_fail(wk_gpu *g, wk_failure *f, const char *what)
 }
 
 /* vary: inputs initialised to a constant get their manifest's "vary" distribution instead
- * (every seed but the first, and the hidden dims), so a kernel cannot assume the constant. */
+ * (every seed but the first, and the hidden dims), so a kernel cannot assume the constant.
+ * sums: each input's checksum, taken as it is generated (compared after the candidate ran). */
 static int fill_inputs(wk_gpu *g, const problem *p, const dimset *dims, uint64_t seed, int vary,
-                       struct run_buffers *b, wk_failure *f)
+                       struct run_buffers *b, uint64_t *sums, wk_failure *f)
 {
+    double t0 = now_ms();
     strbuf err = STRBUF_INIT;
-    for (int i = 0; i < p->n_inputs; i++) {
+    CUresult rc = wk_sums_clear(g, p->n_inputs);
+    for (int i = 0; i < p->n_inputs && rc == CUDA_SUCCESS; i++) {
         tensor_spec varied;
         const tensor_spec *t = vary ? tensor_spec_varied(&p->inputs[i], &varied) : &p->inputs[i];
-        if (wk_fill_input(g, &b->cand[i], t, dims, seed, (unsigned)i, &err)) {
+        if (wk_fill_input(g, &b->cand[i], t, dims, seed, (unsigned)i, wk_sum_slot(g, i), &err)) {
             snprintf(f->verdict, sizeof(f->verdict), "runtime_error");
             sb_reset(&f->message);
             sb_addf(&f->message, "internal: %s", err.buf);
@@ -210,7 +222,11 @@ static int fill_inputs(wk_gpu *g, const problem *p, const dimset *dims, uint64_t
         }
     }
     sb_free(&err);
-    return sync_or_fail(g, f, "generating inputs");
+    if (rc == CUDA_SUCCESS)
+        rc = wk_sums_read(g, sums, p->n_inputs);
+    wk_printf_drain();
+    wk_phase_add(WK_PH_INPUTS, t0);
+    return rc == CUDA_SUCCESS ? 0 : wk_fail_cuda(f, "runtime_error", rc, "generating inputs");
 }
 
 static int poison_side(wk_gpu *g, wk_buffer *bufs, int from, int to)
@@ -227,6 +243,7 @@ static int poison_side(wk_gpu *g, wk_buffer *bufs, int from, int to)
  * launch that follows queues behind it (no host launch latency inside a timed region). */
 static int prepare_execution(wk_gpu *g, wk_unit *cand, struct run_buffers *b, wk_failure *f)
 {
+    double t0 = now_ms();
     int n = b->n_in + b->n_out + b->n_cscratch;
     if (poison_side(g, b->cand, b->n_in, n))
         return wk_fail_cuda(f, "runtime_error", CUDA_ERROR_UNKNOWN, "poisoning outputs");
@@ -234,29 +251,21 @@ static int prepare_execution(wk_gpu *g, wk_unit *cand, struct run_buffers *b, wk
         return -1;
     if (wk_flush_l2(g))
         return wk_fail_cuda(f, "runtime_error", CUDA_ERROR_UNKNOWN, "flushing L2");
+    wk_phase_add(WK_PH_PREPARE, t0);
     return 0;
 }
 
-/* One checked execution; *device_ms: its kernels' CUPTI device time (0 when unknown). */
+/* One checked execution, timed by device events exactly as a timed rep is (the checking runs
+ * on the default dims are the timing's samples); *device_ms: its kernels' CUPTI device time
+ * when with_cupti (0 when unknown). */
 static int run_candidate(wk_gpu *g, wk_unit *cand, const problem *p, const dimset *dims,
-                         struct run_buffers *b, double deadline_ms, double *ms, double *device_ms,
-                         wk_failure *f)
+                         struct run_buffers *b, double deadline_ms, int with_cupti, float *ms,
+                         double *device_ms, wk_failure *f)
 {
-    if (prepare_execution(g, cand, b, f))
-        return -1;
     wk_progress("candidate", deadline_ms);
-    double t0 = now_ms();
-    int begun = wk_cupti_begin();
-    int rc = wk_unit_launch(g, cand, p, dims, b->cand, f);
-    if (rc == 0) {
-        CUresult cr = cuStreamSynchronize(g->stream);
-        wk_printf_drain();
-        rc = cr == CUDA_SUCCESS ? 0 : wk_fail_candidate(f, cr, "running the candidate");
-    }
-    *device_ms = wk_cupti_end(begun);
-    if (rc)
+    if (prepare_execution(g, cand, b, f) ||
+        wk_timed_launch(g, cand, p, dims, b->cand, WK_PH_CANDIDATE, with_cupti, ms, device_ms, f))
         return -1;
-    *ms = now_ms() - t0;
     wk_progress("checks", REFERENCE_DEADLINE_MS);
     return 0;
 }
@@ -270,27 +279,34 @@ static const char *buffer_name(const problem *p, const wk_unit *u, int i)
     return u->lu.scratch[i - p->n_inputs - p->n_outputs].name;
 }
 
-static int check_safety(wk_gpu *g, const problem *p, const wk_unit *cand, struct run_buffers *b,
-                        const uint64_t *sums, wk_failure *f)
+/* Slots: the inputs' checksums first, then each buffer's changed guard bytes. */
+static int check_safety_now(wk_gpu *g, const problem *p, const wk_unit *cand,
+                            struct run_buffers *b, const uint64_t *sums, wk_failure *f)
 {
-    CUresult rc;
-    for (int i = 0; i < b->n_in + b->n_out + b->n_cscratch; i++) {
-        int64_t damage = wk_buffer_guard_damage(g, &b->cand[i], &rc);
-        if (rc != CUDA_SUCCESS)
-            return wk_fail_cuda(f, "runtime_error", rc, "checking guard bands");
-        if (damage > 0) {
+    int n_buf = b->n_in + b->n_out + b->n_cscratch, n_slots = b->n_in + n_buf;
+    uint64_t v[WK_SUM_SLOTS];
+    CUresult rc = wk_sums_clear(g, n_slots);
+    for (int i = 0; i < b->n_in && rc == CUDA_SUCCESS; i++)
+        if (wk_buffer_checksum_into(g, &b->cand[i], wk_sum_slot(g, i)))
+            rc = CUDA_ERROR_LAUNCH_FAILED;
+    for (int i = 0; i < n_buf && rc == CUDA_SUCCESS; i++)
+        if (wk_buffer_guard_damage_into(g, &b->cand[i], wk_sum_slot(g, b->n_in + i)))
+            rc = CUDA_ERROR_LAUNCH_FAILED;
+    if (rc == CUDA_SUCCESS)
+        rc = wk_sums_read(g, v, n_slots);
+    if (rc != CUDA_SUCCESS)
+        return wk_fail_cuda(f, "runtime_error", rc, "checking guard bands and inputs");
+    for (int i = 0; i < n_buf; i++) {
+        if (v[b->n_in + i] > 0) {
             snprintf(f->verdict, sizeof(f->verdict), "unsafe");
             sb_reset(&f->message);
-            sb_addf(&f->message, "wrote %lld bytes outside buffer '%s' (guard band overwritten)",
-                    (long long)damage, buffer_name(p, cand, i));
+            sb_addf(&f->message, "wrote %llu bytes outside buffer '%s' (guard band overwritten)",
+                    (unsigned long long)v[b->n_in + i], buffer_name(p, cand, i));
             return -1;
         }
     }
     for (int i = 0; i < b->n_in; i++) {
-        uint64_t after = wk_buffer_checksum(g, &b->cand[i], &rc);
-        if (rc != CUDA_SUCCESS)
-            return wk_fail_cuda(f, "runtime_error", rc, "checksumming inputs");
-        if (after != sums[i]) {
+        if (v[i] != sums[i]) {
             snprintf(f->verdict, sizeof(f->verdict), "unsafe");
             sb_reset(&f->message);
             sb_addf(&f->message, "modified input '%s' (inputs are read-only)", p->inputs[i].name);
@@ -300,10 +316,21 @@ static int check_safety(wk_gpu *g, const problem *p, const wk_unit *cand, struct
     return 0;
 }
 
+/* After an execution of the candidate: guard bands intact and inputs unchanged. */
+static int check_safety(wk_gpu *g, const problem *p, const wk_unit *cand, struct run_buffers *b,
+                        const uint64_t *sums, wk_failure *f)
+{
+    double t0 = now_ms();
+    int rc = check_safety_now(g, p, cand, b, sums, f);
+    wk_phase_add(WK_PH_SAFETY, t0);
+    return rc;
+}
+
 static int run_reference(wk_gpu *g, wk_unit *ref, const problem *p, const dimset *dims,
                          struct run_buffers *b, wk_failure *f)
 {
     int n = b->n_in + b->n_out + b->n_rscratch;
+    double t0 = now_ms();
     wk_progress("reference", REFERENCE_DEADLINE_MS);
     if (poison_side(g, b->ref, b->n_in, n) || wk_unit_launch(g, ref, p, dims, b->ref, f) ||
         sync_or_fail(g, f, "running the reference")) {
@@ -311,6 +338,7 @@ static int run_reference(wk_gpu *g, wk_unit *ref, const problem *p, const dimset
         sb_adds(&f->message, " (internal: the reference failed)");
         return -1;
     }
+    wk_phase_add(WK_PH_REFERENCE, t0);
     wk_progress("checks", REFERENCE_DEADLINE_MS);
     return 0;
 }
@@ -430,15 +458,39 @@ static int compare_output(wk_gpu *g, const problem *p, int k, const dimset *dims
     return st.n_bad > 0;
 }
 
+/* Compares every output with the reference's, then scrubs the reference's outputs (poison).
+ * Returns 1 when one differs, 0 when all match, -1 on failure. */
+static int compare_outputs(wk_gpu *g, const problem *p, const dimset *dims, struct run_buffers *b,
+                           json_t *run, double *worst_err, wk_failure *f)
+{
+    double t0 = now_ms();
+    int bad = 0;
+    for (int k = 0; k < p->n_outputs; k++) {
+        int r = compare_output(g, p, k, dims, b, run, worst_err, f);
+        if (r < 0)
+            return -1;
+        bad |= r;
+    }
+    poison_side(g, b->ref, b->n_in, b->n_in + b->n_out);
+    wk_phase_add(WK_PH_COMPARE, t0);
+    return bad;
+}
+
+/* One fingerprint of all outputs (the determinism rerun compares two). */
 static int checksum_outputs(wk_gpu *g, struct run_buffers *b, uint64_t *sum, wk_failure *f)
 {
-    CUresult rc;
+    uint64_t v[KC_MAX_TENSORS];
+    CUresult rc = wk_sums_clear(g, b->n_out);
+    for (int i = 0; i < b->n_out && rc == CUDA_SUCCESS; i++)
+        if (wk_buffer_checksum_into(g, &b->cand[b->n_in + i], wk_sum_slot(g, i)))
+            rc = CUDA_ERROR_LAUNCH_FAILED;
+    if (rc == CUDA_SUCCESS)
+        rc = wk_sums_read(g, v, b->n_out);
+    if (rc != CUDA_SUCCESS)
+        return wk_fail_cuda(f, "runtime_error", rc, "checksumming outputs");
     *sum = 0;
-    for (int i = b->n_in; i < b->n_in + b->n_out; i++) {
-        *sum = *sum * 31 + wk_buffer_checksum(g, &b->cand[i], &rc);
-        if (rc != CUDA_SUCCESS)
-            return wk_fail_cuda(f, "runtime_error", rc, "checksumming outputs");
-    }
+    for (int i = 0; i < b->n_out; i++)
+        *sum = *sum * 31 + v[i];
     return 0;
 }
 
@@ -447,8 +499,10 @@ struct job_state {
     const problem *p;
     wk_unit *cand, *ref;
     double cand_deadline_ms;
-    double check_device_ms[KV_CHECK_RUNS]; /* CUPTI time of the default-dims checking runs */
+    double check_device_ms[WK_MAX_SAMPLES]; /* CUPTI time of the default-dims rerun */
     int n_check_device;
+    double samples[WK_MAX_SAMPLES]; /* event time of each seed's checking run on the default dims */
+    int n_samples;
     double worst_err[3];
     int nondeterministic;
     json_t *runs;
@@ -457,7 +511,7 @@ struct job_state {
 
 static void note_device_time(struct job_state *s, const char *dims_name, double device_ms)
 {
-    if (device_ms > 0 && strcmp(dims_name, "default") == 0 && s->n_check_device < KV_CHECK_RUNS)
+    if (device_ms > 0 && strcmp(dims_name, "default") == 0 && s->n_check_device < WK_MAX_SAMPLES)
         s->check_device_ms[s->n_check_device++] = device_ms;
 }
 
@@ -466,11 +520,18 @@ static int rerun_for_determinism(struct job_state *s, const char *dims_name, con
                                  struct run_buffers *b, wk_failure *f)
 {
     uint64_t first, second;
-    double ms, device_ms;
-    if (checksum_outputs(s->g, b, &first, f) ||
-        run_candidate(s->g, s->cand, s->p, dims, b, s->cand_deadline_ms, &ms, &device_ms, f) ||
-        checksum_outputs(s->g, b, &second, f))
+    float ms;
+    double device_ms;
+    double t0 = now_ms();
+    if (checksum_outputs(s->g, b, &first, f))
         return -1;
+    wk_phase_add(WK_PH_COMPARE, t0);
+    if (run_candidate(s->g, s->cand, s->p, dims, b, s->cand_deadline_ms, 1, &ms, &device_ms, f))
+        return -1;
+    t0 = now_ms();
+    if (checksum_outputs(s->g, b, &second, f))
+        return -1;
+    wk_phase_add(WK_PH_COMPARE, t0);
     note_device_time(s, dims_name, device_ms);
     s->nondeterministic = first != second;
     return 0;
@@ -492,20 +553,16 @@ static int one_run(struct job_state *s, const char *dims_name, const dimset *dim
         goto out_nobuf;
     json_object_set_new(run, "setup_ms", json_real(now_ms() - t0));
     uint64_t sums[KC_MAX_TENSORS];
-    CUresult rc;
     if (vary)
         json_object_set_new(run, "varied_constants", json_true());
-    if (fill_inputs(s->g, s->p, dims, seed, vary, bp, f))
+    if (fill_inputs(s->g, s->p, dims, seed, vary, bp, sums, f))
         goto out;
-    for (int i = 0; i < bp->n_in; i++) {
-        sums[i] = wk_buffer_checksum(s->g, &bp->cand[i], &rc);
-        if (rc != CUDA_SUCCESS) {
-            wk_fail_cuda(f, "runtime_error", rc, "checksumming inputs");
-            goto out;
-        }
-    }
-    double ms, device_ms;
-    if (run_candidate(s->g, s->cand, s->p, dims, bp, s->cand_deadline_ms, &ms, &device_ms, f) ||
+    /* a default-dims seed run is a timing sample (no CUPTI inside its window); the others
+     * record their kernels' device time */
+    int sample = strcmp(dims_name, "default") == 0;
+    float ms;
+    double device_ms;
+    if (run_candidate(s->g, s->cand, s->p, dims, bp, s->cand_deadline_ms, !sample, &ms, &device_ms, f) ||
         check_safety(s->g, s->p, s->cand, bp, sums, f))
         goto out;
     json_object_set_new(run, "candidate_ms", json_real(ms));
@@ -518,14 +575,11 @@ static int one_run(struct job_state *s, const char *dims_name, const dimset *dim
     if (run_reference(s->g, s->ref, s->p, dims, bp, f))
         goto out;
     json_object_set_new(run, "reference_ms", json_real(now_ms() - t0));
-    int bad = 0;
-    for (int k = 0; k < s->p->n_outputs; k++) {
-        int r = compare_output(s->g, s->p, k, dims, bp, run, s->worst_err, f);
-        if (r < 0)
-            goto out;
-        bad |= r;
-    }
-    poison_side(s->g, bp->ref, bp->n_in, bp->n_in + bp->n_out); /* scrub the reference outputs */
+    int bad = compare_outputs(s->g, s->p, dims, bp, run, s->worst_err, f);
+    if (bad < 0)
+        goto out;
+    if (sample && s->n_samples < WK_MAX_SAMPLES)
+        s->samples[s->n_samples++] = ms;
     if (check_determinism && rerun_for_determinism(s, dims_name, dims, bp, f))
         goto out;
     json_object_set_new(run, "ok", json_boolean(!bad));
@@ -704,20 +758,11 @@ static uint64_t rep_seed(const struct timing_state *t, int rep)
     return t->seed_base + (uint64_t)rep;
 }
 
-static int checksum_inputs(wk_gpu *g, struct run_buffers *b, uint64_t *sums, wk_failure *f)
-{
-    CUresult rc = CUDA_SUCCESS;
-    for (int i = 0; i < b->n_in && rc == CUDA_SUCCESS; i++)
-        sums[i] = wk_buffer_checksum(g, &b->cand[i], &rc);
-    return rc == CUDA_SUCCESS ? 0 : wk_fail_cuda(f, "runtime_error", rc, "checksumming inputs");
-}
-
 static int prepare_timed_rep(void *ctx, int rep, wk_failure *f)
 {
     struct timing_state *t = ctx;
     struct job_state *s = t->s;
-    if (fill_inputs(s->g, s->p, &s->p->dims_default, rep_seed(t, rep), 0, t->b, f) ||
-        checksum_inputs(s->g, t->b, t->input_sums, f))
+    if (fill_inputs(s->g, s->p, &s->p->dims_default, rep_seed(t, rep), 0, t->b, t->input_sums, f))
         return -1;
     return prepare_execution(s->g, s->cand, t->b, f);
 }
@@ -738,16 +783,11 @@ static int check_timed_rep(void *ctx, int rep, wk_failure *f)
     snprintf(seed, sizeof(seed), "%llu", (unsigned long long)rep_seed(t, rep));
     json_t *run = json_pack("{s:s,s:s,s:i,s:[]}", "dims", "default", "seed", seed, "timed_rep", rep,
                             "outputs");
-    int bad = 0;
-    for (int k = 0; k < s->p->n_outputs; k++) {
-        int r = compare_output(s->g, s->p, k, dims, b, run, s->worst_err, f);
-        if (r < 0) {
-            json_decref(run);
-            return -1;
-        }
-        bad |= r;
+    int bad = compare_outputs(s->g, s->p, dims, b, run, s->worst_err, f);
+    if (bad < 0) {
+        json_decref(run);
+        return -1;
     }
-    poison_side(s->g, b->ref, b->n_in, b->n_in + b->n_out); /* scrub the reference outputs */
     json_object_set_new(run, "ok", json_boolean(!bad));
     if (bad && !s->first_failure)
         s->first_failure = json_incref(run);
@@ -783,13 +823,16 @@ static int time_candidate(struct job_state *s, json_t *job, json_t *result, wk_f
     json_t *timing = json_object();
     double cap = json_number_value(json_object_get(job, "timing_cap_ms"));
     struct timing_state t = {.s = s, .seed_base = fresh_seed_base(), .checked = json_array()};
-    int rc = -1;
-    t.b = prepare_buffers(s->g, s->p, "default", &s->p->dims_default, s->cand, s->ref, f);
-    if (t.b) {
+    int rc = -1, enough = wk_timing_enough(s->samples, s->n_samples);
+    /* extra reps (and their buffers) only while the checking runs' samples are too few or noisy */
+    if (!enough)
+        t.b = prepare_buffers(s->g, s->p, "default", &s->p->dims_default, s->cand, s->ref, f);
+    if (enough || t.b) {
         wk_rep_hooks h = {.prepare = prepare_timed_rep, .check = check_timed_rep, .ctx = &t};
         wk_progress("timing", cap + 10 * s->cand_deadline_ms);
-        rc = wk_time_unit(s->g, s->cand, s->p, &s->p->dims_default, t.b->cand, cap > 0 ? cap : 1000,
-                          &h, median_of(s->check_device_ms, s->n_check_device), timing, f);
+        rc = wk_time_unit(s->g, s->cand, s->p, &s->p->dims_default, t.b ? t.b->cand : NULL,
+                          cap > 0 ? cap : 1000, &h, s->samples, s->n_samples,
+                          median_of(s->check_device_ms, s->n_check_device), timing, f);
     }
     if (t.b)
         free_scratch(t.b);
@@ -858,6 +901,7 @@ json_t *wk_verify_job(wk_gpu *g, json_t *job, const char *source, const char *cu
     wk_unit cand = {0}, ref = {0};
     json_t *result = NULL;
     double t_start = now_ms();
+    wk_phase_reset();
     const char *manifest = json_string_value(json_object_get(job, "manifest"));
     if (!manifest || problem_load(manifest, &p, &err)) {
         snprintf(f.verdict, sizeof(f.verdict), "runtime_error");
@@ -872,6 +916,7 @@ json_t *wk_verify_job(wk_gpu *g, json_t *job, const char *source, const char *cu
     struct job_state s = {.g = g, .p = &p, .cand = &cand, .ref = &ref,
                           .cand_deadline_ms = DEFAULT_CANDIDATE_DEADLINE_MS, .runs = json_array()};
     double t_checks = now_ms();
+    wk_phase_add(WK_PH_LOAD, t_start);
     int outcome = run_all(&s, job, &f, &flags, &message);
     result = finish(&s, job, &f, outcome, &flags, &message);
     json_t *stages = json_pack("{s:f,s:f}", "load_ms", t_checks - t_start, "checks_ms",
@@ -880,6 +925,7 @@ json_t *wk_verify_job(wk_gpu *g, json_t *job, const char *source, const char *cu
     if (outcome == 0 && json_is_true(json_object_get(job, "timing")))
         result = timing_outcome(&s, job, result, &f);
     json_object_set_new(stages, "timing_ms", json_real(now_ms() - t_timing));
+    json_object_set_new(stages, "phases", wk_phase_json());
     json_t *ev = json_object_get(result, "evidence");
     if (ev)
         json_object_set_new(ev, "stage_ms", stages);

@@ -3,6 +3,7 @@
  * runs one job's launch unit once under compute-sanitizer (verify/service/sanitizer.c); `gpus`
  * lists devices; `dump` writes inputs and reference outputs as .npy. */
 #include "common/error.h"
+#include "common/fsutil.h"
 #include "verify/service/ipc.h"
 #include "verify/worker/worker.h"
 
@@ -70,6 +71,7 @@ static int serve(int device)
     json_object_set_new(hello, "cuda", json_string(g.cuda));
     wk_channel_send(hello);
     json_decref(hello);
+    double last_job_end = 0; /* none yet: the first job finds the GPU idle */
     for (;;) {
         ipc_msg job;
         sb_reset(&err);
@@ -81,6 +83,7 @@ static int serve(int device)
         }
         wk_channel_set_job(id);
         wk_printf_reset();
+        wk_gpu_warm_up(&g, last_job_end > 0 ? now_ms() - last_job_end : WK_IDLE_MS);
         json_t *result = wk_verify_job(&g, job.json, job.blobs[0].buf ? job.blobs[0].buf : "",
                                        job.blobs[1].buf, job.n_blobs > 2 ? job.blobs[2].buf : NULL);
         json_t *printed = wk_printf_evidence();
@@ -92,6 +95,7 @@ static int serve(int device)
         json_decref(msg);
         json_decref(result);
         ipc_msg_free(&job);
+        last_job_end = now_ms();
         if (fatal)
             return 2; /* a sticky CUDA error: this process cannot run more work */
     }

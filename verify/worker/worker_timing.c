@@ -1,12 +1,13 @@
-/* worker_timing: timing of a correct candidate's launch unit on the default dims. Every
- * rep is prepared exactly as a checked run is (fresh inputs from a seed no check used, drawn
- * anew before every rep, poisoned outputs and scratch, a freshly loaded module, cold L2), and
- * every rep is checked after it, outside the timed window (inputs unchanged, guard bands
- * intact, outputs matching the reference's on that rep's inputs): no state a kernel keeps
- * between executions can make a timed rep do less work than a checked one. Device events
- * around the unit, adaptive reps until a noise criterion or a time cap, order statistics.
- * CUPTI gives the per-kernel device time of a random early rep and of the final rep, compared
- * with that of the checking runs. Bytes and flops of the manifest give GB/s and FLOP/s. */
+/* worker_timing: timing of a correct candidate's launch unit on the default dims. Its samples
+ * are the checking runs on the default dims (one per seed): each is prepared as any execution
+ * is (fresh inputs from its seed, poisoned outputs and scratch, a freshly loaded module, cold
+ * L2), timed by device events around the unit, and checked after it (inputs unchanged, guard
+ * bands intact, outputs matching the reference's on those inputs). Only while the noise
+ * criterion is unmet do extra reps follow, each on fresh inputs from seed_base + rep, a seed no
+ * check used, prepared and checked alike: no state a kernel keeps between executions can make a
+ * timed run do less work than a checked one, since every timed run is a checked one. Order
+ * statistics over all samples; CUPTI's device time of the checking rerun of the first seed is
+ * compared with the timed median. Bytes and flops of the manifest give GB/s and FLOP/s. */
 #include "common/error.h"
 #include "common/fsutil.h"
 #include "verify/worker/worker.h"
@@ -15,7 +16,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 
 #define MIN_REPS 5 /* then the noise criterion decides: every rep is checked, so reps are dear */
 #define MAX_REPS 1000
@@ -37,7 +37,7 @@ static double quantile(const double *sorted, int n, double q)
 }
 
 /* Robust relative standard error of the median, from the interquartile range. */
-static double median_noise(double *times, int n)
+static double median_noise(const double *times, int n)
 {
     double *s = xmalloc((size_t)n * sizeof(double));
     memcpy(s, times, (size_t)n * sizeof(double));
@@ -47,32 +47,44 @@ static double median_noise(double *times, int n)
     return med > 0 ? 1.2533 * sigma / sqrt((double)n) / med : 0;
 }
 
-/* One rep, checked after its timed window; with_cupti also measures its kernels' device time. */
-static int timed_rep(wk_gpu *g, wk_unit *u, const problem *p, const dimset *dims, wk_buffer *bufs,
-                     const wk_rep_hooks *h, int rep, int with_cupti, CUevent start, CUevent stop,
-                     float *ms, double *device_ms, wk_failure *f)
+/* The candidate's launch unit between two device events, the preparation already in flight
+ * (the unit queues behind the L2 flush: no host launch latency in the window); the checking
+ * runs and the extra timed reps alike. with_cupti also measures its kernels' device time. */
+int wk_timed_launch(wk_gpu *g, wk_unit *u, const problem *p, const dimset *dims, wk_buffer *bufs,
+                    enum wk_phase phase, int with_cupti, float *ms, double *device_ms,
+                    wk_failure *f)
 {
-    if (h->prepare(h->ctx, rep, f))
-        return -1;
     int begun = with_cupti ? wk_cupti_begin() : 0;
-    CUresult rc = cuEventRecord(start, g->stream);
+    double t0 = now_ms();
+    CUresult rc = cuEventRecord(g->ev_start, g->stream);
     if (rc != CUDA_SUCCESS) {
         wk_cupti_end(begun);
         return wk_fail_cuda(f, "runtime_error", rc, "timing");
     }
     int launched = wk_unit_launch(g, u, p, dims, bufs, f) == 0;
-    rc = cuEventRecord(stop, g->stream);
+    rc = cuEventRecord(g->ev_stop, g->stream);
     if (rc == CUDA_SUCCESS)
-        rc = cuEventSynchronize(stop);
+        rc = cuEventSynchronize(g->ev_stop);
+    double t1 = wk_phase_add(phase, t0);
     *device_ms = wk_cupti_end(begun);
+    wk_phase_add(WK_PH_CUPTI, t1);
     wk_printf_drain();
     if (!launched)
         return -1;
     if (rc != CUDA_SUCCESS)
-        return wk_fail_candidate(f, rc, "a timed run");
-    rc = cuEventElapsedTime(ms, start, stop);
-    if (rc != CUDA_SUCCESS)
-        return wk_fail_cuda(f, "runtime_error", rc, "timing");
+        return wk_fail_candidate(f, rc, phase == WK_PH_TIMED ? "a timed run" : "running the candidate");
+    rc = cuEventElapsedTime(ms, g->ev_start, g->ev_stop);
+    return rc == CUDA_SUCCESS ? 0 : wk_fail_cuda(f, "runtime_error", rc, "timing");
+}
+
+/* One extra rep, checked after its timed window. */
+static int timed_rep(wk_gpu *g, wk_unit *u, const problem *p, const dimset *dims, wk_buffer *bufs,
+                     const wk_rep_hooks *h, int rep, float *ms, wk_failure *f)
+{
+    double device_ms;
+    if (h->prepare(h->ctx, rep, f) ||
+        wk_timed_launch(g, u, p, dims, bufs, WK_PH_TIMED, 0, ms, &device_ms, f))
+        return -1;
     return h->check(h->ctx, rep, f);
 }
 
@@ -155,83 +167,65 @@ static void put_roofline(json_t *out, const problem *p, const dimset *dims, doub
         json_object_set_new(out, "tflops", json_real((double)flops / (median_ms * 1e-3) / 1e12));
 }
 
-/* A rep chosen at random among the first three (every timing has at least three before its
- * final rep) for CUPTI's device time. */
-static int random_rep(void)
-{
-    unsigned r = 0;
-    if (getrandom(&r, sizeof(r), 0) != sizeof(r))
-        r = (unsigned)now_ms();
-    return 1 + (int)(r % 3);
-}
-
-/* Timed device time far below the checking runs' means the kernel did less work when timed. */
-static void compare_with_checks(json_t *out, double check_ms, double cupti_ms, double median_ms)
+/* An event-timed median far below the candidate's CUPTI device time at the same dims (the
+ * rerun of the first seed) means the kernel did less work in the timed runs. */
+static void compare_with_checks(json_t *out, double check_ms, double median_ms)
 {
     if (check_ms <= 0)
         return;
     json_object_set_new(out, "check_device_ms", json_real(check_ms));
-    /* the lower of the timed reps' event median and the checked reps' CUPTI time: either far
-     * below the checking runs' device time means less work when timed */
-    double timed = cupti_ms > 0 && cupti_ms < median_ms ? cupti_ms : median_ms;
-    double ratio = timed / check_ms;
+    double ratio = median_ms / check_ms;
     json_object_set_new(out, "timed_vs_check", json_real(ratio));
-    if (timed < INCONSISTENT_RATIO * check_ms - INCONSISTENT_SLACK_MS) {
+    if (median_ms < INCONSISTENT_RATIO * check_ms - INCONSISTENT_SLACK_MS) {
         char why[256];
-        snprintf(why, sizeof(why), "timed runs took %.4f ms of device time against %.4f ms in the "
-                 "checking runs (%.2fx): the kernel did less work when timed", timed, check_ms, ratio);
+        snprintf(why, sizeof(why), "timed runs took %.4f ms against %.4f ms of device time in the "
+                 "checking rerun (%.2fx): the kernel did less work when timed", median_ms, check_ms,
+                 ratio);
         json_object_set_new(out, "inconsistent", json_string(why));
     }
 }
 
-int wk_time_unit(wk_gpu *g, wk_unit *u, const problem *p, const dimset *dims, wk_buffer *bufs,
-                 double cap_ms, const wk_rep_hooks *h, double check_device_ms, json_t *out,
-                 wk_failure *f)
+int wk_timing_enough(const double *times, int n)
 {
-    CUevent start, stop;
-    if (cuEventCreate(&start, CU_EVENT_DEFAULT) != CUDA_SUCCESS ||
-        cuEventCreate(&stop, CU_EVENT_DEFAULT) != CUDA_SUCCESS)
-        return wk_fail_cuda(f, "runtime_error", CUDA_ERROR_UNKNOWN, "creating events");
-    double *times = xmalloc((MAX_REPS + 1) * sizeof(double)), device[2] = {0, 0}, dev = 0;
-    int n = 0, rc, cupti_at = random_rep(), measured = 0, final = 0;
-    float ms;
-    /* No warm-up rep: the checking runs have just run the unit on the same GPU, and every rep
-     * starts from the same state (fresh module, cold L2) as they did. */
-    rc = 0;
+    return n >= MIN_REPS && median_noise(times, n) < NOISE_TARGET;
+}
+
+int wk_time_unit(wk_gpu *g, wk_unit *u, const problem *p, const dimset *dims, wk_buffer *bufs,
+                 double cap_ms, const wk_rep_hooks *h, const double *samples, int n_samples,
+                 double check_device_ms, json_t *out, wk_failure *f)
+{
+    double *times = xmalloc((MAX_REPS + WK_MAX_SAMPLES) * sizeof(double));
+    int n = 0, rc = 0, extra = 0;
+    for (int i = 0; i < n_samples && i < WK_MAX_SAMPLES; i++)
+        times[n++] = samples[i];
     double t0 = now_ms();
-    /* Reps 1, 2, ... until the noise criterion or the cap (the cap counts the checks too);
-     * then one more, the final rep, measured by CUPTI like the random early one. */
-    while (rc == 0) {
-        int with_cupti = final || n + 1 == cupti_at;
-        rc = timed_rep(g, u, p, dims, bufs, h, n + 1, with_cupti, start, stop, &ms, &dev, f);
+    /* Extra reps, each on fresh inputs, until the noise criterion or the cap (the cap counts
+     * the checks too). */
+    while (!wk_timing_enough(times, n) && !(now_ms() - t0 > cap_ms && n >= 3) &&
+           extra < MAX_REPS) {
+        float ms;
+        rc = timed_rep(g, u, p, dims, bufs, h, extra + 1, &ms, f);
         if (rc != 0)
             break;
         times[n++] = ms;
-        if (with_cupti && dev > 0 && measured < 2)
-            device[measured++] = dev;
-        if (final)
-            break;
-        final = (n >= MIN_REPS && median_noise(times, n) < NOISE_TARGET) ||
-                (now_ms() - t0 > cap_ms && n >= 3) || n == MAX_REPS;
+        extra++;
     }
-    if (rc == 0) {
+    if (rc == 0 && n > 0) {
         double noise = median_noise(times, n);
         double window = 0;
         for (int i = 0; i < n; i++)
             window += times[i];
-        json_object_set_new(out, "timed_window_ms", json_real(window)); /* the rest: checks */
+        json_object_set_new(out, "timed_window_ms", json_real(window));
         put_stats(out, times, n);
         json_object_set_new(out, "noise", json_real(noise));
-        json_object_set_new(out, "checked_reps", json_integer(n)); /* every rep */
+        json_object_set_new(out, "checked_reps", json_integer(n)); /* every sample was checked */
+        json_object_set_new(out, "from_checks", json_integer(n < extra ? 0 : n - extra));
+        json_object_set_new(out, "extra_reps", json_integer(extra));
         double median = json_real_value(json_object_get(out, "median_ms"));
         put_roofline(out, p, dims, median);
-        /* device time of the checked reps: the median of two is their mean */
-        double cupti = device[0] > 0 && device[1] > 0 ? (device[0] + device[1]) / 2 : device[0] + device[1];
-        json_object_set_new(out, "cupti_ms", json_real(cupti));
-        compare_with_checks(out, check_device_ms, cupti, median);
+        json_object_set_new(out, "cupti_ms", json_real(check_device_ms));
+        compare_with_checks(out, check_device_ms, median);
     }
     free(times);
-    cuEventDestroy(start);
-    cuEventDestroy(stop);
     return rc;
 }
