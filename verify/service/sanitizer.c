@@ -203,6 +203,14 @@ void sanitizer_warm(const kv_options *opt, int device)
     sb_free(&path), sb_free(&err); /* a failure here recurs, and is reported, at the first check */
 }
 
+void sanitizer_prepare(const kv_options *opt)
+{
+    strbuf err = STRBUF_INIT;
+    if (opt->sanitize)
+        harness_cubin(opt->arch ? opt->arch : "sm_90", &err);
+    sb_free(&err);
+}
+
 void sanitizer_shutdown(void)
 {
     for (int i = 0; i < SANITIZER_MAX_DEVICES; i++)

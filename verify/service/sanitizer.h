@@ -20,6 +20,8 @@ int sanitizer_path(strbuf *out);
  * it needs), so no verification waits for the tool's start-up; does nothing when the options
  * run no sanitizer or it is not installed. Call it holding the device, as sanitizer_check. */
 void sanitizer_warm(const kv_options *opt, int device);
+/* The harness compile sanitizer_warm needs, done beforehand without holding any device. */
+void sanitizer_prepare(const kv_options *opt);
 /* Ends the tool processes kept running between candidates (memcheck's, one per GPU). */
 void sanitizer_shutdown(void);
 

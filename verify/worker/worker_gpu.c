@@ -305,17 +305,20 @@ int wk_flush_l2(wk_gpu *g)
                : -1;
 }
 
-/* After WK_IDLE_MS without work the GPU has dropped to idle clocks; WK_WARMUP_MS of work on
- * every SM brings them back before a job's first execution (its checking runs are the timing's
- * samples). A GPU kept busy by a batch never waits for this. */
+/* After WK_IDLE_MS without work the GPU has dropped to idle clocks; a few ms of work on every
+ * SM (KC_GPU_WARMUP_MS, default WK_WARMUP_MS; 0 turns it off) bring them back before a job's
+ * first execution (its checking runs are the timing's samples). A GPU kept busy by a batch
+ * never waits for this. */
 void wk_gpu_warm_up(wk_gpu *g, double idle_ms)
 {
-    if (idle_ms < WK_IDLE_MS)
+    const char *env = getenv("KC_GPU_WARMUP_MS");
+    double warm_ms = env && *env ? atof(env) : WK_WARMUP_MS;
+    if (idle_ms < WK_IDLE_MS || warm_ms <= 0)
         return;
     long long cycles = 1000000; /* about 0.5 ms at working clocks */
     void *args[] = {&cycles};
     double t0 = now_ms();
-    while (now_ms() - t0 < WK_WARMUP_MS) {
+    while (now_ms() - t0 < warm_ms) {
         if (cuLaunchKernel(g->k_spin, (unsigned)g->sms * 2, 1, 1, 128, 1, 1, 0, g->stream, args,
                            NULL) != CUDA_SUCCESS ||
             cuStreamSynchronize(g->stream) != CUDA_SUCCESS)
