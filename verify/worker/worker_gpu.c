@@ -273,8 +273,14 @@ int wk_buffer_reset_guards(wk_gpu *g, wk_buffer *b)
     return 0;
 }
 
+/* Waits for the work in flight first: unmapping a range that a queued operation (the scrub of
+ * the reference's outputs, a guard reset) still writes made that operation fault, which the
+ * next synchronisation reported as the next job's illegal address; seen only when a busy
+ * neighbour on the GPU kept such work queued (measured on the H100, 2026-11-25). */
 void wk_buffer_free(wk_buffer *b)
 {
+    if (b->base)
+        cuCtxSynchronize();
     if (b->exact && b->base)
         cuMemFree(b->base);
     if (!b->exact && b->base) {
