@@ -108,10 +108,11 @@ scaling() {
     done
     rate_on() { # CUDA_VISIBLE_DEVICES value
         rm -f "$db"*
+        mkdir -p "$sdir/copy"
         for f in "$sdir"/*.cu; do
             for c in $(seq "$copies"); do
-                { cat "$f"; echo "// copy $c"; } > "$sdir/copy.cu"
-                "$KC_BIN/kverify" import --db "$db" --problem "$suite/$(basename "$f" .cu)" "$sdir/copy.cu" >/dev/null || return 1
+                { cat "$f"; echo "// copy $c"; } > "$sdir/copy/candidate.cu"
+                "$KC_BIN/kverify" import --db "$db" --problem "$suite/$(basename "$f" .cu)" "$sdir/copy/candidate.cu" >/dev/null || return 1
             done
         done
         CUDA_VISIBLE_DEVICES=$1 "$KC_BIN/kverify" run --db "$db" > "$OUT_DIR/scaling_$1.log" 2>&1
