@@ -1,8 +1,10 @@
 /* worker_check: one verification job on the GPU: for each seed on the default
- * dims and each alt dims set, seeded inputs, poisoned outputs and scratch,
- * guard bands, input checksums, the candidate, then the trusted reference, the
- * comparison, and the verdict; a second run of the first seed catches races;
- * timing when everything passed. */
+ * dims, each alt dims set and each hidden set, seeded inputs, poisoned outputs and
+ * scratch, guard bands, input checksums, the candidate, then the trusted reference,
+ * the comparison, and the verdict; a second run of the first seed catches races.
+ * Each default-dims seed run is also a timing sample (device events around the
+ * unit); when everything passed, the timing takes those samples, with extra checked
+ * reps only while they are too few or too noisy (worker_timing.c). */
 #include "common/error.h"
 #include "common/fsutil.h"
 #include "verify/service/ipc.h"
