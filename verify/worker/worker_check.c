@@ -281,6 +281,15 @@ static const char *buffer_name(const problem *p, const wk_unit *u, int i)
     return u->lu.scratch[i - p->n_inputs - p->n_outputs].name;
 }
 
+/* Launches the checksums of n buffers into slots first_slot, first_slot + 1, ... */
+static CUresult checksums_into(wk_gpu *g, const wk_buffer *bufs, int n, int first_slot)
+{
+    for (int i = 0; i < n; i++)
+        if (wk_buffer_checksum_into(g, &bufs[i], wk_sum_slot(g, first_slot + i)))
+            return CUDA_ERROR_LAUNCH_FAILED;
+    return CUDA_SUCCESS;
+}
+
 /* Slots: the inputs' checksums first, then each buffer's changed guard bytes. */
 static int check_safety_now(wk_gpu *g, const problem *p, const wk_unit *cand,
                             struct run_buffers *b, const uint64_t *sums, wk_failure *f)
@@ -288,9 +297,8 @@ static int check_safety_now(wk_gpu *g, const problem *p, const wk_unit *cand,
     int n_buf = b->n_in + b->n_out + b->n_cscratch, n_slots = b->n_in + n_buf;
     uint64_t v[WK_SUM_SLOTS];
     CUresult rc = wk_sums_clear(g, n_slots);
-    for (int i = 0; i < b->n_in && rc == CUDA_SUCCESS; i++)
-        if (wk_buffer_checksum_into(g, &b->cand[i], wk_sum_slot(g, i)))
-            rc = CUDA_ERROR_LAUNCH_FAILED;
+    if (rc == CUDA_SUCCESS)
+        rc = checksums_into(g, b->cand, b->n_in, 0);
     for (int i = 0; i < n_buf && rc == CUDA_SUCCESS; i++)
         if (wk_buffer_guard_damage_into(g, &b->cand[i], wk_sum_slot(g, b->n_in + i)))
             rc = CUDA_ERROR_LAUNCH_FAILED;
@@ -482,12 +490,13 @@ static int compare_outputs(wk_gpu *g, const problem *p, const dimset *dims, stru
 static int checksum_outputs(wk_gpu *g, struct run_buffers *b, uint64_t *sum, wk_failure *f)
 {
     uint64_t v[KC_MAX_TENSORS];
+    double t0 = now_ms();
     CUresult rc = wk_sums_clear(g, b->n_out);
-    for (int i = 0; i < b->n_out && rc == CUDA_SUCCESS; i++)
-        if (wk_buffer_checksum_into(g, &b->cand[b->n_in + i], wk_sum_slot(g, i)))
-            rc = CUDA_ERROR_LAUNCH_FAILED;
+    if (rc == CUDA_SUCCESS)
+        rc = checksums_into(g, b->cand + b->n_in, b->n_out, 0);
     if (rc == CUDA_SUCCESS)
         rc = wk_sums_read(g, v, b->n_out);
+    wk_phase_add(WK_PH_COMPARE, t0);
     if (rc != CUDA_SUCCESS)
         return wk_fail_cuda(f, "runtime_error", rc, "checksumming outputs");
     *sum = 0;
@@ -501,8 +510,7 @@ struct job_state {
     const problem *p;
     wk_unit *cand, *ref;
     double cand_deadline_ms;
-    double check_device_ms[WK_MAX_SAMPLES]; /* CUPTI time of the default-dims rerun */
-    int n_check_device;
+    double rerun_device_ms; /* CUPTI time of the first seed's rerun (0: unknown) */
     double samples[WK_MAX_SAMPLES]; /* event time of each seed's checking run on the default dims */
     int n_samples;
     double worst_err[3];
@@ -511,30 +519,17 @@ struct job_state {
     json_t *first_failure;
 };
 
-static void note_device_time(struct job_state *s, const char *dims_name, double device_ms)
-{
-    if (device_ms > 0 && strcmp(dims_name, "default") == 0 && s->n_check_device < WK_MAX_SAMPLES)
-        s->check_device_ms[s->n_check_device++] = device_ms;
-}
-
 /* Runs the candidate once more on the same inputs; differing outputs flag a race. */
-static int rerun_for_determinism(struct job_state *s, const char *dims_name, const dimset *dims,
+static int rerun_for_determinism(struct job_state *s, const dimset *dims,
                                  struct run_buffers *b, wk_failure *f)
 {
     uint64_t first, second;
     float ms;
-    double device_ms;
-    double t0 = now_ms();
-    if (checksum_outputs(s->g, b, &first, f))
+    if (checksum_outputs(s->g, b, &first, f) ||
+        run_candidate(s->g, s->cand, s->p, dims, b, s->cand_deadline_ms, 1, &ms,
+                      &s->rerun_device_ms, f) ||
+        checksum_outputs(s->g, b, &second, f))
         return -1;
-    wk_phase_add(WK_PH_COMPARE, t0);
-    if (run_candidate(s->g, s->cand, s->p, dims, b, s->cand_deadline_ms, 1, &ms, &device_ms, f))
-        return -1;
-    t0 = now_ms();
-    if (checksum_outputs(s->g, b, &second, f))
-        return -1;
-    wk_phase_add(WK_PH_COMPARE, t0);
-    note_device_time(s, dims_name, device_ms);
     s->nondeterministic = first != second;
     return 0;
 }
@@ -570,7 +565,6 @@ static int one_run(struct job_state *s, const char *dims_name, const dimset *dim
     json_object_set_new(run, "candidate_ms", json_real(ms));
     if (device_ms > 0)
         json_object_set_new(run, "device_ms", json_real(device_ms));
-    note_device_time(s, dims_name, device_ms);
     if (s->cand_deadline_ms == DEFAULT_CANDIDATE_DEADLINE_MS)
         s->cand_deadline_ms = fmax(5000.0, 50.0 * ms);
     t0 = now_ms();
@@ -582,7 +576,7 @@ static int one_run(struct job_state *s, const char *dims_name, const dimset *dim
         goto out;
     if (sample && s->n_samples < WK_MAX_SAMPLES)
         s->samples[s->n_samples++] = ms;
-    if (check_determinism && rerun_for_determinism(s, dims_name, dims, bp, f))
+    if (check_determinism && rerun_for_determinism(s, dims, bp, f))
         goto out;
     json_object_set_new(run, "ok", json_boolean(!bad));
     result = bad;
@@ -807,17 +801,6 @@ static uint64_t fresh_seed_base(void)
     return v >> 1; /* room for the rep index */
 }
 
-static double median_of(double *v, int n)
-{
-    if (n == 0)
-        return 0;
-    for (int i = 1; i < n; i++) /* insertion sort: a handful of values */
-        for (int j = i; j > 0 && v[j - 1] > v[j]; j--) {
-            double x = v[j]; v[j] = v[j - 1]; v[j - 1] = x;
-        }
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 /* Returns 0 timed, 1 when a checked timed rep was wrong (the result becomes a mismatch),
  * -1 on failure. */
 static int time_candidate(struct job_state *s, json_t *job, json_t *result, wk_failure *f)
@@ -834,7 +817,7 @@ static int time_candidate(struct job_state *s, json_t *job, json_t *result, wk_f
         wk_progress("timing", cap + 10 * s->cand_deadline_ms);
         rc = wk_time_unit(s->g, s->cand, s->p, &s->p->dims_default, t.b ? t.b->cand : NULL,
                           cap > 0 ? cap : 1000, &h, s->samples, s->n_samples,
-                          median_of(s->check_device_ms, s->n_check_device), timing, f);
+                          s->rerun_device_ms, timing, f);
     }
     if (t.b)
         free_scratch(t.b);
