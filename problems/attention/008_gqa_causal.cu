@@ -4,4 +4,4 @@
 #define ATT_MASK (CAUSAL)
 #define ATT_MOD (0)
 #include "shared/attention_ref.cuh"
-// @launch attention_ref<<<dim3(cdiv(S, 64), HQ, B), 256, 8*(128*(D+1)+64*65)>>>(q, k, v, out, 0, 0, S, D, HQ, HKV, 0, 0, 0, 0, 0, 0.0);
+// @launch attention_ref<<<dim3(cdiv(S, 64), HQ, B), 256, 8*(64*132+128*68+64*68)>>>(q, k, v, out, 0, 0, S, D, HQ, HKV, 0, 0, 0, 0, 0, 0.0);

@@ -1,6 +1,6 @@
 // Reference for level1/008_matmul_with_irregular_shapes: C = A @ B with A (M, K), B (K, N), C (M, N), all row-major.
-// 32x32 tiles of C; both operand tiles are staged in shared memory as double and
-// each of the 16x16 threads owns a 2x2 block of C, accumulating in double.
+// 64x64 tiles of C per block of 16x16 threads; the operands are staged in shared memory as
+// double and multiplied on the FP64 tensor cores, accumulating in double.
 // C is rows x cols row-major; the dot products run over `inner` terms.
 #include "shared/matmul_tiled_ref.cuh"
-// @launch matmul_ref<<<dim3(cdiv(M, 32), cdiv(N, 32)), dim3(16, 16)>>>(A, B, C, M, N, K);
+// @launch matmul_ref<<<dim3(cdiv(M, 64), cdiv(N, 64)), dim3(16, 16)>>>(A, B, C, M, N, K);

@@ -1,38 +1,93 @@
-// shared/matmul_tiled_ref.cuh: the double-accumulating 32x32-tiled matrix product (each of 16x16
-// threads owns a 2x2 block of C; operand tiles staged in shared memory as double), shared by the
-// level-1 references 002, 006, 007, 008, 009, 010, 011 and 013. The problem loader pastes it into
-// each of them in place of its `#include "shared/matmul_tiled_ref.cuh"` line; their launch lines
-// say how it runs.
-#define TILE 32
-#define A_AT(i, k) A[(i) * inner + (k)] /* A stored rows x inner */
-#define B_AT(k, j) B[(k) * cols + (j)] /* B stored inner x cols */
-extern "C" __global__ void matmul_ref(const float *__restrict__ A, const float *__restrict__ B,
-                                      float *__restrict__ C, long long rows, long long cols, long long inner)
+// shared/matmul_tiled_ref.cuh: the double-precision tiled matrix product C = A B (A rows x
+// inner, B inner x cols, C rows x cols, all row-major float), shared by the level-1 references
+// 002, 006, 007, 008, 009, 010, 011 and 013. The problem loader pastes it into each of them in
+// place of its `#include "shared/matmul_tiled_ref.cuh"` line; their launch lines say how it runs:
+//   matmul_ref<<<dim3(cdiv(rows, 64), cdiv(cols, 64)), dim3(16, 16)>>>(A, B, C, rows, cols, inner)
+//
+// Method. Each block of 256 threads computes a 64x64 tile of C. The operands are converted to
+// double (exactly) and staged in shared memory 32 terms of the inner dimension at a time, while
+// the next 32 are already loaded into registers. The products run on the FP64 tensor cores
+// (mma.sync m8n8k4 in double: each product of two doubles is exact, the sums are IEEE double),
+// so C is a float64 dot product rounded once to float, as before. Warp w owns rows
+// 32*(w/4)..+31 and columns 16*(w%4)..+15 of the tile: 4 x 2 accumulators of 8x8. The row
+// strides (36 and 68 doubles) let each half-warp's 16 lanes read 16 distinct banks.
+#define MM_TILE 64
+#define MM_K 32
+#define MM_AS (MM_K + 4)    /* As row stride */
+#define MM_BS (MM_TILE + 4) /* Bs row stride */
+
+/* c += a * b on the FP64 tensor cores (8x4 by 4x8; lane l gives a[l/4][l%4], b[l%4][l/4] and
+   holds c[l/4][2*(l%4)] and c[l/4][2*(l%4)+1]). */
+__device__ __forceinline__ void mm_dmma(double (&c)[2], double a, double b)
 {
-    __shared__ double As[TILE][TILE + 1]; /* As[r][c] = A_AT(row0 + r, k0 + c) */
-    __shared__ double Bs[TILE][TILE + 1]; /* Bs[r][c] = B_AT(k0 + r, col0 + c) */
-    int tx = threadIdx.x, ty = threadIdx.y;
-    long long row0 = (long long)blockIdx.x * TILE, col0 = (long long)blockIdx.y * TILE;
-    double acc[2][2] = {{0.0, 0.0}, {0.0, 0.0}};
-    for (long long k0 = 0; k0 < inner; k0 += TILE) {
-        for (int p = ty; p < TILE; p += 16)
-            for (int q = tx; q < TILE; q += 16) {
-                /* consecutive threads read consecutive addresses of each operand */
-                int ar = p, ac = q, br = p, bc = q;
-                As[ar][ac] = (row0 + ar < rows && k0 + ac < inner) ? (double)A_AT(row0 + ar, k0 + ac) : 0.0;
-                Bs[br][bc] = (k0 + br < inner && col0 + bc < cols) ? (double)B_AT(k0 + br, col0 + bc) : 0.0;
-            }
+    asm("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};"
+        : "+d"(c[0]), "+d"(c[1])
+        : "d"(a), "d"(b));
+}
+
+/* Thread t's 8 elements of the A tile (64 x 32: rows t/32 + 8e, column t%32) and of the B tile
+   (32 x 64: rows t/64 + 4e, column t%64) at inner offset k0, zero past the matrices' edges. */
+__device__ __forceinline__ void mm_load(float (&ra)[8], float (&rb)[8], const float *A,
+                                        const float *B, long long row0, long long col0,
+                                        long long k0, long long rows, long long cols,
+                                        long long inner, int t)
+{
+    const long long ar = row0 + t / MM_K, ac = k0 + t % MM_K, br = k0 + t / MM_TILE,
+                    bc = col0 + t % MM_TILE;
+    const float *pa = A + ar * inner + ac, *pb = B + br * cols + bc;
+#pragma unroll
+    for (int e = 0; e < 8; e++) {
+        ra[e] = ar + 8 * e < rows && ac < inner ? pa[8 * e * inner] : 0.0f;
+        rb[e] = br + 4 * e < inner && bc < cols ? pb[4 * e * cols] : 0.0f;
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(256, 2)
+matmul_ref(const float *__restrict__ A, const float *__restrict__ B, float *__restrict__ C,
+           long long rows, long long cols, long long inner)
+{
+    __shared__ double As[MM_TILE * MM_AS]; /* As[r][c] = A[row0 + r][k0 + c] */
+    __shared__ double Bs[MM_K * MM_BS];    /* Bs[r][c] = B[k0 + r][col0 + c] */
+    const int t = threadIdx.y * 16 + threadIdx.x, w = t >> 5, lane = t & 31;
+    const int gr = lane >> 2, tg = lane & 3, wr = 32 * (w >> 2), wc = 16 * (w & 3);
+    const long long row0 = (long long)blockIdx.x * MM_TILE, col0 = (long long)blockIdx.y * MM_TILE;
+    double acc[4][2][2] = {};
+    float ra[8], rb[8];
+    mm_load(ra, rb, A, B, row0, col0, 0, rows, cols, inner, t);
+    for (long long k0 = 0; k0 < inner; k0 += MM_K) {
+#pragma unroll
+        for (int e = 0; e < 8; e++) {
+            As[(t / MM_K + 8 * e) * MM_AS + t % MM_K] = (double)ra[e];
+            Bs[(t / MM_TILE + 4 * e) * MM_BS + t % MM_TILE] = (double)rb[e];
+        }
         __syncthreads();
-        for (int k = 0; k < TILE; k++)
-            for (int i = 0; i < 2; i++)
-                for (int j = 0; j < 2; j++)
-                    acc[i][j] += As[ty * 2 + i][k] * Bs[k][tx * 2 + j];
+        if (k0 + MM_K < inner) /* the next tile's loads fly while this one is multiplied */
+            mm_load(ra, rb, A, B, row0, col0, k0 + MM_K, rows, cols, inner, t);
+#pragma unroll
+        for (int kk = 0; kk < MM_K; kk += 4) {
+            double a[4], b[2];
+#pragma unroll
+            for (int mi = 0; mi < 4; mi++)
+                a[mi] = As[(wr + 8 * mi + gr) * MM_AS + kk + tg];
+#pragma unroll
+            for (int ni = 0; ni < 2; ni++)
+                b[ni] = Bs[(kk + tg) * MM_BS + wc + 8 * ni + gr];
+#pragma unroll
+            for (int mi = 0; mi < 4; mi++)
+#pragma unroll
+                for (int ni = 0; ni < 2; ni++)
+                    mm_dmma(acc[mi][ni], a[mi], b[ni]);
+        }
         __syncthreads();
     }
-    for (int i = 0; i < 2; i++)
-        for (int j = 0; j < 2; j++) {
-            long long r = row0 + ty * 2 + i, c = col0 + tx * 2 + j;
-            if (r < rows && c < cols)
-                C[r * cols + c] = (float)acc[i][j];
-        }
+#pragma unroll
+    for (int mi = 0; mi < 4; mi++)
+#pragma unroll
+        for (int ni = 0; ni < 2; ni++)
+#pragma unroll
+            for (int e = 0; e < 2; e++) {
+                long long r = row0 + wr + 8 * mi + gr, c = col0 + wc + 8 * ni + 2 * tg + e;
+                if (r < rows && c < cols)
+                    C[r * cols + c] = (float)acc[mi][ni][e];
+            }
 }

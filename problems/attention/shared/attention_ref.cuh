@@ -10,16 +10,20 @@
 //   ATT_MASK  an OR of CAUSAL, WINDOW, DOCUMENT, NEIGHBOR2D (0: every pair is scored)
 //   ATT_MOD   an OR of RELBIAS, ALIBI, SOFTCAP (0: the plain scaled score)
 // Launch (one block of 256 threads per 64 queries of one (batch, query head)):
-//   attention_ref<<<dim3(cdiv(S, 64), HQ, B), 256, 8*(128*(D+1)+64*65)>>>(q, k, v, out, bias,
-//       seg, S, D, HQ, HKV, W, CH, CW, KH, KW, softcap)
-// with 0 for the pointers and numbers a variant does not use. Requires D <= 128 (the
-// accumulators live in registers) and HQ a multiple of HKV (kv head = h / (HQ / HKV)).
+//   attention_ref<<<dim3(cdiv(S, 64), HQ, B), 256, 8*(64*132+128*68+64*68)>>>(q, k, v, out,
+//       bias, seg, S, D, HQ, HKV, W, CH, CW, KH, KW, softcap)
+// with 0 for the pointers and numbers a variant does not use. Requires D <= 128 and HQ a
+// multiple of HKV (kv head = h / (HQ / HKV)).
 //
-// Method. Thread t owns rows 4*(t/16)..+3 of the 64-query tile, keys t%16 + 16*j (j < 4) of
-// each 64-key tile and output columns t%16 + 16*c (c < 8). Q and the current K (then V) tile
-// are double in shared memory, rows padded to D+1 so that the 16 lanes sharing a row read 16
-// banks; a row's 64 scores sit in 16 lanes of one half-warp, reduced with shuffles. Each
-// 64x64 tile costs 2*64*64*D fmas and sits at about 1:2 shared loads per fma. Key tiles that
+// Method. The two products run on the FP64 tensor cores (mma.sync m8n8k4 in double: every
+// product of two doubles is exact and the sums are IEEE double, so the result is a float64
+// computation like any other summation order). Warp w owns query rows 8w..8w+7 of the 64-query
+// tile; lane l holds row 8w + l/4 and, of each 8-key (or 8-column) block, the two columns
+// 2*(l%4) and 2*(l%4)+1, which is the accumulator layout of m8n8k4. Q and the current K tile
+// are double in shared memory with rows of DP = D rounded up to 8, plus 4 (zeros past D); V is
+// staged transposed (a row per output column, 64 keys + 4), and P goes through shared memory
+// to reach the operand layout. The strides make each half-warp's 16 lanes read 16 distinct
+// banks. A row's softmax statistics are reduced over its 4 lanes with shuffles. Key tiles that
 // no query of the tile can score (causal, window, neighbourhood rows, other documents) are
 // skipped; the per-pair mask still decides inside the tiles that are kept.
 #include <cuda_fp16.h>
@@ -30,7 +34,7 @@
 #endif
 
 namespace att {
-constexpr int BQ = 64, BK = 64, THREADS = 256, MAXD = 128, CPT = MAXD / 16, PSTRIDE = BK + 1;
+constexpr int BQ = 64, BK = 64, THREADS = 256, MAXD = 128, NT = MAXD / 8, TS = BK + 4;
 constexpr int CAUSAL = 1, WINDOW = 2, DOCUMENT = 4, NEIGHBOR2D = 8;
 constexpr int RELBIAS = 1, ALIBI = 2, SOFTCAP = 4;
 constexpr int mask = ATT_MASK, mod = ATT_MOD;
@@ -125,26 +129,46 @@ __device__ void key_range(long long q0, long long q1, const int *seg, const geom
     *lo = a, *hi = b;
 }
 
-__device__ __forceinline__ double half_warp_max(double v)
+/* The max and the sum over the 4 lanes that hold one row (lanes 4r..4r+3). */
+__device__ __forceinline__ double row_max(double v)
 {
-    for (int off = 8; off; off >>= 1)
-        v = fmax(v, __shfl_xor_sync(0xffffffffu, v, off));
-    return v;
+    v = fmax(v, __shfl_xor_sync(0xffffffffu, v, 1));
+    return fmax(v, __shfl_xor_sync(0xffffffffu, v, 2));
 }
 
-__device__ __forceinline__ double half_warp_sum(double v)
+__device__ __forceinline__ double row_sum(double v)
 {
-    for (int off = 8; off; off >>= 1)
-        v += __shfl_xor_sync(0xffffffffu, v, off);
-    return v;
+    v += __shfl_xor_sync(0xffffffffu, v, 1);
+    return v + __shfl_xor_sync(0xffffffffu, v, 2);
 }
 
-/* rows x D elements from src (row stride D, rows past nrows are zero) into dst (stride D+1). */
-__device__ __forceinline__ void stage(double *dst, const elem *src, long long nrows, int D)
+/* c += a * b on the FP64 tensor cores: an 8x4 by 4x8 product, c the 8x8 accumulator. Lane l
+   gives a[l/4][l%4] and b[l%4][l/4] and holds c[l/4][2*(l%4)] and c[l/4][2*(l%4)+1]. */
+__device__ __forceinline__ void dmma(double (&c)[2], double a, double b)
 {
-    for (int i = threadIdx.x; i < 64 * D; i += THREADS) {
-        int r = i / D, c = i - r * D;
-        dst[r * (D + 1) + c] = r < nrows ? to_d(src[(long long)r * D + c]) : 0.0;
+    asm("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};"
+        : "+d"(c[0]), "+d"(c[1])
+        : "d"(a), "d"(b));
+}
+
+/* 64 rows x dp columns of src (row stride D; zero past nrows and past D) into dst, row stride
+   dp + 4. */
+__device__ __forceinline__ void stage_rows(double *dst, const elem *src, long long nrows, int D,
+                                           int dp)
+{
+    for (int i = threadIdx.x; i < 64 * dp; i += THREADS) {
+        int r = i / dp, c = i - r * dp;
+        dst[r * (dp + 4) + c] = r < nrows && c < D ? to_d(src[(long long)r * D + c]) : 0.0;
+    }
+}
+
+/* The same 64 x dp block transposed: dst[c * TS + r], a row per column. */
+__device__ __forceinline__ void stage_cols(double *dst, const elem *src, long long nrows, int D,
+                                           int dp)
+{
+    for (int i = threadIdx.x; i < 64 * dp; i += THREADS) {
+        int r = i / dp, c = i - r * dp;
+        dst[c * TS + r] = r < nrows && c < D ? to_d(src[(long long)r * D + c]) : 0.0;
     }
 }
 } // namespace att
@@ -158,12 +182,14 @@ attention_ref(const ATT_T *__restrict__ q, const ATT_T *__restrict__ k,
 {
     using namespace att;
     extern __shared__ double att_smem[];
-    const int nd = (int)D, DP = nd + 1;
-    double *Qs = att_smem, *KV = att_smem + BQ * DP, *Ps = KV + BK * DP;
-    const int t = threadIdx.x, rg = t >> 4, cg = t & 15;
+    const int nd = (int)D, dp = (nd + 7) / 8 * 8, QS = dp + 4;
+    double *Qs = att_smem, *KV = att_smem + BQ * (MAXD + 4), *Ps = KV + MAXD * TS;
+    const int w = threadIdx.x >> 5, lane = threadIdx.x & 31, gr = lane >> 2, tg = lane & 3;
+    const int row = 8 * w + gr; /* this lane's query row in the tile */
     const long long b = blockIdx.z, h = blockIdx.y, hk = h / (HQ / HKV);
     const long long q0 = (long long)(gridDim.x - 1 - blockIdx.x) * BQ; /* longest rows first */
     const long long q1 = q0 + BQ < S ? q0 + BQ : S;
+    const long long qi = q0 + row;
     const ATT_T *qb = q + (b * HQ + h) * S * D;
     const ATT_T *kb = k + (b * HKV + hk) * S * D, *vb = v + (b * HKV + hk) * S * D;
     ATT_T *ob = out + (b * HQ + h) * S * D;
@@ -172,101 +198,73 @@ attention_ref(const ATT_T *__restrict__ q, const ATT_T *__restrict__ k,
               (mod & ALIBI) ? exp2(-8.0 * (double)(h + 1) / (double)HQ) : 0.0};
     const double ninf = -__longlong_as_double(0x7ff0000000000000LL);
 
-    stage(Qs, qb + q0 * D, q1 - q0, nd);
-    double m[4], l[4], acc[4][CPT];
+    stage_rows(Qs, qb + q0 * D, q1 - q0, nd, dp);
+    double m = ninf, l = 0.0, acc[NT][2];
 #pragma unroll
-    for (int i = 0; i < 4; i++) {
-        m[i] = ninf, l[i] = 0.0;
-#pragma unroll
-        for (int c = 0; c < CPT; c++)
-            acc[i][c] = 0.0;
-    }
+    for (int n = 0; n < NT; n++)
+        acc[n][0] = acc[n][1] = 0.0;
     long long klo, khi;
     key_range(q0, q1, sg, g, &klo, &khi);
     for (long long k0 = klo / BK * BK; k0 < khi; k0 += BK) {
-        __syncthreads(); /* Q staged; the previous tile's V and P are no longer read */
-        stage(KV, kb + k0 * D, S - k0, nd);
+        __syncthreads(); /* Q staged; the previous tile's V is no longer read */
+        stage_rows(KV, kb + k0 * D, S - k0, nd, dp);
         __syncthreads();
-        double sc[4][4];
+        double sc[BK / 8][2];
 #pragma unroll
-        for (int i = 0; i < 4; i++)
+        for (int n = 0; n < BK / 8; n++)
+            sc[n][0] = sc[n][1] = 0.0;
+        for (int d = 0; d < dp; d += 4) {
+            const double a = Qs[row * QS + d + tg];
 #pragma unroll
-            for (int j = 0; j < 4; j++)
-                sc[i][j] = 0.0;
-#pragma unroll 4
-        for (int d = 0; d < nd; d++) {
-            double qv[4], kv[4];
-#pragma unroll
-            for (int i = 0; i < 4; i++)
-                qv[i] = Qs[(rg * 4 + i) * DP + d];
-#pragma unroll
-            for (int j = 0; j < 4; j++)
-                kv[j] = KV[(cg + 16 * j) * DP + d];
-#pragma unroll
-            for (int i = 0; i < 4; i++)
-#pragma unroll
-                for (int j = 0; j < 4; j++)
-                    sc[i][j] = fma(qv[i], kv[j], sc[i][j]);
+            for (int n = 0; n < BK / 8; n++)
+                dmma(sc[n], a, KV[(8 * n + gr) * QS + d + tg]);
         }
+        double mx = ninf;
 #pragma unroll
-        for (int i = 0; i < 4; i++) {
-            const long long qi = q0 + rg * 4 + i;
-            double mx = ninf;
+        for (int n = 0; n < BK / 8; n++)
 #pragma unroll
-            for (int j = 0; j < 4; j++) {
-                const long long kj = k0 + cg + 16 * j;
+            for (int e = 0; e < 2; e++) {
+                const long long kj = k0 + 8 * n + 2 * tg + e;
                 bool ok = qi < S && kj < S && keep(qi, kj, sg, g);
-                sc[i][j] = ok ? modify(sc[i][j] * g.scale, h, qi, kj, bias, g) : ninf;
-                mx = fmax(mx, sc[i][j]);
+                sc[n][e] = ok ? modify(sc[n][e] * g.scale, h, qi, kj, bias, g) : ninf;
+                mx = fmax(mx, sc[n][e]);
             }
-            const double mnew = fmax(m[i], half_warp_max(mx));
-            const double alpha = mnew == ninf ? 1.0 : exp(m[i] - mnew);
-            double rs = 0.0;
+        const double mnew = fmax(m, row_max(mx));
+        const double alpha = mnew == ninf ? 1.0 : exp(m - mnew);
+        double rs = 0.0;
 #pragma unroll
-            for (int j = 0; j < 4; j++) {
-                sc[i][j] = sc[i][j] == ninf ? 0.0 : exp(sc[i][j] - mnew);
-                rs += sc[i][j];
+        for (int n = 0; n < BK / 8; n++)
+#pragma unroll
+            for (int e = 0; e < 2; e++) {
+                const double p = sc[n][e] == ninf ? 0.0 : exp(sc[n][e] - mnew);
+                Ps[row * TS + 8 * n + 2 * tg + e] = p;
+                rs += p;
             }
-            l[i] = l[i] * alpha + half_warp_sum(rs);
-            m[i] = mnew;
+        l = l * alpha + row_sum(rs);
+        m = mnew;
 #pragma unroll
-            for (int c = 0; c < CPT; c++)
-                acc[i][c] *= alpha;
-        }
-        __syncthreads(); /* every thread is done with K */
+        for (int n = 0; n < NT; n++)
+            acc[n][0] *= alpha, acc[n][1] *= alpha;
+        __syncthreads(); /* every warp is done with K */
+        stage_cols(KV, vb + k0 * D, S - k0, nd, dp);
+        __syncthreads(); /* V staged, every warp's P written */
+        for (int kk = 0; kk < BK; kk += 4) {
+            const double a = Ps[row * TS + kk + tg];
 #pragma unroll
-        for (int i = 0; i < 4; i++)
-#pragma unroll
-            for (int j = 0; j < 4; j++)
-                Ps[(rg * 4 + i) * PSTRIDE + cg + 16 * j] = sc[i][j];
-        stage(KV, vb + k0 * D, S - k0, nd);
-        __syncthreads();
-        const int kn = S - k0 < BK ? (int)(S - k0) : BK;
-        for (int kk = 0; kk < kn; kk++) {
-            double pv[4], vv[CPT];
-#pragma unroll
-            for (int i = 0; i < 4; i++)
-                pv[i] = Ps[(rg * 4 + i) * PSTRIDE + kk];
-#pragma unroll
-            for (int c = 0; c < CPT; c++)
-                vv[c] = cg + 16 * c < nd ? KV[kk * DP + cg + 16 * c] : 0.0;
-#pragma unroll
-            for (int i = 0; i < 4; i++)
-#pragma unroll
-                for (int c = 0; c < CPT; c++)
-                    acc[i][c] = fma(pv[i], vv[c], acc[i][c]);
+            for (int n = 0; n < NT; n++)
+                if (8 * n < dp)
+                    dmma(acc[n], a, KV[(8 * n + gr) * TS + kk + tg]);
         }
     }
+    if (qi < S)
 #pragma unroll
-    for (int i = 0; i < 4; i++) {
-        const long long qi = q0 + rg * 4 + i;
-        if (qi >= S)
-            continue;
+        for (int n = 0; n < NT; n++)
 #pragma unroll
-        for (int c = 0; c < CPT; c++)
-            if (cg + 16 * c < nd)
-                store(&ob[qi * D + cg + 16 * c], acc[i][c] / l[i]);
-    }
+            for (int e = 0; e < 2; e++) {
+                const int c = 8 * n + 2 * tg + e;
+                if (c < nd)
+                    store(&ob[qi * D + c], acc[n][e] / l);
+            }
 }
 
 #undef ATT_T
