@@ -1,42 +1,14 @@
 // Reference for level1/003_batched_matrix_multiplication: C[b] = A[b] @ B[b] for each batch b (blockIdx.z).
-// 32x32 tiles of C; both operand tiles are staged in shared memory as double and
-// each of the 16x16 threads owns a 2x2 block of C, accumulating in double.
-// C is rows x cols row-major per batch; the dot products run over `inner` terms.
-#define TILE 32
-#define A_AT(i, k) A[(i) * inner + (k)] /* A stored rows x inner */
-#define B_AT(k, j) B[(k) * cols + (j)] /* B stored inner x cols */
-extern "C" __global__ void matmul_ref(const float *__restrict__ A, const float *__restrict__ B,
-                                      float *__restrict__ C, long long rows, long long cols, long long inner)
+// Each batch is the shared tiled product in double on the FP64 tensor cores
+// (shared/matmul_tiled_ref.cuh): 64x64 tiles of C per block of 16x16 threads.
+#include "shared/matmul_tiled_ref.cuh"
+
+extern "C" __global__ void __launch_bounds__(256, 2)
+bmm_ref(const float *__restrict__ A, const float *__restrict__ B, float *__restrict__ C,
+        long long rows, long long cols, long long inner)
 {
-    __shared__ double As[TILE][TILE + 1]; /* As[r][c] = A_AT(row0 + r, k0 + c) */
-    __shared__ double Bs[TILE][TILE + 1]; /* Bs[r][c] = B_AT(k0 + r, col0 + c) */
-    int tx = threadIdx.x, ty = threadIdx.y;
-    long long row0 = (long long)blockIdx.x * TILE, col0 = (long long)blockIdx.y * TILE;
-    /* blockIdx.z is the batch index */
-    A += (long long)blockIdx.z * rows * inner;
-    B += (long long)blockIdx.z * inner * cols;
-    C += (long long)blockIdx.z * rows * cols;
-    double acc[2][2] = {{0.0, 0.0}, {0.0, 0.0}};
-    for (long long k0 = 0; k0 < inner; k0 += TILE) {
-        for (int p = ty; p < TILE; p += 16)
-            for (int q = tx; q < TILE; q += 16) {
-                /* consecutive threads read consecutive addresses of each operand */
-                int ar = p, ac = q, br = p, bc = q;
-                As[ar][ac] = (row0 + ar < rows && k0 + ac < inner) ? (double)A_AT(row0 + ar, k0 + ac) : 0.0;
-                Bs[br][bc] = (k0 + br < inner && col0 + bc < cols) ? (double)B_AT(k0 + br, col0 + bc) : 0.0;
-            }
-        __syncthreads();
-        for (int k = 0; k < TILE; k++)
-            for (int i = 0; i < 2; i++)
-                for (int j = 0; j < 2; j++)
-                    acc[i][j] += As[ty * 2 + i][k] * Bs[k][tx * 2 + j];
-        __syncthreads();
-    }
-    for (int i = 0; i < 2; i++)
-        for (int j = 0; j < 2; j++) {
-            long long r = row0 + ty * 2 + i, c = col0 + tx * 2 + j;
-            if (r < rows && c < cols)
-                C[r * cols + c] = (float)acc[i][j];
-        }
+    const long long b = blockIdx.z;
+    mm_tile<false>(A + b * rows * inner, B + b * inner * cols, C + b * rows * cols, rows, cols,
+                   inner, 1.0);
 }
-// @launch matmul_ref<<<dim3(cdiv(m, 32), cdiv(n, 32), batch_size), dim3(16, 16)>>>(A, B, C, m, n, k);
+// @launch bmm_ref<<<dim3(cdiv(m, 64), cdiv(n, 64), batch_size), dim3(16, 16)>>>(A, B, C, m, n, k);

@@ -1,16 +1,20 @@
-// shared/matmul_tiled_ref.cuh: the double-precision tiled matrix product C = A B (A rows x
-// inner, B inner x cols, C rows x cols, all row-major float), shared by the level-1 references
-// 002, 006, 007, 008, 009, 010, 011 and 013. The problem loader pastes it into each of them in
-// place of its `#include "shared/matmul_tiled_ref.cuh"` line; their launch lines say how it runs:
+// shared/matmul_tiled_ref.cuh: the double-precision tiled matrix product on the FP64 tensor
+// cores. `mm_tile` is the product, for any operand element types: C = scale * A B with A rows x
+// inner, B inner x cols (or, transposed, B stored cols x inner: C = A B^T), C rows x cols, all
+// row-major; block (blockIdx.x, blockIdx.y) computes C's 64x64 tile (blockIdx.x, blockIdx.y).
+// `matmul_ref` is its float instance, the kernel of the level-1 references 002, 006, 007, 008,
+// 009, 010, 011 and 013; 097 (scaled dot-product attention) calls `mm_tile` for Q K^T and P V.
+// The problem loader pastes this file into each of them in place of its
+// `#include "shared/matmul_tiled_ref.cuh"` line; their launch lines say how it runs:
 //   matmul_ref<<<dim3(cdiv(rows, 64), cdiv(cols, 64)), dim3(16, 16)>>>(A, B, C, rows, cols, inner)
 //
 // Method. Each block of 256 threads computes a 64x64 tile of C. The operands are converted to
 // double (exactly) and staged in shared memory 32 terms of the inner dimension at a time, while
 // the next 32 are already loaded into registers. The products run on the FP64 tensor cores
 // (mma.sync m8n8k4 in double: each product of two doubles is exact, the sums are IEEE double),
-// so C is a float64 dot product rounded once to float, as before. Warp w owns rows
-// 32*(w/4)..+31 and columns 16*(w%4)..+15 of the tile: 4 x 2 accumulators of 8x8. The row
-// strides (36 and 68 doubles) let each half-warp's 16 lanes read 16 distinct banks.
+// so C is a float64 dot product rounded once to C's type. Warp w owns rows 32*(w/4)..+31 and
+// columns 16*(w%4)..+15 of the tile: 4 x 2 accumulators of 8x8. The row strides (36 and 68
+// doubles) let each half-warp's 16 lanes read 16 distinct banks.
 #define MM_TILE 64
 #define MM_K 32
 #define MM_AS (MM_K + 4)    /* As row stride */
@@ -26,25 +30,33 @@ __device__ __forceinline__ void mm_dmma(double (&c)[2], double a, double b)
 }
 
 /* Thread t's 8 elements of the A tile (64 x 32: rows t/32 + 8e, column t%32) and of the B tile
-   (32 x 64: rows t/64 + 4e, column t%64) at inner offset k0, zero past the matrices' edges. */
-__device__ __forceinline__ void mm_load(float (&ra)[8], float (&rb)[8], const float *A,
-                                        const float *B, long long row0, long long col0,
+   (32 x 64: rows t/64 + 4e, column t%64; transposed, B's rows col0 + t/32 + 8e, column t%32) at
+   inner offset k0, zero past the matrices' edges. */
+template <bool BT, typename TA, typename TB>
+__device__ __forceinline__ void mm_load(double (&ra)[8], double (&rb)[8], const TA *A,
+                                        const TB *B, long long row0, long long col0,
                                         long long k0, long long rows, long long cols,
                                         long long inner, int t)
 {
-    const long long ar = row0 + t / MM_K, ac = k0 + t % MM_K, br = k0 + t / MM_TILE,
-                    bc = col0 + t % MM_TILE;
-    const float *pa = A + ar * inner + ac, *pb = B + br * cols + bc;
+    const long long ar = row0 + t / MM_K, ac = k0 + t % MM_K;
+    const long long br = BT ? col0 + t / MM_K : k0 + t / MM_TILE,
+                    bc = BT ? k0 + t % MM_K : col0 + t % MM_TILE;
+    const TA *pa = A + ar * inner + ac;
+    const TB *pb = B + br * (BT ? inner : cols) + bc;
 #pragma unroll
     for (int e = 0; e < 8; e++) {
-        ra[e] = ar + 8 * e < rows && ac < inner ? pa[8 * e * inner] : 0.0f;
-        rb[e] = br + 4 * e < inner && bc < cols ? pb[4 * e * cols] : 0.0f;
+        ra[e] = ar + 8 * e < rows && ac < inner ? (double)pa[8 * e * inner] : 0.0;
+        if (BT)
+            rb[e] = br + 8 * e < cols && bc < inner ? (double)pb[8 * e * inner] : 0.0;
+        else
+            rb[e] = br + 4 * e < inner && bc < cols ? (double)pb[4 * e * cols] : 0.0;
     }
 }
 
-extern "C" __global__ void __launch_bounds__(256, 2)
-matmul_ref(const float *__restrict__ A, const float *__restrict__ B, float *__restrict__ C,
-           long long rows, long long cols, long long inner)
+template <bool BT, typename TA, typename TB, typename TC>
+__device__ __forceinline__ void mm_tile(const TA *__restrict__ A, const TB *__restrict__ B,
+                                        TC *__restrict__ C, long long rows, long long cols,
+                                        long long inner, double scale)
 {
     __shared__ double As[MM_TILE * MM_AS]; /* As[r][c] = A[row0 + r][k0 + c] */
     __shared__ double Bs[MM_K * MM_BS];    /* Bs[r][c] = B[k0 + r][col0 + c] */
@@ -52,17 +64,20 @@ matmul_ref(const float *__restrict__ A, const float *__restrict__ B, float *__re
     const int gr = lane >> 2, tg = lane & 3, wr = 32 * (w >> 2), wc = 16 * (w & 3);
     const long long row0 = (long long)blockIdx.x * MM_TILE, col0 = (long long)blockIdx.y * MM_TILE;
     double acc[4][2][2] = {};
-    float ra[8], rb[8];
-    mm_load(ra, rb, A, B, row0, col0, 0, rows, cols, inner, t);
+    double ra[8], rb[8];
+    mm_load<BT>(ra, rb, A, B, row0, col0, 0, rows, cols, inner, t);
     for (long long k0 = 0; k0 < inner; k0 += MM_K) {
 #pragma unroll
         for (int e = 0; e < 8; e++) {
-            As[(t / MM_K + 8 * e) * MM_AS + t % MM_K] = (double)ra[e];
-            Bs[(t / MM_TILE + 4 * e) * MM_BS + t % MM_TILE] = (double)rb[e];
+            As[(t / MM_K + 8 * e) * MM_AS + t % MM_K] = ra[e];
+            if (BT)
+                Bs[(t % MM_K) * MM_BS + t / MM_K + 8 * e] = rb[e];
+            else
+                Bs[(t / MM_TILE + 4 * e) * MM_BS + t % MM_TILE] = rb[e];
         }
         __syncthreads();
         if (k0 + MM_K < inner) /* the next tile's loads fly while this one is multiplied */
-            mm_load(ra, rb, A, B, row0, col0, k0 + MM_K, rows, cols, inner, t);
+            mm_load<BT>(ra, rb, A, B, row0, col0, k0 + MM_K, rows, cols, inner, t);
 #pragma unroll
         for (int kk = 0; kk < MM_K; kk += 4) {
             double a[4], b[2];
@@ -88,6 +103,13 @@ matmul_ref(const float *__restrict__ A, const float *__restrict__ B, float *__re
             for (int e = 0; e < 2; e++) {
                 long long r = row0 + wr + 8 * mi + gr, c = col0 + wc + 8 * ni + 2 * tg + e;
                 if (r < rows && c < cols)
-                    C[r * cols + c] = (float)acc[mi][ni][e];
+                    C[r * cols + c] = (TC)(acc[mi][ni][e] * scale);
             }
+}
+
+extern "C" __global__ void __launch_bounds__(256, 2)
+matmul_ref(const float *__restrict__ A, const float *__restrict__ B, float *__restrict__ C,
+           long long rows, long long cols, long long inner)
+{
+    mm_tile<false>(A, B, C, rows, cols, inner, 1.0);
 }
