@@ -69,10 +69,25 @@ void cli_print_report(const problem *p, const kv_result *r)
 /* The verification options check, run and serve share: --sanitizer none|memcheck|all,
  * --hidden N (dims sets drawn per verification, 0..8) and --hidden-seed S (the draws' seed, to
  * reproduce a label: its evidence's hidden.seed). */
+/* --timing-noise PCT: the timed median's target relative standard error, in percent. */
+static int parse_timing_noise(const char *value, kv_options *o)
+{
+    char *end;
+    errno = 0;
+    double pct = strtod(value, &end);
+    if (errno || end == value || *end || !(pct >= 100 * KV_TIMING_NOISE_MIN) || pct > 100)
+        return error("--timing-noise takes a percentage from %g to 100 (default %g)",
+                     100 * KV_TIMING_NOISE_MIN, 100 * KV_TIMING_NOISE);
+    o->timing_noise = pct / 100;
+    return 0;
+}
+
 int cli_parse_verify_option(const char *option, const char *value, kv_options *o)
 {
     if (strcmp(option, "--sanitizer") == 0)
         return sanitizer_mode_parse(value, &o->sanitize) ? error("--sanitizer takes none, memcheck or all") : 0;
+    if (strcmp(option, "--timing-noise") == 0)
+        return parse_timing_noise(value, o);
     char *end;
     errno = 0;
     unsigned long long v = strtoull(value, &end, 10);
@@ -90,7 +105,7 @@ int cli_parse_verify_option(const char *option, const char *value, kv_options *o
 }
 
 enum { OPT_JSON = 1000, OPT_COMPILE_ONLY, OPT_NO_TIMING, OPT_SEEDS, OPT_N_SEEDS, OPT_CAP,
-       OPT_SANITIZER, OPT_HIDDEN, OPT_HIDDEN_SEED };
+       OPT_SANITIZER, OPT_HIDDEN, OPT_HIDDEN_SEED, OPT_NOISE };
 
 static int parse_check_options(int argc, char **argv, kv_options *o, const char **problem_id,
                                int *json)
@@ -106,6 +121,7 @@ static int parse_check_options(int argc, char **argv, kv_options *o, const char 
         {"sanitizer", required_argument, NULL, OPT_SANITIZER},
         {"hidden", required_argument, NULL, OPT_HIDDEN},
         {"hidden-seed", required_argument, NULL, OPT_HIDDEN_SEED},
+        {"timing-noise", required_argument, NULL, OPT_NOISE},
         {NULL, 0, NULL, 0}};
     int c;
     optind = 1;
@@ -124,8 +140,10 @@ static int parse_check_options(int argc, char **argv, kv_options *o, const char 
         case OPT_HIDDEN:
         case OPT_HIDDEN_SEED:
         case OPT_SANITIZER:
+        case OPT_NOISE:
             if (cli_parse_verify_option(c == OPT_HIDDEN ? "--hidden" : c == OPT_HIDDEN_SEED ?
-                                        "--hidden-seed" : "--sanitizer", optarg, o))
+                                        "--hidden-seed" : c == OPT_NOISE ? "--timing-noise" :
+                                        "--sanitizer", optarg, o))
                 return -1;
             break;
         default: return -1;

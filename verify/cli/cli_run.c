@@ -31,6 +31,7 @@ int cli_run(int argc, char **argv)
                                          {"hidden", required_argument, NULL, 'H'},
                                          {"hidden-seed", required_argument, NULL, 'K'},
                                          {"shard", required_argument, NULL, 'N'},
+                                         {"timing-noise", required_argument, NULL, 'T'},
                                          {NULL, 0, NULL, 0}};
     kv_options o;
     kv_options_default(&o);
@@ -38,7 +39,7 @@ int cli_run(int argc, char **argv)
     kc_shard shard = {0};
     int limit = 0, threads = 0, c;
     optind = 1;
-    while ((c = kc_getopt(argc, argv, "d:cl:t:nS:H:K:N:", opts)) != -1) {
+    while ((c = kc_getopt(argc, argv, "d:cl:t:nS:H:K:N:T:", opts)) != -1) {
         switch (c) {
         case 'N':
             if (cli_parse_shard(optarg, &shard))
@@ -52,8 +53,9 @@ int cli_run(int argc, char **argv)
         case 'H':
         case 'K':
         case 'S':
-            if (cli_parse_verify_option(c == 'H' ? "--hidden" : c == 'K' ? "--hidden-seed" : "--sanitizer",
-                                        optarg, &o))
+        case 'T':
+            if (cli_parse_verify_option(c == 'H' ? "--hidden" : c == 'K' ? "--hidden-seed" :
+                                        c == 'T' ? "--timing-noise" : "--sanitizer", optarg, &o))
                 return 4;
             break;
         default: return 4;
@@ -61,7 +63,7 @@ int cli_run(int argc, char **argv)
     }
     if (!db_path)
         return error("usage: kverify run --db PATH [--compile-only] [--limit N] [--sanitizer MODE] "
-                     "[--shard I/N]"), 4;
+                     "[--shard I/N] [--timing-noise PCT]"), 4;
     sqlite3 *db = NULL;
     strbuf err = STRBUF_INIT;
     int status = 4;

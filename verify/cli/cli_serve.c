@@ -458,6 +458,7 @@ static const char serve_usage[] =
     "        [--max-completion BYTES] [--max-connections N] [--timeout S]\n"
     "        [--reward-correct F] [--reward-incorrect F] [--speedup-weight F] [--speedup-cap F]\n"
     "        [--suspicious F] [--no-timing] [--n-seeds N] [--timing-cap-ms MS]\n"
+    "        [--timing-noise PCT]\n"
     "        [--sanitizer none|memcheck|all] [--hidden N]\n"
     "  --port 0 picks a free port; the first line on stdout says where it listens.\n";
 
@@ -501,7 +502,7 @@ static int parse_gpus(const char *list, kv_options *o)
 
 enum { O_HOST = 1000, O_PORT, O_COMPILE_ONLY, O_GPUS, O_DB, O_PROCS, O_WORKERS, O_QUEUE,
        O_MAX_ITEMS, O_MAX_BODY, O_MAX_COMPLETION, O_MAX_CONN, O_TIMEOUT, O_R_CORRECT,
-       O_R_INCORRECT, O_R_WEIGHT, O_R_CAP, O_R_SUSPICIOUS, O_NO_TIMING, O_N_SEEDS, O_CAP,
+       O_R_INCORRECT, O_R_WEIGHT, O_R_CAP, O_R_SUSPICIOUS, O_NO_TIMING, O_N_SEEDS, O_CAP, O_NOISE,
        O_SANITIZER, O_HIDDEN };
 
 static int parse_option(int c, const char *v, struct serve_config *cfg, kv_options *o)
@@ -529,6 +530,7 @@ static int parse_option(int c, const char *v, struct serve_config *cfg, kv_optio
     case O_NO_TIMING: o->no_timing = 1; return 0;
     case O_N_SEEDS: return parse_count("--n-seeds", v, 1, KV_MAX_SEEDS, &n) ? -1 : (o->n_seeds = (int)n, 0);
     case O_CAP: return parse_real("--timing-cap-ms", v, &o->timing_cap_ms);
+    case O_NOISE: return cli_parse_verify_option("--timing-noise", v, o);
     case O_SANITIZER: return cli_parse_verify_option("--sanitizer", v, o);
     case O_HIDDEN: return cli_parse_verify_option("--hidden", v, o);
     default: return -1;
@@ -554,6 +556,7 @@ static int parse_serve_options(int argc, char **argv, struct serve_config *cfg, 
         {"suspicious", required_argument, NULL, O_R_SUSPICIOUS},
         {"no-timing", no_argument, NULL, O_NO_TIMING}, {"n-seeds", required_argument, NULL, O_N_SEEDS},
         {"timing-cap-ms", required_argument, NULL, O_CAP},
+        {"timing-noise", required_argument, NULL, O_NOISE},
         {"sanitizer", required_argument, NULL, O_SANITIZER},
         {"hidden", required_argument, NULL, O_HIDDEN}, {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};

@@ -211,6 +211,7 @@ static json_t *make_job(gpu_client *g, const problem *p, const uint64_t *seeds, 
     add_hidden_dims(&g->opt, p, job);
     json_object_set_new(job, "timing", json_boolean(!g->opt.no_timing));
     json_object_set_new(job, "timing_cap_ms", json_real(g->opt.timing_cap_ms));
+    json_object_set_new(job, "timing_noise", json_real(g->opt.timing_noise));
     return job;
 }
 

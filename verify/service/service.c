@@ -42,6 +42,7 @@ void kv_options_default(kv_options *o)
      * them (about 1.6 s of NVRTC each), and every further GPU needs as many again */
     o->compile_procs = cpus < 1 ? 1 : cpus > 64 ? 64 : (int)cpus;
     o->timing_cap_ms = 1000;
+    o->timing_noise = KV_TIMING_NOISE;
     o->arch = "sm_90";
     o->sanitize = 1;
     o->n_hidden = 2;

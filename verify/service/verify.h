@@ -25,6 +25,8 @@ typedef struct kv_options {
     int compile_procs;    /* parallel compile processes (default: CPU count, at most 8) */
     int gpus;             /* GPU workers (default: all visible GPUs) */
     double timing_cap_ms; /* time cap of the timing stage (default 1000) */
+    double timing_noise;  /* extra timed reps until the median's relative standard error is
+                             below this (default 0.005; --timing-noise takes it in percent) */
     const char *arch;     /* NVRTC arch, default "sm_90" (from the device when present) */
     const char *baselines_dir; /* default <problems root>/<suite>/baselines */
     int n_hidden;         /* dims sets drawn per verification from the manifest's "hidden"
@@ -34,6 +36,9 @@ typedef struct kv_options {
     int sanitize;         /* compute-sanitizer on correct candidates: 0 none, 1 memcheck,
                              2 memcheck and racecheck (default 1; sanitizer.h) */
 } kv_options;
+
+#define KV_TIMING_NOISE 0.005 /* default timing_noise */
+#define KV_TIMING_NOISE_MIN 0.0001 /* the smallest --timing-noise (0.01%) */
 
 typedef struct kv_timing {
     double median_ms, mean_ms, stdev_ms, min_ms, p10_ms, p90_ms;

@@ -171,9 +171,13 @@ typedef struct wk_rep_hooks {
  * failure. check_device_ms: the unit's CUPTI device time in the checking rerun (0 unknown),
  * compared with the timed median. */
 int wk_time_unit(wk_gpu *g, wk_unit *u, const problem *p, const dimset *dims, wk_buffer *bufs,
-                 double cap_ms, const wk_rep_hooks *h, const double *samples, int n_samples,
-                 double check_device_ms, json_t *out, wk_failure *f);
-int wk_timing_enough(const double *times, int n);
+                 double cap_ms, double noise_target, const wk_rep_hooks *h,
+                 const double *samples, int n_samples, double check_device_ms, json_t *out,
+                 wk_failure *f);
+/* Whether n samples suffice: at least 5, and the median's robust relative standard error
+ * below noise_target (the job's timing_noise). */
+int wk_timing_enough(const double *times, int n, double noise_target);
+#define WK_TIMING_NOISE 0.005 /* for a job without timing_noise: kv_options' default */
 /* The launch unit between device events (phase: WK_PH_CANDIDATE or WK_PH_TIMED). */
 int wk_timed_launch(wk_gpu *g, wk_unit *u, const problem *p, const dimset *dims, wk_buffer *bufs,
                     enum wk_phase phase, int with_cupti, float *ms, double *device_ms,

@@ -807,8 +807,10 @@ static int time_candidate(struct job_state *s, json_t *job, json_t *result, wk_f
 {
     json_t *timing = json_object();
     double cap = json_number_value(json_object_get(job, "timing_cap_ms"));
+    double noise = json_number_value(json_object_get(job, "timing_noise"));
+    noise = noise > 0 ? noise : WK_TIMING_NOISE; /* a job from an older client */
     struct timing_state t = {.s = s, .seed_base = fresh_seed_base(), .checked = json_array()};
-    int rc = -1, enough = wk_timing_enough(s->samples, s->n_samples);
+    int rc = -1, enough = wk_timing_enough(s->samples, s->n_samples, noise);
     /* extra reps (and their buffers) only while the checking runs' samples are too few or noisy */
     if (!enough)
         t.b = prepare_buffers(s->g, s->p, "default", &s->p->dims_default, s->cand, s->ref, f);
@@ -816,7 +818,7 @@ static int time_candidate(struct job_state *s, json_t *job, json_t *result, wk_f
         wk_rep_hooks h = {.prepare = prepare_timed_rep, .check = check_timed_rep, .ctx = &t};
         wk_progress("timing", cap + 10 * s->cand_deadline_ms);
         rc = wk_time_unit(s->g, s->cand, s->p, &s->p->dims_default, t.b ? t.b->cand : NULL,
-                          cap > 0 ? cap : 1000, &h, s->samples, s->n_samples,
+                          cap > 0 ? cap : 1000, noise, &h, s->samples, s->n_samples,
                           s->rerun_device_ms, timing, f);
     }
     if (t.b)

@@ -19,7 +19,6 @@
 
 #define MIN_REPS 5 /* then the noise criterion decides: every rep is checked, so reps are dear */
 #define MAX_REPS 1000
-#define NOISE_TARGET 0.005 /* relative standard error of the median */
 #define INCONSISTENT_RATIO 0.5     /* timed device time below half the checking runs' ... */
 #define INCONSISTENT_SLACK_MS 0.005 /* ... by more than launch jitter is flagged */
 
@@ -185,14 +184,15 @@ static void compare_with_checks(json_t *out, double check_ms, double median_ms)
     }
 }
 
-int wk_timing_enough(const double *times, int n)
+int wk_timing_enough(const double *times, int n, double noise_target)
 {
-    return n >= MIN_REPS && median_noise(times, n) < NOISE_TARGET;
+    return n >= MIN_REPS && median_noise(times, n) < noise_target;
 }
 
 int wk_time_unit(wk_gpu *g, wk_unit *u, const problem *p, const dimset *dims, wk_buffer *bufs,
-                 double cap_ms, const wk_rep_hooks *h, const double *samples, int n_samples,
-                 double check_device_ms, json_t *out, wk_failure *f)
+                 double cap_ms, double noise_target, const wk_rep_hooks *h,
+                 const double *samples, int n_samples, double check_device_ms, json_t *out,
+                 wk_failure *f)
 {
     double *times = xmalloc((MAX_REPS + WK_MAX_SAMPLES) * sizeof(double));
     int n = 0, rc = 0, extra = 0;
@@ -201,7 +201,7 @@ int wk_time_unit(wk_gpu *g, wk_unit *u, const problem *p, const dimset *dims, wk
     double t0 = now_ms();
     /* Extra reps, each on fresh inputs, until the noise criterion or the cap (the cap counts
      * the checks too). */
-    while (!wk_timing_enough(times, n) && !(now_ms() - t0 > cap_ms && n >= 3) &&
+    while (!wk_timing_enough(times, n, noise_target) && !(now_ms() - t0 > cap_ms && n >= 3) &&
            extra < MAX_REPS) {
         float ms;
         rc = timed_rep(g, u, p, dims, bufs, h, extra + 1, &ms, f);
@@ -218,6 +218,7 @@ int wk_time_unit(wk_gpu *g, wk_unit *u, const problem *p, const dimset *dims, wk
         json_object_set_new(out, "timed_window_ms", json_real(window));
         put_stats(out, times, n);
         json_object_set_new(out, "noise", json_real(noise));
+        json_object_set_new(out, "noise_target", json_real(noise_target));
         json_object_set_new(out, "checked_reps", json_integer(n)); /* every sample was checked */
         json_object_set_new(out, "from_checks", json_integer(n < extra ? 0 : n - extra));
         json_object_set_new(out, "extra_reps", json_integer(extra));
