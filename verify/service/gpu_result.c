@@ -91,7 +91,7 @@ static void fill_evidence(json_t *res, kv_result *r)
     if (json_is_object(t)) { /* how the timed runs were checked */
         static const char *const keys[] = {"checked_runs", "seed_base", "check_device_ms",
                                            "timed_vs_check", "inconsistent", "timed_window_ms",
-                                           "from_checks", "extra_reps", "noise", NULL};
+                                           "from_checks", "extra_reps", "noise", "noise_target", NULL};
         json_t *tc = json_object();
         for (const char *const *k = keys; *k; k++)
             if (json_object_get(t, *k))
