@@ -140,6 +140,6 @@ if part spread; then
                 python3 -c 'import json,sys; print(json.load(sys.stdin)["timing"]["median_ms"])')
             medians="$medians $m"
         done
-        echo "$medians" | python3 -c 'import sys,statistics as s; v=[float(x) for x in sys.stdin.read().split()]; m=s.median(v); print("timing spread level1/'$prob': median %.4f ms over 10 verifications, (max-min)/median %.3f%%, stdev/mean %.3f%%" % (m, 100*(max(v)-min(v))/m, 100*s.pstdev(v)/s.mean(v)))'
+        echo "$medians" | python3 -c 'import sys,statistics as s; v=[float(x) for x in sys.stdin.read().split()]; m=s.median(v); print("timing spread level1/'$prob': median %.4f ms over 10 verifications, (max-min)/median %.3f%%, stdev/mean %.3f%% (in order: %s)" % (m, 100*(max(v)-min(v))/m, 100*s.pstdev(v)/s.mean(v), " ".join("%.4f" % x for x in v)))'
     done
 fi
