@@ -2,8 +2,9 @@
 // semantics: a mask_mod that says which (query, key) pairs are scored and a score_mod that
 // changes the scaled score), flash style: an online softmax over key tiles staged in shared
 // memory, never an S x S matrix. All arithmetic is in double: inputs (bf16, fp16 or fp32) are
-// exact in double, every product is an fma in double, scores, exponentials, row sums and the
-// output accumulators are double; the output is rounded once, directly from double.
+// exact in double, every product and sum is in double (the products on the FP64 tensor cores,
+// below), scores, exponentials, row sums and the output accumulators are double; the output is
+// rounded once, directly from double.
 //
 // The including reference defines, before the include line:
 //   ATT_T     the element type of q, k, v, out and the bias table: float, __half, __nv_bfloat16
