@@ -6,15 +6,20 @@
 // Method: gather form, no atomics: each output element is written once, by one thread, as the
 // sum of x[b, ci, ih, iw] * w[ci, j, kh, kw] over the (ci, kh, kw) with oh = ih*SH - PH + kh*DH,
 // ow = iw*SW - PW + kw*DW; every product of two floats is exact in double, summed in double
-// (fma), rounded to float once. Register blocking: a thread computes R = 4 consecutive output
-// columns of one row for COB = 16 consecutive output channels of one group (64 accumulators).
-// Its block (128 threads) stages the weights of those channels as double in shared memory,
-// [ci, kh][kw][channel], in chunks of input channels, and reads them as broadcast double2
-// loads. With stride and dilation 1 along the row and KW = KWF (every dims set), the thread
-// converts a window of R+KWF-1 inputs of a row once and uses each value for up to KWF*COB
-// FMAs; any other stride, padding, dilation or groups value takes the general path (same
-// blocking, per-tap index checks). Output padding needs no code. Grid: x = (column-chunk
-// tiles of 128 threads) x (channel blocks, fastest), y = batch; both loops are grid-stride.
+// (fma), rounded to float once. Register blocking: a thread computes R = 4 output columns of
+// one row for COB = 16 consecutive output channels of one group (64 accumulators). The columns
+// of a row are split by stride phase: phase q holds ow = q + SW*m, and a thread owns R
+// consecutive m of one phase, so every one of its columns takes the same taps kw (those with
+// q + PW - kw*DW divisible by SW) from R consecutive inputs; taps of other phases cost nothing
+// (with SW = 1 there is one phase and the columns are consecutive). Its block (128 threads)
+// stages the weights of those channels as double in shared memory, [ci, kh][kw][channel], in
+// chunks of input channels, and reads them as broadcast double2 loads. With stride and
+// dilation 1 along the row and KW = KWF (every dims set), the thread converts a window of
+// R+KWF-1 inputs of a row once and uses each value for up to KWF*COB FMAs; any other stride,
+// padding, dilation or groups value takes the general path (same blocking, one index check
+// per tap). Each output sums its products in the same order, (ci, kh, kw) ascending, on both
+// paths. Output padding needs no code. Grid: x = (column-chunk tiles of 128 threads) x
+// (channel blocks, fastest), y = batch; both loops are grid-stride.
 #ifndef KWF
 #error "define KWF before this file"
 #endif
@@ -45,8 +50,8 @@ conv_transpose2d_ref(const float *__restrict__ x, const float *__restrict__ w, f
 {
     __shared__ __align__(16) double ws[WCAP]; /* ws[unit][kw][c], unit = (ci, kh) of one chunk */
     const int cig = CI / G, cog = CO / G, ncb = (cog + COB - 1) / COB, ncbt = G * ncb;
-    const int nch = (OW + R - 1) / R;                    /* chunks of R columns per output row */
-    const long long npos = (long long)OH * nch;          /* thread positions per (b, channel block) */
+    const int nch = ((OW + SW - 1) / SW + R - 1) / R;    /* chunks of R columns per row phase */
+    const long long npos = (long long)OH * SW * nch;     /* thread positions per (b, channel block) */
     const long long nblk = (long long)ncbt * ((npos + NT - 1) / NT);
     const int nu = cig * KH, uc = WCAP / (KW * COB);     /* units in all; units per staged chunk */
     const long long plane = (long long)H * W, oplane = (long long)OH * OW;
@@ -59,7 +64,9 @@ conv_transpose2d_ref(const float *__restrict__ x, const float *__restrict__ w, f
             const int cb = (int)(blk % ncbt), g = cb / ncb, j0 = (cb % ncb) * COB;
             const long long p = blk / ncbt * NT + threadIdx.x;
             const bool act = p < npos;
-            const int oh = act ? (int)(p / nch) : 0, ow0 = act ? (int)(p % nch) * R : 0;
+            /* position p: row oh, phase q, columns ow0 + SW*r (ow0 = q + SW*R*chunk) */
+            const int oh = act ? (int)(p / ((long long)SW * nch)) : 0;
+            const int q = act ? (int)(p / nch % SW) : 0, ow0 = act ? q + (int)(p % nch) * R * SW : 0;
             const float *xg = x + ((long long)b * CI + (long long)g * cig) * plane; /* x[b, g*cig] */
             double acc[R][COB];
 #pragma unroll
@@ -103,14 +110,16 @@ conv_transpose2d_ref(const float *__restrict__ x, const float *__restrict__ w, f
                                     xs[r] = xv[r + KWF - 1 - kw];
                                 tap(acc, xs, wu + kw * COB);
                             }
-                        } else { /* general: iw*SW = ow + PW - kw*DW */
+                        } else { /* general: iw*SW = ow + PW - kw*DW, ow = ow0 + SW*r */
                             for (int kw = 0; kw < KW; kw++) {
+                                const int tw = ow0 + PW - kw * DW;
+                                if (tw % SW != 0)
+                                    continue; /* this tap reaches other phases only */
+                                const int iw0 = tw / SW; /* exact: inputs iw0 + r */
                                 double xs[R];
 #pragma unroll
-                                for (int r = 0; r < R; r++) {
-                                    const int tw = ow0 + r + PW - kw * DW;
-                                    xs[r] = tw >= 0 && tw % SW == 0 && tw / SW < W ? (double)xr[tw / SW] : 0.0;
-                                }
+                                for (int r = 0; r < R; r++)
+                                    xs[r] = iw0 + r >= 0 && iw0 + r < W ? (double)xr[iw0 + r] : 0.0;
                                 tap(acc, xs, wu + kw * COB);
                             }
                         }
@@ -127,8 +136,8 @@ conv_transpose2d_ref(const float *__restrict__ x, const float *__restrict__ w, f
                 for (int c = 0; c < COB; c++)
 #pragma unroll
                     for (int r = 0; r < R; r++)
-                        if (j0 + c < cog && ow0 + r < OW)
-                            yp[c * oplane + r] = (float)acc[r][c];
+                        if (j0 + c < cog && ow0 + r * SW < OW)
+                            yp[c * oplane + r * SW] = (float)acc[r][c];
             }
         }
 }

@@ -7,7 +7,8 @@
 # reference's chain beside the candidate's) and the attention suite (its 10 references at
 # B16 H16 S2048 D128), printed side by side, GPU busy
 # fraction (worker time and nvidia-smi utilisation), and the relative spread of
-# the median time of one kernel over 10 independent verifications (default options); after each
+# the median time of one kernel over 10 independent verifications (default options; overall and at
+# the most common SM clock, tests/bench/spread.py); after each
 # batch, where the time went, per phase (tests/bench/phases.py: worker load, buffers, input
 # setup, poison/reload/L2, candidate, CUPTI, guards and input sums, reference, compare, extra
 # timed reps, sanitizer, IPC, compile wait). With several GPUs also: the level-1 batch (each
@@ -134,12 +135,9 @@ fi
 
 if part spread; then
     for prob in 019_relu 023_softmax 001_square_matmul; do
-        medians=""
         for i in 1 2 3 4 5 6 7 8 9 10; do
-            m=$("$KC_BIN/kverify" check --problem "level1/$prob" "$refs/$prob.cu" --json |
-                python3 -c 'import json,sys; print(json.load(sys.stdin)["timing"]["median_ms"])')
-            medians="$medians $m"
-        done
-        echo "$medians" | python3 -c 'import sys,statistics as s; v=[float(x) for x in sys.stdin.read().split()]; m=s.median(v); print("timing spread level1/'$prob': median %.4f ms over 10 verifications, (max-min)/median %.3f%%, stdev/mean %.3f%% (in order: %s)" % (m, 100*(max(v)-min(v))/m, 100*s.pstdev(v)/s.mean(v), " ".join("%.4f" % x for x in v)))'
+            "$KC_BIN/kverify" check --problem "level1/$prob" "$refs/$prob.cu" --json | tr -d '\n'
+            echo
+        done | python3 "$KC_ROOT/tests/bench/spread.py" "level1/$prob"
     done
 fi

@@ -36,6 +36,9 @@ static void print_timing(const kv_timing *t)
     if (t->cupti_ms > 0)
         printf("  device    %.4f ms of kernel time per launch unit (CUPTI)\n", t->cupti_ms);
     printf("  achieved  %.1f GB/s, %.3f TFLOP/s\n", t->gbps, t->tflops);
+    if (t->sm_clock_mhz > 0)
+        printf("  clock     SM clock %.0f MHz, measured in-kernel before the timed runs\n",
+               t->sm_clock_mhz);
     if (t->eager_ms > 0)
         printf("  speedup   %.2fx vs PyTorch eager (%.4f ms)\n", t->speedup_eager, t->eager_ms);
     if (t->compile_ms > 0)

@@ -60,6 +60,7 @@ static void fill_timing(const problem *p, json_t *t, kv_result *r)
     tm->cupti_ms = num(t, "cupti_ms"), tm->gbps = num(t, "gbps"), tm->tflops = num(t, "tflops");
     tm->check_device_ms = num(t, "check_device_ms");
     tm->checked_reps = (int)json_integer_value(json_object_get(t, "checked_reps"));
+    tm->sm_clock_mhz = num(t, "sm_clock_mhz");
     baselines_lookup(p, r->gpu_name, &tm->eager_ms, &tm->compile_ms);
     if (tm->median_ms > 0 && tm->eager_ms > 0)
         tm->speedup_eager = tm->eager_ms / tm->median_ms;
@@ -91,7 +92,9 @@ static void fill_evidence(json_t *res, kv_result *r)
     if (json_is_object(t)) { /* how the timed runs were checked */
         static const char *const keys[] = {"checked_runs", "seed_base", "check_device_ms",
                                            "timed_vs_check", "inconsistent", "timed_window_ms",
-                                           "from_checks", "extra_reps", "noise", "noise_target", NULL};
+                                           "from_checks", "extra_reps", "noise", "noise_target",
+                                           "sm_clock_mhz", "sm_clock_min_mhz", "sm_clock_max_mhz",
+                                           NULL};
         json_t *tc = json_object();
         for (const char *const *k = keys; *k; k++)
             if (json_object_get(t, *k))

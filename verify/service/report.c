@@ -164,6 +164,8 @@ void kv_result_json(const problem *p, const kv_result *r, strbuf *out)
                                t->speedup_compile);
         json_object_set_new(tj, "check_device_ms", json_real(t->check_device_ms));
         json_object_set_new(tj, "checked_reps", json_integer(t->checked_reps));
+        if (t->sm_clock_mhz > 0)
+            json_object_set_new(tj, "sm_clock_mhz", json_real(t->sm_clock_mhz));
         json_object_set_new(o, "timing", tj);
     }
     set_str(o, "seeds", sb_str(&r->seeds));

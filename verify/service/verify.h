@@ -49,6 +49,7 @@ typedef struct kv_timing {
     double gbps, tflops;      /* achieved, from the manifest's bytes and flops */
     double eager_ms, compile_ms;     /* baselines; 0 when unknown */
     double speedup_eager, speedup_compile; /* 0 when unknown */
+    double sm_clock_mhz;      /* the SM clock measured before the timed runs (median), 0 unknown */
 } kv_timing;
 
 typedef struct kv_result {

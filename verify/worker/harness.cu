@@ -236,6 +236,23 @@ extern "C" __global__ void kc_spin(long long cycles)
         ;
 }
 
+// The SM clock as it runs now: one thread counts `cycles` SM clock cycles and reads the global
+// nanosecond timer around them; out[0] = cycles counted, out[1] = nanoseconds. The GPU picks its
+// own clock (an H100 runs some minutes at 1980 MHz and others at 1995 MHz while nvidia-smi
+// reports 1980 for both), and a kernel bound by the SM clock takes longer in proportion.
+extern "C" __global__ void kc_clock_probe(long long cycles, unsigned long long *out)
+{
+    unsigned long long t0, t1;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+    long long c0 = clock64(), c;
+    do
+        c = clock64();
+    while (c - c0 < cycles);
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t1));
+    out[0] = (unsigned long long)(c - c0);
+    out[1] = t1 - t0;
+}
+
 // Counts bytes that differ from the guard pattern.
 extern "C" __global__ void kc_guard_check(const unsigned char *p, long long nbytes,
                                           unsigned char pattern, unsigned long long *changed)

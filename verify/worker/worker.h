@@ -31,9 +31,10 @@ typedef struct wk_gpu {
     CUstream stream;
     CUevent ev_start, ev_stop; /* around every execution of a candidate's launch unit */
     CUmodule harness;
-    CUfunction k_fill, k_simplex, k_guard, k_checksum, k_compare, k_worst, k_spin;
+    CUfunction k_fill, k_simplex, k_guard, k_checksum, k_compare, k_worst, k_spin, k_clock;
     CUdeviceptr scratch_u64; /* small device buffer for the comparison's statistics */
     CUdeviceptr sums;        /* WK_SUM_SLOTS checksums and guard counts */
+    CUdeviceptr clock_probe; /* kc_clock_probe's two counters */
     CUdeviceptr flush;       /* 2x L2, written between timed runs */
     size_t flush_bytes;
     char name[128], arch[16];
@@ -137,6 +138,10 @@ int wk_launch_harness(wk_gpu *g, CUfunction f, long long n, void **args);
 /* Brings an idle GPU (idle_ms since its last job) back to working clocks. */
 void wk_gpu_warm_up(wk_gpu *g, double idle_ms);
 int wk_flush_l2(wk_gpu *g);
+/* The SM clock probe: launched on the stream (about 0.1 ms), read after the stream has
+ * synchronised; the clock in MHz, 0 when the probe failed. */
+int wk_clock_probe_launch(wk_gpu *g);
+double wk_clock_probe_mhz(wk_gpu *g);
 
 /* worker_unit.c: loading a module and running a launch unit */
 int wk_unit_load(wk_unit *u, const char *cubin, const char *source, const problem *p,
@@ -170,18 +175,24 @@ typedef struct wk_rep_hooks {
  * wk_timing_enough holds already). Returns 0, 1 when an extra rep's output is wrong, -1 on
  * failure. check_device_ms: the unit's CUPTI device time in the checking rerun (0 unknown),
  * compared with the timed median. */
+typedef struct wk_samples {
+    double ms[WK_MAX_SAMPLES];        /* event time of each checking run on the default dims */
+    double clock_mhz[WK_MAX_SAMPLES]; /* the SM clock measured just before it (0 unknown) */
+    int n;
+} wk_samples;
 int wk_time_unit(wk_gpu *g, wk_unit *u, const problem *p, const dimset *dims, wk_buffer *bufs,
                  double cap_ms, double noise_target, const wk_rep_hooks *h,
-                 const double *samples, int n_samples, double check_device_ms, json_t *out,
-                 wk_failure *f);
+                 const wk_samples *samples, double check_device_ms, json_t *out, wk_failure *f);
 /* Whether n samples suffice: at least 5, and the median's robust relative standard error
  * below noise_target (the job's timing_noise). */
 int wk_timing_enough(const double *times, int n, double noise_target);
 #define WK_TIMING_NOISE 0.005 /* for a job without timing_noise: kv_options' default */
-/* The launch unit between device events (phase: WK_PH_CANDIDATE or WK_PH_TIMED). */
+/* The launch unit between device events (phase: WK_PH_CANDIDATE or WK_PH_TIMED). A timing
+ * sample passes clock_mhz: the SM clock probe runs just before the window and *clock_mhz
+ * gets its reading (NULL: no probe). */
 int wk_timed_launch(wk_gpu *g, wk_unit *u, const problem *p, const dimset *dims, wk_buffer *bufs,
                     enum wk_phase phase, int with_cupti, float *ms, double *device_ms,
-                    wk_failure *f);
+                    double *clock_mhz, wk_failure *f);
 /* CUPTI device time of the kernels launched between begin and end (the caller synchronises
  * before end); end returns milliseconds, or 0 when CUPTI is unavailable. */
 int wk_cupti_begin(void);

@@ -262,11 +262,12 @@ static int prepare_execution(wk_gpu *g, wk_unit *cand, struct run_buffers *b, wk
  * when with_cupti (0 when unknown). */
 static int run_candidate(wk_gpu *g, wk_unit *cand, const problem *p, const dimset *dims,
                          struct run_buffers *b, double deadline_ms, int with_cupti, float *ms,
-                         double *device_ms, wk_failure *f)
+                         double *device_ms, double *clock_mhz, wk_failure *f)
 {
     wk_progress("candidate", deadline_ms);
     if (prepare_execution(g, cand, b, f) ||
-        wk_timed_launch(g, cand, p, dims, b->cand, WK_PH_CANDIDATE, with_cupti, ms, device_ms, f))
+        wk_timed_launch(g, cand, p, dims, b->cand, WK_PH_CANDIDATE, with_cupti, ms, device_ms,
+                        clock_mhz, f))
         return -1;
     wk_progress("checks", REFERENCE_DEADLINE_MS);
     return 0;
@@ -511,8 +512,7 @@ struct job_state {
     wk_unit *cand, *ref;
     double cand_deadline_ms;
     double rerun_device_ms; /* CUPTI time of the first seed's rerun (0: unknown) */
-    double samples[WK_MAX_SAMPLES]; /* event time of each seed's checking run on the default dims */
-    int n_samples;
+    wk_samples samples; /* each seed's checking run on the default dims */
     double worst_err[3];
     int nondeterministic;
     json_t *runs;
@@ -527,7 +527,7 @@ static int rerun_for_determinism(struct job_state *s, const dimset *dims,
     float ms;
     if (checksum_outputs(s->g, b, &first, f) ||
         run_candidate(s->g, s->cand, s->p, dims, b, s->cand_deadline_ms, 1, &ms,
-                      &s->rerun_device_ms, f) ||
+                      &s->rerun_device_ms, NULL, f) ||
         checksum_outputs(s->g, b, &second, f))
         return -1;
     s->nondeterministic = first != second;
@@ -558,13 +558,16 @@ static int one_run(struct job_state *s, const char *dims_name, const dimset *dim
      * record their kernels' device time */
     int sample = strcmp(dims_name, "default") == 0;
     float ms;
-    double device_ms;
-    if (run_candidate(s->g, s->cand, s->p, dims, bp, s->cand_deadline_ms, !sample, &ms, &device_ms, f) ||
+    double device_ms, clock_mhz = 0;
+    if (run_candidate(s->g, s->cand, s->p, dims, bp, s->cand_deadline_ms, !sample, &ms, &device_ms,
+                      sample ? &clock_mhz : NULL, f) ||
         check_safety(s->g, s->p, s->cand, bp, sums, f))
         goto out;
     json_object_set_new(run, "candidate_ms", json_real(ms));
     if (device_ms > 0)
         json_object_set_new(run, "device_ms", json_real(device_ms));
+    if (clock_mhz > 0)
+        json_object_set_new(run, "sm_clock_mhz", json_real(clock_mhz));
     if (s->cand_deadline_ms == DEFAULT_CANDIDATE_DEADLINE_MS)
         s->cand_deadline_ms = fmax(5000.0, 50.0 * ms);
     t0 = now_ms();
@@ -574,8 +577,10 @@ static int one_run(struct job_state *s, const char *dims_name, const dimset *dim
     int bad = compare_outputs(s->g, s->p, dims, bp, run, s->worst_err, f);
     if (bad < 0)
         goto out;
-    if (sample && s->n_samples < WK_MAX_SAMPLES)
-        s->samples[s->n_samples++] = ms;
+    if (sample && s->samples.n < WK_MAX_SAMPLES) {
+        s->samples.clock_mhz[s->samples.n] = clock_mhz;
+        s->samples.ms[s->samples.n++] = ms;
+    }
     if (check_determinism && rerun_for_determinism(s, dims, bp, f))
         goto out;
     json_object_set_new(run, "ok", json_boolean(!bad));
@@ -810,7 +815,7 @@ static int time_candidate(struct job_state *s, json_t *job, json_t *result, wk_f
     double noise = json_number_value(json_object_get(job, "timing_noise"));
     noise = noise > 0 ? noise : WK_TIMING_NOISE; /* a job from an older client */
     struct timing_state t = {.s = s, .seed_base = fresh_seed_base(), .checked = json_array()};
-    int rc = -1, enough = wk_timing_enough(s->samples, s->n_samples, noise);
+    int rc = -1, enough = wk_timing_enough(s->samples.ms, s->samples.n, noise);
     /* extra reps (and their buffers) only while the checking runs' samples are too few or noisy */
     if (!enough)
         t.b = prepare_buffers(s->g, s->p, "default", &s->p->dims_default, s->cand, s->ref, f);
@@ -818,7 +823,7 @@ static int time_candidate(struct job_state *s, json_t *job, json_t *result, wk_f
         wk_rep_hooks h = {.prepare = prepare_timed_rep, .check = check_timed_rep, .ctx = &t};
         wk_progress("timing", cap + 10 * s->cand_deadline_ms);
         rc = wk_time_unit(s->g, s->cand, s->p, &s->p->dims_default, t.b ? t.b->cand : NULL,
-                          cap > 0 ? cap : 1000, noise, &h, s->samples, s->n_samples,
+                          cap > 0 ? cap : 1000, noise, &h, &s->samples,
                           s->rerun_device_ms, timing, f);
     }
     if (t.b)

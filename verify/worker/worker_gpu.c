@@ -78,7 +78,7 @@ static int load_harness(wk_gpu *g, const strbuf *given, strbuf *err)
     } fns[] = {{&g->k_fill, "kc_fill"},           {&g->k_simplex, "kc_simplex"},
                {&g->k_guard, "kc_guard_check"},   {&g->k_checksum, "kc_checksum"},
                {&g->k_compare, "kc_compare"},     {&g->k_worst, "kc_worst_index"},
-               {&g->k_spin, "kc_spin"}};
+               {&g->k_spin, "kc_spin"},           {&g->k_clock, "kc_clock_probe"}};
     for (size_t i = 0; i < sizeof(fns) / sizeof(fns[0]); i++)
         if (cuModuleGetFunction(fns[i].f, g->harness, fns[i].name) != CUDA_SUCCESS)
             return kc_fail(err, "harness kernel %s missing", fns[i].name);
@@ -164,7 +164,8 @@ int wk_gpu_open(wk_gpu *g, int ordinal, const strbuf *harness_cubin, strbuf *err
     g->flush_bytes = (size_t)(g->l2_bytes > 0 ? g->l2_bytes : 50 << 20) * 2;
     if (cuMemAlloc(&g->flush, g->flush_bytes) != CUDA_SUCCESS ||
         cuMemAlloc(&g->scratch_u64, 256) != CUDA_SUCCESS ||
-        cuMemAlloc(&g->sums, 8 * WK_SUM_SLOTS) != CUDA_SUCCESS)
+        cuMemAlloc(&g->sums, 8 * WK_SUM_SLOTS) != CUDA_SUCCESS ||
+        cuMemAlloc(&g->clock_probe, 16) != CUDA_SUCCESS)
         return kc_fail(err, "cannot allocate the harness buffers");
     return 0;
 }
@@ -309,6 +310,25 @@ int wk_flush_l2(wk_gpu *g)
     return cuMemsetD32Async(g->flush, 0x5a5a5a5a, g->flush_bytes / 4, g->stream) == CUDA_SUCCESS
                ? 0
                : -1;
+}
+
+#define CLOCK_PROBE_CYCLES 200000 /* about 0.1 ms: the reading's resolution is far below 0.1% */
+
+int wk_clock_probe_launch(wk_gpu *g)
+{
+    long long cycles = CLOCK_PROBE_CYCLES;
+    void *args[] = {&cycles, &g->clock_probe};
+    return cuLaunchKernel(g->k_clock, 1, 1, 1, 1, 1, 1, 0, g->stream, args, NULL) == CUDA_SUCCESS
+               ? 0
+               : -1;
+}
+
+double wk_clock_probe_mhz(wk_gpu *g)
+{
+    unsigned long long v[2];
+    if (cuMemcpyDtoH(v, g->clock_probe, sizeof(v)) != CUDA_SUCCESS || v[1] == 0)
+        return 0;
+    return (double)v[0] / (double)v[1] * 1e3;
 }
 
 /* After WK_IDLE_MS without work the GPU has dropped to idle clocks; a few ms of work on every

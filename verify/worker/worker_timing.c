@@ -7,7 +7,9 @@
  * check used, prepared and checked alike: no state a kernel keeps between executions can make a
  * timed run do less work than a checked one, since every timed run is a checked one. Order
  * statistics over all samples; CUPTI's device time of the checking rerun of the first seed is
- * compared with the timed median. Bytes and flops of the manifest give GB/s and FLOP/s. */
+ * compared with the timed median. Bytes and flops of the manifest give GB/s and FLOP/s. Just
+ * before each sample's window a probe measures the SM clock, recorded with the timing: the GPU
+ * changes it on its own, and a kernel bound by it changes speed in proportion. */
 #include "common/error.h"
 #include "common/fsutil.h"
 #include "verify/worker/worker.h"
@@ -51,10 +53,11 @@ static double median_noise(const double *times, int n)
  * runs and the extra timed reps alike. with_cupti also measures its kernels' device time. */
 int wk_timed_launch(wk_gpu *g, wk_unit *u, const problem *p, const dimset *dims, wk_buffer *bufs,
                     enum wk_phase phase, int with_cupti, float *ms, double *device_ms,
-                    wk_failure *f)
+                    double *clock_mhz, wk_failure *f)
 {
     int begun = with_cupti ? wk_cupti_begin() : 0;
     double t0 = now_ms();
+    int probed = clock_mhz && wk_clock_probe_launch(g) == 0;
     CUresult rc = cuEventRecord(g->ev_start, g->stream);
     if (rc != CUDA_SUCCESS) {
         wk_cupti_end(begun);
@@ -67,6 +70,8 @@ int wk_timed_launch(wk_gpu *g, wk_unit *u, const problem *p, const dimset *dims,
     double t1 = wk_phase_add(phase, t0);
     *device_ms = wk_cupti_end(begun);
     wk_phase_add(WK_PH_CUPTI, t1);
+    if (clock_mhz)
+        *clock_mhz = probed && rc == CUDA_SUCCESS ? wk_clock_probe_mhz(g) : 0;
     wk_printf_drain();
     if (!launched)
         return -1;
@@ -78,11 +83,11 @@ int wk_timed_launch(wk_gpu *g, wk_unit *u, const problem *p, const dimset *dims,
 
 /* One extra rep, checked after its timed window. */
 static int timed_rep(wk_gpu *g, wk_unit *u, const problem *p, const dimset *dims, wk_buffer *bufs,
-                     const wk_rep_hooks *h, int rep, float *ms, wk_failure *f)
+                     const wk_rep_hooks *h, int rep, float *ms, double *clock_mhz, wk_failure *f)
 {
     double device_ms;
     if (h->prepare(h->ctx, rep, f) ||
-        wk_timed_launch(g, u, p, dims, bufs, WK_PH_TIMED, 0, ms, &device_ms, f))
+        wk_timed_launch(g, u, p, dims, bufs, WK_PH_TIMED, 0, ms, &device_ms, clock_mhz, f))
         return -1;
     return h->check(h->ctx, rep, f);
 }
@@ -184,6 +189,23 @@ static void compare_with_checks(json_t *out, double check_ms, double median_ms)
     }
 }
 
+/* The SM clock over the samples that have a reading: median, min and max in MHz. */
+static void put_clock(json_t *out, const double *clock_mhz, int n)
+{
+    double *c = xmalloc((size_t)(n > 0 ? n : 1) * sizeof(double));
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        if (clock_mhz[i] > 0)
+            c[k++] = clock_mhz[i];
+    if (k > 0) {
+        qsort(c, (size_t)k, sizeof(double), cmp_double);
+        json_object_set_new(out, "sm_clock_mhz", json_real(quantile(c, k, 0.5)));
+        json_object_set_new(out, "sm_clock_min_mhz", json_real(c[0]));
+        json_object_set_new(out, "sm_clock_max_mhz", json_real(c[k - 1]));
+    }
+    free(c);
+}
+
 int wk_timing_enough(const double *times, int n, double noise_target)
 {
     return n >= MIN_REPS && median_noise(times, n) < noise_target;
@@ -191,20 +213,22 @@ int wk_timing_enough(const double *times, int n, double noise_target)
 
 int wk_time_unit(wk_gpu *g, wk_unit *u, const problem *p, const dimset *dims, wk_buffer *bufs,
                  double cap_ms, double noise_target, const wk_rep_hooks *h,
-                 const double *samples, int n_samples, double check_device_ms, json_t *out,
-                 wk_failure *f)
+                 const wk_samples *samples, double check_device_ms, json_t *out, wk_failure *f)
 {
     double *times = xmalloc((MAX_REPS + WK_MAX_SAMPLES) * sizeof(double));
+    double *clocks = xmalloc((MAX_REPS + WK_MAX_SAMPLES) * sizeof(double));
     int n = 0, rc = 0, extra = 0;
-    for (int i = 0; i < n_samples && i < WK_MAX_SAMPLES; i++)
-        times[n++] = samples[i];
+    for (int i = 0; i < samples->n && i < WK_MAX_SAMPLES; i++, n++) {
+        times[n] = samples->ms[i];
+        clocks[n] = samples->clock_mhz[i];
+    }
     double t0 = now_ms();
     /* Extra reps, each on fresh inputs, until the noise criterion or the cap (the cap counts
      * the checks too). */
     while (!wk_timing_enough(times, n, noise_target) && !(now_ms() - t0 > cap_ms && n >= 3) &&
            extra < MAX_REPS) {
         float ms;
-        rc = timed_rep(g, u, p, dims, bufs, h, extra + 1, &ms, f);
+        rc = timed_rep(g, u, p, dims, bufs, h, extra + 1, &ms, &clocks[n], f);
         if (rc != 0)
             break;
         times[n++] = ms;
@@ -219,6 +243,7 @@ int wk_time_unit(wk_gpu *g, wk_unit *u, const problem *p, const dimset *dims, wk
         put_stats(out, times, n);
         json_object_set_new(out, "noise", json_real(noise));
         json_object_set_new(out, "noise_target", json_real(noise_target));
+        put_clock(out, clocks, n);
         json_object_set_new(out, "checked_reps", json_integer(n)); /* every sample was checked */
         json_object_set_new(out, "from_checks", json_integer(n < extra ? 0 : n - extra));
         json_object_set_new(out, "extra_reps", json_integer(extra));
@@ -228,5 +253,6 @@ int wk_time_unit(wk_gpu *g, wk_unit *u, const problem *p, const dimset *dims, wk
         compare_with_checks(out, check_device_ms, median);
     }
     free(times);
+    free(clocks);
     return rc;
 }
