@@ -38,7 +38,7 @@ COMMON_OBJ  := $(call obj,$(COMMON_SRC))
 # Host-side verifier modules (no driver API, with the harness source the worker compiles) and
 # the GPU worker's (verify/worker/, linked only into kverify-gpu, the one binary that loads
 # libcuda and CUPTI).
-VERIFY_HOST := $(call obj,$(SERVICE_SRC)) $(OBJ)/gen/harness_cu.o
+VERIFY_HOST := $(call obj,$(SERVICE_SRC)) $(OBJ)/gen/harness_cu.o $(OBJ)/gen/harness_cubins.o
 VERIFY_CLI  := $(call obj,$(CLI_SRC))
 VERIFY_GPU  := $(call obj,$(WORKER_SRC))
 # The reward of `kverify serve` is computed by kcurate's own code (curate/labels.c, params.c).
@@ -68,6 +68,18 @@ $(GEN)/harness_cu.c: verify/worker/harness.cu
 	@{ echo '/* generated from verify/worker/harness.cu by make: do not edit */'; \
 	   echo 'const char kc_harness_source[] ='; \
 	   sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $<; echo ';'; } > $@
+
+# The harness compiled at build time for these GPU architectures (verify/service/harness_module.c;
+# any other is compiled at run time), by NVRTC with the verifier's trusted options.
+HARNESS_ARCHS ?= sm_80 sm_86 sm_89 sm_90 sm_100 sm_120
+$(OBJ)/tools/harness_cubin: $(OBJ)/tools/harness_cubin.o $(OBJ)/gen/harness_cu.o $(COMMON_OBJ) \
+                            $(call obj,verify/service/nvrtc_compile.c verify/service/sandbox.c)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(NVRTC) $(LIBS)
+
+$(GEN)/harness_cubins.c: $(OBJ)/tools/harness_cubin Makefile
+	@mkdir -p $(GEN)
+	ASAN_OPTIONS=detect_leaks=0 $< $(HARNESS_ARCHS) > $@.tmp && mv $@.tmp $@
 
 $(OBJ)/gen/%.o: $(GEN)/%.c
 	@mkdir -p $(dir $@)

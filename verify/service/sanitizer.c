@@ -7,8 +7,8 @@
 #include "common/error.h"
 #include "common/fsutil.h"
 #include "verify/service/gpu_client.h"
+#include "verify/service/harness_module.h"
 #include "verify/service/ipc.h"
-#include "verify/service/nvrtc_compile.h"
 
 #include <pthread.h>
 
@@ -79,9 +79,8 @@ static json_t *sanitize_job(const problem *p, uint64_t seed)
                      "seed", s);
 }
 
-extern const char kc_harness_source[]; /* generated from verify/worker/harness.cu */
-
-/* The harness module (input fills), compiled once per process for the candidate's arch. */
+/* The harness module (input fills) for the candidate's arch, once per process: built in, or
+ * compiled (harness_module.c). */
 static const strbuf *harness_cubin(const char *arch, strbuf *err)
 {
     static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -91,7 +90,7 @@ static const strbuf *harness_cubin(const char *arch, strbuf *err)
     if (strcmp(compiled_for, arch) != 0) {
         sb_reset(&cubin);
         compiled_for[0] = 0;
-        if (nvrtc_compile_trusted(kc_harness_source, arch, &cubin, err) == 0)
+        if (harness_module_cubin(arch, &cubin, NULL, err) == 0)
             snprintf(compiled_for, sizeof(compiled_for), "%s", arch);
     }
     pthread_mutex_unlock(&lock);

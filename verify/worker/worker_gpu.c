@@ -3,7 +3,7 @@
 #include "common/error.h"
 #include "common/fsutil.h"
 #include "verify/service/driver_version.h"
-#include "verify/service/nvrtc_compile.h"
+#include "verify/service/harness_module.h"
 #include "verify/service/sandbox.h"
 #include "verify/worker/worker.h"
 
@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-extern const char kc_harness_source[]; /* generated from verify/worker/harness.cu */
 
 const char *wk_cuda_error(CUresult rc)
 {
@@ -66,7 +65,7 @@ int wk_fail_candidate(wk_failure *f, CUresult rc, const char *what)
 static int load_harness(wk_gpu *g, const strbuf *given, strbuf *err)
 {
     strbuf cubin = STRBUF_INIT;
-    if (!given && nvrtc_compile_trusted(kc_harness_source, g->arch, &cubin, err))
+    if (!given && harness_module_cubin(g->arch, &cubin, NULL, err))
         return -1;
     CUresult rc = cuModuleLoadData(&g->harness, given ? given->buf : cubin.buf);
     sb_free(&cubin);
