@@ -1,7 +1,7 @@
 #!/bin/sh
 # test_sm_clock: every timing records the SM clock it ran at, measured in-kernel just before each
 # timed window (the GPU changes it on its own: an H100 runs at 1980 or 1995 MHz while nvidia-smi
-# shows 1980 for both, and a kernel bound by the SM clock is 0.76% slower at the lower one). The
+# shows 1980 for both, and a kernel bound by the SM clock is 0.73% slower at the lower one). The
 # ReLU reference is checked twice, with the default target and with --timing-noise 0.02 (extra
 # reps, which are probed too). Each evidence must carry a clock per default-dims checking run
 # and median/min/max over every sample, in order and within 60-110% of the board's maximum SM

@@ -69,9 +69,6 @@ void cli_print_report(const problem *p, const kv_result *r)
                r->cuda_version, sb_str(&r->seeds));
 }
 
-/* The verification options check, run and serve share: --sanitizer none|memcheck|all,
- * --hidden N (dims sets drawn per verification, 0..8) and --hidden-seed S (the draws' seed, to
- * reproduce a label: its evidence's hidden.seed). */
 /* --timing-noise PCT: the timed median's target relative standard error, in percent. */
 static int parse_timing_noise(const char *value, kv_options *o)
 {
@@ -85,6 +82,9 @@ static int parse_timing_noise(const char *value, kv_options *o)
     return 0;
 }
 
+/* The verification options check, run and serve share: --sanitizer none|memcheck|all,
+ * --timing-noise PCT, --hidden N (dims sets drawn per verification, 0..8) and --hidden-seed S
+ * (the draws' seed, to reproduce a label: its evidence's hidden.seed). */
 int cli_parse_verify_option(const char *option, const char *value, kv_options *o)
 {
     if (strcmp(option, "--sanitizer") == 0)

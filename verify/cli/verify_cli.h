@@ -31,8 +31,8 @@ int cli_parse_seeds(const char *list, kv_options *o);
 /* Prints a human-readable report of a result. */
 void cli_print_report(const problem *p, const kv_result *r);
 
-/* --sanitizer MODE, --hidden N or --hidden-seed S into o (cli_check.c); 0 or -1 with the error
- * printed. */
+/* --sanitizer MODE, --timing-noise PCT, --hidden N or --hidden-seed S into o (cli_check.c); 0 or
+ * -1 with the error printed. */
 int cli_parse_verify_option(const char *option, const char *value, kv_options *o);
 
 #endif
