@@ -54,11 +54,38 @@ typedef struct tensor_spec {
     double vary_a, vary_b;
 } tensor_spec;
 
+#define KC_MAX_PARAM_VARY 8
 typedef struct param_spec {
     char *name;
     enum kc_dtype dtype;
     double value;
+    /* "vary": the values the checks that vary constants use instead of value, each of them in
+     * every verification (negative, zero and large where the operator's semantics hold);
+     * n_vary 0 with vary_why saying why the value cannot change (docs/PROBLEMS.md) */
+    double vary[KC_MAX_PARAM_VARY];
+    int n_vary;
+    char *vary_why;
 } param_spec;
+
+/* "values": the value classes the checks give the inputs (docs/PROBLEMS.md, "Value classes").
+ * Each class is declared with its why, on or off; `kverify problems --check` refuses a
+ * manifest without them. "Structured" and "large" apply to float inputs drawn from normal or
+ * uniform_fan_in; "special" to float inputs drawn from normal. */
+#define KC_MAX_SPECIAL 4
+enum kc_special { KC_SPECIAL_NAN, KC_SPECIAL_INF, KC_SPECIAL_NEG_INF, KC_SPECIAL_NEG_ZERO };
+typedef struct problem_values {
+    int present;
+    double large;           /* the large-magnitude run multiplies those inputs by this; 0: none */
+    double large_atol;      /* that run's atol, as a multiple of the problem's */
+    char *large_why;
+    int structure;          /* structured runs: per-row and per-column scales and offsets */
+    double spike;           /* and secret spikes of this magnitude (times the std); 0: none */
+    double structure_atol;  /* structured runs' atol, as a multiple of the problem's */
+    char *structure_why;
+    enum kc_special special[KC_MAX_SPECIAL]; /* special values at secret positions */
+    int n_special;
+    char *special_why;
+} problem_values;
 
 enum kc_dims_kind { KC_DIMS_DEFAULT, KC_DIMS_SMALL, KC_DIMS_ALT };
 
@@ -68,6 +95,8 @@ enum kc_dims_kind { KC_DIMS_DEFAULT, KC_DIMS_SMALL, KC_DIMS_ALT };
 #define KC_MAX_HIDDEN_VALUES 64
 #define KC_HIDDEN_MAX_BYTES (256LL << 20) /* default cap: inputs + outputs bytes */
 #define KC_HIDDEN_MAX_FLOPS 2e10          /* default cap on the flops expression */
+#define KC_MAX_CAPACITY 4
+#define KC_CAPACITY_MAX_BYTES (24LL << 30) /* a capacity set's inputs + outputs */
 #define KC_DRAW_TRIES 2000                /* rejection-sampling bound of one draw */
 enum kc_hidden_rule { KC_HIDDEN_RANGE, KC_HIDDEN_VALUES, KC_HIDDEN_EXPR, KC_HIDDEN_DIVISOR_OF };
 typedef struct hidden_dim {
@@ -93,6 +122,11 @@ typedef struct problem_hidden {
     int64_t max_bytes;
     double max_flops;
     char *why;
+    /* "capacity": fixed sets past the caps above that every verification runs (more rows than
+     * grid.y can index, more than 2^31 elements), where the operator is cheap enough */
+    int n_capacity;
+    dimset capacity[KC_MAX_CAPACITY];
+    char *capacity_why;
 } problem_hidden;
 
 typedef struct problem {
@@ -123,6 +157,7 @@ typedef struct problem {
     char *bytes_expr, *flops_expr;
     char *degenerate; /* NULL, or why the output is trivial (kept out of training exports) */
     problem_hidden hidden;
+    problem_values values;
 } problem;
 
 int problem_load(const char *manifest_path, problem *p, strbuf *err);
@@ -158,6 +193,28 @@ int problem_has_hidden(const problem *p);
  * all inputs and outputs, the flops expression, problem_dims_fault) are redrawn, up to
  * KC_DRAW_TRIES times; then -1 with an error naming the requirement that failed most. */
 int problem_draw_dims(const problem *p, uint64_t seed, int index, dimset *out, strbuf *err);
+/* Whether d (the dims of dims.default, derived ones computed) meets the generator's requires
+ * and caps (max_bytes, max_flops; capacity: KC_CAPACITY_MAX_BYTES instead) and
+ * problem_dims_fault; 0 when it does, else -1 with why. */
+int problem_hidden_admits(const problem *p, const dimset *d, int capacity, strbuf *why);
+
+/* ---- coverage (problem_cover.c): the sets every verification runs besides random draws ---- */
+#define KC_MAX_BOUNDARY 96   /* boundary sets of one problem */
+#define KC_STRATA 20         /* strata per range dim of the stratified draws */
+#define KC_MAX_STRATIFIED 48 /* stratified sets (KC_STRATA, plus sets that fill strata caps lost) */
+/* The boundary sets the generator implies, a function of the manifest alone: per dim its low
+ * end and 1, primes, 2^k - 1 and 2^k + 1, values 1 past a multiple of 32, 64, 128 and 256, its
+ * high end (aligned rows of a strength-1 covering array, so that a row pairs values of one
+ * kind; a value a row cannot take under the caps gets a set of its own with the other dims at
+ * their low ends); every quotient 1..16 of a divisor_of dim; then the capacity sets. Writes up
+ * to max sets to out (free each with dimset_free); *skipped counts values no set could take
+ * (the caps exclude them). Returns the count, or -1 with err. */
+int problem_boundary_sets(const problem *p, dimset *out, int max, int *skipped, strbuf *err);
+/* Stratified draws (a Latin hypercube): KC_STRATA sets in which every range dim takes a value
+ * from each of its KC_STRATA equal strata exactly once (so any band of 10% of a dim's range
+ * holds a drawn value), pairings drawn from seed; a stratum the caps exclude in its pairing is
+ * redrawn with the other dims free, then in a set of its own. Returns the count, or -1. */
+int problem_stratified_sets(const problem *p, uint64_t seed, dimset *out, int max, strbuf *err);
 /* Appends d as one compact JSON object {name: value} in d's order (drawn dims, then derived:
  * derived ones included). */
 void dimset_to_json(const dimset *d, strbuf *out);

@@ -2,12 +2,12 @@
  * with precise errors, and the draw of dims from it, a pure function of (problem id, seed,
  * index) that favours irregular sizes and redraws what breaks a require or a cap.
  *
- * The generator is splitmix64 (Steele, Lea, Flood 2014: state += 0x9e3779b97f4a7c15, then the
- * 30/27/31 xor-shift-multiply finalizer), seeded with the FNV-1a 64-bit hash of the problem
- * id, then mixed with the seed, then with the index. Only integer arithmetic is used (no libm),
- * so a draw is the same on every machine and compiler. */
+ * The generator (common/problem_rng.h) is seeded with the problem id, then mixed with the seed,
+ * then with the index; only integer arithmetic is used, so a draw is the same on every machine.
+ * "capacity" (fixed sets past the caps) is loaded here too; problem_cover.c runs them. */
 #include "common/error.h"
 #include "common/problem.h"
+#include "common/problem_rng.h"
 
 #include <jansson.h>
 #include <stdlib.h>
@@ -259,6 +259,70 @@ static int load_caps(struct hctx *c, json_t *hj, problem_hidden *h)
     return 0;
 }
 
+static int admit_slot(const problem *p, const dimset *d, int capacity, strbuf *why);
+
+/* One capacity set: every dim of dims.default, then the derived dims, within the requires and
+ * KC_CAPACITY_MAX_BYTES. */
+static int load_capacity_set(struct hctx *c, json_t *set, const char *field, problem *p, dimset *d)
+{
+    if (!json_is_object(set))
+        return hfail(c, field, "expected an object of dim name -> integer");
+    const char *key;
+    json_t *v;
+    json_object_foreach(set, key, v)
+    {
+        int64_t ignored;
+        if (!dimset_get(&p->dims_default, key, &ignored) || is_derived(p, key))
+            return hfailf(c, field, "'%s' is not a dim of dims.default", key);
+        if (!valid_dim_value(v))
+            return hfailf(c, field, "'%s': expected an integer from 0 to 2^40", key);
+        dimset_set(d, key, json_integer_value(v));
+    }
+    for (int i = 0; i < p->dims_default.n; i++) {
+        int64_t ignored;
+        if (!is_derived(p, p->dims_default.names[i]) &&
+            !dimset_get(d, p->dims_default.names[i], &ignored))
+            return hfailf(c, field, "no value for dim '%s' (name every dim of dims.default)",
+                          p->dims_default.names[i]);
+    }
+    strbuf why = STRBUF_INIT;
+    int rc = problem_apply_derived(p, d, &why) || admit_slot(p, d, 1, &why) >= 0
+                 ? hfail(c, field, why.len ? why.buf : "not admitted") : 0;
+    sb_free(&why);
+    return rc;
+}
+
+/* "capacity": {"sets": [...], "why": "..."} */
+static int load_capacity(struct hctx *c, json_t *cap, problem *p)
+{
+    problem_hidden *h = &p->hidden;
+    if (!cap)
+        return 0;
+    json_t *sets = json_object_get(cap, "sets"), *why = json_object_get(cap, "why");
+    if (!json_is_object(cap) || !json_is_array(sets) || json_array_size(sets) == 0 ||
+        json_array_size(sets) > KC_MAX_CAPACITY)
+        return hfail(c, "hidden.capacity", "expected {\"sets\": [1 to 4 dims sets], \"why\"}");
+    if (!json_is_string(why) || !*json_string_value(why))
+        return hfail(c, "hidden.capacity.why", "missing (say which limits the sets cross)");
+    const char *key;
+    json_t *v;
+    json_object_foreach(cap, key, v)
+    {
+        if (strcmp(key, "sets") && strcmp(key, "why"))
+            return hfailf(c, "hidden.capacity", "unknown key '%s'", key);
+    }
+    h->capacity_why = xstrdup(json_string_value(why));
+    for (size_t i = 0; i < json_array_size(sets); i++) {
+        strbuf f = STRBUF_INIT;
+        sb_addf(&f, "hidden.capacity.sets[%zu]", i);
+        int rc = load_capacity_set(c, json_array_get(sets, i), f.buf, p, &h->capacity[h->n_capacity++]);
+        sb_free(&f);
+        if (rc)
+            return -1;
+    }
+    return 0;
+}
+
 int problem_load_hidden(const char *file, struct json_t *root, problem *p, strbuf *err)
 {
     struct hctx c = {.file = file, .err = err};
@@ -272,7 +336,7 @@ int problem_load_hidden(const char *file, struct json_t *root, problem *p, strbu
     json_object_foreach(hj, key, v)
     {
         if (strcmp(key, "dims") && strcmp(key, "require") && strcmp(key, "max_bytes") &&
-            strcmp(key, "max_flops") && strcmp(key, "why"))
+            strcmp(key, "max_flops") && strcmp(key, "why") && strcmp(key, "capacity"))
             return hfailf(&c, "hidden", "unknown key '%s'", key);
     }
     p->hidden.present = 1;
@@ -281,7 +345,8 @@ int problem_load_hidden(const char *file, struct json_t *root, problem *p, strbu
         return hfail(&c, "hidden.why", "missing (say what the ranges cover and why)");
     p->hidden.why = xstrdup(json_string_value(why));
     return load_hidden_dims(&c, json_object_get(hj, "dims"), p) ||
-           load_requires(&c, json_object_get(hj, "require"), p) || load_caps(&c, hj, &p->hidden);
+           load_requires(&c, json_object_get(hj, "require"), p) || load_caps(&c, hj, &p->hidden) ||
+           load_capacity(&c, json_object_get(hj, "capacity"), p);
 }
 
 void problem_hidden_free(problem_hidden *h)
@@ -291,38 +356,15 @@ void problem_hidden_free(problem_hidden *h)
     for (int i = 0; i < h->n_require; i++)
         free(h->require[i].text), free(h->require[i].lhs), free(h->require[i].rhs);
     free(h->why);
+    for (int i = 0; i < h->n_capacity; i++)
+        dimset_free(&h->capacity[i]);
+    free(h->capacity_why);
     memset(h, 0, sizeof(*h));
 }
 
 int problem_has_hidden(const problem *p) { return p->hidden.present; }
 
 /* ---- the generator ---- */
-
-typedef struct rng {
-    uint64_t x;
-} rng;
-
-static uint64_t rng_next(rng *r)
-{
-    uint64_t z = (r->x += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
-static uint64_t fnv1a64(const char *s)
-{
-    uint64_t h = 0xcbf29ce484222325ULL;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
-    return h;
-}
-
-/* Uniform in [lo, hi] (modulo bias below 2^-23 for spans up to 2^41). */
-static int64_t uniform_in(rng *r, int64_t lo, int64_t hi)
-{
-    return lo + (int64_t)(rng_next(r) % (uint64_t)(hi - lo + 1));
-}
 
 static int bit_length(int64_t v)
 {
@@ -341,18 +383,6 @@ static int64_t log_uniform(rng *r, int64_t lo, int64_t hi)
     int k = (int)uniform_in(r, bit_length(lo1), bit_length(hi));
     int64_t a = (int64_t)1 << (k - 1), b = ((int64_t)1 << k) - 1;
     return uniform_in(r, a < lo1 ? lo1 : a, b > hi ? hi : b);
-}
-
-static int is_prime(int64_t n)
-{
-    if (n < 2)
-        return 0;
-    if (n % 2 == 0 || n % 3 == 0)
-        return n <= 3;
-    for (int64_t f = 5; f * f <= n; f += 6)
-        if (n % f == 0 || n % (f + 2) == 0)
-            return 0;
-    return 1;
 }
 
 #define PRIME_LIMIT (1LL << 31) /* trial division stays cheap below this */
@@ -467,6 +497,42 @@ static int compare(int64_t a, enum kc_cmp op, int64_t b)
 /* Where a rejected draw failed: a require, or one of these. */
 enum { FAIL_DRAW, FAIL_DIMS, FAIL_BYTES, FAIL_FLOPS, FAIL_FIXED };
 
+/* Whether d meets the requires and caps: -1 when it does, else the failure slot (FAIL_FIXED +
+ * the require's index, or FAIL_*), with why. capacity: a capacity set, under
+ * KC_CAPACITY_MAX_BYTES and no flops cap. */
+static int admit_slot(const problem *p, const dimset *d, int capacity, strbuf *why)
+{
+    const problem_hidden *h = &p->hidden;
+    for (int i = 0; i < h->n_require; i++) {
+        const hidden_require *q = &h->require[i];
+        int64_t a, b;
+        if (expr_eval(q->lhs, d, &a, why) || expr_eval(q->rhs, d, &b, why) ||
+            !compare(a, q->op, b)) {
+            if (!why->len)
+                sb_addf(why, "%s", q->text);
+            return FAIL_FIXED + i;
+        }
+    }
+    int64_t io_bytes, flops;
+    if (problem_dims_fault(p, d, &io_bytes, why))
+        return FAIL_DIMS;
+    if (io_bytes > (capacity ? KC_CAPACITY_MAX_BYTES : h->max_bytes)) {
+        kc_fail(why, "inputs and outputs take %lld bytes", (long long)io_bytes);
+        return FAIL_BYTES;
+    }
+    expr_eval(p->flops_expr, d, &flops, why); /* evaluates: checked by problem_dims_fault */
+    if (!capacity && (double)flops > h->max_flops) {
+        kc_fail(why, "flops %lld", (long long)flops);
+        return FAIL_FLOPS;
+    }
+    return -1;
+}
+
+int problem_hidden_admits(const problem *p, const dimset *d, int capacity, strbuf *why)
+{
+    return admit_slot(p, d, capacity, why) < 0 ? 0 : -1;
+}
+
 /* One candidate into d; returns -1 for a valid one, else the failure slot (FAIL_* or
  * FAIL_FIXED + the require's index), with why. */
 static int draw_candidate(const problem *p, rng *r, int small, dimset *d, strbuf *why)
@@ -481,29 +547,7 @@ static int draw_candidate(const problem *p, rng *r, int small, dimset *d, strbuf
     }
     if (problem_apply_derived(p, d, why))
         return FAIL_DIMS;
-    for (int i = 0; i < h->n_require; i++) {
-        const hidden_require *q = &h->require[i];
-        int64_t a, b;
-        if (expr_eval(q->lhs, d, &a, why) || expr_eval(q->rhs, d, &b, why) ||
-            !compare(a, q->op, b)) {
-            if (!why->len)
-                sb_addf(why, "%s", q->text);
-            return FAIL_FIXED + i;
-        }
-    }
-    int64_t io_bytes, flops;
-    if (problem_dims_fault(p, d, &io_bytes, why))
-        return FAIL_DIMS;
-    if (io_bytes > h->max_bytes) {
-        kc_fail(why, "inputs and outputs take %lld bytes", (long long)io_bytes);
-        return FAIL_BYTES;
-    }
-    expr_eval(p->flops_expr, d, &flops, why); /* evaluates: checked by problem_dims_fault */
-    if ((double)flops > h->max_flops) {
-        kc_fail(why, "flops %lld", (long long)flops);
-        return FAIL_FLOPS;
-    }
-    return -1;
+    return admit_slot(p, d, 0, why);
 }
 
 static void fail_label(const problem *p, int slot, strbuf *out)
@@ -525,9 +569,7 @@ int problem_draw_dims(const problem *p, uint64_t seed, int index, dimset *out, s
     memset(out, 0, sizeof(*out));
     if (!p->hidden.present)
         return kc_fail(err, "%s: no \"hidden\" generator in the manifest", p->id);
-    rng r = {fnv1a64(p->id)};
-    r.x = rng_next(&r) ^ seed;
-    r.x = rng_next(&r) ^ (uint64_t)(uint32_t)index;
+    rng r = rng_for(p->id, seed, (uint64_t)(uint32_t)index);
     int counts[FAIL_FIXED + KC_MAX_REQUIRES] = {0};
     strbuf last[FAIL_FIXED + KC_MAX_REQUIRES], why = STRBUF_INIT;
     memset(last, 0, sizeof(last));

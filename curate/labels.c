@@ -41,7 +41,8 @@ void curate_label_item(const curate_params *p, curate_item *it)
     it->verdict_class = curate_verdict_class(it->verdict);
     it->tier_eager = curate_speedup_tier(correct, it->speedup_eager);
     it->tier_compile = curate_speedup_tier(correct, it->speedup_compile);
-    if (curate_has_flag(it->flags, "alt_shape_fail") || curate_has_flag(it->flags, "hidden_shape_fail"))
+    if (curate_has_flag(it->flags, "alt_shape_fail") || curate_has_flag(it->flags, "hidden_shape_fail") ||
+        curate_has_flag(it->flags, "boundary_shape_fail"))
         it->correct_alt = 0;
     else
         it->correct_alt = correct ? 1 : -1;

@@ -171,11 +171,10 @@ static uint64_t hidden_seed(const kv_options *o)
 
 /* The job's "hidden": {"seed", "sets": [{dim: value}, ...]} drawn from the manifest's
  * generator; a draw that fails (a manifest kverify problems --check would refuse) is noted. */
-static void add_hidden_dims(const kv_options *o, const problem *p, json_t *job)
+static void add_hidden_dims(const kv_options *o, const problem *p, uint64_t seed, json_t *job)
 {
     if (o->n_hidden <= 0 || !problem_has_hidden(p))
         return;
-    uint64_t seed = hidden_seed(o);
     char text[32];
     snprintf(text, sizeof(text), "%llu", (unsigned long long)seed);
     json_t *sets = json_array(), *hidden = json_pack("{s:s,s:o}", "seed", text, "sets", sets);
@@ -194,6 +193,48 @@ static void add_hidden_dims(const kv_options *o, const problem *p, json_t *job)
     json_object_set_new(job, "hidden", hidden);
 }
 
+/* Appends each of n sets to a JSON array, freeing them. */
+static json_t *sets_json(dimset *sets, int n)
+{
+    json_t *arr = json_array();
+    for (int i = 0; i < n; i++) {
+        strbuf s = STRBUF_INIT;
+        dimset_to_json(&sets[i], &s);
+        json_array_append_new(arr, json_loads(s.buf, 0, NULL));
+        sb_free(&s);
+        dimset_free(&sets[i]);
+    }
+    return arr;
+}
+
+/* The job's "boundary" (the sets the manifest implies, the same in every verification) and
+ * "stratified" (a Latin hypercube from a secret seed of its own): issue 34's coverage. */
+static void add_cover_sets(const kv_options *o, const problem *p, uint64_t hseed, json_t *job)
+{
+    if (!problem_has_hidden(p) || o->n_hidden <= 0)
+        return;
+    static dimset sets[KC_MAX_BOUNDARY > KC_MAX_STRATIFIED ? KC_MAX_BOUNDARY : KC_MAX_STRATIFIED];
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    strbuf err = STRBUF_INIT;
+    int skipped = 0;
+    pthread_mutex_lock(&lock);
+    int n = problem_boundary_sets(p, sets, KC_MAX_BOUNDARY, &skipped, &err);
+    json_t *boundary = n < 0 ? json_pack("{s:[],s:s}", "sets", "error", err.buf)
+                             : json_pack("{s:o,s:i}", "sets", sets_json(sets, n), "unreachable",
+                                         skipped);
+    uint64_t seed = hseed ^ 0x5354524154ull; /* the hidden seed reproduces both */
+    char text[32];
+    snprintf(text, sizeof(text), "%llu", (unsigned long long)seed);
+    sb_reset(&err);
+    n = problem_stratified_sets(p, seed, sets, KC_MAX_STRATIFIED, &err);
+    json_t *strat = n < 0 ? json_pack("{s:s,s:[],s:s}", "seed", text, "sets", "error", err.buf)
+                          : json_pack("{s:s,s:o}", "seed", text, "sets", sets_json(sets, n));
+    pthread_mutex_unlock(&lock);
+    sb_free(&err);
+    json_object_set_new(job, "boundary", boundary);
+    json_object_set_new(job, "stratified", strat);
+}
+
 static json_t *make_job(gpu_client *g, const problem *p, const uint64_t *seeds, int n,
                         json_int_t *job_id)
 {
@@ -208,7 +249,9 @@ static json_t *make_job(gpu_client *g, const problem *p, const uint64_t *seeds, 
         json_array_append_new(arr, json_string(buf));
     }
     json_object_set_new(job, "seeds", arr);
-    add_hidden_dims(&g->opt, p, job);
+    uint64_t hseed = hidden_seed(&g->opt);
+    add_hidden_dims(&g->opt, p, hseed, job);
+    add_cover_sets(&g->opt, p, hseed, job);
     json_object_set_new(job, "timing", json_boolean(!g->opt.no_timing));
     json_object_set_new(job, "timing_cap_ms", json_real(g->opt.timing_cap_ms));
     json_object_set_new(job, "timing_noise", json_real(g->opt.timing_noise));

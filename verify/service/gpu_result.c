@@ -148,7 +148,9 @@ static int worker_verdict(const char *v)
     const kc_verdict_info *info = kc_verdict_find(v);
     return info && info->from_worker;
 }
-static const char *const worker_flags[] = {"alt_shape_fail", "hidden_shape_fail", "nondeterministic",
+static const char *const worker_flags[] = {"alt_shape_fail", "hidden_shape_fail",
+                                           "boundary_shape_fail", "value_class_fail",
+                                           "nondeterministic",
                                            "timing_inconsistent", NULL};
 
 static int flags_valid(const char *flags)

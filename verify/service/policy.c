@@ -20,6 +20,7 @@
 #include "common/allowed_headers.h"
 #include "common/error.h"
 
+#include <elf.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -358,5 +359,65 @@ int policy_check(const char *source, strbuf *err)
         return refuse(&lx, lx.paste_at,
                       "%stoken pasting (##) cannot be used in a source with #if or #elif (it can "
                       "form __has_include)", "");
+    return 0;
+}
+
+/* ---- the compiled module ---- */
+
+static const char *const heap_symbols[] = {"malloc", "free", "__nv_aligned_device_malloc", NULL};
+
+static int in_bounds(size_t len, uint64_t off, uint64_t size)
+{
+    return off <= len && size <= len - off;
+}
+
+/* The section header i of an ELF64 image, or NULL when it lies outside. */
+static const Elf64_Shdr *section(const unsigned char *img, size_t len, const Elf64_Ehdr *eh, int i)
+{
+    uint64_t off = eh->e_shoff + (uint64_t)i * sizeof(Elf64_Shdr);
+    return in_bounds(len, off, sizeof(Elf64_Shdr)) ? (const Elf64_Shdr *)(img + off) : NULL;
+}
+
+/* The name of an undefined symbol of the heap's, or NULL. */
+static const char *heap_symbol_in(const unsigned char *img, size_t len, const Elf64_Shdr *sym,
+                                  const Elf64_Shdr *str)
+{
+    if (!in_bounds(len, sym->sh_offset, sym->sh_size) || !in_bounds(len, str->sh_offset, str->sh_size))
+        return NULL;
+    const char *names = (const char *)img + str->sh_offset;
+    for (uint64_t k = 0; k + 1 <= sym->sh_size / sizeof(Elf64_Sym); k++) {
+        Elf64_Sym e;
+        memcpy(&e, img + sym->sh_offset + k * sizeof(Elf64_Sym), sizeof(e));
+        if (e.st_shndx != SHN_UNDEF || e.st_name >= str->sh_size)
+            continue;
+        const char *name = names + e.st_name;
+        if (!memchr(name, 0, str->sh_size - e.st_name))
+            continue;
+        for (int h = 0; heap_symbols[h]; h++)
+            if (strcmp(name, heap_symbols[h]) == 0)
+                return heap_symbols[h];
+    }
+    return NULL;
+}
+
+int policy_check_module(const void *cubin, size_t len, strbuf *err)
+{
+    const unsigned char *img = cubin;
+    Elf64_Ehdr eh;
+    if (len < sizeof(eh) || memcmp(img, ELFMAG, SELFMAG) || img[EI_CLASS] != ELFCLASS64)
+        return kc_fail(err, "the compiled module is not an ELF64 cubin");
+    memcpy(&eh, img, sizeof(eh));
+    for (int i = 0; i < eh.e_shnum; i++) {
+        const Elf64_Shdr *sh = section(img, len, &eh, i), *str;
+        if (!sh)
+            return kc_fail(err, "the compiled module's section table is truncated");
+        if (sh->sh_type != SHT_SYMTAB || !(str = section(img, len, &eh, (int)sh->sh_link)))
+            continue;
+        const char *name = heap_symbol_in(img, len, sh, str);
+        if (name)
+            return kc_fail(err, "the kernel uses the device heap (%s; also through new or delete): "
+                                "device malloc is not allowed, since the heap outlives a "
+                                "verification; use a @scratch buffer instead", name);
+    }
     return 0;
 }

@@ -12,6 +12,12 @@
 
 /* Returns 0 when allowed; otherwise -1 with "line N: ..." in err. */
 int policy_check(const char *source, strbuf *err);
+/* After compilation: the module may not use the device malloc heap (malloc, free, new, delete
+ * and __nv_aligned_device_malloc, seen as undefined symbols of the cubin the driver resolves).
+ * The heap belongs to the worker's CUDA context and outlives a verification, so what one
+ * candidate left there could change another's verdict (issue 34). 0 when allowed; -1 with
+ * the reason in err (also for a module that is not a well-formed ELF64 cubin). */
+int policy_check_module(const void *cubin, size_t len, strbuf *err);
 /* The allow-list, NULL-terminated. */
 extern const char *const policy_allowed_includes[];
 

@@ -277,10 +277,14 @@ static int compile_stage(kv_service *s, kv_result *r, strbuf *err)
     sb_reset(&r->compile_log), sb_reset(&r->kernels_json);
     sb_add(&r->compile_log, sb_str(&co.log), co.log.len);
     sb_add(&r->kernels_json, sb_str(&co.kernels_json), co.kernels_json.len);
+    strbuf why = STRBUF_INIT;
     if (!co.ok)
         set_verdict(r, "compile_error", "NVRTC rejected the code (see the compile log)");
+    else if (policy_check_module(co.cubin.buf, co.cubin.len, &why))
+        set_verdict(r, "policy_violation", why.buf); /* compiled, never run */
     else
         r->cubin = co.cubin, sb_init(&co.cubin);
+    sb_free(&why);
     compile_output_free(&co);
     return 0;
 }
@@ -306,7 +310,7 @@ int kv_verify(kv_service *s, const problem *p, const char *response, kv_result *
     if (s->opt.compile_only) {
         if (compile_stage(s, r, err))
             rc = -1;
-        else if (r->compile_stage_ok && check_entry_points(&unit, r) == 0)
+        else if (r->compile_stage_ok && r->cubin.len && check_entry_points(&unit, r) == 0)
             set_verdict(r, "compiled", "compiled for the GPU; not run (compile-only)");
         goto out;
     }
@@ -316,7 +320,7 @@ int kv_verify(kv_service *s, const problem *p, const char *response, kv_result *
     int ref_rc = reference_finish(&ref, compile_failed == 0 && r->compile_stage_ok ? err : NULL);
     if (compile_failed || (r->compile_stage_ok && ref_rc)) {
         rc = -1;
-    } else if (r->compile_stage_ok && check_entry_points(&unit, r) == 0) {
+    } else if (r->compile_stage_ok && r->cubin.len && check_entry_points(&unit, r) == 0) {
         uint64_t seeds[KV_MAX_SEEDS];
         choose_seeds(s, seeds);
         rc = gpu_client_verify(s->gpus, p, &ref.cubin, seeds, s->opt.n_seeds, r, err);

@@ -155,12 +155,98 @@ __device__ void add_to_sum(unsigned long long local, unsigned long long *sum)
         atomicAdd(sum, local);
 }
 
-// Stores every element's value (draw), an 8-byte word of elements at a time; with sum, also
+// Value classes of a checked run (worker_check.c, problem.h problem_values), bits of `mode`:
+// STRUCTURE: x' = (x - mean) * r(row) * c(col) + mean + o(row), r log-uniform in [1/4, 4] per
+// index of the first dim, c in [1/2, 2] per index of the last dim, o(row) uniform in [-1/2, 1/2]
+// times std (normal inputs); SPIKES: about 16 secret positions set to +-spike * std; LARGE: times
+// `large`; SPECIAL: about 16 secret positions set to special values (codes of kc_special, 4 bits
+// each from bit 4 on, their count in the low 4 bits of `specials`). Only float inputs drawn from normal or
+// uniform_fan_in (std: the bound) are shaped; positions and scales come from (seed, tensor).
+enum { FILL_STRUCTURE = 1, FILL_SPIKES = 2, FILL_LARGE = 4, FILL_SPECIAL = 8 };
+enum { SECRET_POSITIONS = 16 };
+
+struct fill_mode {
+    int mode, specials;
+    double large, spike;
+    long long row_stride, cols; // elements per index of the first dim; extent of the last dim
+};
+
+// A hash of (seed, tensor, what, index) as a uniform double in [0, 1): a splitmix finalizer,
+// cheaper than a Philox draw (the value classes add a few per element).
+__device__ double unit_of(unsigned long long seed, unsigned int tensor, unsigned int what,
+                          long long index)
+{
+    unsigned long long h = mix64(seed ^ mix64(((unsigned long long)tensor << 32 | what) ^
+                                              mix64((unsigned long long)index)));
+    return (double)(h >> 11) * (1.0 / 9007199254740992.0);
+}
+
+// Whether element i is one of the about SECRET_POSITIONS secret positions of (seed, tensor,
+// what): each element is one with probability 16 / n (at most 1/4), so their places and count
+// are known only to who knows the seed.
+__device__ bool secret_position(unsigned long long seed, unsigned int tensor, unsigned int what,
+                                long long i, long long n)
+{
+    double p = n > 4 * SECRET_POSITIONS ? (double)SECRET_POSITIONS / (double)n : 0.25;
+    return unit_of(seed, tensor, what, i) < p;
+}
+
+__device__ double special_value(int code)
+{
+    switch (code) {
+    case 0: return __longlong_as_double(0x7ff8000000000000ll); // NaN
+    case 1: return __longlong_as_double(0x7ff0000000000000ll); // inf
+    case 2: return __longlong_as_double((long long)0xfff0000000000000ull); // -inf
+    default: return -0.0;
+    }
+}
+
+__device__ double shape_value(double v, long long i, long long n, int dist, double a, double b,
+                              unsigned long long seed, unsigned int tensor, const fill_mode &m)
+{
+    double mean = dist == DIST_NORMAL ? a : 0.0, std = dist == DIST_NORMAL ? b : fabs(b);
+    if (m.mode & FILL_STRUCTURE) {
+        long long row = m.row_stride > 0 ? i / m.row_stride : 0, col = m.cols > 0 ? i % m.cols : 0;
+        double r = exp2(4.0 * unit_of(seed, tensor, 0x5c1eu, row) - 2.0);
+        double c = exp2(2.0 * unit_of(seed, tensor, 0x5c1fu, col) - 1.0);
+        double o = dist == DIST_NORMAL ? (unit_of(seed, tensor, 0x0ff5u, row) - 0.5) * std : 0.0;
+        v = (v - mean) * r * c + mean + o;
+    }
+    if (m.mode & FILL_LARGE)
+        v *= m.large;
+    if ((m.mode & FILL_SPIKES) && dist == DIST_NORMAL && secret_position(seed, tensor, 0x591cu, i, n))
+        v = (unit_of(seed, tensor, 0x5195u, i) < 0.5 ? -1.0 : 1.0) * m.spike * std;
+    int count = m.specials & 15;
+    if ((m.mode & FILL_SPECIAL) && count && dist == DIST_NORMAL &&
+        secret_position(seed, tensor, 0x5becu, i, n)) {
+        int k = (int)(unit_of(seed, tensor, 0x5bedu, i) * count);
+        v = special_value((m.specials >> (4 * (1 + k))) & 15);
+    }
+    return v;
+}
+
+__device__ bool shaped(int dtype, int dist, const fill_mode &m)
+{
+    return m.mode && (dtype == DT_F32 || dtype == DT_F16 || dtype == DT_BF16 || dtype == DT_F64) &&
+           (dist == DIST_NORMAL || dist == DIST_UNIFORM_FAN_IN);
+}
+
+// Element i's value: the draw, then the run's value classes.
+__device__ void value_at(long long i, long long n, int dtype, int dist, double a, double b,
+                         long long lo, long long hi, unsigned long long seed, unsigned int tensor,
+                         const fill_mode &m, double *v, long long *iv)
+{
+    draw(i, dist, a, b, lo, hi, seed, tensor, v, iv);
+    if (shaped(dtype, dist, m))
+        *v = shape_value(*v, i, n, dist, a, b, seed, tensor, m);
+}
+
+// Stores every element's value (value_at), an 8-byte word of elements at a time; with sum, also
 // adds the checksum of what it stored to *sum (the same value kc_checksum gives), saving a
 // pass over the tensor.
 extern "C" __global__ void kc_fill(void *p, long long n, int dtype, int dist, double a, double b,
                                    long long lo, long long hi, unsigned long long seed,
-                                   unsigned int tensor, unsigned long long *sum)
+                                   unsigned int tensor, unsigned long long *sum, fill_mode m)
 {
     int per = 8 / elem_size(dtype);
     long long nbytes = n * elem_size(dtype), words = nbytes / 8;
@@ -170,7 +256,7 @@ extern "C" __global__ void kc_fill(void *p, long long n, int dtype, int dist, do
         for (int k = 0; k < per; k++) {
             double v;
             long long iv, i = w * per + k;
-            draw(i, dist, a, b, lo, hi, seed, tensor, &v, &iv);
+            value_at(i, n, dtype, dist, a, b, lo, hi, seed, tensor, m, &v, &iv);
             store(p, i, dtype, v, iv);
         }
         if (sum) // the thread's own stores, read back
@@ -180,7 +266,7 @@ extern "C" __global__ void kc_fill(void *p, long long n, int dtype, int dist, do
         for (long long i = words * per; i < n; i++) {
             double v;
             long long iv;
-            draw(i, dist, a, b, lo, hi, seed, tensor, &v, &iv);
+            value_at(i, n, dtype, dist, a, b, lo, hi, seed, tensor, m, &v, &iv);
             store(p, i, dtype, v, iv);
         }
         if (sum)

@@ -16,9 +16,14 @@
 #define WK_GUARD_BYTES (64 * 1024)       /* at least this much mapped guard before a buffer */
 #define WK_ALIGN 256                     /* buffer start alignment (cudaMalloc's guarantee) */
 #define WK_WALL_BYTES (1ull << 30)       /* unmapped address space on each side of a mapping */
-#define WK_GUARD_PATTERN 0xA5
+#define WK_VEC_ALIGN 16                  /* a buffer's start when it ends flush (a float4's size) */
+/* The guard pattern is the poison: a float read past a buffer's end is NaN in every float
+ * dtype, so an over-read that reaches an output shows (docs/INTEGRITY.md, "Walls") */
+#define WK_GUARD_PATTERN 0xFF
 #define WK_POISON 0xFF
-#define WK_MAX_HIDDEN 8                  /* hidden dims sets run per job (the client draws them) */
+#define WK_MAX_HIDDEN 8                  /* random hidden dims sets run per job */
+#define WK_MAX_COVER 160                 /* boundary + stratified sets run per job */
+#define WK_REUSE_BYTES (8u << 20)        /* a mapping this small is reused for any smaller set */
 #define WK_SUM_SLOTS 64                  /* >= KC_MAX_TENSORS + 2 * KC_MAX_TENSORS + KC_MAX_SCRATCH */
 #define WK_MAX_SAMPLES 64                /* timing samples from the checking runs, per job */
 #define WK_PRINTF_KEEP 8192              /* device printf bytes kept as evidence per job */
@@ -58,6 +63,8 @@ typedef struct wk_buffer {
     size_t reserved_bytes, map_bytes;
     CUmemGenericAllocationHandle handle;
     int exact;
+    int front; /* placed flush against the wall before it (else: ending as close to the wall
+                * after it as WK_VEC_ALIGN allows) */
     size_t bytes;
     int64_t numel;
     enum kc_dtype dtype;
@@ -129,9 +136,24 @@ CUresult wk_sums_read(wk_gpu *g, uint64_t *out, int n);
 /* Adds the count of guard bytes changed before and after the buffer to slot. */
 int wk_buffer_guard_damage_into(wk_gpu *g, const wk_buffer *b, CUdeviceptr slot);
 int wk_buffer_checksum_into(wk_gpu *g, const wk_buffer *b, CUdeviceptr slot);
-/* sum: a slot that gets the checksum of the generated input (0: none). */
+/* The value classes of one checked run (harness.cu's fill_mode, same layout): structured
+ * inputs, secret spikes, a large magnitude, special values (problem.h problem_values). */
+enum { WK_FILL_STRUCTURE = 1, WK_FILL_SPIKES = 2, WK_FILL_LARGE = 4, WK_FILL_SPECIAL = 8 };
+typedef struct wk_fill_mode {
+    int mode, specials; /* specials: count in bits 0-3, then a kc_special code per 4 bits */
+    double large, spike;
+    long long row_stride, cols; /* set by wk_fill_input from the tensor's shape */
+} wk_fill_mode;
+/* sum: a slot that gets the checksum of the generated input (0: none); mode: NULL or the
+ * run's value classes. */
 int wk_fill_input(wk_gpu *g, wk_buffer *b, const tensor_spec *t, const dimset *dims, uint64_t seed,
-                  unsigned tensor_index, CUdeviceptr sum, strbuf *err);
+                  unsigned tensor_index, CUdeviceptr sum, const wk_fill_mode *mode, strbuf *err);
+/* Makes b hold numel elements of dtype, reusing its mapping when it is big enough and not far
+ * bigger (WK_REUSE_BYTES), else mapping anew; placed as front says (wk_buffer_place). */
+int wk_buffer_resize(wk_gpu *g, wk_buffer *b, enum kc_dtype dtype, int64_t numel, strbuf *err);
+/* Places b's start flush against the unmapped wall before it (front: reading x[-1] faults), or
+ * its end as close to the wall after it as a 16-byte start allows; guards must be reset after. */
+void wk_buffer_place(wk_buffer *b, int front);
 int wk_launch_harness(wk_gpu *g, CUfunction f, long long n, void **args);
 #define WK_IDLE_MS 500.0
 #define WK_WARMUP_MS 50.0

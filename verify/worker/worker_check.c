@@ -85,17 +85,19 @@ static int alloc_scratch(wk_gpu *g, wk_buffer *dst, const launch_unit *lu, const
     return 0;
 }
 
-static int alloc_tensors(wk_gpu *g, const problem *p, const dimset *dims, struct run_buffers *b, wk_failure *f)
+/* Gives every tensor of b its size at dims, keeping each mapping that can hold it
+ * (wk_buffer_resize); inputs are shared by both sides. */
+static int size_tensors(wk_gpu *g, const problem *p, const dimset *dims, struct run_buffers *b,
+                        wk_failure *f)
 {
-    memset(b, 0, sizeof(*b));
     strbuf err = STRBUF_INIT;
     b->n_in = p->n_inputs;
     b->n_out = p->n_outputs;
     for (int i = 0; i < p->n_inputs + p->n_outputs; i++) {
         const tensor_spec *t = i < p->n_inputs ? &p->inputs[i] : &p->outputs[i - p->n_inputs];
         int64_t n;
-        if (tensor_numel(t, dims, &n, &err) || wk_buffer_alloc(g, &b->cand[i], t->dtype, n, &err) ||
-            (i >= p->n_inputs && wk_buffer_alloc(g, &b->ref[i], t->dtype, n, &err))) {
+        if (tensor_numel(t, dims, &n, &err) || wk_buffer_resize(g, &b->cand[i], t->dtype, n, &err) ||
+            (i >= p->n_inputs && wk_buffer_resize(g, &b->ref[i], t->dtype, n, &err))) {
             snprintf(f->verdict, sizeof(f->verdict), "runtime_error");
             sb_reset(&f->message);
             sb_addf(&f->message, "internal: %s", err.buf);
@@ -108,6 +110,12 @@ static int alloc_tensors(wk_gpu *g, const problem *p, const dimset *dims, struct
     }
     sb_free(&err);
     return 0;
+}
+
+static int alloc_tensors(wk_gpu *g, const problem *p, const dimset *dims, struct run_buffers *b, wk_failure *f)
+{
+    memset(b, 0, sizeof(*b));
+    return size_tensors(g, p, dims, b, f);
 }
 
 /* Tensor buffers are kept between runs and jobs: slot 0 holds the default dims
@@ -135,10 +143,15 @@ static struct run_buffers *acquire_tensors(wk_gpu *g, const problem *p, const ch
         sb_free(&key);
         return &tensor_cache[slot].b;
     }
+    /* another dims set of the same problem keeps the mappings that can hold it */
+    int same_problem = tensor_cache[slot].key &&
+                       strncmp(tensor_cache[slot].key, key.buf, strcspn(key.buf, "@") + 1) == 0;
     free(tensor_cache[slot].key);
     tensor_cache[slot].key = NULL;
-    free_tensors(&tensor_cache[slot].b);
-    if (alloc_tensors(g, p, dims, &tensor_cache[slot].b, f)) {
+    if (!same_problem)
+        free_tensors(&tensor_cache[slot].b);
+    if ((same_problem ? size_tensors(g, p, dims, &tensor_cache[slot].b, f)
+                      : alloc_tensors(g, p, dims, &tensor_cache[slot].b, f))) {
         sb_free(&key);
         return NULL;
     }
@@ -159,10 +172,24 @@ static int reset_guards(wk_gpu *g, struct run_buffers *b)
     return 0;
 }
 
-/* Tensors from the cache plus this candidate's and the reference's scratch. */
+/* Every buffer flush against the wall before it (front) or ending at the wall after it; the
+ * inputs the reference reads are the candidate's. */
+static void place_buffers(struct run_buffers *b, int front)
+{
+    int n = b->n_in + b->n_out;
+    for (int i = 0; i < n + b->n_cscratch; i++)
+        wk_buffer_place(&b->cand[i], front);
+    for (int i = b->n_in; i < n + b->n_rscratch; i++)
+        wk_buffer_place(&b->ref[i], front);
+    for (int i = 0; i < b->n_in; i++)
+        b->ref[i] = b->cand[i];
+}
+
+/* Tensors from the cache plus this candidate's and the reference's scratch, placed as front
+ * says (the runs of a job alternate). */
 static struct run_buffers *prepare_buffers_now(wk_gpu *g, const problem *p, const char *dims_name,
                                                const dimset *dims, const wk_unit *cand,
-                                               const wk_unit *ref, wk_failure *f)
+                                               const wk_unit *ref, int front, wk_failure *f)
 {
     struct run_buffers *b = acquire_tensors(g, p, dims_name, dims, f);
     if (!b)
@@ -175,6 +202,7 @@ static struct run_buffers *prepare_buffers_now(wk_gpu *g, const problem *p, cons
         free_scratch(b);
         return NULL;
     }
+    place_buffers(b, front);
     if (reset_guards(g, b)) {
         free_scratch(b);
         snprintf(f->verdict, sizeof(f->verdict), "runtime_error");
@@ -188,10 +216,10 @@ static struct run_buffers *prepare_buffers_now(wk_gpu *g, const problem *p, cons
 
 static struct run_buffers *prepare_buffers(wk_gpu *g, const problem *p, const char *dims_name,
                                            const dimset *dims, const wk_unit *cand,
-                                           const wk_unit *ref, wk_failure *f)
+                                           const wk_unit *ref, int front, wk_failure *f)
 {
     double t0 = now_ms();
-    struct run_buffers *b = prepare_buffers_now(g, p, dims_name, dims, cand, ref, f);
+    struct run_buffers *b = prepare_buffers_now(g, p, dims_name, dims, cand, ref, front, f);
     wk_phase_add(WK_PH_BUFFERS, t0);
     return b;
 }
@@ -207,7 +235,8 @@ static int sync_or_fail(wk_gpu *g, wk_failure *f, const char *what)
  * (every seed but the first, and the hidden dims), so a kernel cannot assume the constant.
  * sums: each input's checksum, taken as it is generated (compared after the candidate ran). */
 static int fill_inputs(wk_gpu *g, const problem *p, const dimset *dims, uint64_t seed, int vary,
-                       struct run_buffers *b, uint64_t *sums, wk_failure *f)
+                       const wk_fill_mode *mode, struct run_buffers *b, uint64_t *sums,
+                       wk_failure *f)
 {
     double t0 = now_ms();
     strbuf err = STRBUF_INIT;
@@ -215,7 +244,7 @@ static int fill_inputs(wk_gpu *g, const problem *p, const dimset *dims, uint64_t
     for (int i = 0; i < p->n_inputs && rc == CUDA_SUCCESS; i++) {
         tensor_spec varied;
         const tensor_spec *t = vary ? tensor_spec_varied(&p->inputs[i], &varied) : &p->inputs[i];
-        if (wk_fill_input(g, &b->cand[i], t, dims, seed, (unsigned)i, wk_sum_slot(g, i), &err)) {
+        if (wk_fill_input(g, &b->cand[i], t, dims, seed, (unsigned)i, wk_sum_slot(g, i), mode, &err)) {
             snprintf(f->verdict, sizeof(f->verdict), "runtime_error");
             sb_reset(&f->message);
             sb_addf(&f->message, "internal: %s", err.buf);
@@ -509,14 +538,27 @@ static int checksum_outputs(wk_gpu *g, struct run_buffers *b, uint64_t *sum, wk_
 struct job_state {
     wk_gpu *g;
     const problem *p;
+    problem pv; /* p with the run's param values and tolerance (shallow copy: p's strings) */
     wk_unit *cand, *ref;
     double cand_deadline_ms;
     double rerun_device_ms; /* CUPTI time of the first seed's rerun (0: unknown) */
     wk_samples samples; /* each seed's checking run on the default dims */
     double worst_err[3];
     int nondeterministic;
+    int runs_started; /* placement alternates: odd runs start flush against a wall */
+    int varied_runs;  /* param values are used in turn across the runs that vary them */
     json_t *runs;
     json_t *first_failure;
+};
+
+/* What one checked run is: its dims, seed, and the value classes its inputs get. */
+struct run_spec {
+    const char *name;
+    const dimset *dims;
+    uint64_t seed;
+    int determinism; /* run twice: differing outputs flag a race */
+    int vary;        /* constant inputs and params take their "vary" values */
+    int values;      /* WK_FILL_* classes */
 };
 
 /* Runs the candidate once more on the same inputs; differing outputs flag a race. */
@@ -526,7 +568,7 @@ static int rerun_for_determinism(struct job_state *s, const dimset *dims,
     uint64_t first, second;
     float ms;
     if (checksum_outputs(s->g, b, &first, f) ||
-        run_candidate(s->g, s->cand, s->p, dims, b, s->cand_deadline_ms, 1, &ms,
+        run_candidate(s->g, s->cand, &s->pv, dims, b, s->cand_deadline_ms, 1, &ms,
                       &s->rerun_device_ms, NULL, f) ||
         checksum_outputs(s->g, b, &second, f))
         return -1;
@@ -534,34 +576,81 @@ static int rerun_for_determinism(struct job_state *s, const dimset *dims,
     return 0;
 }
 
-/* One (dims, seed) run. Returns 0 pass, 1 mismatch, -1 failure (f says which). */
-static int one_run(struct job_state *s, const char *dims_name, const dimset *dims, uint64_t seed,
-                   int check_determinism, int vary, wk_failure *f)
+/* The run's problem (params varied in turn, tolerance widened for a value class) into s->pv,
+ * its fill mode into m; notes both in run. */
+static void set_run_values(struct job_state *s, const struct run_spec *rs, wk_fill_mode *m,
+                           json_t *run)
+{
+    const problem_values *v = &s->p->values;
+    s->pv = *s->p;
+    memset(m, 0, sizeof(*m));
+    if (rs->vary && s->p->n_params) {
+        json_t *params = json_object();
+        for (int i = 0; i < s->p->n_params; i++) {
+            param_spec *ps = &s->pv.params[i];
+            if (ps->n_vary)
+                ps->value = ps->vary[s->varied_runs % ps->n_vary];
+            json_object_set_new(params, ps->name, json_real(ps->value));
+        }
+        s->varied_runs++;
+        json_object_set_new(run, "params", params);
+    }
+    m->mode = rs->values;
+    if (m->mode & WK_FILL_STRUCTURE) {
+        s->pv.atol *= v->structure_atol > 0 ? v->structure_atol : 1;
+        m->spike = v->spike;
+        if (v->spike > 0)
+            m->mode |= WK_FILL_SPIKES;
+    }
+    if (m->mode & WK_FILL_LARGE) {
+        m->large = v->large;
+        s->pv.atol *= v->large_atol > 0 ? v->large_atol : 1;
+    }
+    if (m->mode & WK_FILL_SPECIAL) {
+        m->specials = v->n_special;
+        for (int i = 0; i < v->n_special; i++)
+            m->specials |= (int)v->special[i] << (4 * (i + 1));
+    }
+    if (m->mode)
+        json_object_set_new(run, "values", json_pack("{s:b,s:f,s:f,s:i,s:f}", "structure",
+                                                     (m->mode & WK_FILL_STRUCTURE) != 0, "spike",
+                                                     m->spike, "large", m->large, "specials",
+                                                     v->n_special * !!(m->mode & WK_FILL_SPECIAL),
+                                                     "atol", s->pv.atol));
+}
+
+/* One checked run. Returns 0 pass, 1 mismatch, -1 failure (f says which). */
+static int one_run(struct job_state *s, const struct run_spec *rs, wk_failure *f)
 {
     struct run_buffers *bp;
-    json_t *run = json_pack("{s:s,s:s,s:[]}", "dims", dims_name, "seed", "", "outputs");
+    json_t *run = json_pack("{s:s,s:s,s:[]}", "dims", rs->name, "seed", "", "outputs");
     char seed_str[32];
-    snprintf(seed_str, sizeof(seed_str), "%llu", (unsigned long long)seed);
+    snprintf(seed_str, sizeof(seed_str), "%llu", (unsigned long long)rs->seed);
     json_object_set_new(run, "seed", json_string(seed_str));
     json_array_append_new(s->runs, run);
-    int result = -1;
+    int result = -1, front = s->runs_started++ % 2;
+    json_object_set_new(run, "placement", json_string(front ? "front" : "end"));
+    wk_fill_mode mode;
+    set_run_values(s, rs, &mode, run);
+    const problem *p = &s->pv;
     double t0 = now_ms();
-    if (!(bp = prepare_buffers(s->g, s->p, dims_name, dims, s->cand, s->ref, f)))
+    if (!(bp = prepare_buffers(s->g, p, rs->name, rs->dims, s->cand, s->ref, front, f)))
         goto out_nobuf;
     json_object_set_new(run, "setup_ms", json_real(now_ms() - t0));
     uint64_t sums[KC_MAX_TENSORS];
-    if (vary)
+    if (rs->vary)
         json_object_set_new(run, "varied_constants", json_true());
-    if (fill_inputs(s->g, s->p, dims, seed, vary, bp, sums, f))
+    if (fill_inputs(s->g, p, rs->dims, rs->seed, rs->vary, &mode, bp, sums, f))
         goto out;
     /* a default-dims seed run is a timing sample (no CUPTI inside its window); the others
      * record their kernels' device time */
-    int sample = strcmp(dims_name, "default") == 0;
+    int sample = strcmp(rs->name, "default") == 0;
     float ms;
     double device_ms, clock_mhz = 0;
-    if (run_candidate(s->g, s->cand, s->p, dims, bp, s->cand_deadline_ms, !sample, &ms, &device_ms,
-                      sample ? &clock_mhz : NULL, f) ||
-        check_safety(s->g, s->p, s->cand, bp, sums, f))
+    int with_cupti = strncmp(rs->name, "alt", 3) == 0; /* the cover sets skip CUPTI's cost */
+    if (run_candidate(s->g, s->cand, p, rs->dims, bp, s->cand_deadline_ms, with_cupti, &ms,
+                      &device_ms, sample ? &clock_mhz : NULL, f) ||
+        check_safety(s->g, p, s->cand, bp, sums, f))
         goto out;
     json_object_set_new(run, "candidate_ms", json_real(ms));
     if (device_ms > 0)
@@ -571,17 +660,17 @@ static int one_run(struct job_state *s, const char *dims_name, const dimset *dim
     if (s->cand_deadline_ms == DEFAULT_CANDIDATE_DEADLINE_MS)
         s->cand_deadline_ms = fmax(5000.0, 50.0 * ms);
     t0 = now_ms();
-    if (run_reference(s->g, s->ref, s->p, dims, bp, f))
+    if (run_reference(s->g, s->ref, p, rs->dims, bp, f))
         goto out;
     json_object_set_new(run, "reference_ms", json_real(now_ms() - t0));
-    int bad = compare_outputs(s->g, s->p, dims, bp, run, s->worst_err, f);
+    int bad = compare_outputs(s->g, p, rs->dims, bp, run, s->worst_err, f);
     if (bad < 0)
         goto out;
     if (sample && s->samples.n < WK_MAX_SAMPLES) {
         s->samples.clock_mhz[s->samples.n] = clock_mhz;
         s->samples.ms[s->samples.n++] = ms;
     }
-    if (check_determinism && rerun_for_determinism(s, dims, bp, f))
+    if (rs->determinism && rerun_for_determinism(s, rs->dims, bp, f))
         goto out;
     json_object_set_new(run, "ok", json_boolean(!bad));
     result = bad;
@@ -617,8 +706,8 @@ static void add_flag(strbuf *flags, const char *flag)
     sb_adds(flags, flag);
 }
 
-/* A hidden set of the job as dims: every dim of the default set, then the derived ones. */
-static int hidden_dims(const problem *p, json_t *set, dimset *d, strbuf *why)
+/* A set of the job as dims: every dim of the default set, then the derived ones. */
+static int job_dims(const problem *p, json_t *set, dimset *d, strbuf *why)
 {
     memset(d, 0, sizeof(*d));
     for (int i = 0; i < p->dims_default.n; i++) {
@@ -630,37 +719,61 @@ static int hidden_dims(const problem *p, json_t *set, dimset *d, strbuf *why)
     return problem_apply_derived(p, d, why) || problem_dims_fault(p, d, NULL, why);
 }
 
-/* The dims drawn at verification time (the job's "hidden": seed and sets, drawn by the
- * trusted client), each on a seed of its own with constant inputs varied. */
-static int run_hidden(struct job_state *s, json_t *job, uint64_t first_seed, wk_failure *f,
-                      strbuf *flags, strbuf *message)
+/* A family of dims sets the client sent with the job (job[key].sets): the random draws
+ * ("hidden"), the stratified draws and the boundary sets. */
+struct set_family {
+    const char *key, *prefix, *flag;
+    int max, vary, values;
+    const char *what; /* for the message: "the dims drawn at verification time" */
+};
+
+static const struct set_family families[] = {
+    {"hidden", "hidden", "hidden_shape_fail", WK_MAX_HIDDEN, 1, WK_FILL_STRUCTURE,
+     "the dims drawn at verification time"},
+    {"stratified", "strat", "hidden_shape_fail", WK_MAX_COVER, 1, 0,
+     "the stratified dims drawn at verification time"},
+    {"boundary", "bound", "boundary_shape_fail", WK_MAX_COVER, 1, 0,
+     "the boundary dims every verification runs"},
+};
+
+static int internal_set_error(wk_failure *f, const char *name, const char *why)
 {
-    json_t *sets = json_object_get(json_object_get(job, "hidden"), "sets");
-    for (size_t k = 0; k < json_array_size(sets) && k < WK_MAX_HIDDEN; k++) {
+    snprintf(f->verdict, sizeof(f->verdict), "runtime_error");
+    sb_reset(&f->message);
+    sb_addf(&f->message, "internal: dims set %s: %s", name, why);
+    return -1;
+}
+
+/* Runs every set of one family, each on a seed of its own; the first wrong one ends the job. */
+static int run_family(struct job_state *s, json_t *job, const struct set_family *fam,
+                      uint64_t seed, wk_failure *f, strbuf *flags, strbuf *message)
+{
+    json_t *sets = json_object_get(json_object_get(job, fam->key), "sets");
+    for (size_t k = 0; k < json_array_size(sets) && k < (size_t)fam->max; k++) {
         char name[32];
         dimset d;
         strbuf why = STRBUF_INIT;
-        snprintf(name, sizeof(name), "hidden%zu", k);
-        if (hidden_dims(s->p, json_array_get(sets, k), &d, &why)) {
-            snprintf(f->verdict, sizeof(f->verdict), "runtime_error");
-            sb_reset(&f->message);
-            sb_addf(&f->message, "internal: hidden dims set %s: %s", name, why.buf);
+        snprintf(name, sizeof(name), "%s%zu", fam->prefix, k);
+        if (job_dims(s->p, json_array_get(sets, k), &d, &why)) {
+            internal_set_error(f, name, why.buf);
             sb_free(&why);
             dimset_free(&d);
             return -1;
         }
         sb_free(&why);
-        int r = one_run(s, name, &d, first_seed + 1 + k, 0, 1, f);
-        if (r != 0) {
-            add_flag(flags, "hidden_shape_fail");
-            if (r > 0) {
-                snprintf(f->verdict, sizeof(f->verdict), "mismatch");
-                sb_addf(message, "correct on the default and alternative dims but wrong on the "
-                                 "dims drawn at verification time %s ", name);
-                dimset_to_json(&d, message);
-                sb_adds(message, " (sizes the fixed sets never use: a hard-coded size, a missing "
-                                 "bounds guard or tail?)");
-            }
+        int values = fam->values & (s->p->values.structure ? ~0 : ~WK_FILL_STRUCTURE);
+        struct run_spec rs = {name, &d, seed + 1 + k, 0, fam->vary, values};
+        int r = one_run(s, &rs, f);
+        if (r != 0)
+            add_flag(flags, fam->flag);
+        if (r > 0) {
+            snprintf(f->verdict, sizeof(f->verdict), "mismatch");
+            sb_addf(message, "correct on the default and alternative dims but wrong on %s %s ",
+                    fam->what, name);
+            dimset_to_json(&d, message);
+            sb_adds(message, " (sizes the fixed sets never use: a hard-coded size, a missing "
+                             "bounds guard or tail, a grid dimension past its limit, 32-bit "
+                             "indices?)");
         }
         dimset_free(&d);
         if (r != 0)
@@ -669,53 +782,99 @@ static int run_hidden(struct job_state *s, json_t *job, uint64_t first_seed, wk_
     return 0;
 }
 
-/* Runs every seed on the default dims, then each alt set, then the hidden sets; sets verdict
- * and flags. */
-static int run_all(struct job_state *s, json_t *job, wk_failure *f, strbuf *flags, strbuf *message)
+/* The value-class runs the manifest declares: large magnitudes on the first alt dims (the
+ * small dims without one) and special values on the small dims. */
+static int run_value_classes(struct job_state *s, uint64_t first_seed, wk_failure *f,
+                             strbuf *flags, strbuf *message)
 {
-    json_t *seeds = json_object_get(job, "seeds");
-    size_t n = json_array_size(seeds);
-    uint64_t first_seed = 0;
-    for (size_t i = 0; i < n; i++) {
+    const problem_values *v = &s->p->values;
+    struct run_spec runs[2];
+    int n = 0;
+    if (v->large > 0)
+        runs[n++] = (struct run_spec){"large", s->p->n_alt ? &s->p->dims_alt[0] : &s->p->dims_small,
+                                      first_seed + 0x1a46e, 0, 0, WK_FILL_LARGE};
+    if (v->n_special > 0)
+        runs[n++] = (struct run_spec){"special", &s->p->dims_small, first_seed + 0x59ec, 0, 0,
+                                      WK_FILL_SPECIAL};
+    for (int i = 0; i < n; i++) {
+        int r = one_run(s, &runs[i], f);
+        if (r != 0)
+            add_flag(flags, "value_class_fail");
+        if (r > 0) {
+            snprintf(f->verdict, sizeof(f->verdict), "mismatch");
+            sb_addf(message, "correct on ordinary inputs but wrong on %s",
+                    i == 0 && v->large > 0 ? "large-magnitude inputs (overflow, or a missing "
+                                             "max subtraction or rescaling?)"
+                                           : "inputs holding special values (NaN, inf or -0 "
+                                             "handled unlike the operator)");
+        }
+        if (r != 0)
+            return r;
+    }
+    return 0;
+}
+
+/* The default dims: seed 1 plain (and run twice), seed 2 with constants varied, the rest
+ * varied and structured. Returns 0, 1 mismatch, -1. */
+static int run_default(struct job_state *s, json_t *seeds, wk_failure *f, strbuf *message)
+{
+    for (size_t i = 0; i < json_array_size(seeds); i++) {
         uint64_t seed = strtoull(json_string_value(json_array_get(seeds, i)), NULL, 10);
-        if (i == 0)
-            first_seed = seed;
-        int r = one_run(s, "default", &s->p->dims_default, seed, i == 0, i > 0, f);
-        if (r < 0)
-            return -1;
+        int values = i >= 2 && s->p->values.structure ? WK_FILL_STRUCTURE : 0;
+        struct run_spec rs = {"default", &s->p->dims_default, seed, i == 0, i > 0, values};
+        int r = one_run(s, &rs, f);
         if (r > 0) {
             snprintf(f->verdict, sizeof(f->verdict), "mismatch");
             sb_addf(message, "output differs from the reference beyond atol=%g, rtol=%g on the "
-                             "default dims (seed %llu)", s->p->atol, s->p->rtol, (unsigned long long)seed);
-            return 1;
+                             "default dims (seed %llu%s)", s->pv.atol, s->p->rtol,
+                    (unsigned long long)seed, values ? ", structured inputs" : "");
         }
+        if (r != 0)
+            return r;
     }
+    return 0;
+}
+
+/* Runs every seed on the default dims, then each alt set, the random draws, the stratified
+ * draws, the boundary sets and the value classes; sets verdict and flags. The number of runs
+ * is fixed by the job, never by how long the candidate takes. */
+static int run_all(struct job_state *s, json_t *job, wk_failure *f, strbuf *flags, strbuf *message)
+{
+    json_t *seeds = json_object_get(job, "seeds");
+    uint64_t first_seed = strtoull(json_string_value(json_array_get(seeds, 0)), NULL, 10);
+    int r = run_default(s, seeds, f, message);
+    if (r != 0)
+        return r;
     for (int a = 0; a < s->p->n_alt; a++) {
         char name[16];
         snprintf(name, sizeof(name), "alt%d", a);
-        int r = one_run(s, name, &s->p->dims_alt[a], first_seed, 0, 0, f);
-        if (r < 0) {
+        struct run_spec rs = {name, &s->p->dims_alt[a], first_seed, 0, 0, 0};
+        r = one_run(s, &rs, f);
+        if (r != 0)
             add_flag(flags, "alt_shape_fail");
-            return -1;
-        }
         if (r > 0) {
             snprintf(f->verdict, sizeof(f->verdict), "mismatch");
-            add_flag(flags, "alt_shape_fail");
             sb_addf(message, "correct on the default dims but wrong on the alternative dims %s "
                              "(hard-coded sizes or a missing bounds guard?)", name);
-            return 1;
         }
+        if (r != 0)
+            return r;
     }
-    return run_hidden(s, job, first_seed, f, flags, message);
+    for (size_t k = 0; k < sizeof(families) / sizeof(families[0]); k++)
+        if ((r = run_family(s, job, &families[k], first_seed + 0x100 * (k + 1), f, flags, message)))
+            return r;
+    return run_value_classes(s, first_seed, f, flags, message);
 }
 
 static json_t *finish(struct job_state *s, json_t *job, wk_failure *f, int outcome, strbuf *flags,
                       strbuf *message)
 {
     json_t *evidence = json_pack("{s:O}", "runs", s->runs);
-    json_t *hidden = json_object_get(job, "hidden");
-    if (json_is_object(hidden)) /* the seed and the dims drawn: a label can be reproduced */
-        json_object_set(evidence, "hidden", hidden);
+    for (size_t k = 0; k < sizeof(families) / sizeof(families[0]); k++) {
+        json_t *fam = json_object_get(job, families[k].key);
+        if (json_is_object(fam)) /* the seed and the dims drawn: a label can be reproduced */
+            json_object_set(evidence, families[k].key, fam);
+    }
     if (s->first_failure)
         json_object_set(evidence, "first_failure", s->first_failure);
     if (s->nondeterministic)
@@ -727,9 +886,13 @@ static json_t *finish(struct job_state *s, json_t *job, wk_failure *f, int outco
         r = result_base(s->g);
         if (outcome == 0) {
             snprintf(f->verdict, sizeof(f->verdict), "correct");
-            sb_addf(message, "matches the reference on %zu seeds, %d alternative and %zu hidden "
-                             "dims sets", json_array_size(json_object_get(job, "seeds")), s->p->n_alt,
-                    json_array_size(json_object_get(json_object_get(job, "hidden"), "sets")));
+            sb_addf(message, "matches the reference on %zu seeds, %d alternative, %zu hidden, "
+                             "%zu stratified and %zu boundary dims sets%s",
+                    json_array_size(json_object_get(job, "seeds")), s->p->n_alt,
+                    json_array_size(json_object_get(json_object_get(job, "hidden"), "sets")),
+                    json_array_size(json_object_get(json_object_get(job, "stratified"), "sets")),
+                    json_array_size(json_object_get(json_object_get(job, "boundary"), "sets")),
+                    s->p->values.large > 0 || s->p->values.n_special ? " and the value classes" : "");
         }
         json_object_set_new(r, "verdict", json_string(f->verdict));
         json_object_set_new(r, "message", json_string(message->buf ? message->buf : ""));
@@ -763,7 +926,7 @@ static int prepare_timed_rep(void *ctx, int rep, wk_failure *f)
 {
     struct timing_state *t = ctx;
     struct job_state *s = t->s;
-    if (fill_inputs(s->g, s->p, &s->p->dims_default, rep_seed(t, rep), 0, t->b, t->input_sums, f))
+    if (fill_inputs(s->g, s->p, &s->p->dims_default, rep_seed(t, rep), 0, NULL, t->b, t->input_sums, f))
         return -1;
     return prepare_execution(s->g, s->cand, t->b, f);
 }
@@ -818,7 +981,8 @@ static int time_candidate(struct job_state *s, json_t *job, json_t *result, wk_f
     int rc = -1, enough = wk_timing_enough(s->samples.ms, s->samples.n, noise);
     /* extra reps (and their buffers) only while the checking runs' samples are too few or noisy */
     if (!enough)
-        t.b = prepare_buffers(s->g, s->p, "default", &s->p->dims_default, s->cand, s->ref, f);
+        t.b = prepare_buffers(s->g, s->p, "default", &s->p->dims_default, s->cand, s->ref,
+                              s->runs_started++ % 2, f);
     if (enough || t.b) {
         wk_rep_hooks h = {.prepare = prepare_timed_rep, .check = check_timed_rep, .ctx = &t};
         wk_progress("timing", cap + 10 * s->cand_deadline_ms);

@@ -176,7 +176,7 @@ int wk_dump(wk_gpu *g, const char *problem_id, uint64_t seed, const char *dims_n
         int64_t n;
         rc = tensor_numel(t, dims, &n, err) || wk_buffer_alloc(g, &bufs[i], t->dtype, n, err);
         if (rc == 0 && i < p.n_inputs)
-            rc = wk_fill_input(g, &bufs[i], t, dims, seed, (unsigned)i, 0, err);
+            rc = wk_fill_input(g, &bufs[i], t, dims, seed, (unsigned)i, 0, NULL, err);
         else if (rc == 0)
             rc = wk_buffer_poison(g, &bufs[i]);
     }

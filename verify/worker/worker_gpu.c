@@ -236,9 +236,35 @@ int wk_buffer_alloc(wk_gpu *g, wk_buffer *b, enum kc_dtype dtype, int64_t numel,
         wk_buffer_free(b);
         return kc_fail(err, "cannot map %zu bytes on the GPU: %s", span, wk_cuda_error(rc));
     }
-    b->ptr = b->base + b->map_bytes - span;
+    wk_buffer_place(b, 0);
     /* the guards only: the buffer itself is generated or poisoned before every execution */
     return wk_buffer_reset_guards(g, b) == 0 ? 0 : kc_fail(err, "cannot write the guard bands");
+}
+
+void wk_buffer_place(wk_buffer *b, int front)
+{
+    if (b->exact || !b->base)
+        return;
+    b->front = front;
+    b->ptr = front ? b->base : b->base + b->map_bytes - round_up(b->bytes, WK_VEC_ALIGN);
+}
+
+int wk_buffer_resize(wk_gpu *g, wk_buffer *b, enum kc_dtype dtype, int64_t numel, strbuf *err)
+{
+    size_t bytes = (size_t)numel * dtype_size(dtype);
+    size_t need = round_up(round_up(bytes, WK_ALIGN) + WK_GUARD_BYTES, g->map_granularity);
+    if (b->base && !b->exact && need <= b->map_bytes &&
+        (b->map_bytes <= WK_REUSE_BYTES || b->map_bytes <= 2 * need)) {
+        b->dtype = dtype, b->numel = numel, b->bytes = bytes;
+        wk_buffer_place(b, b->front);
+        return wk_buffer_reset_guards(g, b) == 0 ? 0 : kc_fail(err, "cannot write the guard bands");
+    }
+    int front = b->front;
+    wk_buffer_free(b);
+    if (wk_buffer_alloc(g, b, dtype, numel, err))
+        return -1;
+    wk_buffer_place(b, front);
+    return 0;
 }
 
 int wk_buffer_alloc_exact(wk_buffer *b, enum kc_dtype dtype, int64_t numel, strbuf *err)
@@ -429,17 +455,35 @@ static int draw_params_of(const tensor_spec *t, const dimset *dims, struct draw_
     return 0;
 }
 
+/* The run's value classes with the tensor's rows (first dim) and columns (last dim). */
+static int fill_mode_of(const tensor_spec *t, const dimset *dims, long long n,
+                        const wk_fill_mode *mode, wk_fill_mode *m, strbuf *err)
+{
+    memset(m, 0, sizeof(*m));
+    if (!mode)
+        return 0;
+    *m = *mode;
+    int64_t first = 1, last = 1;
+    if (t->rank && (expr_eval(t->shape[0], dims, &first, err) ||
+                    expr_eval(t->shape[t->rank - 1], dims, &last, err)))
+        return -1;
+    m->row_stride = first > 0 ? n / first : 1;
+    m->cols = last > 0 ? last : 1;
+    return 0;
+}
+
 int wk_fill_input(wk_gpu *g, wk_buffer *b, const tensor_spec *t, const dimset *dims, uint64_t seed,
-                  unsigned tensor_index, CUdeviceptr sum, strbuf *err)
+                  unsigned tensor_index, CUdeviceptr sum, const wk_fill_mode *mode, strbuf *err)
 {
     long long n = b->numel;
     struct draw_params d;
-    if (draw_params_of(t, dims, &d, err))
+    wk_fill_mode m;
+    if (draw_params_of(t, dims, &d, err) || fill_mode_of(t, dims, n, mode, &m, err))
         return -1;
     /* a simplex row is normalised after the fill: its checksum comes after that */
     CUdeviceptr fused = t->dist == KC_DIST_SIMPLEX ? 0 : sum;
     void *args[] = {&b->ptr, &n, &d.dtype, &d.dist, &d.a, &d.b, &d.lo, &d.hi, &seed, &tensor_index,
-                    &fused};
+                    &fused, &m};
     long long words = (long long)(b->bytes / 8) + 1;
     if (n && wk_launch_harness(g, g->k_fill, words, args))
         return kc_fail(err, "input generation failed for %s", t->name);

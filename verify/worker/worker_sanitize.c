@@ -52,7 +52,7 @@ static int prepare_inputs(wk_gpu *g, const problem *p, const dimset *dims, uint6
                           struct exact_buffers *x, strbuf *err)
 {
     for (int i = 0; i < p->n_inputs; i++)
-        if (wk_fill_input(g, &x->b[i], &p->inputs[i], dims, seed, (unsigned)i, 0, err))
+        if (wk_fill_input(g, &x->b[i], &p->inputs[i], dims, seed, (unsigned)i, 0, NULL, err))
             return -1;
     for (int i = p->n_inputs; i < x->n; i++)
         if (wk_buffer_poison(g, &x->b[i]))

@@ -1,0 +1,383 @@
+/* problem_cover: the dims sets every verification runs besides its random draws, so that the
+ * classes of sizes real kernels get wrong are exercised every time, not on a share of
+ * verifications (issue 34, docs/INTEGRITY.md "Coverage"):
+ *  - boundary sets, a function of the manifest alone: per range dim its low end and 1, a small
+ *    and a large prime, 2^k - 1 and 2^k + 1, values 1 past an odd multiple of 32, 64, 128 and
+ *    256, its high end; every value of a values dim; every quotient 1..16 of a divisor_of dim;
+ *    the manifest's capacity sets;
+ *  - stratified draws: a Latin hypercube over KC_STRATA equal strata of every range dim, pairings
+ *    from the verification's secret seed, so any band of 10% of a dim's range holds a value.
+ * Sets the caps (max_bytes, max_flops, requires) exclude in their first pairing are remade with
+ * the other dims small; a value no set can take is counted, never silently dropped. */
+#include "common/error.h"
+#include "common/problem.h"
+#include "common/problem_rng.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Kinds of boundary value, in the order of the aligned rows. */
+enum bkind { BK_LOW, BK_ONE, BK_SMALL_PRIME, BK_LARGE_PRIME, BK_POW_MINUS, BK_POW_PLUS, BK_OFF32,
+             BK_OFF64, BK_OFF128, BK_OFF256, BK_HIGH, BK_N };
+
+#define PRIME_SEARCH 4000
+#define QUOTIENT_MAX 16 /* every group size 1..16 of a divisor_of dim */
+
+/* The largest v <= hi with v % (2m) == m + 1 (one past an odd multiple of m), or -1. */
+static int64_t one_past_odd_multiple(int64_t lo, int64_t hi, int64_t m)
+{
+    if (hi < m + 1)
+        return -1;
+    int64_t v = (hi - (m + 1)) / (2 * m) * (2 * m) + m + 1;
+    return v >= lo ? v : -1;
+}
+
+static int64_t prime_from(int64_t start, int64_t lo, int64_t hi, int step)
+{
+    for (int64_t x = start, n = 0; x >= lo && x <= hi && n < PRIME_SEARCH; x += step, n++)
+        if (is_prime(x))
+            return x;
+    return -1;
+}
+
+/* The boundary value of kind k in [lo, hi], or -1 when the range has none. */
+static int64_t boundary_value(int64_t lo, int64_t hi, enum bkind k)
+{
+    int kk = 2;
+    switch (k) {
+    case BK_LOW: return lo;
+    case BK_ONE: return lo <= 1 && 1 <= hi ? 1 : -1;
+    case BK_SMALL_PRIME: return prime_from(lo > 11 ? lo : 11, lo, hi, 1);
+    case BK_LARGE_PRIME: return hi < (1LL << 40) ? prime_from(hi, lo, hi, -1) : -1;
+    case BK_POW_MINUS:
+    case BK_POW_PLUS:
+        while (kk < 40 && ((int64_t)1 << (kk + 1)) + 1 <= hi)
+            kk++;
+        if (((int64_t)1 << kk) + 1 > hi || ((int64_t)1 << kk) - 1 < lo)
+            return -1;
+        return ((int64_t)1 << kk) + (k == BK_POW_PLUS ? 1 : -1);
+    case BK_OFF32: return one_past_odd_multiple(lo, hi, 32);
+    case BK_OFF64: return one_past_odd_multiple(lo, hi, 64);
+    case BK_OFF128: return one_past_odd_multiple(lo, hi, 128);
+    case BK_OFF256: return one_past_odd_multiple(lo, hi, 256);
+    case BK_HIGH: return hi;
+    case BK_N: break;
+    }
+    return -1;
+}
+
+/* A growing list of distinct sets. */
+struct setlist {
+    dimset *sets;
+    int n, max, skipped;
+};
+
+static int same_dims(const dimset *a, const dimset *b)
+{
+    if (a->n != b->n)
+        return 0;
+    for (int i = 0; i < a->n; i++)
+        if (strcmp(a->names[i], b->names[i]) || a->values[i] != b->values[i])
+            return 0;
+    return 1;
+}
+
+/* Keeps d (derived dims computed) when it is admitted and new; returns 1 kept or already there,
+ * 0 refused. d is consumed. */
+static int keep_set(const problem *p, struct setlist *l, dimset *d, int capacity)
+{
+    strbuf why = STRBUF_INIT;
+    int ok = problem_apply_derived(p, d, &why) == 0 &&
+             problem_hidden_admits(p, d, capacity, &why) == 0;
+    sb_free(&why);
+    for (int i = 0; ok && i < l->n; i++)
+        if (same_dims(&l->sets[i], d)) {
+            dimset_free(d);
+            return 1;
+        }
+    if (ok && l->n < l->max) {
+        l->sets[l->n++] = *d;
+        memset(d, 0, sizeof(*d));
+        return 1;
+    }
+    dimset_free(d);
+    return 0;
+}
+
+/* The low end every other dim takes in a set that tries one value: a range's min, a values
+ * dim's first value, a divisor_of dim 1 (always a divisor). */
+static int64_t low_value(const hidden_dim *h)
+{
+    return h->rule == KC_HIDDEN_RANGE ? h->min : h->rule == KC_HIDDEN_VALUES ? h->values[0] : 1;
+}
+
+/* Sets dims 0..n-1 of the generator into d; values[i] for a range or values dim (-1: its low
+ * end); divisor_of dims take div_pick (0: 1, 1: the base itself); expr dims are computed. */
+static int fill_row(const problem *p, const int64_t *values, int div_pick, dimset *d)
+{
+    const problem_hidden *h = &p->hidden;
+    memset(d, 0, sizeof(*d));
+    for (int i = 0; i < h->n_dims; i++) {
+        const hidden_dim *hd = &h->dims[i];
+        int64_t v = values[i] >= 0 ? values[i] : low_value(hd);
+        if (hd->rule == KC_HIDDEN_DIVISOR_OF && values[i] < 0) {
+            int64_t base = 1;
+            dimset_get(d, hd->expr, &base);
+            v = div_pick ? base : 1;
+        }
+        if (hd->rule == KC_HIDDEN_EXPR && expr_eval(hd->expr, d, &v, NULL))
+            return -1;
+        dimset_set(d, hd->name, v);
+    }
+    return 0;
+}
+
+/* One set trying value v for dim j with every other dim at its low end. */
+static int try_alone(const problem *p, struct setlist *l, int j, int64_t v)
+{
+    int64_t vals[KC_MAX_DIMS];
+    for (int i = 0; i < p->hidden.n_dims; i++)
+        vals[i] = i == j ? v : -1;
+    dimset d;
+    if (fill_row(p, vals, 0, &d)) {
+        dimset_free(&d);
+        return 0;
+    }
+    return keep_set(p, l, &d, 0);
+}
+
+/* Row r of the aligned covering array: every range dim its kind-r value, every values dim its
+ * r-th value; a value the row cannot hold is tried alone. */
+static void aligned_row(const problem *p, struct setlist *l, int r)
+{
+    const problem_hidden *h = &p->hidden;
+    int64_t vals[KC_MAX_DIMS];
+    for (int i = 0; i < h->n_dims; i++) {
+        const hidden_dim *hd = &h->dims[i];
+        vals[i] = hd->rule == KC_HIDDEN_RANGE    ? (r < BK_N ? boundary_value(hd->min, hd->max, r) : -1)
+                  : hd->rule == KC_HIDDEN_VALUES ? hd->values[r % hd->n_values]
+                                                 : -1;
+    }
+    dimset d;
+    int kept = 0;
+    if (fill_row(p, vals, r % 2, &d) == 0)
+        kept = keep_set(p, l, &d, 0);
+    else
+        dimset_free(&d);
+    if (kept)
+        return;
+    for (int i = 0; i < h->n_dims; i++)
+        if (vals[i] >= 0 && !try_alone(p, l, i, vals[i]))
+            l->skipped++;
+}
+
+/* Every quotient 1..16 of each divisor_of dim: base = q * k, dim = k, k = 1 and 2. */
+static void quotient_sets(const problem *p, struct setlist *l)
+{
+    const problem_hidden *h = &p->hidden;
+    for (int j = 0; j < h->n_dims; j++) {
+        if (h->dims[j].rule != KC_HIDDEN_DIVISOR_OF)
+            continue;
+        int base = -1;
+        for (int i = 0; i < j; i++)
+            if (strcmp(h->dims[i].name, h->dims[j].expr) == 0)
+                base = i;
+        if (base < 0 || h->dims[base].rule != KC_HIDDEN_RANGE)
+            continue;
+        for (int64_t q = 1; q <= QUOTIENT_MAX; q++) {
+            int kept = 0;
+            for (int64_t k = 1; k <= 2; k++) {
+                int64_t vals[KC_MAX_DIMS];
+                for (int i = 0; i < h->n_dims; i++)
+                    vals[i] = i == base ? q * k : i == j ? k : -1;
+                if (q * k < h->dims[base].min || q * k > h->dims[base].max)
+                    continue;
+                dimset d;
+                if (fill_row(p, vals, 0, &d) == 0)
+                    kept += keep_set(p, l, &d, 0);
+                else
+                    dimset_free(&d);
+            }
+            if (!kept && q <= h->dims[base].max)
+                l->skipped++;
+        }
+    }
+}
+
+int problem_boundary_sets(const problem *p, dimset *out, int max, int *skipped, strbuf *err)
+{
+    const problem_hidden *h = &p->hidden;
+    if (!h->present)
+        return kc_fail(err, "%s: no \"hidden\" generator in the manifest", p->id);
+    struct setlist l = {.sets = out, .max = max};
+    int rows = BK_N;
+    for (int i = 0; i < h->n_dims; i++)
+        if (h->dims[i].rule == KC_HIDDEN_VALUES && h->dims[i].n_values > rows)
+            rows = h->dims[i].n_values;
+    for (int r = 0; r < rows; r++)
+        aligned_row(p, &l, r);
+    quotient_sets(p, &l);
+    for (int c = 0; c < h->n_capacity; c++) {
+        dimset d;
+        dimset_copy(&d, &h->capacity[c]);
+        if (!keep_set(p, &l, &d, 1))
+            l.skipped++;
+    }
+    if (skipped)
+        *skipped = l.skipped;
+    return l.n;
+}
+
+/* ---- stratified draws ---- */
+
+/* The bounds of stratum s of [lo, hi] (KC_STRATA equal parts; a range narrower than that
+ * gives single values). */
+static void stratum_bounds(int64_t lo, int64_t hi, int s, int64_t *a, int64_t *b)
+{
+    int64_t span = hi - lo + 1;
+    *a = lo + (int64_t)((__int128)span * s / KC_STRATA);
+    *b = lo + (int64_t)((__int128)span * (s + 1) / KC_STRATA) - 1;
+    if (*b < *a)
+        *b = *a;
+}
+
+/* A divisor of n drawn uniformly (n above 2^32: 1). */
+static int64_t random_divisor(rng *r, int64_t n)
+{
+    if (n < 1 || n > (1LL << 32))
+        return 1;
+    int64_t divs[4096];
+    int k = 0;
+    for (int64_t f = 1; f * f <= n && k < 4094; f++)
+        if (n % f == 0) {
+            divs[k++] = f;
+            if (f != n / f)
+                divs[k++] = n / f;
+        }
+    return divs[rng_next(r) % (uint64_t)k];
+}
+
+/* strata[i]: the stratum dim i takes (-1: its lowest two strata, drawn freely). */
+static int strata_row(const problem *p, rng *r, const int *strata, dimset *d)
+{
+    const problem_hidden *h = &p->hidden;
+    memset(d, 0, sizeof(*d));
+    for (int i = 0; i < h->n_dims; i++) {
+        const hidden_dim *hd = &h->dims[i];
+        int s = strata[i] >= 0 ? strata[i] : (int)(rng_next(r) % 2);
+        int64_t v = 0, a, b;
+        switch (hd->rule) {
+        case KC_HIDDEN_RANGE:
+            stratum_bounds(hd->min, hd->max, s, &a, &b);
+            v = uniform_in(r, a, b);
+            break;
+        case KC_HIDDEN_VALUES:
+            stratum_bounds(0, hd->n_values - 1, s, &a, &b);
+            v = hd->values[uniform_in(r, a, b)];
+            break;
+        case KC_HIDDEN_DIVISOR_OF:
+            dimset_get(d, hd->expr, &v);
+            v = random_divisor(r, v);
+            break;
+        case KC_HIDDEN_EXPR:
+            if (expr_eval(hd->expr, d, &v, NULL))
+                return -1;
+            break;
+        }
+        dimset_set(d, hd->name, v);
+    }
+    return 0;
+}
+
+#define STRATUM_TRIES 64
+
+/* Up to STRATUM_TRIES draws of a row with these strata; 1 when one was kept. */
+static int draw_row(const problem *p, rng *r, const int *strata, struct setlist *l)
+{
+    for (int t = 0; t < STRATUM_TRIES; t++) {
+        dimset d;
+        if (strata_row(p, r, strata, &d)) {
+            dimset_free(&d);
+            return 0;
+        }
+        int before = l->n;
+        if (keep_set(p, l, &d, 0) && l->n > before)
+            return 1;
+        if (l->n == l->max)
+            return 0;
+    }
+    return 0;
+}
+
+/* Marks in seen every stratum of hd that holds v (a range narrower than KC_STRATA has strata
+ * of one value each, several of them the same value). */
+static void mark_strata(const hidden_dim *hd, int64_t v, int *seen)
+{
+    int64_t lo = hd->rule == KC_HIDDEN_RANGE ? hd->min : 0;
+    int64_t hi = hd->rule == KC_HIDDEN_RANGE ? hd->max : hd->n_values - 1;
+    if (hd->rule == KC_HIDDEN_VALUES)
+        for (int i = 0; i < hd->n_values; i++)
+            if (hd->values[i] == v)
+                v = i;
+    for (int s = 0; s < KC_STRATA; s++) {
+        int64_t a, b;
+        stratum_bounds(lo, hi, s, &a, &b);
+        if (v >= a && v <= b)
+            seen[s] = 1;
+    }
+}
+
+static int stratified_dim(const hidden_dim *hd)
+{
+    return hd->rule == KC_HIDDEN_RANGE || hd->rule == KC_HIDDEN_VALUES;
+}
+
+/* The strata each dim holds among the sets kept; a stratum none holds gets a set of its own
+ * (the other dims in their lowest strata). */
+static void fill_missing_strata(const problem *p, rng *r, struct setlist *l)
+{
+    const problem_hidden *h = &p->hidden;
+    for (int j = 0; j < h->n_dims; j++) {
+        if (!stratified_dim(&h->dims[j]))
+            continue;
+        int seen[KC_STRATA] = {0};
+        for (int k = 0; k < l->n; k++) {
+            int64_t v;
+            if (dimset_get(&l->sets[k], h->dims[j].name, &v))
+                mark_strata(&h->dims[j], v, seen);
+        }
+        for (int s = 0; s < KC_STRATA; s++) {
+            int strata[KC_MAX_DIMS];
+            for (int i = 0; i < h->n_dims; i++)
+                strata[i] = i == j ? s : -1;
+            if (!seen[s] && !draw_row(p, r, strata, l))
+                l->skipped++;
+        }
+    }
+}
+
+int problem_stratified_sets(const problem *p, uint64_t seed, dimset *out, int max, strbuf *err)
+{
+    const problem_hidden *h = &p->hidden;
+    if (!h->present)
+        return kc_fail(err, "%s: no \"hidden\" generator in the manifest", p->id);
+    rng r = rng_for(p->id, seed, 0x57a7ull << 32);
+    int perm[KC_MAX_DIMS][KC_STRATA];
+    for (int i = 0; i < h->n_dims; i++) { /* Fisher-Yates per dim */
+        for (int s = 0; s < KC_STRATA; s++)
+            perm[i][s] = s;
+        for (int s = KC_STRATA - 1; s > 0; s--) {
+            int e = (int)(rng_next(&r) % (uint64_t)(s + 1)), t = perm[i][s];
+            perm[i][s] = perm[i][e], perm[i][e] = t;
+        }
+    }
+    struct setlist l = {.sets = out, .max = max};
+    for (int k = 0; k < KC_STRATA; k++) {
+        int strata[KC_MAX_DIMS];
+        for (int i = 0; i < h->n_dims; i++)
+            strata[i] = stratified_dim(&h->dims[i]) ? perm[i][k] : -1;
+        draw_row(p, &r, strata, &l);
+    }
+    fill_missing_strata(p, &r, &l);
+    return l.n;
+}
