@@ -218,7 +218,7 @@ int problem_boundary_sets(const problem *p, dimset *out, int max, int *skipped, 
         aligned_row(p, &l, r);
     quotient_sets(p, &l);
     for (int c = 0; c < h->n_capacity; c++) {
-        dimset d;
+        dimset d = {0};
         dimset_copy(&d, &h->capacity[c]);
         if (!keep_set(p, &l, &d, 1))
             l.skipped++;

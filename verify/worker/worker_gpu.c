@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 
 const char *wk_cuda_error(CUresult rc)
@@ -267,6 +268,16 @@ int wk_buffer_resize(wk_gpu *g, wk_buffer *b, enum kc_dtype dtype, int64_t numel
     return 0;
 }
 
+/* 16 to 2032, a multiple of 16 and never of 256: where an exact buffer starts in its allocation. */
+static size_t exact_offset(void)
+{
+    unsigned v = 0;
+    if (getrandom(&v, sizeof(v), 0) != sizeof(v))
+        v = (unsigned)now_ms();
+    unsigned k = 1 + v % 127;
+    return 16u * (k % 16 ? k : k + 1);
+}
+
 int wk_buffer_alloc_exact(wk_buffer *b, enum kc_dtype dtype, int64_t numel, strbuf *err)
 {
     memset(b, 0, sizeof(*b));
@@ -274,10 +285,11 @@ int wk_buffer_alloc_exact(wk_buffer *b, enum kc_dtype dtype, int64_t numel, strb
     b->numel = numel;
     b->bytes = (size_t)numel * dtype_size(dtype);
     b->exact = 1;
-    CUresult rc = cuMemAlloc(&b->base, b->bytes ? b->bytes : 1);
+    size_t off = exact_offset();
+    CUresult rc = cuMemAlloc(&b->base, off + b->bytes);
     if (rc != CUDA_SUCCESS)
         return kc_fail(err, "cannot allocate %zu bytes on the GPU: %s", b->bytes, wk_cuda_error(rc));
-    b->ptr = b->base;
+    b->ptr = b->base + off;
     return 0;
 }
 

@@ -3,7 +3,10 @@
  * problem's manifest path, dims, a seed; the candidate's source and cubin and the harness
  * module, compiled once by the client, as payloads: no NVRTC start-up here), runs
  * the candidate's launch unit once on seeded inputs with every buffer an exact-size plain
- * allocation (no guard bands, no padding: the tool's bounds checks are then byte-exact), and
+ * allocation (no guard bands, no padding: the tool's bounds checks are then byte-exact at the
+ * end), starting at a random 16-byte offset into its allocation, as a buffer of the checking
+ * runs that ends at its wall starts (so a kernel cannot tell this run by a buffer address's
+ * alignment; docs/INTEGRITY.md "Walls"), and
  * answers {"ok": true} or {"error": ...} on the private result descriptor; then the next job,
  * so one watched process (the tool's start-up paid once) serves many candidates. */
 #include "common/error.h"
@@ -88,10 +91,20 @@ out:
     return rc;
 }
 
+/* The job's dims: a named set ("small", "alt0") or a drawn one ("dims_set": {name: value}). */
 static int load_job_dims(const problem *p, json_t *job, dimset *dims, strbuf *err)
 {
     enum kc_dims_kind kind;
     int alt;
+    json_t *set = json_object_get(job, "dims_set");
+    if (json_is_object(set)) {
+        for (int i = 0; i < p->dims_default.n; i++) {
+            json_t *v = json_object_get(set, p->dims_default.names[i]);
+            if (json_is_integer(v))
+                dimset_set(dims, p->dims_default.names[i], json_integer_value(v));
+        }
+        return problem_apply_derived(p, dims, err) || problem_dims_fault(p, dims, NULL, err);
+    }
     const char *name = json_string_value(json_object_get(job, "dims"));
     if (!name || dims_kind_parse(name, &kind, &alt) || !problem_dims(p, kind, alt))
         return kc_fail(err, "unknown dims set '%s'", name ? name : "(none)");

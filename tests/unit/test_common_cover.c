@@ -1,0 +1,291 @@
+/* test_common_cover: the dims sets every verification runs besides its random draws
+ * (common/problem_cover.c, issue 34): the boundary sets hold, for every range dim, its low end,
+ * 1, primes, 2^k +- 1, values 1 past odd multiples of 32..256 and its high end, pair values of
+ * one kind (an MSE's B*D is 1 past a multiple of 256 in some set), give every GQA group size
+ * 1..16 and are the same in every verification; the stratified draws put a value in each of the
+ * 20 strata of every range dim (so every band of 10% of a range holds one) whatever the seed;
+ * every set meets the caps; capacity sets load with precise errors and bypass the byte cap. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "common/error.h"
+#include "common/fsutil.h"
+#include "common/problem.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static char tmpdir[64];
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(tmpdir, sizeof(tmpdir), "/tmp/kc-test-cover-XXXXXX");
+    return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    remove_tree(tmpdir);
+    return 0;
+}
+
+static void load_shipped(const char *id, problem *p)
+{
+    strbuf root = STRBUF_INIT, path = STRBUF_INIT, err = STRBUF_INIT;
+    problems_root(&root);
+    sb_addf(&path, "%s/%s.json", root.buf, id);
+    if (problem_load(path.buf, p, &err))
+        fail_msg("%s", err.buf);
+    sb_free(&root), sb_free(&path), sb_free(&err);
+}
+
+static int64_t dim(const dimset *d, const char *name)
+{
+    int64_t v = -1;
+    assert_true(dimset_get(d, name, &v));
+    return v;
+}
+
+static int has_value(const dimset *sets, int n, const char *name, int64_t v)
+{
+    for (int i = 0; i < n; i++)
+        if (dim(&sets[i], name) == v)
+            return 1;
+    return 0;
+}
+
+static void free_sets(dimset *sets, int n)
+{
+    for (int i = 0; i < n; i++)
+        dimset_free(&sets[i]);
+}
+
+static void assert_admitted(const problem *p, const dimset *sets, int n)
+{
+    for (int i = 0; i < n; i++) {
+        strbuf why = STRBUF_INIT;
+        int capacity = 0;
+        for (int c = 0; c < p->hidden.n_capacity; c++)
+            capacity |= dim(&sets[i], p->hidden.capacity[c].names[0]) ==
+                        dim(&p->hidden.capacity[c], p->hidden.capacity[c].names[0]);
+        if (problem_hidden_admits(p, &sets[i], capacity, &why))
+            fail_msg("%s set %d: %s", p->id, i, why.buf);
+        sb_free(&why);
+    }
+}
+
+/* Square matmul, N in 1..1500: every kind of boundary value of N. */
+static void test_boundary_values(void **state)
+{
+    (void)state;
+    problem p;
+    load_shipped("level1/001_square_matmul", &p);
+    dimset sets[KC_MAX_BOUNDARY];
+    int skipped = -1;
+    strbuf err = STRBUF_INIT;
+    int n = problem_boundary_sets(&p, sets, KC_MAX_BOUNDARY, &skipped, &err);
+    assert_true(n >= 10);
+    assert_int_equal(skipped, 0);
+    int64_t want[] = {1, 11, 1499, 1023, 1025, 1441, 1473, 1409, 1281, 1500};
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+        if (!has_value(sets, n, "N", want[i]))
+            fail_msg("N = %lld missing from the boundary sets", (long long)want[i]);
+    assert_admitted(&p, sets, n);
+    /* the same sets in every call: a function of the manifest alone */
+    dimset again[KC_MAX_BOUNDARY];
+    assert_int_equal(problem_boundary_sets(&p, again, KC_MAX_BOUNDARY, NULL, &err), n);
+    for (int i = 0; i < n; i++)
+        assert_int_equal(dim(&sets[i], "N"), dim(&again[i], "N"));
+    free_sets(sets, n), free_sets(again, n);
+    problem_free(&p);
+    sb_free(&err);
+}
+
+/* MSE over B x D: some boundary set has B*D one past a multiple of 256, and a prime dim. */
+static void test_boundary_pairs_kinds(void **state)
+{
+    (void)state;
+    problem p;
+    load_shipped("level1/094_mse_loss", &p);
+    dimset sets[KC_MAX_BOUNDARY];
+    strbuf err = STRBUF_INIT;
+    int n = problem_boundary_sets(&p, sets, KC_MAX_BOUNDARY, NULL, &err);
+    int off256 = 0, single = 0;
+    for (int i = 0; i < n; i++) {
+        int64_t e = dim(&sets[i], "B") * dim(&sets[i], "D");
+        off256 |= e % 256 == 1 && e > 256;
+        single |= e == 1;
+    }
+    assert_true(off256);
+    assert_true(single);
+    assert_admitted(&p, sets, n);
+    free_sets(sets, n);
+    problem_free(&p);
+    sb_free(&err);
+}
+
+/* GQA: every group size HQ/HKV from 1 to 16 is in the boundary sets. */
+static void test_boundary_group_sizes(void **state)
+{
+    (void)state;
+    problem p;
+    load_shipped("attention/008_gqa_causal", &p);
+    dimset sets[KC_MAX_BOUNDARY];
+    strbuf err = STRBUF_INIT;
+    int n = problem_boundary_sets(&p, sets, KC_MAX_BOUNDARY, NULL, &err);
+    int seen[17] = {0};
+    for (int i = 0; i < n; i++) {
+        int64_t q = dim(&sets[i], "HQ") / dim(&sets[i], "HKV");
+        if (q >= 1 && q <= 16)
+            seen[q] = 1;
+    }
+    for (int q = 1; q <= 16; q++)
+        if (!seen[q])
+            fail_msg("group size %d missing", q);
+    assert_admitted(&p, sets, n);
+    free_sets(sets, n);
+    problem_free(&p);
+    sb_free(&err);
+}
+
+/* Every stratum of every range dim holds a value, for many seeds; sets differ by seed. */
+static void check_strata(const char *id, const char *name, int64_t lo, int64_t hi)
+{
+    problem p;
+    load_shipped(id, &p);
+    strbuf err = STRBUF_INIT;
+    for (uint64_t seed = 1; seed <= 30; seed++) {
+        dimset sets[KC_MAX_STRATIFIED];
+        int n = problem_stratified_sets(&p, seed * 7919, sets, KC_MAX_STRATIFIED, &err);
+        assert_true(n >= KC_STRATA);
+        /* any band of 10% of the range holds a drawn value */
+        for (int64_t a = lo; a + (hi - lo + 1) / 10 <= hi; a += (hi - lo + 1) / 37 + 1) {
+            int64_t b = a + (hi - lo + 1) / 10;
+            int hit = 0;
+            for (int i = 0; i < n; i++)
+                hit |= dim(&sets[i], name) >= a && dim(&sets[i], name) <= b;
+            if (!hit)
+                fail_msg("%s seed %llu: no %s in [%lld, %lld]", id, (unsigned long long)seed,
+                         name, (long long)a, (long long)b);
+        }
+        assert_admitted(&p, sets, n);
+        free_sets(sets, n);
+    }
+    problem_free(&p);
+    sb_free(&err);
+}
+
+static void test_stratified_bands(void **state)
+{
+    (void)state;
+    check_strata("level1/001_square_matmul", "N", 1, 1500);
+    check_strata("level1/094_mse_loss", "D", 1, 100000);
+    check_strata("level1/094_mse_loss", "B", 1, 5000);
+    check_strata("attention/008_gqa_causal", "S", 1, 600);
+}
+
+static void test_stratified_seeded(void **state)
+{
+    (void)state;
+    problem p;
+    load_shipped("level1/094_mse_loss", &p);
+    strbuf err = STRBUF_INIT;
+    dimset a[KC_MAX_STRATIFIED], b[KC_MAX_STRATIFIED], c[KC_MAX_STRATIFIED];
+    int na = problem_stratified_sets(&p, 5, a, KC_MAX_STRATIFIED, &err);
+    int nb = problem_stratified_sets(&p, 5, b, KC_MAX_STRATIFIED, &err);
+    int nc = problem_stratified_sets(&p, 6, c, KC_MAX_STRATIFIED, &err);
+    assert_int_equal(na, nb);
+    int same = 1, differs = 0;
+    for (int i = 0; i < na; i++)
+        same &= dim(&a[i], "D") == dim(&b[i], "D") && dim(&a[i], "B") == dim(&b[i], "B");
+    for (int i = 0; i < na && i < nc; i++)
+        differs |= dim(&a[i], "D") != dim(&c[i], "D");
+    assert_true(same);
+    assert_true(differs);
+    free_sets(a, na), free_sets(b, nb), free_sets(c, nc);
+    problem_free(&p);
+    sb_free(&err);
+}
+
+/* The relu manifest with its "hidden" object's "why" followed by text, from a tmpdir copy. */
+static int load_with_capacity(const char *capacity, problem *p, strbuf *err)
+{
+    strbuf src = STRBUF_INIT, root = STRBUF_INIT, path = STRBUF_INIT, out = STRBUF_INIT;
+    problems_root(&root);
+    sb_addf(&path, "%s/level1/019_relu.json", root.buf);
+    assert_int_equal(read_file(path.buf, &src, err), 0);
+    char *hit = strstr(src.buf, "\"max_bytes\": 67108864,");
+    assert_non_null(hit);
+    hit += strlen("\"max_bytes\": 67108864,");
+    sb_add(&out, src.buf, (size_t)(hit - src.buf));
+    sb_addf(&out, " \"capacity\": %s,", capacity);
+    sb_adds(&out, hit);
+    sb_reset(&path);
+    sb_addf(&path, "%s/level1", tmpdir);
+    assert_int_equal(mkdir_p(path.buf, err), 0);
+    sb_adds(&path, "/019_relu.cu");
+    assert_int_equal(write_file_atomic(path.buf, "// x\n", 5, err), 0);
+    sb_reset(&path);
+    sb_addf(&path, "%s/level1/019_relu.json", tmpdir);
+    assert_int_equal(write_file_atomic(path.buf, out.buf, out.len, err), 0);
+    int rc = problem_load(path.buf, p, err);
+    sb_free(&src), sb_free(&root), sb_free(&path), sb_free(&out);
+    return rc;
+}
+
+static void expect_capacity_error(const char *capacity, const char *needle)
+{
+    problem p;
+    strbuf err = STRBUF_INIT;
+    assert_int_not_equal(load_with_capacity(capacity, &p, &err), 0);
+    if (!strstr(err.buf, needle))
+        fail_msg("error '%s' does not say '%s'", err.buf, needle);
+    sb_free(&err);
+}
+
+static void test_capacity_sets(void **state)
+{
+    (void)state;
+    problem p;
+    strbuf err = STRBUF_INIT;
+    /* 2^31 + 2 elements (17 GB in and out: past max_bytes, within the capacity cap), and rows
+     * past grid.y's 65,535 */
+    int rc = load_with_capacity("{\"sets\": [{\"B\": 2, \"D\": 1073741825}, {\"B\": 70001, \"D\": 3}], "
+                                "\"why\": \"int32 indices and grid.y\"}", &p, &err);
+    if (rc)
+        fail_msg("%s", err.buf);
+    assert_int_equal(p.hidden.n_capacity, 2);
+    dimset sets[KC_MAX_BOUNDARY];
+    int n = problem_boundary_sets(&p, sets, KC_MAX_BOUNDARY, NULL, &err);
+    assert_true(has_value(sets, n, "D", 1073741825));
+    assert_true(has_value(sets, n, "B", 70001));
+    free_sets(sets, n);
+    problem_free(&p);
+    expect_capacity_error("{\"sets\": [{\"B\": 2}], \"why\": \"x\"}", "no value for dim 'D'");
+    expect_capacity_error("{\"sets\": [{\"B\": 2, \"D\": 3, \"Q\": 1}], \"why\": \"x\"}",
+                          "'Q' is not a dim");
+    expect_capacity_error("{\"sets\": [{\"B\": 2, \"D\": 3}]}", "hidden.capacity.why");
+    expect_capacity_error("{\"sets\": []}", "hidden.capacity");
+    expect_capacity_error("{\"sets\": [{\"B\": 4, \"D\": 1000000000}], \"why\": \"x\"}",
+                          "bytes"); /* 32 GB in and out: past the capacity cap */
+    sb_free(&err);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_boundary_values),
+        cmocka_unit_test(test_boundary_pairs_kinds),
+        cmocka_unit_test(test_boundary_group_sizes),
+        cmocka_unit_test(test_stratified_bands),
+        cmocka_unit_test(test_stratified_seeded),
+        cmocka_unit_test(test_capacity_sets),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,93 @@
+/* test_verify_heap_policy: the module check after compilation (verify/service/policy.c
+ * policy_check_module, issue 34): a kernel that calls device malloc or free, directly, through
+ * new/delete or through a macro that spells malloc by token pasting, is refused, naming the
+ * device heap; honest kernels (printf included: it is not the heap) pass; bytes that are not an
+ * ELF64 cubin, or whose section table is cut, are refused without reading past them. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "verify/service/nvrtc_compile.h"
+#include "verify/service/policy.h"
+
+#include <string.h>
+
+/* Compiles source for sm_90 (trusted path: no sandbox needed for this check) and runs the
+ * module check; returns its status, the reason in why. */
+static int check_source(const char *source, strbuf *why)
+{
+    strbuf cubin = STRBUF_INIT, err = STRBUF_INIT;
+    if (nvrtc_compile_trusted(source, "sm_90", &cubin, &err))
+        fail_msg("does not compile: %s", err.buf);
+    int rc = policy_check_module(cubin.buf, cubin.len, why);
+    sb_free(&cubin), sb_free(&err);
+    return rc;
+}
+
+static void expect_refused(const char *source)
+{
+    strbuf why = STRBUF_INIT;
+    assert_int_equal(check_source(source, &why), -1);
+    if (!strstr(why.buf, "device heap"))
+        fail_msg("reason does not name the device heap: %s", why.buf);
+    sb_free(&why);
+}
+
+static void test_malloc_refused(void **state)
+{
+    (void)state;
+    expect_refused("extern \"C\" __global__ void k(float *y) {\n"
+                   "  float *p = (float *)malloc(64); p[0] = 1; y[0] = p[0]; }\n");
+    expect_refused("extern \"C\" __global__ void k(float *y) {\n"
+                   "  int *p = new int[4]; p[0] = 1; y[0] = p[0]; delete[] p; }\n");
+    expect_refused("#define CAT(a, b) a##b\n"
+                   "extern \"C\" __global__ void k(float *y) {\n"
+                   "  void *p = CAT(mal, loc)(16); y[0] = p != 0; CAT(fr, ee)(p); }\n");
+    expect_refused("extern \"C\" __global__ void k(float *y) { free((void *)y); }\n");
+}
+
+static void test_honest_passes(void **state)
+{
+    (void)state;
+    strbuf why = STRBUF_INIT;
+    assert_int_equal(check_source("extern \"C\" __global__ void relu(const float *x, float *y, long long n) {\n"
+                                  "  long long i = blockIdx.x * 256ll + threadIdx.x;\n"
+                                  "  if (i < n) y[i] = x[i] > 0 ? x[i] : 0; if (i == 0) printf(\"hi\\n\"); }\n",
+                                  &why),
+                     0);
+    /* a device function of the candidate's own may be called free_list: only the heap's names */
+    assert_int_equal(check_source("__device__ __noinline__ float free_list(float v) { return v * 2; }\n"
+                                  "extern \"C\" __global__ void k(float *y) { y[0] = free_list(y[1]); }\n",
+                                  &why),
+                     0);
+    sb_free(&why);
+}
+
+static void test_not_a_cubin(void **state)
+{
+    (void)state;
+    strbuf why = STRBUF_INIT;
+    assert_int_equal(policy_check_module("hello", 5, &why), -1);
+    assert_non_null(strstr(why.buf, "not an ELF64 cubin"));
+    /* a real cubin cut short: its section table lies past the end */
+    strbuf cubin = STRBUF_INIT, err = STRBUF_INIT;
+    assert_int_equal(nvrtc_compile_trusted("extern \"C\" __global__ void k(float *y) { y[0] = 1; }\n",
+                                           "sm_90", &cubin, &err),
+                     0);
+    sb_reset(&why);
+    assert_int_equal(policy_check_module(cubin.buf, 200, &why), -1);
+    assert_non_null(strstr(why.buf, "truncated"));
+    sb_free(&cubin), sb_free(&err), sb_free(&why);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_malloc_refused),
+        cmocka_unit_test(test_honest_passes),
+        cmocka_unit_test(test_not_a_cubin),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
