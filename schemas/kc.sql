@@ -521,3 +521,30 @@ CREATE TABLE shard_plans (
     recorded_at     TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ','now'))
 ) WITHOUT ROWID;
 ALTER TABLE reverify_passes ADD COLUMN shard_count INTEGER;
+
+-- migration 12
+-- Race checks (issue 34, docs/INTEGRITY.md "Races"). A correct label whose launch unit uses
+-- shared memory or cross-block communication (common/race_needs.h) gets compute-sanitizer
+-- racecheck before kexport exports it as correct: inline (`kverify run --sanitizer all`, in the
+-- verification's evidence) or deferred (`kverify racecheck --db`, one row here per check of
+-- the verification it names). result: clean (no hazard: the label may be exported), hazard (a
+-- new verification of the candidate, verdict 'unsafe', the report in its evidence under
+-- "racecheck", is new_verification_id: every view, kcurate and kexport see the candidate as
+-- unsafe from then on), error (no check: the tool could not run or ended otherwise, or the
+-- candidate failed under it, which records a new verification 'timeout' or 'runtime_error'
+-- like a hazard; without a new verification the same command tries again).
+CREATE TABLE race_checks (
+    id              INTEGER PRIMARY KEY,
+    verification_id INTEGER NOT NULL REFERENCES verifications(id),   -- the correct label checked
+    tool            TEXT NOT NULL,          -- 'compute-sanitizer racecheck'
+    result          TEXT NOT NULL CHECK (result IN ('clean','hazard','error')),
+    report          TEXT,                   -- the tool's report (bounded) or why there was no check
+    new_verification_id INTEGER REFERENCES verifications(id),  -- the label it recorded, if any
+    seed            TEXT,                   -- of the inputs (the checked verification's first seed)
+    dims            TEXT NOT NULL DEFAULT 'small',
+    duration_ms     REAL,                   -- the tool's run, its start-up included
+    gpu_name        TEXT,
+    verifier_version TEXT NOT NULL,
+    checked_at      TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ','now'))
+);
+CREATE INDEX race_checks_by_verification ON race_checks(verification_id);
