@@ -32,7 +32,7 @@ for tool in kcollect kverify kcurate kexport; do
     [ "$(cat "$tool-version.out")" = "$tool $VERSION" ] || fail "$tool --version: $(cat "$tool-version.out")"
     ok0 "$tool-help" "$KC_BIN/$tool" --help
 done
-for sub in check compile problems import run reverify dump gpus; do
+for sub in check compile problems import run reverify racecheck dump gpus; do
     ok0 "kverify-$sub-help" "$KC_BIN/kverify" $sub --help
 done
 for sub in run merge verify-db stats runs flips report; do

@@ -1,7 +1,8 @@
 /* kverify: the verifier's command line. check and compile single candidates,
  * validate a suite (problems --check), dump inputs and reference outputs,
  * verify every pending candidate of a database (run), import candidates (files, or
- * third-party JSONL with claimed labels), verify stored candidates again (reverify). */
+ * third-party JSONL with claimed labels), verify stored candidates again (reverify), race-check
+ * correct labels (racecheck). */
 #include "common/cli.h"
 #include "common/db.h"
 #include "common/error.h"
@@ -11,12 +12,9 @@
 #include "verify/service/verify.h"
 #include "verify/cli/verify_cli.h"
 
-#include <dlfcn.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 static const char usage[] =
@@ -55,6 +53,10 @@ static const char usage[] =
     "        [--shard I/N]\n"
     "        verify stored candidates again (new verification rows, old ones kept); the same\n"
     "        command resumes an unfinished pass; flips: kcurate flips --db PATH\n"
+    "  racecheck --db PATH [--gpus N] [--limit N] [--json]\n"
+    "        compute-sanitizer racecheck of every correct label that uses shared memory or\n"
+    "        cross-block communication and has no race check yet; a hazard records a new\n"
+    "        verification, unsafe (kverify racecheck --help; kexport requires it)\n"
     "  serve --port P [--host 127.0.0.1] [--compile-only] [--gpus LIST] [--db FILE] [--queue N]\n"
     "        the verifier as an HTTP JSON reward service: GET /health, POST /v1/verify\n"
     "        (kverify serve --help lists every option; README: \"Reward service\")\n"
@@ -63,35 +65,16 @@ static const char usage[] =
     "  gpus [--count]\n"
     "        list the visible GPUs\n"
     "\n"
-    "run and reverify on Ctrl-C (or SIGTERM): nothing new starts, the verifications in flight\n"
-    "finish or stay pending (never labelled), the summary and the command that resumes are\n"
+    "run, reverify and racecheck on Ctrl-C (or SIGTERM): nothing new starts, the work in flight\n"
+    "finishes or stays pending (never labelled), the summary and the command that resumes are\n"
     "printed, exit 130; a second Ctrl-C quits at once (exit 130).\n"
     "\n"
     "Problems are read from $KC_PROBLEMS, else <bin>/../problems, else ./problems.\n";
 
-/* Whether the NVIDIA driver's libcuda.so.1 loads, tried in a child so that kverify itself never
- * loads libcuda. KC_LIBCUDA names another library to try (tests). */
-static int driver_present(void)
-{
-    const char *name = getenv("KC_LIBCUDA");
-    pid_t pid = fork();
-    if (pid < 0)
-        return 1; /* cannot tell: let kverify-gpu try */
-    if (pid == 0)
-        _exit(dlopen(name && *name ? name : "libcuda.so.1", RTLD_NOW | RTLD_LOCAL) ? 0 : 1);
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
-    return WIFEXITED(status) && WEXITSTATUS(status) == 0;
-}
-
 static int cmd_gpus(int argc, char **argv)
 {
-    if (!driver_present()) {
-        fprintf(stderr, "kverify: no NVIDIA driver found (libcuda.so.1 cannot be loaded): no GPU "
-                        "can be listed or used here; verification without a GPU: --compile-only\n");
-        return 3;
-    }
+    if (cli_gpu_driver_check())
+        return CLI_EXIT_NO_GPU;
     strbuf exe = STRBUF_INIT;
     kverify_gpu_exe_path(&exe);
     char **args = xcalloc((size_t)argc + 2, sizeof(char *));
@@ -108,7 +91,11 @@ int main(int argc, char **argv)
     kc_cli_usage_status(KC_EXIT_KVERIFY_USAGE); /* 2 is a verdict status here */
     if (argc < 2)
         kc_usage_error_status(KC_EXIT_KVERIFY_USAGE, "no command (check, compile, problems, dump, "
-                              "import, run, reverify, gpus)");
+                              "import, run, reverify, racecheck, gpus)");
+    if (strcmp(argv[1], "racecheck") == 0) { /* its own --help */
+        kc_interrupt_install(argc, argv);
+        return cli_racecheck(argc - 1, argv + 1);
+    }
     if (strcmp(argv[1], "compile-server") != 0) /* --help/--version on every subcommand */
         kc_cli_standard(argc, argv, usage);
     const char *cmd = argv[1];

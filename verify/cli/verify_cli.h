@@ -13,6 +13,16 @@ int cli_run(int argc, char **argv);
 int cli_serve(int argc, char **argv);
 /* cli_reverify.c: kverify reverify. */
 int cli_reverify(int argc, char **argv);
+/* cli_racecheck.c: kverify racecheck (the deferred race check of correct labels). */
+int cli_racecheck(int argc, char **argv);
+/* cli_gpu.c: the exit status of a GPU subcommand on a machine without a usable GPU (gpus, dump,
+ * racecheck). */
+#define CLI_EXIT_NO_GPU 3
+/* 0 when the NVIDIA driver loads; else prints the one "no NVIDIA driver found" message and
+ * returns CLI_EXIT_NO_GPU. */
+int cli_gpu_driver_check(void);
+/* The names of the visible GPUs (kverify-gpu gpus), at most max; returns how many. */
+int cli_gpu_names(char names[][128], int max);
 /* cli_import.c: import --jsonl (third-party kernels with claimed labels). */
 int cli_import_jsonl(const char *db_path, const char *file, const char *default_source);
 /* cli_verify_common.c: verifies the candidates sql selects (columns id, problem_id, source_sha; ?1 is bound to the

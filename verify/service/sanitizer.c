@@ -3,9 +3,9 @@
  * the tool writes its report to a log file in a private temporary directory, which is read
  * (bounded) and removed. */
 #include "verify/service/sanitizer.h"
-#include "common/candidate.h"
 #include "common/error.h"
 #include "common/fsutil.h"
+#include "common/race_needs.h"
 #include "verify/service/gpu_client.h"
 #include "verify/service/harness_module.h"
 #include "verify/service/ipc.h"
@@ -276,26 +276,32 @@ static int apply_outcome(kv_result *r, const char *tool, const struct tool_run *
     return 0;
 }
 
-/* Whether the launch unit uses shared memory (static, from the compiled kernels, or dynamic,
- * from its launch lines): racecheck has nothing to look at otherwise. */
-static int uses_shared_memory(const problem *p, const kv_result *r)
+/* Runs one tool on the candidate and applies its outcome to r, adding the run to summary's
+ * "runs" (or "skipped" when the tool could not run); *settled when the outcome settled the
+ * verdict, *exit_code (may be NULL) the tool's exit status. Returns -1 only when a signal
+ * kverify did not send stopped the tool. */
+static int check_with(const char *path, const char *tool, int device, json_t *job, kv_result *r,
+                      json_t *summary, int *settled, int *exit_code, strbuf *err)
 {
-    json_t *kernels = r->kernels_json.len ? json_loads(r->kernels_json.buf, 0, NULL) : NULL;
-    int used = !json_is_array(kernels); /* unknown: check */
-    for (size_t i = 0; i < json_array_size(kernels); i++)
-        used |= json_integer_value(json_object_get(json_array_get(kernels, i), "shared_bytes")) > 0;
-    json_decref(kernels);
-    launch_unit lu;
-    strbuf err = STRBUF_INIT;
-    if (candidate_parse(r->source.buf, p, &lu, &err) == 0) {
-        for (int i = 0; i < lu.n_launches; i++)
-            used |= lu.launches[i].smem && strcmp(lu.launches[i].smem, "0") != 0;
-        launch_unit_free(&lu);
+    json_t *runs = json_object_get(summary, "runs");
+    struct tool_run t = {0};
+    double t0 = now_ms();
+    int rc = 0;
+    if (run_tool(path, tool, device, job, r, &t, err)) {
+        json_object_set_new(summary, "skipped", json_string(sb_str(err)));
+        sb_reset(err);
+    } else if (t.signal && !t.timed_out) {
+        rc = kc_fail(err, "compute-sanitizer was stopped by signal %d; the candidate stays "
+                          "pending", t.signal);
     } else {
-        used = 1;
+        *settled = apply_outcome(r, tool, &t, runs);
+        json_object_set_new(json_array_get(runs, json_array_size(runs) - 1), "ms",
+                            json_real(now_ms() - t0));
+        if (exit_code)
+            *exit_code = t.exit_code;
     }
-    sb_free(&err);
-    return used;
+    sb_free(&t.error), sb_free(&t.report);
+    return rc;
 }
 
 int sanitizer_check(const kv_options *opt, int device, const problem *p, uint64_t seed,
@@ -303,37 +309,52 @@ int sanitizer_check(const kv_options *opt, int device, const problem *p, uint64_
 {
     static const char *const tools[] = {"memcheck", "racecheck"};
     strbuf path = STRBUF_INIT;
-    json_t *runs = json_array(), *job = sanitize_job(p, seed);
-    json_t *summary = json_pack("{s:s,s:o}", "dims", "small", "runs", runs);
+    json_t *job = sanitize_job(p, seed);
+    json_t *summary = json_pack("{s:s,s:[]}", "dims", "small", "runs");
     int rc = 0;
     if (sanitizer_path(&path)) {
         json_object_set_new(summary, "skipped", json_string("compute-sanitizer not found (set "
                                                             "KC_COMPUTE_SANITIZER)"));
         goto out;
     }
-    int n_tools = opt->sanitize >= 2 && uses_shared_memory(p, r) ? 2 : 1;
+    /* racecheck where there is something for it to look at (common/race_needs.h) */
+    int n_tools = opt->sanitize >= 2 && race_check_needed(r->source.buf, r->kernels_json.buf,
+                                                          NULL) ? 2 : 1;
     for (int i = 0; i < n_tools && rc == 0; i++) {
-        struct tool_run t = {0};
-        double t0 = now_ms();
         int settled = 0;
-        if (run_tool(path.buf, tools[i], device, job, r, &t, err)) {
-            json_object_set_new(summary, "skipped", json_string(sb_str(err)));
-            sb_reset(err);
-        } else if (t.signal && !t.timed_out) {
-            rc = kc_fail(err, "compute-sanitizer was stopped by signal %d; the candidate stays "
-                              "pending", t.signal);
-        } else {
-            settled = apply_outcome(r, tools[i], &t, runs);
-            json_object_set_new(json_array_get(runs, json_array_size(runs) - 1), "ms",
-                                json_real(now_ms() - t0));
-        }
-        sb_free(&t.error), sb_free(&t.report);
+        rc = check_with(path.buf, tools[i], device, job, r, summary, &settled, NULL, err);
         if (settled || json_object_get(summary, "skipped"))
             break;
     }
 out:
     if (rc == 0)
         kv_result_set_evidence(r, "sanitizer", json_incref(summary));
+    json_decref(summary);
+    json_decref(job);
+    sb_free(&path);
+    return rc;
+}
+
+int sanitizer_racecheck(int device, const problem *p, uint64_t seed, kv_result *r,
+                        enum sanitizer_race *outcome, strbuf *err)
+{
+    strbuf path = STRBUF_INIT;
+    json_t *job = sanitize_job(p, seed);
+    json_t *summary = json_pack("{s:s,s:[]}", "dims", "small", "runs");
+    int rc = 0, settled = 0, exit_code = -1;
+    if (sanitizer_path(&path))
+        json_object_set_new(summary, "skipped", json_string("compute-sanitizer not found (set "
+                                                            "KC_COMPUTE_SANITIZER)"));
+    else
+        rc = check_with(path.buf, "racecheck", device, job, r, summary, &settled, &exit_code, err);
+    if (json_object_get(summary, "skipped"))
+        *outcome = SANITIZER_RACE_NOT_RUN;
+    else if (settled)
+        *outcome = strcmp(r->verdict, "unsafe") == 0 ? SANITIZER_RACE_HAZARD : SANITIZER_RACE_FAILED;
+    else
+        *outcome = exit_code == 0 ? SANITIZER_RACE_CLEAN : SANITIZER_RACE_NOT_RUN;
+    if (rc == 0)
+        kv_result_set_evidence(r, "racecheck", json_incref(summary));
     json_decref(summary);
     json_decref(job);
     sb_free(&path);
