@@ -305,7 +305,7 @@ static void column_rules(const column_info *c, strbuf *cases)
         sb_adds(cases, " WHEN s.size IS NOT length(s.data) THEN 'size is not the length of data'");
     if (!strcmp(c->table, "merge_map") && !strcmp(n, "tbl"))
         sb_adds(cases, " WHEN s.tbl NOT IN ('runs','trajectories','requests','responses',"
-                       "'candidates','turns','compiles','verifications','timings') THEN "
+                       "'candidates','turns','compiles','verifications','timings','race_checks') THEN "
                        "'tbl is not a merged table'");
 }
 

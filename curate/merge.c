@@ -28,6 +28,8 @@ static const table_plan plans[] = {
     {"compiles", {{"candidate_id", "candidates"}}},
     {"verifications", {{"candidate_id", "candidates"}}},
     {"timings", {{"verification_id", "verifications"}}},
+    {"race_checks", {{"verification_id", "verifications"},
+                     {"new_verification_id", "verifications"}}},
 };
 
 typedef struct merger {

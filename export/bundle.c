@@ -4,6 +4,7 @@
 #include "common/error.h"
 #include "common/fsutil.h"
 #include "common/hash.h"
+#include "common/race_needs.h"
 #include "export/card.h"
 #include "export/explain.h"
 #include "export/provenance.h"
@@ -167,6 +168,11 @@ static int write_manifest_and_datasheet(const export_config *c, export_ctx *x, s
         json_object_set_new(prov, "stale_labels",
                             json_pack("{s:I, s:s}", "candidates", (json_int_t)x->stale_candidates,
                                       "exported_with", "--allow-stale"));
+    if (c->no_racecheck)
+        json_object_set_new(prov, "race_checks",
+                            json_pack("{s:b, s:I, s:s}", "skipped", 1, "candidates_without",
+                                      (json_int_t)x->race_unchecked, "exported_with",
+                                      "--no-racecheck"));
     char ds_sha[SHA256_HEX_LEN + 1];
     sha256_hex(ds.buf, ds.len, ds_sha);
     export_config_json(c, &cfg);
@@ -306,10 +312,11 @@ static int read_uuid(sqlite3 *db, char *out, size_t n, strbuf *err)
 }
 
 static int export_staged(const export_config *c, sqlite3 *db, const char *stage, long stale,
-                         export_summary *sum, strbuf *err)
+                         long race_unchecked, export_summary *sum, strbuf *err)
 {
     export_shards w;
-    export_ctx x = {.db = db, .cfg = c, .shards = &w, .prompt_key = -1, .stale_candidates = stale};
+    export_ctx x = {.db = db, .cfg = c, .shards = &w, .prompt_key = -1, .stale_candidates = stale,
+                    .race_unchecked = race_unchecked};
     int rc = export_shards_open(&w, stage, c->shard_bytes, c->gzip, c->gzip_level, err);
     if (!rc)
         rc = read_uuid(db, x.db_uuid, sizeof x.db_uuid, err);
@@ -371,11 +378,32 @@ static int check_labels(const export_config *c, long *stale, strbuf *err)
     return rc;
 }
 
+/* No correct label without its race check: a candidate labelled correct whose kernel uses shared
+ * memory or cross-block communication (common/race_needs.h) needs a clean racecheck of that
+ * verification, `kverify racecheck` (or `kverify run --sanitizer all`). Refuses with the command
+ * to run, or goes on and says so (--no-racecheck: *unchecked gets the count for the manifest). */
+static int check_races(const export_config *c, sqlite3 *db, long *unchecked, strbuf *err)
+{
+    long long n = race_unchecked_count(db, err);
+    if (n < 0)
+        return -1;
+    if (n > 0 && !c->no_racecheck)
+        return kc_fail(err, "%lld correct label%s need%s a race check (shared memory or cross-block "
+                            "communication) and %s none: run `kverify racecheck --db %s` first "
+                            "(or --no-racecheck to export without)", n, n == 1 ? "" : "s",
+                       n == 1 ? "s" : "", n == 1 ? "has" : "have", c->db_path);
+    if (n > 0)
+        warning("exporting %lld correct label%s without the race check %s need%s "
+                "(--no-racecheck)", n, n == 1 ? "" : "s", n == 1 ? "it" : "they", n == 1 ? "s" : "");
+    *unchecked = n;
+    return 0;
+}
+
 int export_run(const export_config *c, export_summary *sum, strbuf *err)
 {
     double t0 = now_ms();
     memset(sum, 0, sizeof(*sum));
-    long stale = 0;
+    long stale = 0, race_unchecked = 0;
     if (check_labels(c, &stale, err))
         return -1;
     provenance_clean_stages(c->out_dir);
@@ -388,9 +416,11 @@ int export_run(const export_config *c, export_summary *sum, strbuf *err)
     int rc = kc_db_exec(db, "PRAGMA cache_size = -262144; PRAGMA mmap_size = 4294967296; BEGIN",
                         err);
     if (!rc)
+        rc = check_races(c, db, &race_unchecked, err);
+    if (!rc)
         rc = mkdir_p(stage.buf, err);
     if (!rc)
-        rc = export_staged(c, db, stage.buf, stale, sum, err);
+        rc = export_staged(c, db, stage.buf, stale, race_unchecked, sum, err);
     remove_tree(stage.buf);
     if (!sum->records)
         rmdir(c->out_dir); /* made for this export and left empty; one with files stays */

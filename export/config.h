@@ -29,6 +29,8 @@ typedef struct export_config {
     char *models;            /* comma list of models (--model), NULL = all */
     int curate_first;        /* --curate: run kcurate first when labels are stale */
     int allow_stale;         /* --allow-stale: export stale labels (said in the manifest) */
+    int no_racecheck;        /* --no-racecheck: export correct labels that need a race check and
+                              * have none (said in the manifest) */
     int include_degenerate;  /* --include-degenerate: also problems marked "degenerate" */
     const char *out_dir, *db_path;
 } export_config;

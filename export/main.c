@@ -45,6 +45,10 @@ static const char usage_text[] =
     "                      the last kcurate run), run kcurate first with the same parameters\n"
     "                      (default: refuse and print the kcurate command to run)\n"
     "  --allow-stale       export stale labels anyway (counted in manifest.json)\n"
+    "  --no-racecheck      export correct labels that need a race check (their kernel uses\n"
+    "                      shared memory or cross-block communication) and have none\n"
+    "                      (default: refuse, naming `kverify racecheck --db FILE`; the\n"
+    "                      manifest counts them under provenance.race_checks)\n"
     "  --skip-bad-text     leave out (with a warning naming each) candidates whose kernel is\n"
     "                      not UTF-8 text; default: the export fails naming the first one\n"
     "  --strict            accepted for old scripts: an export of no record always exits 1,\n"
@@ -66,6 +70,7 @@ static int flag_option(export_config *c, const char *a)
     else if (!strcmp(a, "--tar")) c->tar = 1;
     else if (!strcmp(a, "--curate")) c->curate_first = 1;
     else if (!strcmp(a, "--allow-stale")) c->allow_stale = 1;
+    else if (!strcmp(a, "--no-racecheck")) c->no_racecheck = 1;
     else if (!strcmp(a, "--skip-bad-text")) c->skip_bad_text = 1;
     else if (!strcmp(a, "--include-degenerate")) c->include_degenerate = 1;
     else return 0;

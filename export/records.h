@@ -64,6 +64,7 @@ typedef struct export_ctx {
     long *run_records;
     int n_runs;
     long stale_candidates; /* exported with --allow-stale: candidates whose labels are stale */
+    long race_unchecked;   /* exported with --no-racecheck: correct labels without a race check */
     long skipped_bad_text; /* --skip-bad-text: candidates left out, their kernel not UTF-8 */
 } export_ctx;
 

@@ -42,6 +42,9 @@ stop_server
 
 # A correct verdict for the compiled turns, so that preference pairs exist without a GPU.
 q "UPDATE verifications SET verdict = 'correct' WHERE verdict = 'compiled'"
+# ... race-checked clean (softmax uses shared memory: kexport wants a race check of such labels)
+q "INSERT INTO race_checks(verification_id, tool, result, verifier_version)
+   SELECT id, 'test', 'clean', 'test' FROM verifications WHERE verdict = 'correct'"
 "$KC_BIN/kcurate" run --db "$DB" >/dev/null
 X="--db $DB --no-gzip --split train,valid,test,heldout --dedup none"
 "$KC_BIN/kexport" $X --out "$T/sft" --format sft --every-turn 2>"$T/w" >/dev/null
