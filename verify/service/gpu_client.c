@@ -3,6 +3,7 @@
 #include "verify/service/gpu_result.h"
 #include "common/error.h"
 #include "common/fsutil.h"
+#include "common/hash.h"
 #include "common/interrupt.h"
 #include "verify/service/ipc.h"
 #include "verify/service/proc_pool.h"
@@ -207,26 +208,52 @@ static json_t *sets_json(dimset *sets, int n)
     return arr;
 }
 
+#define BOUNDARY_CACHE 1024
+static dimset cover_sets[KC_MAX_BOUNDARY > KC_MAX_STRATIFIED ? KC_MAX_BOUNDARY : KC_MAX_STRATIFIED];
+static struct {
+    char *manifest_sha;
+    json_t *boundary;
+} boundary_cache[BOUNDARY_CACHE];
+static int boundary_cached;
+
+/* A problem's boundary sets as the job's "boundary" object, computed once per manifest text
+ * (they are a function of it alone); a new reference the caller owns. Call holding the lock. */
+static json_t *boundary_of(const problem *p)
+{
+    char sha[65];
+    sha256_hex(p->manifest_text.buf, p->manifest_text.len, sha);
+    for (int i = 0; i < boundary_cached; i++)
+        if (strcmp(boundary_cache[i].manifest_sha, sha) == 0)
+            return json_incref(boundary_cache[i].boundary);
+    strbuf err = STRBUF_INIT;
+    int skipped = 0;
+    int n = problem_boundary_sets(p, cover_sets, KC_MAX_BOUNDARY, &skipped, &err);
+    json_t *b = n < 0 ? json_pack("{s:[],s:s}", "sets", "error", err.buf)
+                      : json_pack("{s:o,s:i}", "sets", sets_json(cover_sets, n), "unreachable",
+                                  skipped);
+    sb_free(&err);
+    if (boundary_cached < BOUNDARY_CACHE) {
+        boundary_cache[boundary_cached].manifest_sha = xstrdup(sha);
+        boundary_cache[boundary_cached++].boundary = json_incref(b);
+    }
+    return b;
+}
+
 /* The job's "boundary" (the sets the manifest implies, the same in every verification) and
  * "stratified" (a Latin hypercube from a secret seed of its own): issue 34's coverage. */
 static void add_cover_sets(const kv_options *o, const problem *p, uint64_t hseed, json_t *job)
 {
     if (!problem_has_hidden(p) || o->n_hidden <= 0)
         return;
-    static dimset sets[KC_MAX_BOUNDARY > KC_MAX_STRATIFIED ? KC_MAX_BOUNDARY : KC_MAX_STRATIFIED];
     static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    dimset *sets = cover_sets;
     strbuf err = STRBUF_INIT;
-    int skipped = 0;
     pthread_mutex_lock(&lock);
-    int n = problem_boundary_sets(p, sets, KC_MAX_BOUNDARY, &skipped, &err);
-    json_t *boundary = n < 0 ? json_pack("{s:[],s:s}", "sets", "error", err.buf)
-                             : json_pack("{s:o,s:i}", "sets", sets_json(sets, n), "unreachable",
-                                         skipped);
+    json_t *boundary = boundary_of(p);
     uint64_t seed = hseed ^ 0x5354524154ull; /* the hidden seed reproduces both */
     char text[32];
     snprintf(text, sizeof(text), "%llu", (unsigned long long)seed);
-    sb_reset(&err);
-    n = problem_stratified_sets(p, seed, sets, KC_MAX_STRATIFIED, &err);
+    int n = problem_stratified_sets(p, seed, sets, KC_MAX_STRATIFIED, &err);
     json_t *strat = n < 0 ? json_pack("{s:s,s:[],s:s}", "seed", text, "sets", "error", err.buf)
                           : json_pack("{s:s,s:o}", "seed", text, "sets", sets_json(sets, n));
     pthread_mutex_unlock(&lock);

@@ -272,12 +272,17 @@ static int poison_side(wk_gpu *g, wk_buffer *bufs, int from, int to)
  * outputs and scratch, a freshly loaded module (no device state from earlier executions) and
  * a cold L2. The caller has just written fresh inputs. The L2 flush is left in flight, so the
  * launch that follows queues behind it (no host launch latency inside a timed region). */
-static int prepare_execution(wk_gpu *g, wk_unit *cand, struct run_buffers *b, wk_failure *f)
+static int prepare_execution(wk_gpu *g, wk_unit *cand, struct run_buffers *b, int fresh,
+                             wk_failure *f)
 {
     double t0 = now_ms();
     int n = b->n_in + b->n_out + b->n_cscratch;
     if (poison_side(g, b->cand, b->n_in, n))
         return wk_fail_cuda(f, "runtime_error", CUDA_ERROR_UNKNOWN, "poisoning outputs");
+    if (!fresh) { /* a coverage run: checked, never timed (below) */
+        wk_phase_add(WK_PH_PREPARE, t0);
+        return 0;
+    }
     if (sync_or_fail(g, f, "preparing a run") || wk_unit_reload(cand, f))
         return -1;
     if (wk_flush_l2(g))
@@ -288,13 +293,16 @@ static int prepare_execution(wk_gpu *g, wk_unit *cand, struct run_buffers *b, wk
 
 /* One checked execution, timed by device events exactly as a timed rep is (the checking runs
  * on the default dims are the timing's samples); *device_ms: its kernels' CUPTI device time
- * when with_cupti (0 when unknown). */
+ * when with_cupti (0 when unknown). fresh: a freshly loaded module and a cold L2, as for a
+ * timed rep; the coverage runs (boundary, stratified and value-class sets), which are never
+ * timing samples, skip both: what a kernel keeps in its module between them cannot make a
+ * checked output right, and every timed execution starts fresh. */
 static int run_candidate(wk_gpu *g, wk_unit *cand, const problem *p, const dimset *dims,
-                         struct run_buffers *b, double deadline_ms, int with_cupti, float *ms,
-                         double *device_ms, double *clock_mhz, wk_failure *f)
+                         struct run_buffers *b, double deadline_ms, int fresh, int with_cupti,
+                         float *ms, double *device_ms, double *clock_mhz, wk_failure *f)
 {
     wk_progress("candidate", deadline_ms);
-    if (prepare_execution(g, cand, b, f) ||
+    if (prepare_execution(g, cand, b, fresh, f) ||
         wk_timed_launch(g, cand, p, dims, b->cand, WK_PH_CANDIDATE, with_cupti, ms, device_ms,
                         clock_mhz, f))
         return -1;
@@ -559,6 +567,8 @@ struct run_spec {
     int determinism; /* run twice: differing outputs flag a race */
     int vary;        /* constant inputs and params take their "vary" values */
     int values;      /* WK_FILL_* classes */
+    int cover;       /* a coverage run (boundary, stratified, value class): compact evidence,
+                      * no module reload or L2 flush before it */
 };
 
 /* Runs the candidate once more on the same inputs; differing outputs flag a race. */
@@ -568,7 +578,7 @@ static int rerun_for_determinism(struct job_state *s, const dimset *dims,
     uint64_t first, second;
     float ms;
     if (checksum_outputs(s->g, b, &first, f) ||
-        run_candidate(s->g, s->cand, &s->pv, dims, b, s->cand_deadline_ms, 1, &ms,
+        run_candidate(s->g, s->cand, &s->pv, dims, b, s->cand_deadline_ms, 1, 1, &ms,
                       &s->rerun_device_ms, NULL, f) ||
         checksum_outputs(s->g, b, &second, f))
         return -1;
@@ -648,8 +658,8 @@ static int one_run(struct job_state *s, const struct run_spec *rs, wk_failure *f
     float ms;
     double device_ms, clock_mhz = 0;
     int with_cupti = strncmp(rs->name, "alt", 3) == 0; /* the cover sets skip CUPTI's cost */
-    if (run_candidate(s->g, s->cand, p, rs->dims, bp, s->cand_deadline_ms, with_cupti, &ms,
-                      &device_ms, sample ? &clock_mhz : NULL, f) ||
+    if (run_candidate(s->g, s->cand, p, rs->dims, bp, s->cand_deadline_ms, !rs->cover, with_cupti,
+                      &ms, &device_ms, sample ? &clock_mhz : NULL, f) ||
         check_safety(s->g, p, s->cand, bp, sums, f))
         goto out;
     json_object_set_new(run, "candidate_ms", json_real(ms));
@@ -672,6 +682,8 @@ static int one_run(struct job_state *s, const struct run_spec *rs, wk_failure *f
     }
     if (rs->determinism && rerun_for_determinism(s, rs->dims, bp, f))
         goto out;
+    if (rs->cover && !bad) /* a passing coverage run: its dims and seed say enough */
+        json_object_del(run, "outputs");
     json_object_set_new(run, "ok", json_boolean(!bad));
     result = bad;
 out:
@@ -723,16 +735,16 @@ static int job_dims(const problem *p, json_t *set, dimset *d, strbuf *why)
  * ("hidden"), the stratified draws and the boundary sets. */
 struct set_family {
     const char *key, *prefix, *flag;
-    int max, vary, values;
+    int max, vary, values, cover;
     const char *what; /* for the message: "the dims drawn at verification time" */
 };
 
 static const struct set_family families[] = {
-    {"hidden", "hidden", "hidden_shape_fail", WK_MAX_HIDDEN, 1, WK_FILL_STRUCTURE,
+    {"hidden", "hidden", "hidden_shape_fail", WK_MAX_HIDDEN, 1, WK_FILL_STRUCTURE, 0,
      "the dims drawn at verification time"},
-    {"stratified", "strat", "hidden_shape_fail", WK_MAX_COVER, 1, 0,
+    {"stratified", "strat", "hidden_shape_fail", WK_MAX_COVER, 1, 0, 1,
      "the stratified dims drawn at verification time"},
-    {"boundary", "bound", "boundary_shape_fail", WK_MAX_COVER, 1, 0,
+    {"boundary", "bound", "boundary_shape_fail", WK_MAX_COVER, 1, 0, 1,
      "the boundary dims every verification runs"},
 };
 
@@ -762,7 +774,7 @@ static int run_family(struct job_state *s, json_t *job, const struct set_family 
         }
         sb_free(&why);
         int values = fam->values & (s->p->values.structure ? ~0 : ~WK_FILL_STRUCTURE);
-        struct run_spec rs = {name, &d, seed + 1 + k, 0, fam->vary, values};
+        struct run_spec rs = {name, &d, seed + 1 + k, 0, fam->vary, values, fam->cover};
         int r = one_run(s, &rs, f);
         if (r != 0)
             add_flag(flags, fam->flag);
@@ -792,10 +804,10 @@ static int run_value_classes(struct job_state *s, uint64_t first_seed, wk_failur
     int n = 0;
     if (v->large > 0)
         runs[n++] = (struct run_spec){"large", s->p->n_alt ? &s->p->dims_alt[0] : &s->p->dims_small,
-                                      first_seed + 0x1a46e, 0, 0, WK_FILL_LARGE};
+                                      first_seed + 0x1a46e, 0, 0, WK_FILL_LARGE, 1};
     if (v->n_special > 0)
         runs[n++] = (struct run_spec){"special", &s->p->dims_small, first_seed + 0x59ec, 0, 0,
-                                      WK_FILL_SPECIAL};
+                                      WK_FILL_SPECIAL, 1};
     for (int i = 0; i < n; i++) {
         int r = one_run(s, &runs[i], f);
         if (r != 0)
@@ -821,7 +833,7 @@ static int run_default(struct job_state *s, json_t *seeds, wk_failure *f, strbuf
     for (size_t i = 0; i < json_array_size(seeds); i++) {
         uint64_t seed = strtoull(json_string_value(json_array_get(seeds, i)), NULL, 10);
         int values = i >= 2 && s->p->values.structure ? WK_FILL_STRUCTURE : 0;
-        struct run_spec rs = {"default", &s->p->dims_default, seed, i == 0, i > 0, values};
+        struct run_spec rs = {"default", &s->p->dims_default, seed, i == 0, i > 0, values, 0};
         int r = one_run(s, &rs, f);
         if (r > 0) {
             snprintf(f->verdict, sizeof(f->verdict), "mismatch");
@@ -848,7 +860,7 @@ static int run_all(struct job_state *s, json_t *job, wk_failure *f, strbuf *flag
     for (int a = 0; a < s->p->n_alt; a++) {
         char name[16];
         snprintf(name, sizeof(name), "alt%d", a);
-        struct run_spec rs = {name, &s->p->dims_alt[a], first_seed, 0, 0, 0};
+        struct run_spec rs = {name, &s->p->dims_alt[a], first_seed, 0, 0, 0, 0};
         r = one_run(s, &rs, f);
         if (r != 0)
             add_flag(flags, "alt_shape_fail");
@@ -928,7 +940,7 @@ static int prepare_timed_rep(void *ctx, int rep, wk_failure *f)
     struct job_state *s = t->s;
     if (fill_inputs(s->g, s->p, &s->p->dims_default, rep_seed(t, rep), 0, NULL, t->b, t->input_sums, f))
         return -1;
-    return prepare_execution(s->g, s->cand, t->b, f);
+    return prepare_execution(s->g, s->cand, t->b, 1, f);
 }
 
 /* Checks the rep just timed: its inputs unchanged, no guard band damaged, and its outputs

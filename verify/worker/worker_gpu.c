@@ -255,7 +255,7 @@ int wk_buffer_resize(wk_gpu *g, wk_buffer *b, enum kc_dtype dtype, int64_t numel
     size_t bytes = (size_t)numel * dtype_size(dtype);
     size_t need = round_up(round_up(bytes, WK_ALIGN) + WK_GUARD_BYTES, g->map_granularity);
     if (b->base && !b->exact && need <= b->map_bytes &&
-        (b->map_bytes <= WK_REUSE_BYTES || b->map_bytes <= 2 * need)) {
+        (b->map_bytes <= WK_REUSE_BYTES || b->map_bytes <= 4 * need)) {
         b->dtype = dtype, b->numel = numel, b->bytes = bytes;
         wk_buffer_place(b, b->front);
         return wk_buffer_reset_guards(g, b) == 0 ? 0 : kc_fail(err, "cannot write the guard bands");
