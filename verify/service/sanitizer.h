@@ -12,7 +12,9 @@
 /* Runs the tools opt->sanitize asks for on GPU `device` and amends r (verdict, message,
  * evidence). Returns -1 (r untouched, err set) only when the run was cut short by a signal
  * kverify did not send: an interrupted verification stays pending. */
-int sanitizer_check(const kv_options *opt, int device, const problem *p, uint64_t seed,
+/* drawn: a dims set drawn for this verification ({name: value}, may be NULL): memcheck runs on
+ * it as well as on the small dims, so it sees irregular sizes. */
+int sanitizer_check(const kv_options *opt, int device, const problem *p, uint64_t seed, json_t *drawn,
                     kv_result *r, strbuf *err);
 /* What the deferred race check (`kverify racecheck`) found: no hazard (the tool ran and exited
  * 0), a hazard (r's verdict is now unsafe), the candidate failed under the tool (r's verdict is
