@@ -14,9 +14,22 @@
 #   - heap_legit (an honest kernel using device malloc) is a policy_violation naming malloc;
 #   - cross-candidate: each heap_hog is followed, in the same run and worker, by ok_after_hog,
 #     which must be correct every time.
-#   EXPECT=old  shows the holes of a binary before integrity IV: every entry correct (the
-#               sampling attack may fail a few of its verifications by chance: reported only)
+#   EXPECT=old  shows the holes of a binary before integrity IV: prints in how many
+#               verifications each attack was labelled correct (the older binary's two hidden
+#               draws catch some of the shape attacks on a share of them) and checks only the
+#               controls, heap ones included (no heap policy then): correct every time
 # The race_* files of the same folder belong to another test.
+# Measured on one H200 (2026-11-27, binary of 9c7ba10, the first cut of integrity IV): REPEAT=20,
+# 580 verifications, 289 s. Controls 20/20 correct, no timing_inconsistent; the heap hog
+# refused and ok_after_hog correct after it 20/20; caught 20/20: prime N, n % 256 == 1, GQA
+# group > 4, D == 1, the three bands, x[-1], loss[32], the address probe, every heap entry.
+# Not yet caught there: the grid.y rows and the int32 index (no capacity sets in the manifests
+# yet), fabs(scale) (no param vary values yet), softmax without max (no large-value runs yet),
+# the half-sample (no structured inputs yet; mismatched by chance in 2 of 20), the float4 tail
+# and loss[1] (within the 16 bytes an end-flush buffer is rounded to; compute-sanitizer runs at
+# the small dims only, where n % 4 == 0 and the counter is in scratch). REPEAT=1 with the binary
+# before integrity IV (afb8ae0, EXPECT=old): every entry correct except shape_matmul_prime, whose
+# hidden draw was a prime (N = 769).
 # Standalone: KC_BIN=bin KC_ROOT=. KC_PROBLEMS=problems [REPEAT=20] [EXPECT=old] \
 #             sh tests/gpu/test_integrity4.sh
 . "$KC_ROOT/tests/gpu/lib.sh"
@@ -117,8 +130,12 @@ for name in order:
     for verdict, flags, msg in got:
         counts[verdict] = counts.get(verdict, 0) + 1
     text = ", ".join("%d/%d %s" % (k, repeat, v) for v, k in sorted(counts.items(), key=lambda x: -x[1]))
-    expect = ["correct"] if mode == "old" else want[name]
     control = want[name] == ["correct"]
+    if mode == "old" and not control and not name.startswith("heap_"):
+        print("  %s: %s (labelled correct in %d of %d by this binary)"
+              % (name, text or "no verification", counts.get("correct", 0), repeat))
+        continue
+    expect = ["correct"] if mode == "old" else want[name]
     good = sum(k for v, k in counts.items() if v in expect)
     inconsistent = sum(1 for v, f, m in got if "timing_inconsistent" in f.split(","))
     line = "  %s: %s" % (name, text or "no verification")
@@ -136,9 +153,6 @@ for name in order:
         unnamed = [m for v, f, m in got if v == "policy_violation" and "malloc" not in m]
         if unnamed:
             problems.append("policy_violation message does not name malloc: %s" % unnamed[0])
-    if problems and mode == "old" and name == "sample_mse_half" and good > 0:
-        print("  note: %s: mismatched by chance in %d of %d (the half-sample drifts)" % (name, repeat - good, repeat))
-        problems = []
     for p in problems:
         print("FAIL %s: %s" % (name, p))
         status = 1
@@ -168,7 +182,7 @@ if hogs != repeat:
 sys.exit(status)
 ' "$db" "$dir" "$mode" "$repeat" || fail "integrity4 verdicts differ (mode $mode; log: $log; database: $db)"
 if [ "$mode" = old ]; then
-    echo "integrity4: all $n labelled correct in $repeat of $repeat by this binary (the holes integrity IV closes)"
+    echo "integrity4: controls correct in $repeat of $repeat; attacks' counts above (the holes integrity IV closes)"
 else
     echo "integrity4: all $n verdicts as integrity IV must give, in $repeat of $repeat verifications each"
 fi
