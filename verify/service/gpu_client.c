@@ -358,13 +358,46 @@ static int await_result(const problem *p, ipc_child *child, json_int_t job_id, k
     }
 }
 
-/* The job's small random draw (hidden set 1: every range near its low end), else its first:
- * irregular sizes for memcheck; NULL when the job has none. */
-static json_t *small_drawn_set(json_t *job)
+#define MEMCHECK_MAX_BYTES (64LL << 20) /* inputs + outputs of memcheck's drawn set */
+
+/* Whether every input and output of p has an odd element count above 1 at set (its last
+ * element is then never at a 16-byte boundary: a vector over-read reaches past it); *bytes:
+ * their bytes. */
+static int all_tails_odd(const problem *p, json_t *set, int64_t *bytes)
 {
-    json_t *sets = json_object_get(json_object_get(job, "hidden"), "sets");
-    json_t *set = json_array_get(sets, 1);
-    return set ? set : json_array_get(sets, 0);
+    dimset d = {0};
+    strbuf why = STRBUF_INIT;
+    int odd = 1;
+    json_t *v;
+    const char *name;
+    json_object_foreach(set, name, v)
+        dimset_set(&d, name, json_integer_value(v));
+    *bytes = 0;
+    for (int i = 0; i < p->n_inputs + p->n_outputs && odd; i++) {
+        const tensor_spec *t = i < p->n_inputs ? &p->inputs[i] : &p->outputs[i - p->n_inputs];
+        int64_t n;
+        odd = tensor_numel(t, &d, &n, &why) == 0 && n > 1 && n % 2 == 1;
+        *bytes += n * (int64_t)dtype_size(t->dtype);
+    }
+    dimset_free(&d);
+    sb_free(&why);
+    return odd;
+}
+
+/* The dims memcheck runs at besides the small ones: the smallest boundary set whose every
+ * tensor ends off a 16-byte boundary (so an over-read of a vector tail is an error there in
+ * every verification), else the job's small random draw; NULL when there is none. */
+static json_t *memcheck_set(const problem *p, json_t *job)
+{
+    json_t *sets = json_object_get(json_object_get(job, "boundary"), "sets"), *best = NULL;
+    int64_t best_bytes = MEMCHECK_MAX_BYTES + 1, bytes;
+    for (size_t i = 0; i < json_array_size(sets); i++)
+        if (all_tails_odd(p, json_array_get(sets, i), &bytes) && bytes < best_bytes)
+            best = json_array_get(sets, i), best_bytes = bytes;
+    if (best)
+        return best;
+    sets = json_object_get(json_object_get(job, "hidden"), "sets");
+    return json_array_get(sets, 1) ? json_array_get(sets, 1) : json_array_get(sets, 0);
 }
 
 /* The time this client held the GPU for the candidate (worker stages, sanitizer, IPC and
@@ -403,7 +436,7 @@ int gpu_client_verify(gpu_client *g, const problem *p, const strbuf *ref_cubin,
         rc = await_result(p, child, job_id, r, err);
         /* the second memory wall, while this GPU's worker waits (nothing else runs on it) */
         if (rc == 0 && g->opt.sanitize && strcmp(r->verdict, "correct") == 0)
-            rc = sanitizer_check(&g->opt, slot, p, seeds[0], small_drawn_set(job), r, err);
+            rc = sanitizer_check(&g->opt, slot, p, seeds[0], memcheck_set(p, job), r, err);
         r->gpu_ms = now_ms() - t0;
         note_client_time(r);
     }
