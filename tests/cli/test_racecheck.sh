@@ -7,7 +7,9 @@
 # command; --no-racecheck exports them and says so in the manifest; a clean check (recorded, or
 # inline in the evidence of `--sanitizer all`) lets a label through; a hazard (a new unsafe
 # verification, as racecheck records it) makes the labels stale and, relabelled, keeps the
-# kernel out of the correct records. kcurate merge copies the race checks.
+# kernel out of the correct records. The pass with a stand-in GPU and compute-sanitizer: a
+# hazard's new verification and race_checks row, a job that never ran (no check, exit 1), an
+# interrupt (what finished recorded, exit 130). kcurate merge copies the race checks.
 set -eu
 . "$(dirname "$0")/lib.sh"
 DB="$T/kc.db"
@@ -183,6 +185,78 @@ q "INSERT INTO compiles(candidate_id, ok, stage, kernels_json) SELECT id, 1, 'co
    FROM candidates WHERE status = 'pending'; UPDATE candidates SET status = 'verified' WHERE status = 'pending'"
 "$KC_BIN/kcurate" run --db "$DB" >/dev/null || fail "kcurate run"
 "$KC_BIN/kexport" $X --out "$T/e6" >/dev/null 2>"$T/e6.err" || fail "an inline racecheck was not taken: $(cat "$T/e6.err")"
+
+# The pass itself, with a stand-in GPU (KC_LIBCUDA: a library that loads; KC_KVERIFY_GPU: a
+# `gpus` that lists one) and a stand-in compute-sanitizer (KC_COMPUTE_SANITIZER) that runs
+# nothing: it exits 86 with a racecheck report (a hazard), or 0 without running the job (no
+# check), or sleeps first (interrupted). The candidates are compiled again in the sandbox.
+P="$T/pass.db"
+printf '%s\n' '#!/bin/sh' \
+    '[ "$1" = gpus ] && echo "0: Stand-in GPU, 1.0 GiB, kernels cannot reach pageable host memory (HMM/ATS)"' \
+    >"$T/fake-gpu"
+printf '%s\n' '#!/bin/sh' 'log=' \
+    'while [ $# -gt 0 ]; do case $1 in --log-file) log=$2; shift 2;; *) shift;; esac; done' \
+    'touch "$KC_FAKE_DIR/started"' \
+    'case $KC_FAKE_RACECHECK in' \
+    'hazard) printf "%s\n" "========= COMPUTE-SANITIZER" "========= Warning: Race reported between Read access at colsum+0x1510" "=========     and Write access at colsum+0x14e0 [1024 hazards]" >"$log"; exit 86;;' \
+    'slow) sleep 3;;' \
+    'esac' 'exit 0' >"$T/fake-sanitizer"
+chmod +x "$T/fake-gpu" "$T/fake-sanitizer"
+fake() { # mode args...: kverify racecheck on $P with the stand-ins
+    mode=$1; shift
+    rm -f "$T/started"
+    KC_LIBCUDA=libc.so.6 KC_KVERIFY_GPU="$T/fake-gpu" KC_COMPUTE_SANITIZER="$T/fake-sanitizer" \
+        KC_FAKE_RACECHECK=$mode KC_FAKE_DIR="$T" "$kv" racecheck --db "$P" "$@"
+}
+qp() { sqlite3 "$P" "$1"; }
+"$kv" import --db "$P" --problem level1/047_sum_reduction "$T/shared.cu" "$T/atomic.cu" "$T/shared2.cu" >/dev/null ||
+    fail "import (pass)"
+DB_MAIN="$DB"; DB="$P"; label_correct; DB="$DB_MAIN"
+# A hazard: --limit 1 checks the first (by problem and id); a new verification says unsafe.
+rc=0
+fake hazard --limit 1 >"$T/p1.out" 2>"$T/p1.err" || rc=$?
+[ $rc -eq 0 ] || fail "racecheck (hazard): exit $rc: $(cat "$T/p1.out" "$T/p1.err")"
+grep -q "^candidate 1 .* hazard: now unsafe (racecheck [0-9.]* s): compute-sanitizer racecheck at the small dims: found errors (Warning: Race reported between Read access at colsum+0x1510)" "$T/p1.out" ||
+    fail "racecheck (hazard) says: $(cat "$T/p1.out")"
+grep -q "^race-checked 1 of 1 candidates .* 0 clean, 1 hazard (now unsafe), 0 errors" "$T/p1.out" &&
+    grep -q "kcurate run --db $P" "$T/p1.out" || fail "racecheck summary: $(cat "$T/p1.out")"
+[ "$(qp "SELECT verdict || ' ' || json_extract(evidence_json, '\$.racecheck.runs[0].exit') || ' ' || gpu_name
+      FROM v_latest_verification WHERE candidate_id = 1")" = "unsafe 86 Stand-in GPU" ] ||
+    fail "after a hazard: $(qp "SELECT * FROM v_latest_verification WHERE candidate_id = 1")"
+[ "$(qp "SELECT r.result || ' ' || r.seed || ' ' || (r.new_verification_id = v.id) || ' ' ||
+      (r.report LIKE '%Race reported%') FROM race_checks r, v_latest_verification v WHERE v.candidate_id = 1")" = "hazard 7 1 1" ] ||
+    fail "race_checks after a hazard: $(qp 'SELECT * FROM race_checks')"
+[ "$(qp "SELECT count(*) FROM compiles WHERE candidate_id = 1")" = 2 ] || fail "the compile again is not recorded"
+# A tool that exits 0 without running the job: no check (error), exit 1, the label stays.
+rc=0
+fake silent --limit 1 --json >"$T/p2.json" 2>"$T/p2.err" || rc=$?
+[ $rc -eq 1 ] || fail "racecheck (job never ran): exit $rc: $(cat "$T/p2.err")"
+[ "$(sqlite3 :memory: "SELECT json_extract(readfile('$T/p2.json'), '\$.results[0].result') || ' ' ||
+      json_extract(readfile('$T/p2.json'), '\$.results[0].candidate_id')")" = "error 2" ] ||
+    fail "--json after a job that never ran: $(cat "$T/p2.json")"
+[ "$(qp "SELECT verdict FROM v_latest_verification WHERE candidate_id = 2")" = correct ] ||
+    fail "a check that did not run changed the label"
+# Interrupted while the first of two is in the tool: it is recorded, the other does not start.
+# (In its own session with SIGINT at its default, as a terminal's foreground job, and not in a
+# subshell of this script, whose EXIT trap would remove $T.)
+rm -f "$T/started"
+KC_LIBCUDA=libc.so.6 KC_KVERIFY_GPU="$T/fake-gpu" KC_COMPUTE_SANITIZER="$T/fake-sanitizer" \
+    KC_FAKE_RACECHECK=slow KC_FAKE_DIR="$T" \
+    setsid env --default-signal=INT,TERM "$kv" racecheck --db "$P" >"$T/p3.out" 2>"$T/p3.err" &
+pid=$!
+i=0
+while [ ! -e "$T/started" ]; do
+    i=$((i + 1))
+    [ $i -lt 400 ] || { kill $pid; fail "the stand-in compute-sanitizer never started"; }
+    sleep 0.05
+done
+kill -INT -$pid
+rc=0
+wait $pid || rc=$?
+[ $rc -eq 130 ] || fail "interrupted racecheck: exit $rc: $(cat "$T/p3.out" "$T/p3.err")"
+grep -q "^interrupted: 1 of 2 candidates not checked" "$T/p3.out" && grep -q "resume with: .*racecheck --db" "$T/p3.out" ||
+    fail "interrupted racecheck says: $(cat "$T/p3.out")"
+[ "$(qp "SELECT count(*) FROM race_checks")" = 3 ] || fail "interrupted: $(qp 'SELECT * FROM race_checks')"
 
 # kcurate merge keeps the race checks (their verifications mapped), and verify-db accepts them.
 "$KC_BIN/kcurate" merge "$DB" -o "$T/m.db" >/dev/null 2>"$T/m.err" || fail "merge: $(cat "$T/m.err")"

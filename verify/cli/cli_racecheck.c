@@ -229,7 +229,9 @@ static int race_on_gpu(race_state *s, int device, const problem *p, const race_i
 {
     pthread_mutex_lock(&s->gpu_lock[device]);
     double t0 = now_ms();
-    int rc = sanitizer_racecheck(device, p, first_seed(it->seeds), r, outcome, err);
+    int rc = kc_interrupted() /* while it waited for the GPU: it does not start */
+                 ? kc_fail(err, "interrupted before its racecheck started")
+                 : sanitizer_racecheck(device, p, first_seed(it->seeds), r, outcome, err);
     *ms = now_ms() - t0;
     pthread_mutex_unlock(&s->gpu_lock[device]);
     return rc;

@@ -55,6 +55,7 @@ struct tool_run {
     int exit_code;   /* the process's exit status; -1 when killed by a signal */
     int signal;      /* the signal that ended it, if any */
     int timed_out;   /* kverify killed it at the deadline */
+    int answered;    /* the watched process said the job ran ({"ok": true}) */
     strbuf error;    /* the watched process's own error, if it said one */
     strbuf report;   /* the tool's log, bounded */
 };
@@ -177,6 +178,7 @@ static void tool_job(struct tool_proc *t, json_t *job, const kv_result *r, const
         st = ipc_recv(t->child.from_child, &m, now_ms() + SANITIZER_DEADLINE_MS, &err);
     t->jobs++;
     int ok = st == IPC_OK && json_is_true(json_object_get(m.json, "ok"));
+    out->answered = ok;
     if (st == IPC_OK && json_is_string(json_object_get(m.json, "error")))
         sb_adds(&out->error, json_string_value(json_object_get(m.json, "error")));
     ipc_msg_free(&m);
@@ -289,10 +291,10 @@ static int apply_outcome(kv_result *r, const char *tool, const char *dims, const
 
 /* Runs one tool on the candidate and applies its outcome to r, adding the run to summary's
  * "runs" (or "skipped" when the tool could not run); *settled when the outcome settled the
- * verdict, *exit_code (may be NULL) the tool's exit status. Returns -1 only when a signal
- * kverify did not send stopped the tool. */
+ * verdict, *clean (may be NULL) when the job ran and the tool exited 0. Returns -1 only when a
+ * signal kverify did not send stopped the tool. */
 static int check_with(const char *path, const char *tool, int device, json_t *job, kv_result *r,
-                      json_t *summary, int *settled, int *exit_code, strbuf *err)
+                      json_t *summary, int *settled, int *clean, strbuf *err)
 {
     json_t *runs = json_object_get(summary, "runs");
     struct tool_run t = {0};
@@ -308,8 +310,8 @@ static int check_with(const char *path, const char *tool, int device, json_t *jo
         *settled = apply_outcome(r, tool, json_string_value(json_object_get(job, "dims")), &t, runs);
         json_object_set_new(json_array_get(runs, json_array_size(runs) - 1), "ms",
                             json_real(now_ms() - t0));
-        if (exit_code)
-            *exit_code = t.exit_code;
+        if (clean)
+            *clean = t.answered && t.exit_code == 0;
     }
     sb_free(&t.error), sb_free(&t.report);
     return rc;
@@ -359,18 +361,18 @@ int sanitizer_racecheck(int device, const problem *p, uint64_t seed, kv_result *
     strbuf path = STRBUF_INIT;
     json_t *job = sanitize_job(p, seed);
     json_t *summary = json_pack("{s:s,s:[]}", "dims", "small", "runs");
-    int rc = 0, settled = 0, exit_code = -1;
+    int rc = 0, settled = 0, clean = 0;
     if (sanitizer_path(&path))
         json_object_set_new(summary, "skipped", json_string("compute-sanitizer not found (set "
                                                             "KC_COMPUTE_SANITIZER)"));
     else
-        rc = check_with(path.buf, "racecheck", device, job, r, summary, &settled, &exit_code, err);
+        rc = check_with(path.buf, "racecheck", device, job, r, summary, &settled, &clean, err);
     if (json_object_get(summary, "skipped"))
         *outcome = SANITIZER_RACE_NOT_RUN;
     else if (settled)
         *outcome = strcmp(r->verdict, "unsafe") == 0 ? SANITIZER_RACE_HAZARD : SANITIZER_RACE_FAILED;
     else
-        *outcome = exit_code == 0 ? SANITIZER_RACE_CLEAN : SANITIZER_RACE_NOT_RUN;
+        *outcome = clean ? SANITIZER_RACE_CLEAN : SANITIZER_RACE_NOT_RUN;
     if (rc == 0)
         kv_result_set_evidence(r, "racecheck", json_incref(summary));
     json_decref(summary);

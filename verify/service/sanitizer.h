@@ -16,10 +16,10 @@
  * it as well as on the small dims, so it sees irregular sizes. */
 int sanitizer_check(const kv_options *opt, int device, const problem *p, uint64_t seed, json_t *drawn,
                     kv_result *r, strbuf *err);
-/* What the deferred race check (`kverify racecheck`) found: no hazard (the tool ran and exited
- * 0), a hazard (r's verdict is now unsafe), the candidate failed under the tool (r's verdict is
- * now timeout or runtime_error), or no check (the tool could not run or ended otherwise; r's
- * verdict unchanged). */
+/* What the deferred race check (`kverify racecheck`) found: no hazard (the job ran and the tool
+ * exited 0), a hazard (r's verdict is now unsafe), the candidate failed under the tool (r's
+ * verdict is now timeout or runtime_error), or no check (the tool could not run, or ended
+ * otherwise; r's verdict unchanged). */
 enum sanitizer_race { SANITIZER_RACE_CLEAN, SANITIZER_RACE_HAZARD, SANITIZER_RACE_FAILED,
                       SANITIZER_RACE_NOT_RUN };
 /* racecheck alone, one execution at the small dims with seed, on GPU device, in a process of its
