@@ -613,6 +613,28 @@ static int load_tensor_list(struct problem_ctx *c, problem *p, json_t *root, con
     return 0;
 }
 
+static int check_param_keys(struct problem_ctx *c, json_t *o, const char *field)
+{
+    static const char *const keys[] = {"name", "dtype", "value", "vary", "vary_why"};
+    const char *key;
+    json_t *v;
+    json_object_foreach(o, key, v)
+    {
+        int known = 0;
+        for (size_t i = 0; i < sizeof(keys) / sizeof(*keys); i++)
+            known |= strcmp(key, keys[i]) == 0;
+        if (!known) {
+            strbuf m = STRBUF_INIT;
+            sb_addf(&m, "unknown key '%s' (expected name, dtype, value, vary, vary_why)", key);
+            problem_field_fail(c, field, m.buf);
+            sb_free(&m);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* "params": [{name, dtype, value, vary, vary_why}] (vary: problem_values.c) */
 static int load_params(struct problem_ctx *c, problem *p, json_t *root)
 {
     json_t *arr = json_object_get(root, "params");
@@ -635,6 +657,8 @@ static int load_params(struct problem_ctx *c, problem *p, json_t *root)
             rc = problem_field_fail(c, f.buf, "param names are identifiers");
         if (!rc && (dtype_parse(dtype, &ps->dtype) || ps->dtype == KC_F16 || ps->dtype == KC_BF16))
             rc = problem_field_fail(c, f.buf, "param dtype must be f32, f64, i32 or i64");
+        if (!rc)
+            rc = check_param_keys(c, o, f.buf) || problem_load_param_vary(c, o, f.buf, ps);
         free(dtype);
         sb_free(&f);
         if (rc)
@@ -672,7 +696,7 @@ static int check_unique_names(struct problem_ctx *c, const problem *p)
 static const char *known_fields[] = {
     "format",    "id",      "title",    "level",  "kernelbench", "description", "torch_reference",
     "dims",      "derived", "inputs",   "outputs", "params",     "tolerance",   "bytes",
-    "flops",     "reference", "degenerate", "hidden", NULL};
+    "flops",     "reference", "degenerate", "hidden", "values", NULL};
 
 static int check_known_fields(struct problem_ctx *c, json_t *root)
 {
@@ -806,7 +830,7 @@ static int load_parts(const char *manifest_path, problem *p, strbuf *err)
     if (check_known_fields(&c, root) || load_header(&c, root, p) ||
         check_id_matches_path(&c, p) || load_dims(&c, root, p) || load_params(&c, p, root) ||
         load_tensor_list(&c, p, root, "inputs", 1) || load_tensor_list(&c, p, root, "outputs", 0) ||
-        check_unique_names(&c, p) || load_tolerance(&c, root, p) ||
+        check_unique_names(&c, p) || problem_load_values(&c, root, p) || load_tolerance(&c, root, p) ||
         get_string(&c, root, "bytes", "bytes", 1, &p->bytes_expr) ||
         check_expr(&c, p, p->bytes_expr, "bytes") ||
         get_string(&c, root, "flops", "flops", 1, &p->flops_expr) ||
@@ -854,9 +878,10 @@ void problem_free(problem *p)
         tensor_free(&p->inputs[i]);
     for (int i = 0; i < p->n_outputs; i++)
         tensor_free(&p->outputs[i]);
-    for (int i = 0; i < p->n_params; i++)
-        free(p->params[i].name);
+    for (int i = 0; i < p->n_params; i++) /* counted before it loads: a failed one too */
+        free(p->params[i].name), free(p->params[i].vary_why);
     problem_hidden_free(&p->hidden);
+    problem_values_free(&p->values);
     memset(p, 0, sizeof(*p));
 }
 

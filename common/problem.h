@@ -86,6 +86,9 @@ typedef struct problem_values {
     int n_special;
     char *special_why;
 } problem_values;
+/* problem_values.c: "nan", "inf", "-inf", "-0" (the manifest's names); frees the whys. */
+const char *special_name(enum kc_special s);
+void problem_values_free(problem_values *v);
 
 enum kc_dims_kind { KC_DIMS_DEFAULT, KC_DIMS_SMALL, KC_DIMS_ALT };
 
@@ -182,6 +185,10 @@ const tensor_spec *tensor_spec_varied(const tensor_spec *t, tensor_spec *tmp);
  * by field) and the draw on each drawn set. Returns 0 and, when io_bytes is not NULL, the bytes
  * of all inputs and outputs summed; or -1 with what failed in why. */
 int problem_dims_fault(const problem *p, const dimset *d, int64_t *io_bytes, strbuf *why);
+/* What `kverify problems --check` refuses as undeclared (problem_values.c): no "values", a
+ * class of it left out, a param without "vary"; one line per gap appended to report (lines
+ * after the first start with "\n  "). Returns the count. */
+int problem_values_missing(const problem *p, strbuf *report);
 
 /* ---- hidden dims (problem_hidden.c) ---- */
 int problem_has_hidden(const problem *p);

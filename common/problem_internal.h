@@ -16,4 +16,13 @@ int problem_name_start(char c);
 /* Expands the `#include "shared/NAME.cuh"` lines of src, the reference ref in dir. */
 int problem_expand_shared_includes(struct problem_ctx *c, const char *dir, const char *ref, strbuf *src);
 
+/* problem_values.c: a param's "vary" and "vary_why" (o is params[i], field "params[i]"), and
+ * the top-level "values" (after the inputs: a class needs an input it can shape). */
+struct json_t;
+struct param_spec;
+struct problem;
+int problem_load_param_vary(struct problem_ctx *c, struct json_t *o, const char *field,
+                            struct param_spec *ps);
+int problem_load_values(struct problem_ctx *c, struct json_t *root, struct problem *p);
+
 #endif

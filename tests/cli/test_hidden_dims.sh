@@ -1,7 +1,8 @@
 #!/bin/sh
 # test_hidden_dims: kverify problems --check validates hidden-dims generators (1,000 draws per
-# attention manifest), refuses a manifest without "hidden", and --draw prints the same JSON lines
-# for the same seed.
+# attention manifest), refuses a manifest without "hidden", without its value classes
+# ("values") or with a param without "vary", and --draw prints the same JSON lines for the same
+# seed.
 set -u
 . "$(dirname "$0")/lib.sh"
 kv="$KC_BIN/kverify"
@@ -34,7 +35,23 @@ python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); m.pop("hidden"); js
 KC_PROBLEMS="$T/p" "$kv" problems --suite level1 --check >"$T/strict.out" 2>&1 &&
     fail "a manifest without hidden passed --check: $(cat "$T/strict.out")"
 grep -q 'no "hidden" generator' "$T/strict.out" || fail "strict report: $(cat "$T/strict.out")"
-grep -q "1 manifests without a generator or a vary" "$T/strict.out" || fail "summary: $(cat "$T/strict.out")"
+grep -q "1 manifests without a generator, a vary or the value classes" "$T/strict.out" || fail "summary: $(cat "$T/strict.out")"
 KC_PROBLEMS="$T/p" "$kv" problems --draw level1/019_relu >"$T/none.out" 2>&1 && fail "--draw without a generator succeeded"
 grep -q 'no "hidden" generator' "$T/none.out" || fail "--draw without a generator: $(cat "$T/none.out")"
+
+# a manifest without its value classes, or with a param without "vary", loads but is refused
+python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); m.pop("values"); json.dump(m, open(sys.argv[2], "w"))' \
+    "$KC_PROBLEMS/level1/019_relu.json" "$T/p/level1/019_relu.json"
+KC_PROBLEMS="$T/p" "$kv" problems --suite level1/019_relu >"$T/list.out" 2>&1 ||
+    fail "a manifest without values does not load: $(cat "$T/list.out")"
+KC_PROBLEMS="$T/p" "$kv" problems --suite level1 --check >"$T/values.out" 2>&1 &&
+    fail "a manifest without values passed --check: $(cat "$T/values.out")"
+grep -q 'no "values" (declare large, structure and special' "$T/values.out" || fail "values report: $(cat "$T/values.out")"
+mkdir -p "$T/q/level1"
+cp "$KC_PROBLEMS/level1/020_leaky_relu.cu" "$T/q/level1/"
+python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); [p.pop("vary", None) for p in m["params"]]; json.dump(m, open(sys.argv[2], "w"))' \
+    "$KC_PROBLEMS/level1/020_leaky_relu.json" "$T/q/level1/020_leaky_relu.json"
+KC_PROBLEMS="$T/q" "$kv" problems --suite level1 --check >"$T/vary.out" 2>&1 &&
+    fail "a param without vary passed --check: $(cat "$T/vary.out")"
+grep -q "params\[0\] 'negative_slope': no \"vary\"" "$T/vary.out" || fail "vary report: $(cat "$T/vary.out")"
 echo ok

@@ -3,6 +3,7 @@
 #include "common/error.h"
 
 #include <math.h>
+#include <regex.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -112,6 +113,7 @@ static int same_value(const json_t *a, const json_t *b)
 }
 
 static int validate(vctx *c, const json_t *schema, const json_t *v, strbuf *err);
+static int check_conditional(vctx *c, const json_t *schema, const json_t *v, strbuf *err);
 
 static int check_type(vctx *c, const json_t *t, const json_t *v, strbuf *err)
 {
@@ -154,11 +156,31 @@ static int check_object(vctx *c, const json_t *schema, const json_t *v, strbuf *
     json_array_foreach(required, i, one)
         if (json_is_string(one) && !json_object_get(v, json_string_value(one)))
             return fail(c, err, "missing required property '%s'", json_string_value(one));
+    const json_t *minp = json_object_get(schema, "minProperties");
+    if (minp && (json_int_t)json_object_size(v) < json_integer_value(minp))
+        return fail(c, err, "%zu properties are too few (minProperties)", json_object_size(v));
+    const json_t *dependent = json_object_get(schema, "dependentRequired"), *names;
     const char *key;
     json_t *value;
+    json_object_foreach((json_t *)dependent, key, names) {
+        if (!json_object_get(v, key))
+            continue;
+        json_array_foreach(names, i, one)
+            if (json_is_string(one) && !json_object_get(v, json_string_value(one)))
+                return fail(c, err, "'%s' needs property '%s' (dependentRequired)", key,
+                            json_string_value(one));
+    }
+    const json_t *property_names = json_object_get(schema, "propertyNames");
     size_t mark = c->path.len;
     int rc = 0;
     json_object_foreach((json_t *)v, key, value) {
+        if (property_names) {
+            json_t *name = json_string(key);
+            rc = validate(c, property_names, name, err);
+            json_decref(name);
+            if (rc)
+                break;
+        }
         const json_t *sub = json_object_get(props, key);
         if (!sub && additional && json_is_false(additional)) {
             rc = fail(c, err, "property '%s' is not allowed here", key);
@@ -186,6 +208,11 @@ static int check_array(vctx *c, const json_t *schema, const json_t *v, strbuf *e
         return fail(c, err, "%zu items are too few (minItems)", n);
     if (max && (json_int_t)n > json_integer_value(max))
         return fail(c, err, "%zu items are too many (maxItems)", n);
+    if (json_is_true(json_object_get(schema, "uniqueItems")))
+        for (size_t a = 0; a < n; a++)
+            for (size_t b = a + 1; b < n; b++)
+                if (same_value(json_array_get(v, a), json_array_get(v, b)))
+                    return fail(c, err, "items %zu and %zu are equal (uniqueItems)", a, b);
     size_t i, mark = c->path.len;
     const json_t *one;
     if (items)
@@ -199,6 +226,18 @@ static int check_array(vctx *c, const json_t *schema, const json_t *v, strbuf *e
     return 0;
 }
 
+/* "pattern": a POSIX extended regular expression, unanchored as in JSON Schema (the patterns of
+ * our schemas are ECMA-262 ones that ERE reads the same way: classes, alternation, ^ and $). */
+static int check_pattern(vctx *c, const json_t *pattern, const char *s, strbuf *err)
+{
+    regex_t re;
+    if (!json_is_string(pattern) || regcomp(&re, json_string_value(pattern), REG_EXTENDED | REG_NOSUB))
+        return fail(c, err, "schema: 'pattern' is not a regular expression");
+    int match = regexec(&re, s, 0, NULL, 0) == 0;
+    regfree(&re);
+    return match ? 0 : fail(c, err, "'%s' does not match the pattern %s", s, json_string_value(pattern));
+}
+
 static int check_string(vctx *c, const json_t *schema, const json_t *v, strbuf *err)
 {
     const json_t *min = json_object_get(schema, "minLength"), *max = json_object_get(schema, "maxLength");
@@ -207,7 +246,8 @@ static int check_string(vctx *c, const json_t *schema, const json_t *v, strbuf *
         return fail(c, err, "a string of %zu characters is too short (minLength)", len);
     if (max && (json_int_t)len > json_integer_value(max))
         return fail(c, err, "a string of %zu characters is too long (maxLength)", len);
-    return 0;
+    const json_t *pattern = json_object_get(schema, "pattern");
+    return pattern ? check_pattern(c, pattern, json_string_value(v), err) : 0;
 }
 
 static int check_number(vctx *c, const json_t *schema, const json_t *v, strbuf *err)
@@ -263,13 +303,30 @@ static int check_combination(vctx *c, const char *kw, const json_t *branches, co
     return rc;
 }
 
+/* "not" (the instance must fail the schema), then "if" / "then" / "else" (the instance meets
+ * then when it meets if, else otherwise). */
+static int check_conditional(vctx *c, const json_t *schema, const json_t *v, strbuf *err)
+{
+    const json_t *not = json_object_get(schema, "not"), *cond = json_object_get(schema, "if");
+    strbuf ignored = STRBUF_INIT;
+    int not_met = not && validate(c, not, v, &ignored) == 0;
+    int met = cond && validate(c, cond, v, &ignored) == 0;
+    sb_free(&ignored);
+    if (not_met)
+        return fail(c, err, "matches the schema of 'not'");
+    const json_t *branch = cond ? json_object_get(schema, met ? "then" : "else") : NULL;
+    return branch ? validate(c, branch, v, err) : 0;
+}
+
 static int known_keyword(const char *k)
 {
     static const char *const known[] = {
         "$schema", "$id", "$defs", "definitions", "title", "description", "$comment", "examples",
         "default", "$ref", "type", "enum", "const", "required", "properties",
         "additionalProperties", "items", "minItems", "maxItems", "minLength", "maxLength",
-        "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "oneOf", "anyOf", "allOf"};
+        "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "oneOf", "anyOf", "allOf",
+        "pattern", "propertyNames", "minProperties", "dependentRequired", "uniqueItems", "if",
+        "then", "else", "not"};
     for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
         if (!strcmp(k, known[i]))
             return 1;
@@ -333,7 +390,7 @@ static int validate(vctx *c, const json_t *schema, const json_t *v, strbuf *err)
         if (b && check_combination(c, combos[i], b, v, err))
             return -1;
     }
-    return 0;
+    return check_conditional(c, schema, v, err);
 }
 
 int json_schema_validate(const json_t *schema, const json_t *instance, strbuf *err)

@@ -1,8 +1,11 @@
 /* json_schema: a small JSON Schema (draft 2020-12) validator for the subset kcorpus's schemas use,
- * so the tests can check every exported record against schemas/record.schema.json.
+ * so the tests can check every exported record against schemas/record.schema.json and every
+ * problem manifest against schemas/problem.schema.json.
  * Keywords: $ref (local "#/..." pointers), type, enum, const, required, properties,
  * additionalProperties, items, minItems, maxItems, minLength, maxLength, minimum, maximum,
- * oneOf, anyOf, allOf, and boolean schemas. Annotations ($schema, $id, $defs, title,
+ * exclusiveMinimum, exclusiveMaximum, oneOf, anyOf, allOf, pattern (POSIX extended regular
+ * expressions), propertyNames, minProperties, dependentRequired, uniqueItems, not,
+ * if/then/else, and boolean schemas. Annotations ($schema, $id, $defs, title,
  * description, $comment) are ignored; any other keyword is an error, so a schema never passes
  * a record by using something the validator does not check. */
 #ifndef KC_TEST_JSON_SCHEMA_H

@@ -1,11 +1,13 @@
 /* test_common_problem: the manifest loader accepts the suite and names the
- * file, field and expectation of each mistake; suite selection; the database
- * schema, its migrations and the content-addressed blob store. */
+ * file, field and expectation of each mistake; the value classes ("values", params' "vary") and
+ * what --check refuses undeclared; suite selection; the database schema, its migrations and
+ * the content-addressed blob store. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <jansson.h>
 
 #include "common/db.h"
 #include "common/error.h"
@@ -34,13 +36,35 @@ static int teardown(void **state)
     return 0;
 }
 
-/* Writes suite/name.json with the relu manifest edited by one substitution. */
+/* Cuts the text from the first `from` up to and including the next `to` after it (if both). */
+static void cut(strbuf *src, const char *from, const char *to)
+{
+    char *start = strstr(src->buf, from), *end = start ? strstr(start + 1, to) : NULL;
+    if (!end)
+        return;
+    end += strlen(to);
+    memmove(start, end, strlen(end) + 1);
+    sb_setlen(src, strlen(src->buf));
+}
+
+/* Drops the manifest's "values" block and its hidden capacity sets: both depend on the inputs
+ * (the classes name the inputs they shape, the sets their bytes), which the substitutions below
+ * change. */
+static void drop_values(strbuf *src)
+{
+    cut(src, "  \"values\": {\n", "\n  },\n");
+    cut(src, ",\n    \"capacity\": {", "}\n"); /* one line, the last of "hidden" */
+}
+
+/* Writes suite/name.json with the relu manifest edited by one substitution (without its value
+ * classes). */
 static void write_variant(const char *from, const char *to, strbuf *path)
 {
     strbuf src = STRBUF_INIT, err = STRBUF_INIT, root = STRBUF_INIT;
     problems_root(&root);
     sb_addf(path, "%s/level1/019_relu.json", root.buf);
     assert_int_equal(read_file(path->buf, &src, &err), 0);
+    drop_values(&src);
     char *hit = strstr(src.buf, from);
     assert_non_null(hit);
     strbuf out = STRBUF_INIT;
@@ -326,6 +350,260 @@ static void test_shared_from_root(void **state)
     sb_free(&path), sb_free(&err), sb_free(&root_shared), sb_free(&suite_copy);
 }
 
+/* ---- value classes ---- */
+
+/* The JSON value at a dotted path ("values.large", "params.0.vary": numbers index arrays) of
+ * root, creating nothing; *parent and *key name its slot. */
+static json_t *json_slot(json_t *root, const char *path, json_t **parent, char *key, size_t n)
+{
+    json_t *cur = root;
+    const char *s = path;
+    for (;;) {
+        const char *dot = strchr(s, '.');
+        size_t len = dot ? (size_t)(dot - s) : strlen(s);
+        assert_true(len < n);
+        memcpy(key, s, len), key[len] = 0;
+        *parent = cur;
+        cur = json_is_array(cur) ? json_array_get(cur, strtoul(key, NULL, 10)) : json_object_get(cur, key);
+        if (!dot)
+            return cur;
+        assert_non_null(cur);
+        s = dot + 1;
+    }
+}
+
+/* Writes tmpdir/level1/NAME.json: problems/level1/NAME.json with edits applied in order (pairs
+ * of a path and the JSON put there, NULL JSON: removed; a NULL path ends them), and a stub
+ * reference beside it; returns the manifest's path in out. */
+static void write_json_edits(const char *name, const char *const *edits, strbuf *out)
+{
+    strbuf src = STRBUF_INIT, err = STRBUF_INIT, cu = STRBUF_INIT;
+    problems_root(&src);
+    sb_addf(&src, "/level1/%s.json", name);
+    json_error_t je;
+    json_t *root = json_load_file(src.buf, 0, &je), *parent;
+    assert_non_null(root);
+    for (; edits[0]; edits += 2) {
+        char key[64];
+        json_slot(root, edits[0], &parent, key, sizeof(key));
+        json_t *v = edits[1] ? json_loads(edits[1], JSON_DECODE_ANY, &je) : NULL;
+        if (edits[1] && !v)
+            fail_msg("bad test JSON %s: %s", edits[1], je.text);
+        if (json_is_array(parent))
+            assert_int_equal(json_array_set_new(parent, strtoul(key, NULL, 10), v), 0);
+        else if (v)
+            assert_int_equal(json_object_set_new(parent, key, v), 0);
+        else
+            json_object_del(parent, key);
+    }
+    sb_reset(out);
+    sb_addf(out, "%s/level1", tmpdir);
+    assert_int_equal(mkdir_p(out->buf, &err), 0);
+    sb_addf(out, "/%s.json", name);
+    assert_int_equal(json_dump_file(root, out->buf, JSON_INDENT(1)), 0);
+    sb_addf(&cu, "%s/level1/%s.cu", tmpdir, name);
+    assert_int_equal(write_file_atomic(cu.buf, "// x\n", 5, &err), 0);
+    json_decref(root);
+    sb_free(&src), sb_free(&err), sb_free(&cu);
+}
+
+static void load_edits(const char *name, const char *const *edits, problem *p)
+{
+    strbuf file = STRBUF_INIT, err = STRBUF_INIT;
+    write_json_edits(name, edits, &file);
+    if (problem_load(file.buf, p, &err))
+        fail_msg("%s with %s = %s...: %s", name, edits[0], edits[1] ? edits[1] : "(removed)", err.buf);
+    sb_free(&file), sb_free(&err);
+}
+
+static void load_json_variant(const char *name, const char *path, const char *json, problem *p)
+{
+    const char *edits[] = {path, json, NULL};
+    load_edits(name, edits, p);
+}
+
+/* Loading NAME with the edits must fail naming the file and containing needle. */
+static void expect_edits_error(const char *name, const char *const *edits, const char *needle)
+{
+    strbuf file = STRBUF_INIT, err = STRBUF_INIT;
+    write_json_edits(name, edits, &file);
+    problem p;
+    if (problem_load(file.buf, &p, &err) == 0 || !strstr(err.buf, needle) || !strstr(err.buf, file.buf))
+        fail_msg("%s with %s = %s...: expected an error containing '%s', got '%s'", name,
+                 edits[0], edits[1] ? edits[1] : "(removed)", needle, err.buf);
+    problem_free(&p);
+    sb_free(&file), sb_free(&err);
+}
+
+#define VALUES_OFF "{\"large\": {\"scale\": 0, \"why\": \"w\"}, \"structure\": {\"on\": false, " \
+                   "\"why\": \"w\"}, \"special\": {\"values\": [], \"why\": \"w\"}}"
+
+/* An edit of one member of "values" starts from VALUES_OFF (whatever the manifest declares). */
+static void expect_json_error(const char *name, const char *path, const char *json, const char *needle)
+{
+    const char *member[] = {"values", VALUES_OFF, path, json, NULL};
+    const char *edits[] = {path, json, NULL};
+    expect_edits_error(name, strncmp(path, "values.", 7) == 0 ? member : edits, needle);
+}
+
+#define LARGE_ON "{\"scale\": 100, \"atol\": 50, \"why\": \"softmax-like\"}"
+#define STRUCTURE_ON "{\"on\": true, \"spike\": 64, \"atol\": 16, \"why\": \"a reduction\"}"
+#define SPECIAL_TWO "{\"values\": [\"nan\", \"-0\"], \"why\": \"propagated\"}"
+#define VALUES_ALL "{\"large\": " LARGE_ON ", \"structure\": " STRUCTURE_ON ", \"special\": " SPECIAL_TWO "}"
+
+/* A full declaration loads into problem_values and params' vary; --check finds nothing missing. */
+static void test_values_load(void **state)
+{
+    (void)state;
+    problem p;
+    strbuf report = STRBUF_INIT;
+    load_json_variant("020_leaky_relu", "values", VALUES_ALL, &p);
+    const problem_values *v = &p.values;
+    assert_true(v->present);
+    assert_true(v->large == 100 && v->large_atol == 50);
+    assert_string_equal(v->large_why, "softmax-like");
+    assert_true(v->structure && v->spike == 64 && v->structure_atol == 16);
+    assert_string_equal(v->structure_why, "a reduction");
+    assert_int_equal(v->n_special, 2);
+    assert_int_equal(v->special[0], KC_SPECIAL_NAN);
+    assert_int_equal(v->special[1], KC_SPECIAL_NEG_ZERO);
+    assert_string_equal(special_name(v->special[1]), "-0");
+    assert_string_equal(v->special_why, "propagated");
+    problem_free(&p);
+    const char *both[] = {"values", VALUES_ALL, "params.0.vary", "[-1.5, 0, 1000]", NULL};
+    load_edits("020_leaky_relu", both, &p);
+    assert_int_equal(p.params[0].n_vary, 3);
+    assert_true(p.params[0].vary[0] == -1.5 && p.params[0].vary[1] == 0 && p.params[0].vary[2] == 1000);
+    assert_int_equal(problem_values_missing(&p, &report), 0);
+    problem_free(&p);
+    /* fixed with a why; off classes need no atol, spike or values */
+    load_json_variant("024_log_softmax", "params.0",
+                      "{\"name\": \"dim\", \"dtype\": \"i32\", \"value\": 1, \"vary\": [], "
+                      "\"vary_why\": \"the softmax dim is the shape's last\"}", &p);
+    assert_int_equal(p.params[0].n_vary, 0);
+    assert_string_equal(p.params[0].vary_why, "the softmax dim is the shape's last");
+    problem_free(&p);
+    load_json_variant("019_relu", "values",
+                      "{\"large\": {\"scale\": 0, \"why\": \"homogeneous\"}, \"structure\": {\"on\": "
+                      "false, \"why\": \"a mask\"}, \"special\": {\"values\": [], \"why\": \"no\"}}", &p);
+    assert_true(p.values.present && p.values.large == 0 && !p.values.structure);
+    assert_true(p.values.spike == 0 && p.values.n_special == 0);
+    assert_int_equal(problem_values_missing(&p, &report), 0);
+    problem_free(&p);
+    load_json_variant("024_log_softmax", "params.0.vary", "[1, -1]", &p);
+    assert_true(p.params[0].n_vary == 2 && p.params[0].vary[1] == -1);
+    problem_free(&p);
+    sb_free(&report);
+}
+
+/* Without "values" or "vary" a manifest still loads; --check's list names each gap. */
+static void test_values_missing(void **state)
+{
+    (void)state;
+    problem p;
+    strbuf report = STRBUF_INIT;
+    const char *none[] = {"values", NULL, "params.0.vary", NULL, "params.0.vary_why", NULL, NULL};
+    load_edits("020_leaky_relu", none, &p);
+    assert_false(p.values.present);
+    assert_int_equal(problem_values_missing(&p, &report), 2);
+    assert_non_null(strstr(report.buf, "no \"values\" (declare large, structure and special"));
+    assert_non_null(strstr(report.buf, "\n  params[0] 'negative_slope': no \"vary\""));
+    problem_free(&p);
+    sb_reset(&report);
+    load_json_variant("019_relu", "values",
+                      "{\"structure\": {\"on\": false, \"why\": \"a mask\"}}", &p);
+    assert_int_equal(problem_values_missing(&p, &report), 2);
+    assert_non_null(strstr(report.buf, "values: no \"large\" declaration"));
+    assert_non_null(strstr(report.buf, "values: no \"special\" declaration"));
+    problem_free(&p);
+    sb_free(&report);
+}
+
+/* Each malformed form names its field. */
+static void test_values_errors(void **state)
+{
+    (void)state;
+    const char *r = "019_relu", *l = "020_leaky_relu";
+    expect_json_error(r, "values", "[]", "field 'values': expected {");
+    expect_json_error(r, "values.large", "1", "field 'values.large': expected {");
+    expect_json_error(r, "values.large", "{\"scale\": 100, \"atol\": 1}", "field 'values.large.why': missing");
+    expect_json_error(r, "values.large", "{\"scale\": 100, \"atol\": 1, \"why\": \"\"}",
+                      "field 'values.large.why': expected a non-empty string");
+    expect_json_error(r, "values.large", "{\"scale\": -1, \"why\": \"w\"}", "field 'values.large.scale': out of range");
+    expect_json_error(r, "values.large", "{\"scale\": 1e7, \"why\": \"w\"}", "field 'values.large.scale': out of range");
+    expect_json_error(r, "values.large", "{\"scale\": 0.5, \"atol\": 1, \"why\": \"w\"}",
+                      "field 'values.large.scale': a factor must exceed 1");
+    expect_json_error(r, "values.large", "{\"why\": \"w\"}", "field 'values.large.scale': missing");
+    expect_json_error(r, "values.large", "{\"scale\": 100, \"why\": \"w\"}", "field 'values.large.atol': missing");
+    expect_json_error(r, "values.large", "{\"scale\": 100, \"atol\": 0.5, \"why\": \"w\"}",
+                      "field 'values.large.atol': out of range or not a number (the run's atol");
+    expect_json_error(r, "values.large", "{\"scale\": 100, \"atol\": \"1\", \"why\": \"w\"}",
+                      "field 'values.large.atol': out of range or not a number");
+    expect_json_error(r, "values.large", "{\"factor\": 100, \"why\": \"w\"}",
+                      "field 'values.large': unknown key 'factor' (expected scale, atol, why)");
+    expect_json_error(r, "values.structure", "{\"atol\": 4, \"why\": \"w\"}", "field 'values.structure.on': missing");
+    expect_json_error(r, "values.structure", "{\"on\": 1, \"atol\": 4, \"why\": \"w\"}",
+                      "field 'values.structure.on': expected true or false");
+    expect_json_error(r, "values.structure", "{\"on\": true, \"why\": \"w\"}", "field 'values.structure.atol': missing");
+    expect_json_error(r, "values.structure", "{\"on\": false, \"spike\": 64, \"why\": \"w\"}",
+                      "field 'values.structure.spike': spikes come with structured runs");
+    expect_json_error(r, "values.structure", "{\"on\": true, \"spike\": -1, \"atol\": 1, \"why\": \"w\"}",
+                      "field 'values.structure.spike': out of range");
+    expect_json_error(r, "values.structure", "{\"on\": true, \"atol\": 1}", "field 'values.structure.why': missing");
+    expect_json_error(r, "values.special", "{\"why\": \"w\"}", "field 'values.special.values': expected an array of up to 4");
+    expect_json_error(r, "values.special", "{\"values\": [\"nan\", \"inf\", \"-inf\", \"-0\", \"nan\"], \"why\": \"w\"}",
+                      "field 'values.special.values': expected an array of up to 4");
+    expect_json_error(r, "values.special", "{\"values\": [\"NaN\"], \"why\": \"w\"}",
+                      "field 'values.special.values[0]': expected one of \"nan\", \"inf\", \"-inf\", \"-0\"");
+    expect_json_error(r, "values.special", "{\"values\": [\"inf\", \"inf\"], \"why\": \"w\"}",
+                      "field 'values.special.values[1]': listed twice");
+    expect_json_error(r, "values.special", "{\"values\": [\"nan\"]}", "field 'values.special.why': missing");
+    /* unknown keys inside values */
+    const char *unknown[] = {"values", VALUES_ALL, "values.big", "{}", NULL};
+    expect_edits_error(r, unknown, "field 'values': unknown key 'big' (expected large, structure, special)");
+    /* a class needs an input it can shape: normal or uniform_fan_in floats; spikes and special
+     * values, normal ones */
+    const char *uniform[] = {"values", VALUES_OFF, "inputs.0.init", "{\"dist\": \"uniform\", \"lo\": -1, \"hi\": 1}",
+                             "values.large", LARGE_ON, NULL};
+    expect_edits_error(r, uniform, "field 'values.large': no float input is drawn from normal or uniform_fan_in");
+    const char *structure[] = {"values", VALUES_OFF, "inputs.0.init", "{\"dist\": \"uniform\", \"lo\": -1, \"hi\": 1}",
+                               "values.structure", "{\"on\": true, \"atol\": 1, \"why\": \"w\"}", NULL};
+    expect_edits_error(r, structure, "field 'values.structure': no float input is drawn from normal or uniform_fan_in");
+    const char *spike[] = {"values", VALUES_OFF, "inputs.0.init", "{\"dist\": \"uniform_fan_in\", \"fan_in\": \"D\"}",
+                           "values.structure", STRUCTURE_ON, NULL};
+    expect_edits_error(r, spike, "field 'values.structure.spike': no float input is drawn from normal");
+    const char *special[] = {"values", VALUES_OFF, "inputs.0.init", "{\"dist\": \"uniform_fan_in\", \"fan_in\": \"D\"}",
+                             "values.special", SPECIAL_TWO, NULL};
+    expect_edits_error(r, special, "field 'values.special.values': no float input is drawn from normal");
+    problem p;
+    const char *fan_in[] = {"inputs.0.init", "{\"dist\": \"uniform_fan_in\", \"fan_in\": \"D\"}",
+                            "values", "{\"large\": " LARGE_ON ", \"structure\": {\"on\": true, "
+                            "\"atol\": 2, \"why\": \"w\"}, \"special\": {\"values\": [], \"why\": \"w\"}}",
+                            NULL};
+    strbuf file = STRBUF_INIT, err = STRBUF_INIT;
+    write_json_edits(r, fan_in, &file);
+    if (problem_load(file.buf, &p, &err))
+        fail_msg("large and structure on uniform_fan_in: %s", err.buf);
+    problem_free(&p);
+    sb_free(&file), sb_free(&err);
+    /* params: vary and vary_why */
+    expect_json_error(l, "params.0.vary", "1", "field 'params[0].vary': expected an array of up to 8 numbers");
+    expect_json_error(l, "params.0.vary", "[1, 2, 3, 4, 5, 6, 7, 8, 9]", "field 'params[0].vary': expected an array of up to 8");
+    expect_json_error(l, "params.0.vary", "[0.5, \"a\"]", "field 'params[0].vary[1]': expected a number");
+    expect_json_error(l, "params.0.vary", "[1e39]", "field 'params[0].vary[0]': expected a number within the f32 range");
+    const char *empty[] = {"params.0.vary_why", NULL, "params.0.vary", "[]", NULL};
+    expect_edits_error(l, empty, "field 'params[0].vary_why': missing: an empty vary needs a why");
+    const char *why_alone[] = {"params.0.vary", NULL, "params.0.vary_why", "\"fixed\"", NULL};
+    expect_edits_error(l, why_alone, "field 'params[0].vary': missing beside vary_why");
+    expect_json_error(l, "params.0.vary_why", "\"\"", "field 'params[0].vary_why': expected a non-empty string");
+    expect_json_error(l, "params.0.vary_values", "[1]",
+                      "field 'params[0]': unknown key 'vary_values' (expected name, dtype, value, vary, vary_why)");
+    expect_json_error("024_log_softmax", "params.0.vary", "[1.5]",
+                      "field 'params[0].vary[0]': expected an integer within i32");
+    expect_json_error("024_log_softmax", "params.0.vary", "[3000000000]",
+                      "field 'params[0].vary[0]': expected an integer within i32");
+}
+
 static void test_db_schema_and_blobs(void **state)
 {
     (void)state;
@@ -398,6 +676,9 @@ int main(void)
         cmocka_unit_test(test_segments_init),
         cmocka_unit_test(test_attention_suite),
         cmocka_unit_test(test_shared_from_root),
+        cmocka_unit_test(test_values_load),
+        cmocka_unit_test(test_values_missing),
+        cmocka_unit_test(test_values_errors),
         cmocka_unit_test(test_db_schema_and_blobs),
         cmocka_unit_test(test_db_migrates_empty_and_rejects_newer),
     };

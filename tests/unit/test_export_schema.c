@@ -268,10 +268,10 @@ static void validator_keywords(void **state)
         json_decref(v);
     }
     json_decref(s);
-    s = json_loads("{\"pattern\": \"^a\"}", 0, NULL);
+    s = json_loads("{\"patternProperties\": {\"^a\": true}}", 0, NULL);
     json_t *v = json_string("b");
     assert_int_equal(json_schema_validate(s, v, &err), -1);
-    assert_non_null(strstr(err.buf, "unsupported keyword 'pattern'"));
+    assert_non_null(strstr(err.buf, "unsupported keyword 'patternProperties'"));
     json_decref(s), json_decref(v);
     sb_free(&err);
 }

@@ -10,7 +10,8 @@ chain, so that tools/baselines/crosscheck.py compares two separate readings of t
 reference is a chain of launches: the leading op's shared kernel (problems/shared/) writes
 float32 scratch, generated elementwise kernels and the generic kernels of shared/l2_ops.cuh do
 the rest in double, and the last kernel writes the float32 output. Each manifest's "hidden" dims
-generator (drawn by the verifier at verification time) comes from tools/problems/level2_hidden.py.
+generator (drawn by the verifier at verification time) comes from tools/problems/level2_hidden.py,
+its value classes ("values", the params' "vary") from tools/problems/value_classes.py.
 
     python3 tools/problems/gen_level2.py [--only 1,2,3] [--out problems/level2]
 """
@@ -24,6 +25,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import kcproblems  # noqa: E402
 import level2_hidden  # noqa: E402
+import value_classes  # noqa: E402
 
 # Macros of the shared convolution headers: generated code must not use these identifiers.
 SHARED_MACROS = {"COB", "TX", "TY", "PX", "PY", "CC", "KWF", "R", "NT", "WCAP", "NH", "SMEM_D",
@@ -474,8 +476,10 @@ def emit(spec, outdir):
     m["hidden"] = level2_hidden.hidden_for(spec)
     m["inputs"] = spec["inputs"]
     m["outputs"] = spec["outputs"]
+    decl = value_classes.level2(spec)
     if spec.get("params"):
-        m["params"] = spec["params"]
+        m["params"] = [dict(p, **decl["vary"][p["name"]]) for p in spec["params"]]
+    m["values"] = decl["values"]
     m["tolerance"] = spec["tolerance"]
     m["bytes"] = spec["bytes"]
     m["flops"] = spec["flops"]
@@ -505,6 +509,9 @@ def dump_manifest(m):
             rest = ["    %s: %s" % (json.dumps(f), json.dumps(v[f])) for f in v if f != "dims"]
             out.append('  "hidden": {\n    "dims": {\n%s\n    },\n%s\n  }%s'
                        % (",\n".join("  " + l for l in lines), ",\n".join(rest), sep))
+        elif k == "values":  # one line per value class
+            lines = ["    %s: %s" % (json.dumps(c), json.dumps(v[c])) for c in v]
+            out.append('  "values": {\n%s\n  }%s' % (",\n".join(lines), sep))
         elif k in ("inputs", "outputs", "params"):
             items = ",\n".join("    " + json.dumps(t) for t in v)
             out.append('  "%s": [\n%s\n  ]%s' % (k, items, sep))

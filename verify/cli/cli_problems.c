@@ -1,6 +1,7 @@
 /* cli_problems: `kverify problems`: list a suite, and with --check load every
- * manifest, validate its hidden-dims generator (KC_CHECK_DRAWS draws) and the "vary" of its
- * constant inputs, and verify every reference in compile-only mode (parse, policy,
+ * manifest, validate its hidden-dims generator (KC_CHECK_DRAWS draws), the "vary" of its
+ * constant inputs and params and its value classes ("values"), and verify every reference in
+ * compile-only mode (parse, policy,
  * sandboxed NVRTC compile, entry points), in parallel; --show-reference prints
  * one reference as loaded; --draw prints drawn hidden dims as JSON lines. */
 #include "common/cli.h"
@@ -21,10 +22,11 @@
 
 enum gen_state { GEN_UNLOADED, GEN_OK, GEN_MISSING, GEN_BAD };
 
-/* The generator of a loaded problem: present, each constant input varied, every draw valid. */
+/* The generator of a loaded problem: present, each constant input and param varied, the
+ * value classes declared, every draw valid. */
 static enum gen_state check_generator(const problem *p, strbuf *report)
 {
-    enum gen_state st = GEN_OK;
+    enum gen_state st = problem_values_missing(p, report) ? GEN_MISSING : GEN_OK;
     for (int i = 0; i < p->n_inputs; i++)
         if (p->inputs[i].dist == KC_DIST_CONSTANT && p->inputs[i].vary_dist == KC_DIST_NONE) {
             sb_addf(report, "%sinputs[%d] '%s': a constant init without \"vary\"",
@@ -144,7 +146,7 @@ static int run_checks(char **ids, int n, int json)
     else if (generators)
         printf("%d generators, %d draws each, all valid\n", generators, KC_CHECK_DRAWS);
     if (missing)
-        printf("%d manifests without a generator or a vary\n", missing);
+        printf("%d manifests without a generator, a vary or the value classes\n", missing);
     printf("%d problems, %d references compiled\n", n, compiled);
     free(job.reports), free(job.ok), free(job.ms), free(job.gen), free(job.gen_reports);
     pthread_mutex_destroy(&job.lock);
