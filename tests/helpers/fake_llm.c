@@ -12,7 +12,12 @@
  * mtmc_answer (--bug stuck-step: every vectorize step fails to compile). Script mode (--script FILE) answers turn k (the number of
  * assistant messages in the request) with answers[k] of the file, the last one
  * repeating: {"answers": [{"content", "reasoning", "finish_reason"}]}, where
- * "{{reference}}" in a content stands for the echo answer.
+ * "{{reference}}" in a content stands for the echo answer and "{{seed}}" in a content or a
+ * reasoning for the request's seed ("none" without one), so that samples differ.
+ * Reasoning goes out as OpenAI's reasoning_content field (--reasoning-field NAME: another name,
+ * "reasoning" as OpenRouter and newer vLLM send it), as Anthropic thinking blocks, or inline in
+ * the content with --think tags (<think>...</think> before the answer) or tags-no-open (only the
+ * closing tag, as servers that put the opening one in the prompt send it).
  *
  * Faults (--faults LIST, or POST /faults with LIST as body) are consumed one per
  * request in arrival order: ok 429[:secs] 500 503 quota auth model bad hang idle
@@ -25,8 +30,8 @@
  * keeps the same JSON in a file, rewritten after every request.
  *
  * Usage: fake_llm [--port N] [--script FILE] [--bug none|compile|runtime|stuck-step]
- *   [--think none|field|tags|tags-no-open] [--faults LIST] [--delay-ms N]
- *   [--chunk N] [--stats-file PATH] [--echo-key] [--verbose]
+ *   [--think none|field|tags|tags-no-open] [--reasoning-field NAME] [--faults LIST]
+ *   [--delay-ms N] [--chunk N] [--stats-file PATH] [--echo-key] [--verbose]
  * Prints "fake_llm listening on 127.0.0.1:PORT" on stdout once ready. */
 #include "common/error.h"
 #include "common/fsutil.h"
@@ -61,7 +66,8 @@ static struct {
     int verbose;
     int echo_key;
     const char *stats_file;
-} opt = {.chunk = 48};
+    const char *reasoning_field; /* the OpenAI message field reasoning goes out in */
+} opt = {.chunk = 48, .reasoning_field = "reasoning_content"};
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static __thread const char *echo_key; /* --echo-key: this connection's key, else NULL */
@@ -429,6 +435,11 @@ static void make_answer(json_t *req, const char *fault, struct answer *a)
         sb_adds(&a->content, json_string_value(json_object_get(item, "content")) ?: "");
         replace_all(&a->content, "{{reference}}", sb_str(&echo));
         sb_adds(&a->reasoning, json_string_value(json_object_get(item, "reasoning")) ?: "");
+        char seed[32] = "none";
+        if (json_is_integer(json_object_get(req, "seed")))
+            snprintf(seed, sizeof seed, "%lld", (long long)json_integer_value(json_object_get(req, "seed")));
+        replace_all(&a->content, "{{seed}}", seed);
+        replace_all(&a->reasoning, "{{seed}}", seed);
         const char *fr = json_string_value(json_object_get(item, "finish_reason"));
         if (fr)
             snprintf(a->finish, sizeof a->finish, "%s", fr);
@@ -486,7 +497,7 @@ static char *openai_body(const char *model, const struct answer *a, long in)
 {
     json_t *msg = json_pack("{s:s, s:s}", "role", "assistant", "content", sb_str(&a->content));
     if (a->reasoning.len)
-        json_object_set_new(msg, "reasoning_content", json_string(a->reasoning.buf));
+        json_object_set_new(msg, opt.reasoning_field, json_string(a->reasoning.buf));
     long out = approx_tokens(a->content.len + a->reasoning.len);
     return dump(json_pack("{s:s, s:s, s:s, s:[{s:i, s:o, s:s}], s:{s:i, s:i, s:i, s:{s:i}}}",
                           "id", "chatcmpl-fake", "object", "chat.completion", "model", model,
@@ -545,6 +556,16 @@ static size_t chunk_size(size_t total)
     return total / 256 > c ? total / 256 : c;
 }
 
+/* The length of the piece of s from i: step bytes, or the rest, or a little more so that it
+ * ends between two UTF-8 characters (a JSON string holds whole characters only). */
+static size_t utf8_piece(const strbuf *s, size_t i, size_t step)
+{
+    size_t n = s->len - i < step ? s->len - i : step;
+    while (i + n < s->len && ((unsigned char)s->buf[i + n] & 0xC0) == 0x80)
+        n++;
+    return n;
+}
+
 static void openai_events(const char *model, const struct answer *a, long in, int usage,
                           struct events *e)
 {
@@ -552,11 +573,11 @@ static void openai_events(const char *model, const struct answer *a, long in, in
                               "model", model, "choices", "index", 0, "delta", "role", "assistant",
                               "content", "", "finish_reason"));
     const strbuf *parts[2] = {&a->reasoning, &a->content};
-    const char *field[2] = {"reasoning_content", "content"};
+    const char *field[2] = {opt.reasoning_field, "content"};
     for (int k = 0; k < 2; k++) {
         size_t step = chunk_size(parts[k]->len);
-        for (size_t i = 0; i < parts[k]->len; i += step) {
-            size_t n = parts[k]->len - i < step ? parts[k]->len - i : step;
+        for (size_t i = 0, n; i < parts[k]->len; i += n) {
+            n = utf8_piece(parts[k], i, step);
             json_t *delta = json_object();
             json_object_set_new(delta, field[k], json_stringn(parts[k]->buf + i, n));
             ev_add(e, NULL, json_pack("{s:s, s:[{s:i, s:o, s:n}]}", "id", "chatcmpl-fake",
@@ -594,8 +615,8 @@ static void anthropic_events(const char *model, const struct answer *a, long in,
                json_pack("{s:s, s:i, s:{s:s, s:s}}", "type", "content_block_start", "index", index,
                          "content_block", "type", btype[k], btype[k], ""));
         size_t step = chunk_size(parts[k]->len);
-        for (size_t i = 0; i < parts[k]->len; i += step) {
-            size_t n = parts[k]->len - i < step ? parts[k]->len - i : step;
+        for (size_t i = 0, n; i < parts[k]->len; i += n) {
+            n = utf8_piece(parts[k], i, step);
             json_t *delta = json_pack("{s:s}", "type", dtype[k]);
             json_object_set_new(delta, btype[k], json_stringn(parts[k]->buf + i, n));
             ev_add(e, "content_block_delta", json_pack("{s:s, s:i, s:o}", "type",
@@ -800,8 +821,9 @@ static void on_signal(int sig)
 static void usage(void)
 {
     fputs("usage: fake_llm [--port N] [--script FILE] [--bug none|compile|runtime|stuck-step]\n"
-          "                [--think none|field|tags|tags-no-open] [--faults LIST] [--delay-ms N]\n"
-          "                [--chunk N] [--stats-file PATH] [--echo-key] [--verbose]\n", stderr);
+          "                [--think none|field|tags|tags-no-open] [--reasoning-field NAME]\n"
+          "                [--faults LIST] [--delay-ms N] [--chunk N] [--stats-file PATH]\n"
+          "                [--echo-key] [--verbose]\n", stderr);
     exit(2);
 }
 
@@ -829,6 +851,8 @@ static void parse_args(int argc, char **argv)
             opt.chunk = atoi(v) > 0 ? atoi(v) : 48;
         else if (!strcmp(a, "--stats-file"))
             opt.stats_file = v;
+        else if (!strcmp(a, "--reasoning-field"))
+            opt.reasoning_field = v;
         else if (!strcmp(a, "--faults"))
             set_faults(v);
         else if (!strcmp(a, "--bug"))
