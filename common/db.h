@@ -33,6 +33,15 @@ void kc_db_rollback(sqlite3 *db);
 sqlite3_stmt *kc_db_prepare(sqlite3 *db, const char *sql, strbuf *err);
 int kc_db_user_version(sqlite3 *db);
 int kc_schema_newest_version(void);
+/* The state of the reasoning of a response (r: the alias of a responses row, all NULL for none),
+ * as kcurate stats and kexport tell it: 'none' (the model gave none, or there is no response),
+ * 'truncated' (cut by the token limit before any answer text came, so the reasoning itself was
+ * cut; or by kcollect's answer cap, which may have cut it) or 'complete'. */
+#define KC_REASONING_STATE_SQL(r)                                                                \
+    "CASE WHEN " r ".reasoning_sha IS NULL THEN 'none'"                                          \
+    " WHEN " r ".finish_reason = 'answer_cap' OR (" r ".finish_reason = 'length' AND"            \
+    " (SELECT size FROM blobs WHERE sha256 = " r ".content_sha) = 0) THEN 'truncated'"           \
+    " ELSE 'complete' END"
 /* Stores data once; writes its hex sha256 into sha (65 bytes). */
 int kc_blob_put(sqlite3 *db, const void *data, size_t len, char *sha, strbuf *err);
 int kc_blob_put_str(sqlite3 *db, const char *s, char *sha, strbuf *err);

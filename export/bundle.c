@@ -8,6 +8,7 @@
 #include "export/card.h"
 #include "export/explain.h"
 #include "export/provenance.h"
+#include "export/reasoning.h"
 #include "export/records.h"
 #include "export/shards.h"
 
@@ -75,7 +76,7 @@ static const char *format_description(enum export_format f)
 
 /* The export's own datasheet: the repository's DATASHEET.md sections, with this export's numbers. */
 static void datasheet(const export_config *c, const export_ctx *x, const json_t *source,
-                      const export_shards *w, strbuf *out)
+                      const json_t *reasoning, const export_shards *w, strbuf *out)
 {
     const export_counts *n = &x->counts;
     sb_reset(out);
@@ -99,7 +100,9 @@ static void datasheet(const export_config *c, const export_ctx *x, const json_t 
     if (n->with_speedup)
         sb_addf(out, "\n- Mean eager speedup of timed records: %.3fx over %ld records.",
                 n->sum_speedup / (double)n->with_speedup, n->with_speedup);
-    sb_addf(out, "\n- Shards: %d, %llu bytes of JSONL%s.\n\n", w->n,
+    sb_addch(out, '\n');
+    export_reasoning_datasheet(x, reasoning, out);
+    sb_addf(out, "- Shards: %d, %llu bytes of JSONL%s.\n\n", w->n,
             (unsigned long long)w->total_jsonl, c->gzip ? " before gzip" : "");
     sb_addf(out, "## Collection\nKernels were written by the model(s) named in each record's "
                  "provenance.run (with the sampling settings there) in the kcollect closed loop, "
@@ -110,11 +113,16 @@ static void datasheet(const export_config *c, const export_ctx *x, const json_t 
                  "%s.\n\n"
                  "## Labelling\nVerdicts and flags come from the verifier; kcurate adds verdict "
                  "classes, KernelBench speedup tiers, rewards, returns, exact and near duplicates "
-                 "(parameters in manifest.json, source.curate_params). Filters of this export: "
+                 "(parameters in manifest.json, source.curate_params)%s. Filters of this export: "
                  "verdicts %s%s, minimum eager speedup %g, splits %s, levels %s, duplicates "
                  "removed: %s.\n\n",
             c->system_prompt ? "; the system message is replaced by the one in manifest.json"
                              : "",
+            export_format_has_reasoning(c->format)
+                ? "; duplicates are the same kernel source, whatever reasoning led to it: a "
+                  "record keeps the reasoning of its representative (provenance.response_id, "
+                  "provenance.reasoning_sha256)"
+                : "",
             c->verdicts ? c->verdicts : c->format == EXPORT_SFT ? "correct" : "any",
             c->format == EXPORT_PREFERENCE ? " (of rejected kernels; chosen ones are correct)" : "",
             c->min_speedup, c->splits ? c->splits : "all", c->levels ? c->levels : "all",
@@ -151,8 +159,9 @@ static int write_manifest_and_datasheet(const export_config *c, export_ctx *x, s
 {
     json_t *source = source_identity(db, x->db_uuid);
     strbuf ds = STRBUF_INIT, cfg = STRBUF_INIT, path = STRBUF_INIT, said = STRBUF_INIT;
-    datasheet(c, x, source, w, &ds);
     json_t *prov = provenance_json(db, x); /* runs, models, synthetic answers: said up front */
+    json_t *reasoning = export_reasoning_json(x, prov);
+    datasheet(c, x, source, reasoning, w, &ds);
     provenance_datasheet(prov, &said);
     const char *motivation = strstr(sb_str(&ds), "## Motivation");
     if (said.len && motivation) {
@@ -182,6 +191,7 @@ static int write_manifest_and_datasheet(const export_config *c, export_ctx *x, s
                           json_loads(cfg.buf, 0, NULL), "source", source, "counts",
                           counts_json(&x->counts), "shards", shards_json(w), "datasheet", "name",
                           "DATASHEET.md", "sha256", ds_sha);
+    json_object_set_new(m, "reasoning", reasoning);
     json_object_set_new(m, "provenance", prov);
     char *text = json_dumps(m, JSON_INDENT(2) | JSON_REAL_PRECISION(12));
     json_decref(m);

@@ -1,5 +1,6 @@
 /* card: the dataset card README.md of an export (see card.h). */
 #include "export/card.h"
+#include "export/reasoning.h"
 
 #include <string.h>
 
@@ -46,6 +47,25 @@ static void front_matter(const export_config *c, const export_shards *w, long re
     sb_adds(out, "---\n\n");
 }
 
+/* Where the answers' reasoning is, under the export's --reasoning mode. */
+static const char *reasoning_note(const export_config *c)
+{
+    switch (c->reasoning) {
+    case EXPORT_REASONING_FIELD:
+        return "Each assistant message carries the reasoning the model wrote before its answer in "
+               "`reasoning_content` (the field the chat templates of DeepSeek-R1 and Qwen3 render), "
+               "null where the model gave none; the other messages have it null. "
+               "`reasoning_state` says none, complete or truncated.";
+    case EXPORT_REASONING_THINK:
+        return "The reasoning the model wrote before an answer opens the assistant's content as "
+               "`<think>\\n...\\n</think>\\n\\n`; answers without reasoning have none. "
+               "`reasoning_state` says none, complete or truncated.";
+    case EXPORT_REASONING_DROP:
+        return "The models' reasoning is left out of this export (`kexport --reasoning drop`).";
+    }
+    return "";
+}
+
 static void loading_notes(const export_config *c, const export_shards *w, strbuf *out)
 {
     const char *ext = c->gzip ? ".jsonl.gz" : ".jsonl";
@@ -69,6 +89,8 @@ static void loading_notes(const export_config *c, const export_shards *w, strbuf
                  "for f in sorted(glob.glob('DIR/train-*%s'))).to_parquet('train.parquet')\"\n"
                  "```\n\n",
             ext);
+    if (export_format_has_reasoning(c->format))
+        sb_addf(out, "%s\n\n", reasoning_note(c));
     if (c->format == EXPORT_RL)
         sb_adds(out, "The rl records carry verl's fields (`data_source`, `prompt`, `ability`, "
                      "`reward_model` {`style`, `ground_truth`}, `extra_info`): point verl's "

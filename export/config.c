@@ -25,6 +25,7 @@ void export_config_free(export_config *c)
 static const char *const format_names[] = {"sft", "multiturn", "rl", "preference", "kernelbench",
                                            "plan"};
 static const char *const dedup_names[] = {"none", "exact", "near"};
+static const char *const reasoning_names[] = {"field", "think", "drop"};
 
 int export_format_parse(const char *s, enum export_format *f)
 {
@@ -46,6 +47,16 @@ int export_dedup_parse(const char *s, enum export_dedup *d)
 
 const char *export_dedup_name(enum export_dedup d) { return dedup_names[d]; }
 
+int export_reasoning_parse(const char *s, enum export_reasoning *r)
+{
+    for (int i = 0; i < 3; i++)
+        if (!strcmp(s, reasoning_names[i]))
+            return *r = (enum export_reasoning)i, 0;
+    return -1;
+}
+
+const char *export_reasoning_name(enum export_reasoning r) { return reasoning_names[r]; }
+
 void export_config_json(const export_config *c, strbuf *out)
 {
     json_t *o = json_pack("{s:s, s:b, s:s?, s:f, s:s, s:s?, s:s, s:i, s:I, s:b, s:i, s:s?}",
@@ -63,6 +74,7 @@ void export_config_json(const export_config *c, strbuf *out)
         json_object_set_new(o, "skip_bad_text", json_true());
     if (c->include_degenerate)
         json_object_set_new(o, "include_degenerate", json_true());
+    json_object_set_new(o, "reasoning", json_string(export_reasoning_name(c->reasoning)));
     char *s = json_dumps(o, JSON_SORT_KEYS | JSON_COMPACT | JSON_REAL_PRECISION(10));
     sb_reset(out);
     sb_adds(out, s);

@@ -7,6 +7,9 @@
 enum export_format { EXPORT_SFT, EXPORT_MULTITURN, EXPORT_RL, EXPORT_PREFERENCE, EXPORT_KERNELBENCH,
                      EXPORT_PLAN };
 enum export_dedup { EXPORT_DEDUP_NONE, EXPORT_DEDUP_EXACT, EXPORT_DEDUP_NEAR };
+/* Where an assistant turn's reasoning goes: a "reasoning_content" field on the message (null where
+ * the model gave none), "<think>\n...\n</think>\n\n" before the content, or nowhere. */
+enum export_reasoning { EXPORT_REASONING_FIELD, EXPORT_REASONING_THINK, EXPORT_REASONING_DROP };
 
 typedef struct export_config {
     enum export_format format;
@@ -18,6 +21,7 @@ typedef struct export_config {
     char *splits;            /* comma list [train,valid,test] */
     char *levels;            /* comma list, NULL = all */
     enum export_dedup dedup; /* representatives only [near] */
+    enum export_reasoning reasoning; /* sft, multiturn, preference, plan [field] */
     int max_pairs;           /* preference pairs per problem [64] */
     long long shard_bytes;   /* uncompressed bytes per shard [256 MiB] */
     int gzip, gzip_level;    /* [1, 6] */
@@ -41,6 +45,8 @@ int export_format_parse(const char *s, enum export_format *f);
 const char *export_format_name(enum export_format f);
 int export_dedup_parse(const char *s, enum export_dedup *d);
 const char *export_dedup_name(enum export_dedup d);
+int export_reasoning_parse(const char *s, enum export_reasoning *r);
+const char *export_reasoning_name(enum export_reasoning r);
 /* Whether the problem pr (its manifest blob) is marked "degenerate": its output is trivial at
  * its inits (identically zero, saturated), so it teaches nothing and stays out of exports unless
  * --include-degenerate. A blob that is not JSON counts as not marked. */

@@ -34,6 +34,9 @@ static const char usage_text[] =
     "                      (a value outside these lists is an error that names the valid ones)\n"
     "  --dedup MODE        none | exact | near: representatives only [near]\n"
     "  --max-pairs N       preference pairs per problem [64]\n"
+    "  --reasoning MODE    field | think | drop: each answer's reasoning as a reasoning_content\n"
+    "                      field (null where none), as <think>...</think> before the content,\n"
+    "                      or not at all (sft, multiturn, preference, plan) [field]\n"
     "  --shard-mb N        uncompressed MiB per shard [256]\n"
     "  --no-gzip           plain .jsonl shards\n"
     "  --gzip-level N      1..9 [1: fastest, ~27% larger than 6; 9 for the smallest files]\n"
@@ -85,7 +88,7 @@ static int is_value_option(const char *a)
     static const char *const names[] = {
         "--db", "--out", "-o", "--format", "--dedup", "--verdict", "--split", "--level", "--run",
         "--model", "--system-prompt", "--min-speedup", "--max-pairs", "--shard-mb", "--gzip-level",
-        NULL};
+        "--reasoning", NULL};
     for (int i = 0; names[i]; i++)
         if (!strcmp(a, names[i]))
             return 1;
@@ -104,6 +107,9 @@ static void value_option(export_config *c, const char *a, const char *v)
     } else if (!strcmp(a, "--dedup")) {
         if (export_dedup_parse(v, &c->dedup))
             die("unknown dedup mode '%s' (none, exact, near)", v);
+    } else if (!strcmp(a, "--reasoning")) {
+        if (export_reasoning_parse(v, &c->reasoning))
+            die("--reasoning: unknown mode '%s' (field, think, drop)", v);
     } else if (!strcmp(a, "--verdict")) {
         checked(export_check_list(a, v, export_verdict_names(), 1, &err));
         set_string(&c->verdicts, v);

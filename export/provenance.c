@@ -48,14 +48,17 @@ static void add_unique(json_t *a, const char *s)
     json_array_append_new(a, json_string(s));
 }
 
+/* A run of the manifest; context: the context policy its requests were sent under (full:
+ * earlier answers sent back with their reasoning, drop-reasoning: without). */
 static json_t *run_json(sqlite3_stmt *q, int64_t id, long records)
 {
     const char *model = (const char *)sqlite3_column_text(q, 0);
     const char *server = (const char *)sqlite3_column_text(q, 4);
-    return json_pack("{s:I, s:s?, s:o, s:s?, s:b, s:s?, s:I}", "id", (json_int_t)id, "model", model,
-                     "endpoint", safe_url((const char *)sqlite3_column_text(q, 1)), "api",
+    return json_pack("{s:I, s:s?, s:o, s:s?, s:b, s:s?, s:s, s:I}", "id", (json_int_t)id, "model",
+                     model, "endpoint", safe_url((const char *)sqlite3_column_text(q, 1)), "api",
                      (const char *)sqlite3_column_text(q, 2), "synthetic",
-                     sqlite3_column_int(q, 3), "server", server, "records", (json_int_t)records);
+                     sqlite3_column_int(q, 3), "server", server, "context",
+                     (const char *)sqlite3_column_text(q, 5), "records", (json_int_t)records);
 }
 
 json_t *provenance_json(sqlite3 *db, const export_ctx *x)
@@ -67,8 +70,10 @@ json_t *provenance_json(sqlite3 *db, const export_ctx *x)
     qsort(ids, (size_t)n, sizeof *ids, cmp_id);
     json_t *runs = json_array(), *models = json_array(), *servers = json_array();
     long synthetic_records = 0;
-    sqlite3_stmt *q = kc_db_prepare(db, "SELECT model, endpoint, api, synthetic, server FROM runs"
-                                        " WHERE id = ?", NULL);
+    sqlite3_stmt *q = kc_db_prepare(db, "SELECT model, endpoint, api, synthetic, server,"
+                                        " coalesce(CASE WHEN json_valid(config_json) THEN"
+                                        " json_extract(config_json, '$.sampling.context') END,"
+                                        " 'drop-reasoning') FROM runs WHERE id = ?", NULL);
     for (int i = 0; q && i < n; i++) {
         long records = 0;
         for (int k = 0; k < n; k++)

@@ -12,7 +12,9 @@
 #include <jansson.h>
 
 /* {"runs": [...], "models": [...], "mixed_runs", "mixed_models", "synthetic",
- * "synthetic_servers", "synthetic_records"} for the runs x's records drew on. */
+ * "synthetic_servers", "synthetic_records"} for the runs x's records drew on; each run names its
+ * model, endpoint, api, the context policy of its requests ("context": full | drop-reasoning)
+ * and its records. */
 json_t *provenance_json(sqlite3 *db, const export_ctx *x);
 /* A datasheet paragraph saying the same in words (empty when there is nothing to say). */
 void provenance_datasheet(const json_t *prov, strbuf *out);

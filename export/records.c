@@ -42,7 +42,8 @@ const char *export_class_name(int i)
     " ru.id, ru.synthetic, ru.server, t.action,"                                                 \
     " (SELECT p.plan_json FROM turns p WHERE p.trajectory_id = t.trajectory_id"                  \
     "  AND p.turn_index < t.turn_index AND p.plan_json IS NOT NULL"                              \
-    "  ORDER BY p.turn_index DESC LIMIT 1)"
+    "  ORDER BY p.turn_index DESC LIMIT 1), rsp.reasoning_sha, "                                 \
+    KC_REASONING_STATE_SQL("rsp")
 
 #define CANDIDATE_JOINS                                                                          \
     " FROM candidates c JOIN candidate_labels cl ON cl.candidate_id = c.id"                      \
@@ -51,6 +52,7 @@ const char *export_class_name(int i)
     " LEFT JOIN turns t ON t.candidate_id = c.id"                                                \
     " LEFT JOIN trajectories tr ON tr.id = t.trajectory_id"                                      \
     " LEFT JOIN runs ru ON ru.id = tr.run_id"                                                    \
+    " LEFT JOIN responses rsp ON rsp.id = t.response_id"                                         \
     " LEFT JOIN verifications v ON v.id = (SELECT max(id) FROM verifications w"                  \
     "                                     WHERE w.candidate_id = c.id)"                          \
     " LEFT JOIN timings tm ON tm.id = (SELECT max(id) FROM timings x"                            \
@@ -205,6 +207,7 @@ void export_put_labels(jsonw *w, sqlite3_stmt *st)
     put_bool(w, "truncated", st, COL_TRUNCATED);
     put_bool(w, "suspicious", st, COL_SUSPICIOUS);
     export_put_int(w, "reasoning_chars", st, COL_REASONING);
+    export_put_text(w, "reasoning_state", st, COL_REASONING_STATE);
     put_real(w, "reward", st, COL_REWARD, &nf);
     put_real(w, "discounted_return", st, COL_RETURN, &nf);
     export_put_int(w, "exact_rep_id", st, COL_EXACT_REP);
@@ -259,6 +262,7 @@ void export_put_provenance(export_ctx *x, jsonw *w, sqlite3_stmt *st)
     export_put_int(w, "trajectory_id", st, COL_TRAJ);
     export_put_int(w, "turn_index", st, COL_TURN);
     export_put_int(w, "response_id", st, COL_RESPONSE);
+    export_put_text(w, "reasoning_sha256", st, COL_REASONING_SHA);
     export_put_text(w, "source_sha256", st, COL_SRC_SHA);
     jw_key(w, "run");
     if (export_col_is_null(st, COL_RUN_KEY)) {
@@ -307,30 +311,152 @@ void export_put_provenance(export_ctx *x, jsonw *w, sqlite3_stmt *st)
     jw_end_object(w);
 }
 
-void export_put_message(jsonw *w, const char *role, const char *content, size_t len)
+/* Writes the parts of one JSON string value (a key was written before). */
+static void put_string_parts(jsonw *w, const char *const *parts, const size_t *lens, int n)
+{
+    jw_raw(w, "\"", 1);
+    for (int i = 0; i < n; i++)
+        if (lens[i] && jw_escape_part(w->out, parts[i], lens[i]))
+            w->bad_utf8 = 1;
+    sb_addch(w->out, '"');
+}
+
+static int has_text(const export_reasoning_text *r) { return r && r->text; }
+
+/* The parts of a message's content (at most 7): under --reasoning think, "<think>\n", the
+ * reasoning and "\n</think>\n\n" (left out after a cut thought with no answer), then body: the
+ * answer, or the pieces of a code block. Returns the number of parts. */
+static int content_parts(const export_ctx *x, const char *const *body, const size_t *body_lens,
+                         int n_body, const export_reasoning_text *r, const char **parts,
+                         size_t *lens)
+{
+    int n = 0;
+    size_t body_len = 0;
+    for (int i = 0; i < n_body; i++)
+        body_len += body_lens[i];
+    static const char open[] = "<think>\n", close[] = "\n</think>\n\n";
+    if (x->cfg->reasoning == EXPORT_REASONING_THINK && has_text(r)) {
+        parts[n] = open, lens[n++] = sizeof open - 1;
+        parts[n] = r->text, lens[n++] = r->len;
+        if (!r->truncated || body_len)
+            parts[n] = close, lens[n++] = sizeof close - 1;
+    }
+    for (int i = 0; i < n_body; i++)
+        parts[n] = body[i], lens[n++] = body_lens[i];
+    return n;
+}
+
+static void put_content(const export_ctx *x, jsonw *w, const char *const *body,
+                        const size_t *body_lens, int n_body, const export_reasoning_text *r)
+{
+    const char *parts[8];
+    size_t lens[8];
+    int n = content_parts(x, body, body_lens, n_body, r, parts, lens);
+    jw_key(w, "content");
+    put_string_parts(w, parts, lens, n);
+}
+
+void export_answer_text(const export_ctx *x, const char *content, size_t len,
+                        const export_reasoning_text *r, strbuf *out)
+{
+    const char *parts[8];
+    size_t lens[8];
+    int n = content_parts(x, &content, &len, 1, r, parts, lens);
+    sb_reset(out);
+    for (int i = 0; i < n; i++)
+        sb_add(out, parts[i], lens[i]);
+}
+
+static void put_reasoning_field(const export_ctx *x, jsonw *w, const export_reasoning_text *r)
+{
+    if (x->cfg->reasoning != EXPORT_REASONING_FIELD)
+        return;
+    jw_key(w, "reasoning_content");
+    if (has_text(r))
+        jw_string(w, r->text, r->len);
+    else
+        jw_null(w);
+}
+
+void export_put_turn_message(const export_ctx *x, jsonw *w, const char *role, const char *content,
+                             size_t len, const export_reasoning_text *r)
 {
     jw_object(w);
     jw_key(w, "role");
     jw_cstring(w, role);
-    jw_key(w, "content");
-    jw_string(w, content, len);
+    put_content(x, w, &content, &len, 1, r);
+    put_reasoning_field(x, w, r);
     jw_end_object(w);
 }
 
 /* The kernel as the assistant would answer it: one ```cuda block, escaped straight from the row. */
-void export_put_kernel_message(jsonw *w, const char *src, size_t len)
+void export_put_kernel_message(const export_ctx *x, jsonw *w, const char *src, size_t len,
+                               const export_reasoning_text *r)
 {
+    const char *body[4] = {"```cuda\n", src ? src : "", "\n", "```"};
+    size_t lens[4] = {8, len, len && src[len - 1] != '\n' ? 1 : 0, 3};
     jw_object(w);
     jw_key(w, "role");
     jw_raw(w, "\"assistant\"", 11);
-    jw_key(w, "content");
-    jw_raw(w, "\"```cuda\\n", 10);
-    if (jw_escape_part(w->out, src ? src : "", len))
-        w->bad_utf8 = 1;
-    if (len && src[len - 1] != '\n')
-        sb_add(w->out, "\\n", 2);
-    sb_add(w->out, "```\"", 4);
+    put_content(x, w, body, lens, 4, r);
+    put_reasoning_field(x, w, r);
     jw_end_object(w);
+}
+
+/* ---- reasoning ---- */
+
+long export_utf8_chars(const char *s, size_t len)
+{
+    long n = 0;
+    for (size_t i = 0; i < len; i++)
+        n += ((unsigned char)s[i] & 0xC0) != 0x80;
+    return n;
+}
+
+int export_reasoning_of(export_ctx *x, const char *sha, const char *state,
+                        export_reasoning_text *r, strbuf *err)
+{
+    memset(r, 0, sizeof *r);
+    if (!sha)
+        return 0;
+    if (export_get_blob(x, sha, &x->reasoning, err))
+        return -1;
+    r->text = sb_str(&x->reasoning);
+    r->len = x->reasoning.len;
+    r->truncated = state && !strcmp(state, "truncated");
+    return 0;
+}
+
+int export_row_reasoning(export_ctx *x, sqlite3_stmt *st, export_reasoning_text *r, strbuf *err)
+{
+    return export_reasoning_of(x, export_col_text(st, COL_REASONING_SHA),
+                               export_col_text(st, COL_REASONING_STATE), r, err);
+}
+
+void export_count_reasoning_chars(export_ctx *x, long chars, int truncated)
+{
+    export_reasoning_stats *s = &x->reasoning_stats;
+    if (chars < 0)
+        return;
+    if ((size_t)s->texts == s->cap) {
+        s->cap = s->cap ? 2 * s->cap : 256;
+        s->chars = xrealloc(s->chars, s->cap * sizeof *s->chars);
+    }
+    s->chars[s->texts++] = chars;
+    s->truncated += truncated != 0;
+    s->in_record = 1;
+}
+
+void export_count_reasoning(export_ctx *x, const export_reasoning_text *r)
+{
+    if (has_text(r))
+        export_count_reasoning_chars(x, export_utf8_chars(r->text, r->len), r->truncated);
+}
+
+void export_count_reasoning_record(export_ctx *x)
+{
+    x->reasoning_stats.records += x->reasoning_stats.in_record;
+    x->reasoning_stats.in_record = 0;
 }
 
 /* ---- blobs, specs and the per-problem parts ---- */
@@ -399,6 +525,23 @@ static int same_text(const strbuf *sb, const char *s, size_t len)
     return sb->len == len && !memcmp(sb->buf, s, len);
 }
 
+/* A prompt message; with reasoning_key, the null "reasoning_content" every message of an exported
+ * conversation has under --reasoning field. */
+static void put_prompt_message(jsonw *w, const char *role, const char *content, size_t len,
+                               int reasoning_key)
+{
+    jw_object(w);
+    jw_key(w, "role");
+    jw_cstring(w, role);
+    jw_key(w, "content");
+    jw_string(w, content, len);
+    if (reasoning_key) {
+        jw_key(w, "reasoning_content");
+        jw_null(w);
+    }
+    jw_end_object(w);
+}
+
 /* Sets a prompt to these texts (no system message when system is NULL), encoding them only when
  * they differ from its current ones: the trajectories of a problem usually share their prompt. */
 static void prompt_set(export_prompt *p, const char *system, const char *user)
@@ -418,8 +561,8 @@ static void prompt_set(export_prompt *p, const char *system, const char *user)
     sb_reset(&p->encoded);
     jw_init(&w, &p->encoded);
     if (system)
-        export_put_message(&w, "system", system, system_len);
-    export_put_message(&w, "user", user, user_len);
+        put_prompt_message(&w, "system", system, system_len, p->reasoning_key);
+    put_prompt_message(&w, "user", user, user_len, p->reasoning_key);
     p->bad_utf8 = w.bad_utf8;
 }
 
@@ -432,6 +575,9 @@ static void prompt_free(export_prompt *p)
  * --system-prompt override when there is one. */
 static void set_prompt(export_ctx *x, const char *system, const char *user)
 {
+    /* preference records hold the prompt apart from the answers: no reasoning field there */
+    x->prompt.reasoning_key = x->cfg->reasoning == EXPORT_REASONING_FIELD &&
+                              x->cfg->format != EXPORT_PREFERENCE;
     prompt_set(&x->prompt, x->cfg->system_prompt ? x->cfg->system_prompt : system, user);
 }
 
@@ -889,7 +1035,8 @@ void export_ctx_free(export_ctx *x)
     sqlite3_finalize(x->feedback_stmt);
     sqlite3_finalize(x->first_request_stmt);
     sqlite3_finalize(x->mtmc_stmt);
-    sb_free(&x->scratch), sb_free(&x->blob), sb_free(&x->problem_part);
+    sb_free(&x->scratch), sb_free(&x->blob), sb_free(&x->problem_part), sb_free(&x->reasoning);
+    free(x->reasoning_stats.chars);
     prompt_free(&x->prompt), prompt_free(&x->sent);
     cache_free(&x->evidence_cache), cache_free(&x->sampling_cache);
     free(x->run_ids), free(x->run_records);

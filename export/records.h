@@ -25,6 +25,15 @@ typedef struct export_counts {
     long with_speedup;
 } export_counts;
 
+/* The reasoning the records carry (or, with --reasoning drop, would carry): records with some,
+ * reasoning texts written, those cut, and the length of each in characters. */
+typedef struct export_reasoning_stats {
+    long records, texts, truncated;
+    long *chars;
+    size_t cap;
+    int in_record; /* the record being built carries reasoning */
+} export_reasoning_stats;
+
 /* The last JSON text column converted (verifier evidence, a run's sampling settings). */
 typedef struct export_json_cache {
     int valid, was_null, bad_utf8;
@@ -32,9 +41,9 @@ typedef struct export_json_cache {
 } export_json_cache;
 
 /* A prompt: its system message (when any) and first user message, as texts and encoded as two
- * chat messages. */
+ * chat messages (with a null "reasoning_content" each when reasoning_key). */
 typedef struct export_prompt {
-    int valid, has_system, bad_utf8;
+    int valid, has_system, bad_utf8, reasoning_key;
     strbuf system, user, encoded;
 } export_prompt;
 
@@ -44,12 +53,13 @@ typedef struct export_ctx {
     export_shards *shards;
     char db_uuid[64];
     export_counts counts;
+    export_reasoning_stats reasoning_stats;
     /* caches */
     char **spec_problem, **spec_text;
     int n_specs;
     sqlite3_stmt *blob_stmt, *source_stmt, *response_stmt, *feedback_stmt, *first_request_stmt,
         *mtmc_stmt;
-    strbuf scratch, blob;
+    strbuf scratch, blob, reasoning;
     /* the current problem's object, encoded */
     strbuf problem_part;
     int parts_ready, parts_bad_utf8;

@@ -17,8 +17,15 @@ enum {
     COL_CORRECT_ALT, COL_TIER_E, COL_TIER_C, COL_IMPROVED, COL_TRUNCATED, COL_SUSPICIOUS,
     COL_REASONING, COL_REWARD, COL_RETURN, COL_EXACT_REP, COL_NEAR_REP, COL_RUN_KEY, COL_MODEL,
     COL_RUN_CONFIG, COL_TOOL_VERSION, COL_ORIGIN, COL_RESPONSE, COL_RUN_ID, COL_SYNTHETIC,
-    COL_SERVER, COL_ACTION, COL_PLAN
+    COL_SERVER, COL_ACTION, COL_PLAN, COL_REASONING_SHA, COL_REASONING_STATE
 };
+
+/* An answer's reasoning as exported: text NULL when the model gave none. */
+typedef struct export_reasoning_text {
+    const char *text;
+    size_t len;
+    int truncated; /* its state is 'truncated' */
+} export_reasoning_text;
 
 /* Which rows a --verdict list applies to. */
 enum verdict_scope { VERDICTS_OF_ALL, VERDICTS_OF_REJECTED };
@@ -51,9 +58,35 @@ void export_note_run(export_ctx *x, int64_t run_id);
 int64_t export_row_run(sqlite3_stmt *st);
 /* Where a candidate row comes from and the evidence behind its label. */
 void export_put_provenance(export_ctx *x, jsonw *w, sqlite3_stmt *st);
-void export_put_message(jsonw *w, const char *role, const char *content, size_t len);
-/* The kernel as the assistant would answer it: one ```cuda block, escaped straight from the row. */
-void export_put_kernel_message(jsonw *w, const char *src, size_t len);
+/* A message of an exported conversation under --reasoning: with field, every message carries
+ * "reasoning_content" (the reasoning, null where r is NULL or has no text); with think, an
+ * assistant's content starts with "<think>\n" reasoning "\n</think>\n\n" (an answer that is
+ * empty because its reasoning was cut keeps the open tag alone: what the model produced); with
+ * drop, {role, content} only. r: the reasoning of an assistant message, NULL for the others. */
+void export_put_turn_message(const export_ctx *x, jsonw *w, const char *role, const char *content,
+                             size_t len, const export_reasoning_text *r);
+/* An answer's content as export_put_turn_message writes it (the reasoning before it under think),
+ * as text into out. */
+void export_answer_text(const export_ctx *x, const char *content, size_t len,
+                        const export_reasoning_text *r, strbuf *out);
+/* The kernel as the assistant would answer it: one ```cuda block, escaped straight from the row,
+ * with its turn's reasoning as export_put_turn_message puts it. */
+void export_put_kernel_message(const export_ctx *x, jsonw *w, const char *src, size_t len,
+                               const export_reasoning_text *r);
+/* Reads the reasoning of the row's response (COL_REASONING_SHA, checked like every blob) into
+ * x->reasoning; r->text is NULL when it has none. Valid until the next call. */
+int export_row_reasoning(export_ctx *x, sqlite3_stmt *st, export_reasoning_text *r, strbuf *err);
+/* The same for a response's reasoning blob sha (NULL: none) and state. */
+int export_reasoning_of(export_ctx *x, const char *sha, const char *state,
+                        export_reasoning_text *r, strbuf *err);
+/* Counts a reasoning text written into the current record (nothing when r has none), and then
+ * the record itself once emitted: the datasheet's share of records with reasoning, its median. */
+void export_count_reasoning(export_ctx *x, const export_reasoning_text *r);
+/* The same for a text of chars characters (< 0: none). */
+void export_count_reasoning_chars(export_ctx *x, long chars, int truncated);
+void export_count_reasoning_record(export_ctx *x);
+/* Characters (Unicode code points) of UTF-8 text. */
+long export_utf8_chars(const char *s, size_t len);
 
 /* ---- blobs, specs, prompts and the per-problem parts ---- */
 /* Reads a blob by sha, checking that it exists and hashes to its name. */

@@ -1,5 +1,6 @@
 /* records_multiturn: kexport --format multiturn: one record per trajectory, its messages
- * (prompt, answers, feedback) and its turns with their labels. */
+ * (prompt, answers as the model wrote them with their reasoning under --reasoning, feedback) and
+ * its turns with their labels. */
 #include "export/records.h"
 #include "export/records_internal.h"
 #include "common/candidate.h"
@@ -27,13 +28,17 @@ typedef struct trajectory_acc {
     int solved;
 } trajectory_acc;
 
-/* The text the model answered on a turn (its response), else its kernel as a code block. */
+/* The text the model answered on a turn (its response), else its kernel as a code block; with its
+ * reasoning under --reasoning. */
 static int assistant_turn(export_ctx *x, sqlite3_stmt *st, const char *src, size_t len,
                           trajectory_acc *a, strbuf *err)
 {
     if (!x->response_stmt &&
         !(x->response_stmt = kc_db_prepare(x->db, "SELECT r.content_sha FROM responses r"
                                                   " WHERE r.id = ?", err)))
+        return -1;
+    export_reasoning_text r;
+    if (export_row_reasoning(x, st, &r, err))
         return -1;
     sqlite3_stmt *q = x->response_stmt;
     sqlite3_bind_int64(q, 1, sqlite3_column_int64(st, COL_RESPONSE));
@@ -42,10 +47,12 @@ static int assistant_turn(export_ctx *x, sqlite3_stmt *st, const char *src, size
     if (sha) {
         rc = export_get_blob(x, sha, &x->blob, err);
         if (!rc)
-            export_put_message(&a->mw, "assistant", x->blob.buf, x->blob.len);
+            export_put_turn_message(x, &a->mw, "assistant", x->blob.buf, x->blob.len, &r);
     } else {
-        export_put_kernel_message(&a->mw, src ? src : "", len);
+        export_put_kernel_message(x, &a->mw, src ? src : "", len, &r);
     }
+    if (!rc)
+        export_count_reasoning(x, &r);
     sqlite3_reset(q);
     return rc;
 }
@@ -64,7 +71,7 @@ static int feedback_turn(export_ctx *x, int64_t traj, int turn_index, trajectory
     if (sha) {
         rc = export_get_blob(x, sha, &x->blob, err);
         if (!rc)
-            export_put_message(&a->mw, "user", x->blob.buf, strlen(x->blob.buf));
+            export_put_turn_message(x, &a->mw, "user", x->blob.buf, strlen(x->blob.buf), NULL);
     }
     sqlite3_reset(q);
     return rc;
@@ -77,7 +84,8 @@ static int mtmc_turns_before(export_ctx *x, sqlite3_stmt *st, trajectory_acc *a,
 {
     if (!x->mtmc_stmt &&
         !(x->mtmc_stmt = kc_db_prepare(x->db, "SELECT t.turn_index, t.prompt_sha, r.content_sha,"
-                                              " t.candidate_id IS NULL FROM turns t"
+                                              " t.candidate_id IS NULL, r.reasoning_sha, "
+                                              KC_REASONING_STATE_SQL("r") " FROM turns t"
                                               " LEFT JOIN responses r ON r.id = t.response_id"
                                               " WHERE t.trajectory_id = ? AND t.turn_index"
                                               " BETWEEN ? AND ? ORDER BY t.turn_index", err)))
@@ -91,9 +99,13 @@ static int mtmc_turns_before(export_ctx *x, sqlite3_stmt *st, trajectory_acc *a,
     while (!rc && sqlite3_step(q) == SQLITE_ROW) {
         const char *prompt = export_col_text(q, 1), *answer = export_col_text(q, 2);
         if (sqlite3_column_int(q, 0) > 0 && prompt && !(rc = export_get_blob(x, prompt, &x->blob, err)))
-            export_put_message(&a->mw, "user", x->blob.buf, strlen(x->blob.buf));
-        if (!rc && sqlite3_column_int(q, 3) && answer && !(rc = export_get_blob(x, answer, &x->blob, err)))
-            export_put_message(&a->mw, "assistant", x->blob.buf, x->blob.len);
+            export_put_turn_message(x, &a->mw, "user", x->blob.buf, strlen(x->blob.buf), NULL);
+        export_reasoning_text r;
+        if (!rc && sqlite3_column_int(q, 3) && answer && !(rc = export_get_blob(x, answer, &x->blob, err)) &&
+            !(rc = export_reasoning_of(x, export_col_text(q, 4), export_col_text(q, 5), &r, err))) {
+            export_put_turn_message(x, &a->mw, "assistant", x->blob.buf, x->blob.len, &r);
+            export_count_reasoning(x, &r);
+        }
     }
     sqlite3_reset(q);
     a->next_turn = turn + 1;
@@ -129,6 +141,7 @@ static int flush_trajectory(export_ctx *x, void *arg, strbuf *err)
     x->counts.records++;
     x->counts.by_split[export_split_index(a->split)]++;
     x->counts.by_class[a->solved ? 0 : 1]++;
+    export_count_reasoning_record(x);
     export_note_run(x, a->run_id);
     return export_emit(x, a->split, &w, "a multiturn record", err);
 }

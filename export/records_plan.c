@@ -4,7 +4,8 @@
  * asked for it, with the failure and the last good kernel's registers, occupancy and roofline
  * numbers), the plan, and its outcome over the step turns that implemented it until the next
  * plan: the best verdict class, the best and final eager speedup, steps done of steps planned,
- * whether a revision replaced it, and the trajectory's stop reason.
+ * whether a revision replaced it, and the trajectory's stop reason; and the planner's answer as
+ * it wrote it, with its reasoning under --reasoning.
  * Filters: --split, --level, --run, --model. */
 #include "common/error.h"
 #include "common/gpu_peaks.h"
@@ -22,13 +23,16 @@
     " (SELECT min(n.turn_index) FROM turns n WHERE n.trajectory_id = t.trajectory_id"            \
     "  AND n.turn_index > t.turn_index AND n.plan_json IS NOT NULL),"                            \
     " (SELECT coalesce(json_extract(CAST(b.data AS TEXT), '$.outputs[0].dtype'), 'f32')"         \
-    "  FROM blobs b WHERE b.sha256 = pr.manifest_sha)"                                           \
+    "  FROM blobs b WHERE b.sha256 = pr.manifest_sha), rsp.content_sha, rsp.reasoning_sha, "     \
+    KC_REASONING_STATE_SQL("rsp")                                                            \
     " FROM turns t JOIN trajectories tr ON tr.id = t.trajectory_id"                              \
     " JOIN problems pr ON pr.id = tr.problem_id JOIN problem_labels pl ON pl.problem_id = pr.id" \
-    " JOIN runs ru ON ru.id = tr.run_id WHERE t.plan_json IS NOT NULL"
+    " JOIN runs ru ON ru.id = tr.run_id LEFT JOIN responses rsp ON rsp.id = t.response_id"       \
+    " WHERE t.plan_json IS NOT NULL"
 
 enum { P_TRAJ, P_TURN, P_PLAN, P_ACTION, P_PROMPT, P_PROBLEM, P_LEVEL, P_TITLE, P_SPLIT, P_RUN_ID,
-       P_RUN_KEY, P_MODEL, P_SYNTHETIC, P_COMPILE_ONLY, P_STOP, P_NEXT_PLAN, P_DTYPE };
+       P_RUN_KEY, P_MODEL, P_SYNTHETIC, P_COMPILE_ONLY, P_STOP, P_NEXT_PLAN, P_DTYPE, P_CONTENT,
+       P_REASONING, P_REASONING_STATE };
 
 /* The step turns of one plan: until the next plan, or the trajectory's end. */
 #define STEP_QUERY                                                                               \
@@ -114,6 +118,31 @@ static json_t *hardware_of(export_ctx *x, sqlite3_stmt *p, const plan_outcome *o
     return h;
 }
 
+/* The planner's answer as the model wrote it ("response", the reasoning before it under
+ * --reasoning think), "reasoning_content" under --reasoning field (null where none) and the
+ * reasoning's state; counts the reasoning for the datasheet. */
+static int add_planner_answer(export_ctx *x, sqlite3_stmt *p, json_t *rec, strbuf *err)
+{
+    export_reasoning_text r;
+    strbuf answer = STRBUF_INIT, text = STRBUF_INIT;
+    const char *content = sqlite3_column_type(p, P_CONTENT) == SQLITE_NULL ? NULL : col(p, P_CONTENT);
+    if ((content && export_get_blob(x, content, &answer, err)) ||
+        export_reasoning_of(x, sqlite3_column_type(p, P_REASONING) == SQLITE_NULL ? NULL
+                                                                               : col(p, P_REASONING),
+                            col(p, P_REASONING_STATE), &r, err)) {
+        sb_free(&answer);
+        return -1;
+    }
+    export_answer_text(x, answer.buf ? answer.buf : "", answer.len, &r, &text);
+    json_object_set_new(rec, "response", json_stringn(text.buf ? text.buf : "", text.len));
+    if (x->cfg->reasoning == EXPORT_REASONING_FIELD)
+        json_object_set_new(rec, "reasoning_content", r.text ? json_stringn(r.text, r.len) : json_null());
+    json_object_set_new(rec, "reasoning_state", json_string(col(p, P_REASONING_STATE)));
+    export_count_reasoning(x, &r);
+    sb_free(&answer), sb_free(&text);
+    return 0;
+}
+
 static int plan_record(export_ctx *x, sqlite3_stmt *p, sqlite3_stmt *steps, strbuf *err)
 {
     plan_outcome o;
@@ -133,22 +162,28 @@ static int plan_record(export_ctx *x, sqlite3_stmt *p, sqlite3_stmt *steps, strb
     json_t *hardware = hardware_of(x, p, &o, err, &failed);
     size_t n_steps = json_array_size(plan);
     json_t *r = json_pack(
-        "{s:s, s:s, s:{s:s, s:i, s:s}, s:s, s:s, s:o, s:o, s:b,"
-        " s:{s:s, s:o, s:o, s:i, s:i, s:i, s:b, s:s},"
+        "{s:s, s:s, s:{s:s, s:i, s:s}, s:s, s:s, s:o, s:o, s:b}", "format", "plan", "split", split,
+        "problem", "id", pid, "level", sqlite3_column_int(p, P_LEVEL), "title", col(p, P_TITLE),
+        "system", export_built_system(x), "spec", spec, "hardware", hardware, "plan", plan,
+        "revision", !strcmp(col(p, P_ACTION), "revise"));
+    if (!failed && r && add_planner_answer(x, p, r, err))
+        failed = 1;
+    json_t *rest = json_pack(
+        "{s:{s:s, s:o, s:o, s:i, s:i, s:i, s:b, s:s},"
         " s:{s:s, s:I, s:i, s:{s:I, s:s, s:s, s:b}}}",
-        "format", "plan", "split", split, "problem", "id", pid, "level",
-        sqlite3_column_int(p, P_LEVEL), "title", col(p, P_TITLE), "system", export_built_system(x),
-        "spec", spec, "hardware", hardware, "plan", plan, "revision",
-        !strcmp(col(p, P_ACTION), "revise"), "outcome", "verdict", o.verdict, "best_speedup_eager",
-        real_or_null(o.has_best, o.best), "final_speedup_eager", real_or_null(o.has_final, o.final),
-        "steps_done", o.steps_done, "steps", (int)n_steps, "turns", o.turns, "revised",
-        sqlite3_column_type(p, P_NEXT_PLAN) != SQLITE_NULL, "stop_reason",
-        col(p, P_STOP), "provenance", "database", x->db_uuid, "trajectory_id",
+        "outcome", "verdict", o.verdict, "best_speedup_eager", real_or_null(o.has_best, o.best),
+        "final_speedup_eager", real_or_null(o.has_final, o.final), "steps_done", o.steps_done,
+        "steps", (int)n_steps, "turns", o.turns, "revised",
+        sqlite3_column_type(p, P_NEXT_PLAN) != SQLITE_NULL, "stop_reason", col(p, P_STOP),
+        "provenance", "database", x->db_uuid, "trajectory_id",
         (json_int_t)sqlite3_column_int64(p, P_TRAJ), "turn_index", sqlite3_column_int(p, P_TURN),
         "run", "run_id", (json_int_t)sqlite3_column_int64(p, P_RUN_ID), "run_key",
         col(p, P_RUN_KEY), "model", col(p, P_MODEL), "synthetic",
         sqlite3_column_int(p, P_SYNTHETIC) != 0);
-    if (failed || !r) {
+    if (r && rest)
+        json_object_update(r, rest);
+    json_decref(rest);
+    if (failed || !r || !rest) {
         json_decref(r);
         return failed ? -1 : kc_fail(err, "cannot encode a plan record");
     }
@@ -158,6 +193,7 @@ static int plan_record(export_ctx *x, sqlite3_stmt *p, sqlite3_stmt *steps, strb
     if (o.has_best)
         x->counts.sum_speedup += o.best, x->counts.with_speedup++;
     export_note_run(x, sqlite3_column_int64(p, P_RUN_ID));
+    export_count_reasoning_record(x);
     return export_emit_json(x, split, r, err);
 }
 

@@ -1,5 +1,6 @@
 /* records_preference: kexport --format preference: pairs of a correct (chosen) and a failed or
- * slower (rejected) kernel answering the same prompt of the same problem. */
+ * slower (rejected) kernel answering the same prompt of the same problem, each answer with its
+ * reasoning under --reasoning (the prompt messages carry none). */
 #include "export/records.h"
 #include "export/records_internal.h"
 #include "common/candidate.h"
@@ -21,6 +22,8 @@ typedef struct side {
     char *answer, *labels, *provenance;
     int prompt;
     int64_t run_id;
+    long reasoning_chars; /* of the answer's reasoning, -1 when none */
+    int reasoning_truncated;
 } side;
 
 /* The candidates of one problem: correct ones (chosen, fastest first) and the others (rejected),
@@ -101,6 +104,9 @@ static int pair_record(export_ctx *x, const pair_pool *p, const side *c, const s
     x->counts.by_class[0]++;
     export_note_run(x, c->run_id);
     export_note_run(x, r->run_id);
+    export_count_reasoning_chars(x, c->reasoning_chars, c->reasoning_truncated);
+    export_count_reasoning_chars(x, r->reasoning_chars, r->reasoning_truncated);
+    export_count_reasoning_record(x);
     return export_emit(x, p->split, &w, "a preference record", err);
 }
 
@@ -154,13 +160,16 @@ static int preference_row(export_ctx *x, sqlite3_stmt *st, void *arg, strbuf *er
     export_problem_parts(x, st);
     p->bad_utf8 |= x->parts_bad_utf8;
     snprintf(p->split, sizeof p->split, "%s", export_col_text(st, COL_SPLIT));
-    if (export_row_prompt(x, st, err))
+    export_reasoning_text r;
+    if (export_row_prompt(x, st, err) || export_row_reasoning(x, st, &r, err))
         return -1;
-    side s = {.prompt = pool_prompt(x, p), .run_id = export_row_run(st)};
+    side s = {.prompt = pool_prompt(x, p), .run_id = export_row_run(st),
+              .reasoning_chars = r.text ? export_utf8_chars(r.text, r.len) : -1,
+              .reasoning_truncated = r.truncated};
     strbuf tmp = STRBUF_INIT;
     jsonw w;
     jw_init(&w, &tmp);
-    export_put_kernel_message(&w, src, len);
+    export_put_kernel_message(x, &w, src, len, &r);
     s.answer = encode(&tmp, &w, &p->bad_utf8);
     jw_init(&w, &tmp);
     export_put_labels(&w, st);

@@ -1,5 +1,6 @@
 /* records_sft: kexport --format sft: one record per kept candidate (each trajectory's last
- * correct turn, or every turn with --every-turn): the prompt and the kernel as the answer. */
+ * correct turn, or every turn with --every-turn): the prompt and the kernel as the answer, with
+ * the reasoning of the answer it came from (--reasoning). */
 #include "export/records.h"
 #include "export/records_internal.h"
 #include "common/candidate.h"
@@ -26,7 +27,8 @@ static int sft_row(export_ctx *x, sqlite3_stmt *st, void *arg, strbuf *err)
     if (!src)
         return 0; /* nothing to learn from a turn without a kernel */
     export_problem_parts(x, st);
-    if (export_row_prompt(x, st, err))
+    export_reasoning_text r;
+    if (export_row_prompt(x, st, err) || export_row_reasoning(x, st, &r, err))
         return -1;
     const char *split = export_col_text(st, COL_SPLIT);
     jsonw w;
@@ -34,7 +36,7 @@ static int sft_row(export_ctx *x, sqlite3_stmt *st, void *arg, strbuf *err)
     jw_key(&w, "messages");
     jw_array(&w);
     jw_raw(&w, x->prompt.encoded.buf, x->prompt.encoded.len);
-    export_put_kernel_message(&w, src, len);
+    export_put_kernel_message(x, &w, src, len, &r);
     jw_end_array(&w);
     export_put_plan_text(&w, export_col_text(st, COL_PLAN));
     jw_key(&w, "action");
@@ -46,6 +48,8 @@ static int sft_row(export_ctx *x, sqlite3_stmt *st, void *arg, strbuf *err)
     jw_end_object(&w);
     w.bad_utf8 |= x->parts_bad_utf8 | x->prompt.bad_utf8;
     export_count_record(x, st);
+    export_count_reasoning(x, &r);
+    export_count_reasoning_record(x);
     return export_emit(x, split, &w, "an sft record", err);
 }
 int export_sft(export_ctx *x, strbuf *err)

@@ -2,9 +2,10 @@
 # test_export_types: every field of every export format keeps one JSON type across all records
 # and shards (what pyarrow.json.read_json and datasets.load_dataset("json") need). A synthetic
 # database holding every verdict (compiled included), every flag, three suites with dims of
-# other names and params, the verifier's evidence with worst values that are numbers in one
-# record and "nan" strings in another, infinite errors, timings without baselines and imported
-# kernels (kc_synth --every-kind) is exported in all four formats into many small shards, and
+# other names and params, answers with and without reasoning, the verifier's evidence with worst
+# values that are numbers in one record and "nan" strings in another, infinite errors, timings
+# without baselines and imported kernels (kc_synth --every-kind) is exported in all four formats
+# (and sft and multiturn in other --reasoning modes) into many small shards, and
 # kc_jsontypes checks each format's shards together: one type per JSON path, the same keys in
 # every object at a path, no field inside a list of objects null in every record of a shard; a
 # compile-only database (no timing, error or evidence at all) is exported too.
@@ -15,13 +16,19 @@ set -eu
 "$KC_BIN/kcurate" run --db "$T/a.db" --heldout 'level2/004_synth_op' >/dev/null
 
 DB="$T/a.db"
+# reasoning_content (kexport --reasoning field, the default) is null where the model gave no
+# reasoning, so in every record of a shard without any: pyarrow 25.0.1 reads that (measured)
+jsontypes() {
+    "$KC_BIN/kc_jsontypes" --null-ok '$.messages[].reasoning_content' \
+        --null-ok '$.chosen[].reasoning_content' --null-ok '$.rejected[].reasoning_content' "$@"
+}
 export_format() { # NAME kexport-options...
     name=$1; shift
     "$KC_BIN/kexport" --db "$DB" --out "$T/$name" --shard-mb 0.04 \
         --split train,valid,test,heldout "$@" >"$T/$name.out" || fail "kexport $name: $(cat "$T/$name.out")"
     n=$(ls "$T/$name"/*.jsonl.gz | wc -l)
     [ "$n" -ge 2 ] || fail "$name: expected several shards, got $n"
-    "$KC_BIN/kc_jsontypes" "$T/$name"/*.jsonl.gz >"$T/$name.types" ||
+    jsontypes "$T/$name"/*.jsonl.gz >"$T/$name.types" ||
         fail "$name: types differ between records: $(head -20 "$T/$name.types")"
 }
 
@@ -30,6 +37,8 @@ export_format sft --format sft
 export_format multiturn --format multiturn
 export_format rl --format rl
 export_format preference --format preference
+export_format sft-think --format sft --every-turn --verdict any --dedup none --reasoning think
+export_format multiturn-drop --format multiturn --reasoning drop
 
 # a compile-only run (no GPU): no timing, error or evidence anywhere; no field inside multiturn's
 # turns may then be null in every record of a shard (pyarrow's JSON reader fails on that)
@@ -78,6 +87,7 @@ grep -q 'keys {d} here, {c} before' "$T/bad2.out" || fail "differing keys not fo
 printf '{"l":[{"x":null,"y":1}]}\n{"l":[{"x":null,"y":2}]}\n' >"$T/bad3.jsonl"
 "$KC_BIN/kc_jsontypes" "$T/bad3.jsonl" >"$T/bad3.out" && fail "kc_jsontypes accepted an always-null field in a list"
 grep -q '^\$.l\[\].x: null in every record' "$T/bad3.out" || fail "always-null list field not named: $(cat "$T/bad3.out")"
+"$KC_BIN/kc_jsontypes" --null-ok '$.l[].x' "$T/bad3.jsonl" >/dev/null || fail "--null-ok did not allow the path"
 printf '{"a":null}\n{"a":3}\n' >"$T/ok.jsonl"
 "$KC_BIN/kc_jsontypes" "$T/ok.jsonl" >/dev/null || fail "null beside a number is allowed"
 echo "ok: one JSON type per path in sft, multiturn, rl and preference exports"

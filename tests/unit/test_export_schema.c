@@ -1,5 +1,5 @@
 /* test_export_schema: every record kexport writes, in every format (sft last-correct and
- * every-turn, multiturn, rl, preference; gzip and plain shards), validates against
+ * every-turn, multiturn, rl, preference; gzip and plain shards; each --reasoning mode), validates against
  * schemas/record.schema.json; the manifest's record counts match the shards; and the validator
  * (tests/lib/json_schema.c) rejects broken records, so a pass means something; a kernel that is
  * not UTF-8 is a clear error.
@@ -124,6 +124,7 @@ typedef struct export_case {
     const char *name, *format, *verdicts, *dedup;
     int every_turn, gzip;
     double shard_mb;
+    enum export_reasoning reasoning; /* [field] */
 } export_case;
 
 static long export_and_validate(const export_case *k)
@@ -140,6 +141,7 @@ static long export_and_validate(const export_case *k)
     free(c.splits);
     c.splits = xstrdup("train,valid,test,heldout");
     c.sft_every_turn = k->every_turn;
+    c.reasoning = k->reasoning;
     c.gzip = k->gzip;
     if (k->shard_mb > 0)
         c.shard_bytes = (long long)(k->shard_mb * 1048576.0);
@@ -167,6 +169,12 @@ static void every_record_of_every_format_validates(void **state)
         {"multiturn-solved", "multiturn", NULL, NULL, 0, 0, 0},
         {"rl", "rl", NULL, NULL, 0, 1, 0},
         {"preference", "preference", NULL, "none", 0, 1, 0},
+        /* the reasoning of the answers (kc_synth gives a tenth of them some) in each mode */
+        {"sft-think", "sft", "any", "none", 1, 0, 0, EXPORT_REASONING_THINK},
+        {"sft-drop", "sft", "any", "none", 1, 0, 0, EXPORT_REASONING_DROP},
+        {"multiturn-think", "multiturn", "any", "none", 0, 0, 0, EXPORT_REASONING_THINK},
+        {"multiturn-drop", "multiturn", "any", "none", 0, 0, 0, EXPORT_REASONING_DROP},
+        {"preference-think", "preference", NULL, "none", 0, 0, 0, EXPORT_REASONING_THINK},
     };
     long total = 0;
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
@@ -232,6 +240,16 @@ static void validator_rejects_broken_records(void **state)
                         json_string("robot"));
     assert_int_equal(json_schema_validate(schema, bad, &err), -1);
     assert_non_null(strstr(err.buf, "$.messages[1].role"));
+    json_decref(bad);
+    expect_rejected(rec, "an unknown reasoning state", "labels", "reasoning_state",
+                    json_string("half"), "$.labels.reasoning_state");
+    bad = json_deep_copy(rec);
+    json_t *answer = json_array_get(json_object_get(bad, "messages"), 2);
+    assert_true(json_is_null(json_object_get(answer, "reasoning_content")) ||
+                json_is_string(json_object_get(answer, "reasoning_content")));
+    json_object_set_new(answer, "reasoning_content", json_integer(5));
+    assert_int_equal(json_schema_validate(schema, bad, &err), -1);
+    assert_non_null(strstr(err.buf, "$.messages[2].reasoning_content"));
     json_decref(bad);
     bad = json_loads("[1, 2]", 0, NULL);
     assert_int_equal(json_schema_validate(schema, bad, &err), -1);
