@@ -15,7 +15,8 @@
 static const char *candidate_query =
     "SELECT c.id, c.problem_id, c.source_sha, b.data, b.sha256 IS NOT NULL,"
     "       t.trajectory_id, t.turn_index, v.verdict, v.flags,"
-    "       tm.speedup_eager, tm.speedup_compile, r.finish_reason, rb.size"
+    "       tm.speedup_eager, tm.speedup_compile, r.finish_reason,"
+    "       length(CAST(rb.data AS TEXT))" /* characters, as the exports count them */
     " FROM candidates c"
     " LEFT JOIN blobs b ON b.sha256 = c.source_sha"
     " LEFT JOIN turns t ON t.candidate_id = c.id"

@@ -1,10 +1,12 @@
-/* stats: renders counts of candidates, verdicts, duplicates, tiers, trajectories and splits. */
+/* stats: renders counts of candidates, verdicts, duplicates, tiers, trajectories and splits, and
+ * per model the share of answers with reasoning and its median length. */
 #include "curate/stats.h"
 #include "common/error.h"
 #include "curate/passk.h"
 #include "curate/runs.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 /* The text of a row: its third column where the query has one (NULL there: a row for the JSON
  * form only), else its value. */
@@ -85,6 +87,96 @@ static const struct {
      " c.problem_id GROUP BY 1 ORDER BY 1"},
 };
 
+/* ---- reasoning per model ---- */
+
+/* Every answer of a turn with its model, the length of its reasoning in characters (NULL: none)
+ * and whether that was cut; sorted by model, then length (NULL first). */
+#define REASONING_SQL                                                                            \
+    "SELECT coalesce(ru.model, '(unknown)'), CASE WHEN r.reasoning_sha IS NULL THEN NULL"        \
+    " ELSE length(CAST(b.data AS TEXT)) END, " KC_REASONING_STATE_SQL("r") " = 'truncated'"       \
+    " FROM turns t JOIN trajectories tr ON tr.id = t.trajectory_id"                              \
+    " LEFT JOIN runs ru ON ru.id = tr.run_id JOIN responses r ON r.id = t.response_id"           \
+    " LEFT JOIN blobs b ON b.sha256 = r.reasoning_sha ORDER BY 1, 2"
+
+typedef struct model_reasoning {
+    long answers, with, truncated;
+    long *chars; /* sorted */
+    size_t cap;
+} model_reasoning;
+
+static json_t *model_reasoning_json(const model_reasoning *m)
+{
+    json_t *median = json_null();
+    if (m->with)
+        median = json_real((m->chars[(m->with - 1) / 2] + m->chars[m->with / 2]) / 2.0);
+    return json_pack("{s:I, s:I, s:f, s:o, s:I}", "answers", (json_int_t)m->answers,
+                     "with_reasoning", (json_int_t)m->with, "share",
+                     m->answers ? (double)m->with / (double)m->answers : 0.0, "median_chars",
+                     median, "truncated", (json_int_t)m->truncated);
+}
+
+/* {model: {answers, with_reasoning, share, median_chars (null when none), truncated}} over the
+ * answers of every turn: the share of answers that came with reasoning and its median length. */
+static json_t *reasoning_json(sqlite3 *db, strbuf *err)
+{
+    sqlite3_stmt *st = kc_db_prepare(db, REASONING_SQL, err);
+    if (!st)
+        return NULL;
+    json_t *o = json_object();
+    model_reasoning m = {0};
+    char *model = NULL;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *name = (const char *)sqlite3_column_text(st, 0);
+        if (model && strcmp(model, name)) {
+            json_object_set_new(o, model, model_reasoning_json(&m));
+            m.answers = m.with = m.truncated = 0;
+        }
+        if (!model || strcmp(model, name))
+            free(model), model = xstrdup(name);
+        m.answers++;
+        if (sqlite3_column_type(st, 1) == SQLITE_NULL)
+            continue;
+        if ((size_t)m.with == m.cap) {
+            m.cap = m.cap ? 2 * m.cap : 64;
+            m.chars = xrealloc(m.chars, m.cap * sizeof *m.chars);
+        }
+        m.chars[m.with++] = (long)sqlite3_column_int64(st, 1);
+        m.truncated += sqlite3_column_int(st, 2);
+    }
+    if (model)
+        json_object_set_new(o, model, model_reasoning_json(&m));
+    free(model), free(m.chars);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) {
+        json_decref(o);
+        kc_fail(err, "database: %s", sqlite3_errmsg(db));
+        return NULL;
+    }
+    return o;
+}
+
+/* The text of reasoning_json: a line per model. */
+static void reasoning_text(const json_t *r, strbuf *out)
+{
+    sb_adds(out, "reasoning (answers per model):\n");
+    if (!json_object_size(r))
+        sb_adds(out, "  (none)\n");
+    const char *model;
+    json_t *m;
+    json_object_foreach((json_t *)r, model, m) {
+        long answers = (long)json_integer_value(json_object_get(m, "answers"));
+        long with = (long)json_integer_value(json_object_get(m, "with_reasoning"));
+        sb_addf(out, "  %-22s %ld of %ld with reasoning (%.1f%%)", model, with, answers,
+                100.0 * json_real_value(json_object_get(m, "share")));
+        if (with)
+            sb_addf(out, ", median %.1f chars, %lld cut short",
+                    json_real_value(json_object_get(m, "median_chars")),
+                    (long long)json_integer_value(json_object_get(m, "truncated")));
+        sb_addch(out, '\n');
+    }
+}
+
 int curate_stats(sqlite3 *db, const char *db_path, strbuf *out, strbuf *err)
 {
     long long run = kc_db_query_int(db, "SELECT max(id) FROM curate_runs");
@@ -111,6 +203,12 @@ int curate_stats(sqlite3 *db, const char *db_path, strbuf *out, strbuf *err)
             return -1;
         sb_addch(out, '\n');
     }
+    json_t *r = reasoning_json(db, err);
+    if (!r)
+        return -1;
+    reasoning_text(r, out);
+    sb_addch(out, '\n');
+    json_decref(r);
     return 0;
 }
 
@@ -189,6 +287,12 @@ json_t *curate_stats_json(sqlite3 *db, strbuf *err)
         json_object_set_new(o, key.buf, t);
     }
     sb_free(&key);
+    json_t *r = reasoning_json(db, err);
+    if (!r) {
+        json_decref(o), json_decref(runs), json_decref(metrics);
+        return NULL;
+    }
+    json_object_set_new(o, "reasoning", r);
     json_object_set_new(o, "runs", runs);
     json_object_set_new(o, "metrics", metrics); /* pass@k, fast_p@k, speedup@k (curate/passk.h) */
     return o;

@@ -10,7 +10,9 @@ int curate_stats(sqlite3 *db, const char *db_path, strbuf *out, strbuf *err);
 /* The same as JSON ("format": "kcorpus-stats v1"): database counts, the pass@k metrics per suite,
  * model and strategy ("metrics", curate/passk.h), the curate run (null before kcurate run), tokens in and
  * out, cost_usd, each table of the text (keys like verdict_classes, trajectories; absent before
- * kcurate run) and per-run rows (kcurate runs --json). NULL with err on a database error. */
+ * kcurate run), "reasoning" per model ({answers, with_reasoning, share, median_chars (null when
+ * none), truncated}: the answers of every turn, lengths in characters) and per-run rows
+ * (kcurate runs --json). NULL with err on a database error. */
 json_t *curate_stats_json(sqlite3 *db, strbuf *err);
 
 #endif
