@@ -1,14 +1,18 @@
 /* config: defaults, environment, JSON config file, flags; run identity and
  * cost (see config.h). */
 #include "collect/config.h"
+#include "common/cli.h"
 #include "common/error.h"
 #include "common/hash.h"
 
 #include <jansson.h>
 #include <ctype.h>
+#include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 void config_defaults(collect_config *c)
 {
@@ -69,41 +73,35 @@ void config_from_env(collect_config *c)
     }
 }
 
-static int parse_int(const char *key, const char *v, long lo, long hi, long *out, strbuf *err)
+static int parse_int(const char *what, const char *v, long lo, long hi, long *out, strbuf *err)
 {
-    char *end;
-    long x = strtol(v, &end, 10);
-    if (end == v || *end || x < lo || x > hi)
-        return kc_fail(err, "%s: expected an integer in [%ld, %ld], got '%s'", key, lo, hi, v);
-    *out = x;
+    long long x;
+    if (kc_parse_int(what, v, lo, hi, &x, err))
+        return -1;
+    *out = (long)x;
     return 0;
 }
 
-static int parse_num(const char *key, const char *v, double lo, double hi, double *out, strbuf *err)
+static int parse_num(const char *what, const char *v, double lo, double hi, double *out, strbuf *err)
 {
-    char *end;
-    double x = strtod(v, &end);
-    if (end == v || *end || !(x >= lo && x <= hi))
-        return kc_fail(err, "%s: expected a number in [%g, %g], got '%s'", key, lo, hi, v);
-    *out = x;
-    return 0;
+    return kc_parse_number(what, v, lo, hi, out, err);
 }
 
-static int parse_bool(const char *key, const char *v, int *out, strbuf *err)
+static int parse_bool(const char *what, const char *v, int *out, strbuf *err)
 {
     if (!strcmp(v, "1") || !strcmp(v, "true") || !strcmp(v, "yes"))
         *out = 1;
     else if (!strcmp(v, "0") || !strcmp(v, "false") || !strcmp(v, "no"))
         *out = 0;
     else
-        return kc_fail(err, "%s: expected true or false, got '%s'", key, v);
+        return kc_fail(err, "%s takes true or false, not '%s'", what, v);
     return 0;
 }
 
 static int is_bundled_name(const char *s) { return !strcmp(s, "bundled") || !strcmp(s, CC_BUNDLED); }
 
 /* Endpoints given as "url1,url2" replace the list; "bundled" names the bundled test server. */
-static int set_endpoints(collect_config *c, const char *v, strbuf *err)
+static int set_endpoints(collect_config *c, const char *what, const char *v, strbuf *err)
 {
     for (int i = 0; i < c->n_endpoints; i++)
         free(c->endpoint_urls[i]);
@@ -114,10 +112,10 @@ static int set_endpoints(collect_config *c, const char *v, strbuf *err)
     for (char *t = strtok_r(copy, ", ", &save); t; t = strtok_r(NULL, ", ", &save)) {
         if (c->n_endpoints == CC_MAX_ENDPOINTS) {
             free(copy);
-            return kc_fail(err, "endpoint: at most %d endpoints", CC_MAX_ENDPOINTS);
+            return kc_fail(err, "%s: at most %d endpoints", what, CC_MAX_ENDPOINTS);
         }
         if (!is_bundled_name(t) && strncmp(t, "http://", 7) && strncmp(t, "https://", 8)) {
-            kc_fail(err, "endpoint: '%s' is not an http:// or https:// URL (or 'bundled')", t);
+            kc_fail(err, "%s: '%s' is not an http:// or https:// URL (or 'bundled')", what, t);
             free(copy);
             return -1;
         }
@@ -126,7 +124,7 @@ static int set_endpoints(collect_config *c, const char *v, strbuf *err)
     free(copy);
     for (int i = 0; i < c->n_endpoints; i++)
         if (is_bundled_name(c->endpoint_urls[i]) && c->n_endpoints > 1)
-            return kc_fail(err, "endpoint: the bundled test server cannot be mixed with other endpoints");
+            return kc_fail(err, "%s: the bundled test server cannot be mixed with other endpoints", what);
     if (c->n_endpoints == 1 && is_bundled_name(c->endpoint_urls[0])) {
         free(c->endpoint_urls[0]);
         c->n_endpoints = 0;
@@ -135,34 +133,35 @@ static int set_endpoints(collect_config *c, const char *v, strbuf *err)
     return 0;
 }
 
-static int set_strategy(collect_config *c, const char *v, strbuf *err)
+static int set_strategy(collect_config *c, const char *what, const char *v, strbuf *err)
 {
     if (!strcmp(v, "loop") || !strcmp(v, "default"))
         c->strategy = STRATEGY_LOOP;
     else if (!strcmp(v, "mtmc"))
         c->strategy = STRATEGY_MTMC;
     else
-        return kc_fail(err, "strategy: expected loop or mtmc, got '%s'", v);
+        return kc_fail(err, "%s takes loop or mtmc, not '%s'", what, v);
     return 0;
 }
 
-static int set_context(collect_config *c, const char *v, strbuf *err)
+static int set_context(collect_config *c, const char *what, const char *v, strbuf *err)
 {
     if (!strcmp(v, "full"))
         c->context = CONTEXT_FULL;
     else if (!strcmp(v, "drop-reasoning"))
         c->context = CONTEXT_DROP_REASONING;
     else
-        return kc_fail(err, "context: expected full or drop-reasoning, got '%s'", v);
+        return kc_fail(err, "%s takes full or drop-reasoning, not '%s'", what, v);
     return 0;
 }
 
-static int set_price(collect_config *c, const char *v, strbuf *err)
+static int set_price(collect_config *c, const char *what, const char *v, strbuf *err)
 {
     double in, out, reasoning = -1;
     int n = sscanf(v, "%lf,%lf,%lf", &in, &out, &reasoning);
     if (n < 2 || in < 0 || out < 0)
-        return kc_fail(err, "price: expected INPUT,OUTPUT[,REASONING] dollars per million tokens, got '%s'", v);
+        return kc_fail(err, "%s takes INPUT,OUTPUT[,REASONING] dollars per million tokens, not '%s'",
+                       what, v);
     c->cost.input = in;
     c->cost.output = out;
     c->cost.reasoning = n == 3 && reasoning >= 0 ? reasoning : out;
@@ -170,7 +169,8 @@ static int set_price(collect_config *c, const char *v, strbuf *err)
     return 0;
 }
 
-int config_set(collect_config *c, const char *key, const char *v, strbuf *err)
+int config_set_as(collect_config *c, const char *key, const char *what, const char *v,
+                  strbuf *err)
 {
     long n;
     if (!strcmp(key, "problems"))
@@ -180,89 +180,94 @@ int config_set(collect_config *c, const char *key, const char *v, strbuf *err)
     else if (!strcmp(key, "db"))
         replace(&c->db_path, v);
     else if (!strcmp(key, "endpoint"))
-        return set_endpoints(c, v, err);
+        return set_endpoints(c, what, v, err);
     else if (!strcmp(key, "bundled_args"))
         replace(&c->bundled_args, v);
     else if (!strcmp(key, "api")) {
         if (llm_api_parse(v, &c->api) < 0)
-            return kc_fail(err, "api: expected openai or anthropic, got '%s'", v);
+            return kc_fail(err, "%s takes openai or anthropic, not '%s'", what, v);
         c->api_set = 1;
     } else if (!strcmp(key, "samples")) {
-        if (parse_int(key, v, 1, 100000, &n, err))
+        if (parse_int(what, v, 1, 100000, &n, err))
             return -1;
         c->samples = (int)n;
     } else if (!strcmp(key, "turns")) {
-        if (parse_int(key, v, 1, 1000, &n, err))
+        if (parse_int(what, v, 1, 1000, &n, err))
             return -1;
         c->turns = (int)n;
     } else if (!strcmp(key, "budget")) {
-        return parse_num(key, v, 0, 1e7, &c->budget_minutes, err);
+        return parse_num(what, v, 0, 1e7, &c->budget_minutes, err);
     } else if (!strcmp(key, "problem_budget")) {
-        return parse_num(key, v, 0, 1e7, &c->problem_budget_minutes, err);
+        return parse_num(what, v, 0, 1e7, &c->problem_budget_minutes, err);
     } else if (!strcmp(key, "problem_budget_tokens")) {
-        if (parse_int(key, v, 0, 1L << 40, &n, err))
+        if (parse_int(what, v, 0, 1L << 40, &n, err))
             return -1;
         c->problem_budget_tokens = n;
     } else if (!strcmp(key, "budget_tokens")) {
-        if (parse_int(key, v, 0, 1L << 40, &n, err))
+        if (parse_int(what, v, 0, 1L << 40, &n, err))
             return -1;
         c->budget_tokens = n;
     } else if (!strcmp(key, "concurrency")) {
-        if (parse_int(key, v, 1, 4096, &n, err))
+        if (parse_int(what, v, 1, 4096, &n, err))
             return -1;
         c->concurrency = (int)n;
     } else if (!strcmp(key, "compile_only")) {
-        return parse_bool(key, v, &c->compile_only, err);
+        return parse_bool(what, v, &c->compile_only, err);
     } else if (!strcmp(key, "stream")) {
-        return parse_bool(key, v, &c->stream, err);
+        return parse_bool(what, v, &c->stream, err);
     } else if (!strcmp(key, "max_tokens")) {
-        if (parse_int(key, v, 1, 10000000, &n, err))
+        if (parse_int(what, v, 1, 10000000, &n, err))
             return -1;
         c->max_tokens = (int)n;
     } else if (!strcmp(key, "max_answer_bytes")) {
-        if (parse_int(key, v, 0, 1L << 30, &n, err))
+        if (parse_int(what, v, 0, 1L << 30, &n, err))
             return -1;
         c->client.max_answer_bytes = (size_t)n;
     } else if (!strcmp(key, "temperature")) {
-        return parse_num(key, v, -1, 10, &c->temperature, err);
+        return parse_num(what, v, -1, 10, &c->temperature, err);
     } else if (!strcmp(key, "seed")) {
-        if (parse_int(key, v, 0, 1L << 40, &n, err))
+        if (parse_int(what, v, 0, 1L << 40, &n, err))
             return -1;
         c->seed = n;
     } else if (!strcmp(key, "context")) {
-        return set_context(c, v, err);
+        return set_context(c, what, v, err);
     } else if (!strcmp(key, "strategy")) {
-        return set_strategy(c, v, err);
+        return set_strategy(c, what, v, err);
     } else if (!strcmp(key, "plan_retries")) {
-        if (parse_int(key, v, 1, 100, &n, err))
+        if (parse_int(what, v, 1, 100, &n, err))
             return -1;
         c->plan_retries = (int)n;
     } else if (!strcmp(key, "target_speedup")) {
-        return parse_num(key, v, 0, 1e6, &c->target_speedup, err);
+        return parse_num(what, v, 0, 1e6, &c->target_speedup, err);
     } else if (!strcmp(key, "rpm") || !strcmp(key, "tpm")) {
-        if (parse_int(key, v, 0, 1L << 30, &n, err))
+        if (parse_int(what, v, 0, 1L << 30, &n, err))
             return -1;
         *(key[0] == 'r' ? &c->rpm : &c->tpm) = (int)n;
     } else if (!strcmp(key, "retries")) {
-        if (parse_int(key, v, 0, 100, &n, err))
+        if (parse_int(what, v, 0, 100, &n, err))
             return -1;
         c->client.max_attempts = (int)n + 1;
     } else if (!strcmp(key, "backoff_ms")) {
-        return parse_num(key, v, 0, 3.6e6, &c->client.backoff_base_ms, err);
+        return parse_num(what, v, 0, 3.6e6, &c->client.backoff_base_ms, err);
     } else if (!strcmp(key, "backoff_max_ms")) {
-        return parse_num(key, v, 0, 3.6e6, &c->client.backoff_max_ms, err);
+        return parse_num(what, v, 0, 3.6e6, &c->client.backoff_max_ms, err);
     } else if (!strcmp(key, "deadline_s")) {
-        return parse_num(key, v, 0.001, 1e6, &c->client.deadline_s, err);
+        return parse_num(what, v, 0.001, 1e6, &c->client.deadline_s, err);
     } else if (!strcmp(key, "idle_timeout_s")) {
-        return parse_num(key, v, 0.001, 1e6, &c->client.idle_timeout_s, err);
+        return parse_num(what, v, 0.001, 1e6, &c->client.idle_timeout_s, err);
     } else if (!strcmp(key, "attempt_timeout_s")) {
-        return parse_num(key, v, 0.001, 1e6, &c->client.attempt_timeout_s, err);
+        return parse_num(what, v, 0.001, 1e6, &c->client.attempt_timeout_s, err);
     } else if (!strcmp(key, "price")) {
-        return set_price(c, v, err);
+        return set_price(c, what, v, err);
     } else {
-        return kc_fail(err, "unknown setting '%s'", key);
+        return kc_fail(err, "unknown setting '%s'", what);
     }
     return 0;
+}
+
+int config_set(collect_config *c, const char *key, const char *v, strbuf *err)
+{
+    return config_set_as(c, key, key, v, err);
 }
 
 /* A JSON value as the text config_set takes. */
@@ -302,9 +307,16 @@ static int json_setting(collect_config *c, const char *key, json_t *v, strbuf *e
 int config_load_file(collect_config *c, const char *path, strbuf *err)
 {
     json_error_t je;
-    json_t *root = json_load_file(path, 0, &je);
+    struct stat st;
+    FILE *f = stat(path, &st) == 0 && S_ISDIR(st.st_mode) ? (errno = EISDIR, NULL)
+                                                         : fopen(path, "r");
+    if (!f)
+        return kc_fail(err, "cannot read the config file %s: %s", path, strerror(errno));
+    json_t *root = json_loadf(f, 0, &je);
+    fclose(f);
     if (!root)
-        return kc_fail(err, "%s: %s (line %d)", path, je.text, je.line);
+        return kc_fail(err, "%s: not a JSON config file: %s (line %d, column %d)", path, je.text,
+                       je.line, je.column);
     if (!json_is_object(root)) {
         json_decref(root);
         return kc_fail(err, "%s: expected a JSON object", path);

@@ -82,6 +82,9 @@ void config_from_env(collect_config *c);
 int config_load_file(collect_config *c, const char *path, strbuf *err);
 /* Applies one "key" = value setting (the config file's names; flags map to them). */
 int config_set(collect_config *c, const char *key, const char *value, strbuf *err);
+/* The same, naming the setting what in messages ("--samples" for a flag; config_set: the key). */
+int config_set_as(collect_config *c, const char *key, const char *what, const char *value,
+                  strbuf *err);
 /* Checks and completes (default model for the bundled server, api from URL). */
 int config_finish(collect_config *c, strbuf *err);
 int config_is_bundled(const collect_config *c);

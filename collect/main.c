@@ -92,60 +92,98 @@ static const struct flag {
     {"--strategy", "strategy", NULL}, {"--plan-retries", "plan_retries", NULL},
 };
 
-static void parse_flags(int argc, char **argv, collect_config *cfg, int *dry_run)
+static const kc_command kcollect_cmd = {"kcollect", NULL, usage_text, 0};
+
+/* What the command line says, applied after the config file (a flag wins over the file): the
+ * config files and the settings in their order. */
+struct cmdline {
+    const char **configs;
+    int n_configs;
+    struct setting {
+        const struct flag *flag;
+        const char *value;
+    } *settings;
+    int n_settings;
+    kc_shard shard;
+    int dry_run, verbose;
+};
+
+static const struct flag *flag_named(const char *name)
 {
-    strbuf err = STRBUF_INIT;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            fputs(usage_text, stdout);
-            exit(0);
-        }
-        if (!strcmp(a, "--dry-run")) {
-            *dry_run = 1;
-            continue;
-        }
-        if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
-            cfg->verbose = 1;
-            continue;
-        }
-        if (!strcmp(a, "--config")) {
-            i++; /* applied before the flags */
-            continue;
-        }
-        if (!strcmp(a, "--shard")) {
-            if (i + 1 >= argc || kc_shard_parse(argv[++i], &cfg->shard, &err) < 0)
-                die("--shard: %s", err.len ? err.buf : "needs I/N");
-            continue;
-        }
-        const struct flag *f = NULL;
-        for (size_t k = 0; k < sizeof flags / sizeof flags[0]; k++)
-            if (!strcmp(a, flags[k].name))
-                f = &flags[k];
-        if (!f)
-            kc_usage_error("unknown option '%s'", a);
-        const char *value = f->value;
-        if (!value) {
-            if (i + 1 >= argc)
-                kc_usage_error("%s needs a value", a);
-            value = argv[++i];
-        }
-        if (config_set(cfg, f->key, value, &err) < 0)
-            die("%s: %s", a, err.buf);
-    }
-    sb_free(&err);
+    for (size_t k = 0; k < sizeof flags / sizeof flags[0]; k++)
+        if (!strcmp(name, flags[k].name + 2))
+            return &flags[k];
+    return NULL;
 }
 
-static void apply_config_file(int argc, char **argv, collect_config *cfg)
+/* A setting flag (--samples N, --compile-only): kept for after the config file. */
+static int setting_option(const kc_option *opt, const char *value, strbuf *err)
+{
+    (void)err;
+    struct cmdline *cl = opt->dest;
+    const struct flag *f = flag_named(opt->name);
+    cl->settings[cl->n_settings++] = (struct setting){f, value ? value : f->value};
+    return 0;
+}
+
+static int config_option(const kc_option *opt, const char *value, strbuf *err)
+{
+    (void)err;
+    struct cmdline *cl = opt->dest;
+    cl->configs[cl->n_configs++] = value;
+    return 0;
+}
+
+static int shard_option(const kc_option *opt, const char *value, strbuf *err)
+{
+    struct cmdline *cl = opt->dest;
+    strbuf why = STRBUF_INIT;
+    int rc = kc_shard_parse(value, &cl->shard, &why);
+    if (rc)
+        kc_fail(err, "--shard: %s", why.buf);
+    sb_free(&why);
+    return rc;
+}
+
+static void parse_command_line(int argc, char **argv, struct cmdline *cl)
+{
+    enum { N_FLAGS = sizeof flags / sizeof flags[0] };
+    kc_option opts[N_FLAGS + 6];
+    for (size_t k = 0; k < N_FLAGS; k++)
+        opts[k] = (kc_option)KC_OPT_FN(flags[k].name + 2, 0, setting_option, cl, NULL);
+    for (size_t k = 0; k < N_FLAGS; k++)
+        if (flags[k].value)
+            opts[k].type = KC_OPT_CALL_FLAG;
+    opts[N_FLAGS] = (kc_option)KC_OPT_FN("config", 0, config_option, cl, NULL);
+    opts[N_FLAGS + 1] = (kc_option)KC_OPT_FN("shard", 0, shard_option, cl, NULL);
+    opts[N_FLAGS + 2] = (kc_option)KC_OPT_FLAG("dry-run", 0, &cl->dry_run);
+    opts[N_FLAGS + 3] = (kc_option)KC_OPT_FLAG("verbose", 'v', &cl->verbose);
+    opts[N_FLAGS + 4] = (kc_option)KC_OPT_END_OF_TABLE;
+    cl->configs = xcalloc((size_t)argc + 1, sizeof *cl->configs);
+    cl->settings = xcalloc((size_t)argc + 1, sizeof *cl->settings);
+    kc_parse_options(&kcollect_cmd, opts, argc, argv);
+}
+
+/* The config files (a file error: exit 1, naming the file), then the flags in their order (a
+ * bad value: a usage error naming the flag). */
+static void apply_command_line(struct cmdline *cl, collect_config *cfg)
 {
     strbuf err = STRBUF_INIT;
-    for (int i = 1; i < argc; i++)
-        if (!strcmp(argv[i], "--config")) {
-            if (i + 1 >= argc)
-                die("--config needs a file");
-            if (config_load_file(cfg, argv[i + 1], &err) < 0)
-                die("%s", err.buf);
+    for (int i = 0; i < cl->n_configs; i++)
+        if (config_load_file(cfg, cl->configs[i], &err) < 0)
+            die("%s", err.buf);
+    for (int i = 0; i < cl->n_settings; i++) {
+        const struct setting *st = &cl->settings[i];
+        if (config_set_as(cfg, st->flag->key, st->flag->name, st->value, &err) < 0) {
+            char line[1024];
+            snprintf(line, sizeof line, "%s", err.buf);
+            sb_free(&err);
+            kc_usage_error("%s", line);
         }
+    }
+    cfg->shard = cl->shard;
+    cfg->verbose |= cl->verbose;
+    free(cl->configs), free(cl->settings);
     sb_free(&err);
 }
 
@@ -165,13 +203,13 @@ static int dry_run(const collect_config *cfg)
 int main(int argc, char **argv)
 {
     kc_set_progname("kcollect");
-    kc_cli_standard(argc, argv, usage_text);
+    struct cmdline cl = {0};
+    parse_command_line(argc, argv, &cl);
     collect_config cfg;
     config_defaults(&cfg);
     config_from_env(&cfg);
-    apply_config_file(argc, argv, &cfg);
-    int dry = 0;
-    parse_flags(argc, argv, &cfg, &dry);
+    apply_command_line(&cl, &cfg);
+    int dry = cl.dry_run;
     strbuf err = STRBUF_INIT;
     /* a per-problem budget is one clock per problem: its samples stay in one shard */
     cfg.shard.by_problem = cfg.problem_budget_minutes > 0 || cfg.problem_budget_tokens > 0;

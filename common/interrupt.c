@@ -5,6 +5,7 @@
 
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -33,8 +34,12 @@ static void on_signal(int sig)
 
 void kc_interrupt_install(int argc, char **argv)
 {
+    /* a copy: the option parser (cli.h) moves the operands of argv in place */
+    free(saved_argv);
+    saved_argv = xcalloc((size_t)argc + 1, sizeof *saved_argv);
+    if (argv && argc > 0)
+        memcpy(saved_argv, argv, (size_t)argc * sizeof *argv);
     saved_argc = argc;
-    saved_argv = argv;
     /* SA_RESTART: reads and writes go on; the loops poll the flag, poll() itself returns EINTR */
     struct sigaction sa = {.sa_handler = on_signal, .sa_flags = SA_RESTART};
     sigemptyset(&sa.sa_mask);

@@ -18,75 +18,108 @@
 #include "curate/runs.h"
 #include "curate/stats.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#define RUN_SYNOPSIS "run --db FILE [options]\n"
+#define RUN_OPTIONS \
+    "run options (defaults in brackets; the values used are recorded in curate_runs):\n" \
+    "  --shingle N            tokens per MinHash shingle, 1..32 [5]\n" \
+    "  --num-hashes N         MinHash signature length, 1..1024 [128]\n" \
+    "  --bands N              LSH bands, dividing --num-hashes; rows = hashes / bands [16]\n" \
+    "  --near-threshold F     estimated Jaccard that makes a near duplicate, (0, 1] [0.75]\n" \
+    "  --reward-correct F     reward of a correct turn before its speedup [0.3]\n" \
+    "  --reward-incorrect F   reward of any other turn [0]\n" \
+    "  --speedup-weight F     weight of the eager speedup in the reward [1]\n" \
+    "  --speedup-cap F        speedups above count as this in rewards [10]\n" \
+    "  --gamma F              discount of later turns in returns, 0..1 [0.4]\n" \
+    "  --suspicious F         eager speedup flagged for audit [10]\n" \
+    "  --valid-fraction F     share of problems in valid [0.05]\n" \
+    "  --test-fraction F      share of problems in test [0.05]\n" \
+    "  --split-salt S         salt of the problem-id hash [kcorpus-v1]\n" \
+    "  --heldout IDS          comma separated ids or globs never in train\n" \
+    "  --heldout-file FILE    the same, one a line ('#' comments)\n"
+#define MERGE_SYNOPSIS "merge A.db B.db ... -o OUT.db     (-o and --out are one option)\n"
+#define MERGE_TEXT \
+    "    every source is first checked as verify-db checks it; one that fails refuses the\n" \
+    "    merge before anything is written (a new OUT.db is then not left behind)\n"
+#define VERIFY_DB_SYNOPSIS "verify-db --db FILE\n"
+#define VERIFY_DB_TEXT \
+    "    checks a database before you trust it: SQLite's integrity_check, the schema\n" \
+    "    version and tables, foreign_key_check, its identity, every value's type, NULLs,\n" \
+    "    hashes and ids, every blob's hash; prints what it found, exit 1 on any problem\n"
+#define STATS_SYNOPSIS "stats --db FILE [--json]\n"
+#define STATS_TEXT \
+    "    counts, verdicts, duplicates, tiers, trajectories, splits, pass@k, fast_p@k and\n" \
+    "    speedup@k per suite, model and strategy; --json adds tokens, cost, one row per run\n"
+#define RUNS_SYNOPSIS "runs --db FILE [--json]\n"
+#define RUNS_TEXT \
+    "    the runs: id, status, model, endpoint, synthetic or not, problems, trajectories,\n" \
+    "    turns, tokens, cost (what kexport --run and --model select)\n"
+#define FLIPS_SYNOPSIS "flips --db FILE [--json]\n"
+#define FLIPS_TEXT \
+    "    label flips between verifications of a candidate (verdict class, verdict, flags,\n" \
+    "    speedup beyond timing noise) and third-party claims that do not hold\n"
+#define REPORT_SYNOPSIS \
+    "report --db FILE --out DIR [--price IN,OUT | --price-in USD --price-out USD]\n" \
+    "        [--chartjs FILE]     (-o DIR is --out DIR)\n"
+#define REPORT_TEXT \
+    "    a static HTML report (solve rate vs budget, fast_p, verdicts, speedups, cost,\n" \
+    "    per-problem table with kernel pages, flips, suspicious list)\n"
+
 static const char usage_text[] =
-    "usage: kcurate run --db FILE [options]\n"
-    "       kcurate merge A.db B.db ... -o OUT.db\n"
-    "           every source is first checked as verify-db checks it; one that fails refuses the\n"
-    "           merge before anything is written (a new OUT.db is then not left behind)\n"
-    "       kcurate verify-db --db FILE\n"
-    "           checks a database before you trust it: SQLite's integrity_check, the schema\n"
-    "           version and tables, foreign_key_check, its identity, every value's type, NULLs,\n"
-    "           hashes and ids, every blob's hash; prints what it found, exit 1 on any problem\n"
-    "       kcurate stats --db FILE [--json]\n"
-    "           counts, verdicts, duplicates, tiers, trajectories, splits, pass@k, fast_p@k and\n"
-    "           speedup@k per suite, model and strategy; --json adds tokens, cost, one row per run\n"
-    "       kcurate runs --db FILE [--json]\n"
-    "           the runs: id, status, model, endpoint, synthetic or not, problems, trajectories,\n"
-    "           turns, tokens, cost (what kexport --run and --model select)\n"
-    "       kcurate flips --db FILE [--json]\n"
-    "           label flips between verifications of a candidate (verdict class, verdict, flags,\n"
-    "           speedup beyond timing noise) and third-party claims that do not hold\n"
-    "       kcurate report --db FILE --out DIR [--price IN,OUT | --price-in USD --price-out USD] [--chartjs FILE]\n"
-    "           a static HTML report (solve rate vs budget, fast_p, verdicts, speedups, cost,\n"
-    "           per-problem table with kernel pages, flips, suspicious list)\n"
+    "usage: kcurate <command> [options]   (kcurate <command> --help: that command's usage)\n"
     "\n"
-    "run options (defaults in brackets; the values used are recorded in curate_runs):\n"
-    "  --shingle N            tokens per MinHash shingle [5]\n"
-    "  --num-hashes N         MinHash signature length [128]\n"
-    "  --bands N              LSH bands; rows = hashes / bands [16]\n"
-    "  --near-threshold F     estimated Jaccard that makes a near duplicate [0.75]\n"
-    "  --reward-correct F     reward of a correct turn before its speedup [0.3]\n"
-    "  --reward-incorrect F   reward of any other turn [0]\n"
-    "  --speedup-weight F     weight of the eager speedup in the reward [1]\n"
-    "  --speedup-cap F        speedups above count as this in rewards [10]\n"
-    "  --gamma F              discount of later turns in returns [0.4]\n"
-    "  --suspicious F         eager speedup flagged for audit [10]\n"
-    "  --valid-fraction F     share of problems in valid [0.05]\n"
-    "  --test-fraction F      share of problems in test [0.05]\n"
-    "  --split-salt S         salt of the problem-id hash [kcorpus-v1]\n"
-    "  --heldout IDS          comma separated ids or globs never in train\n"
-    "  --heldout-file FILE    the same, one a line ('#' comments)\n";
+    "  " RUN_SYNOPSIS "    dedup, labels, rewards, splits (replaces the previous labels)\n"
+    "  " MERGE_SYNOPSIS MERGE_TEXT "  " VERIFY_DB_SYNOPSIS VERIFY_DB_TEXT
+    "  " STATS_SYNOPSIS STATS_TEXT "  " RUNS_SYNOPSIS RUNS_TEXT "  " FLIPS_SYNOPSIS FLIPS_TEXT
+    "  " REPORT_SYNOPSIS REPORT_TEXT "\n" RUN_OPTIONS;
 
-static _Noreturn void usage(int status)
+static const char commands[] = "run, merge, verify-db, stats, runs, flips, report";
+static const kc_command kcurate_cmd = {"kcurate", NULL, usage_text, 0};
+static const kc_command run_cmd = {"kcurate", "run",
+                                   "usage: kcurate " RUN_SYNOPSIS "\n" RUN_OPTIONS, 0};
+static const kc_command merge_cmd = {"kcurate", "merge", "usage: kcurate " MERGE_SYNOPSIS MERGE_TEXT,
+                                     KC_ANY_OPERANDS};
+static const kc_command verify_db_cmd = {"kcurate", "verify-db",
+                                         "usage: kcurate " VERIFY_DB_SYNOPSIS VERIFY_DB_TEXT, 0};
+static const kc_command stats_cmd = {"kcurate", "stats", "usage: kcurate " STATS_SYNOPSIS STATS_TEXT,
+                                     0};
+static const kc_command runs_cmd = {"kcurate", "runs", "usage: kcurate " RUNS_SYNOPSIS RUNS_TEXT, 0};
+static const kc_command flips_cmd = {"kcurate", "flips", "usage: kcurate " FLIPS_SYNOPSIS FLIPS_TEXT,
+                                     0};
+static const kc_command report_cmd = {"kcurate", "report",
+                                      "usage: kcurate " REPORT_SYNOPSIS REPORT_TEXT, 0};
+
+/* --heldout IDS (opt->dest: the curate_params). */
+static int heldout_option(const kc_option *opt, const char *v, strbuf *err)
 {
-    fputs(usage_text, status ? stderr : stdout);
-    exit(status);
+    (void)err;
+    curate_params_add_heldout(opt->dest, v);
+    return 0;
 }
 
-static double number_arg(const char *opt, const char *v)
+/* --heldout-file FILE: a file error, not a usage one (exit 1, naming the file). */
+static int heldout_file_option(const kc_option *opt, const char *v, strbuf *err)
 {
-    char *end;
-    double d = strtod(v, &end);
-    if (!*v || *end)
-        die("%s wants a number, not '%s'", opt, v);
-    return d;
+    strbuf why = STRBUF_INIT;
+    if (curate_params_load_heldout(opt->dest, v, &why))
+        die("%s", why.buf);
+    sb_free(&why);
+    (void)err;
+    return 0;
 }
 
-/* kcurate run's options (each takes a value): an unknown one is named as such. */
-static int is_run_option(const char *a)
+/* --split-salt S (a copy: the params own their salt). */
+static int salt_option(const kc_option *opt, const char *v, strbuf *err)
 {
-    static const char *const names[] = {
-        "--db", "--shingle", "--num-hashes", "--bands", "--near-threshold", "--reward-correct",
-        "--reward-incorrect", "--speedup-weight", "--speedup-cap", "--gamma", "--suspicious",
-        "--valid-fraction", "--test-fraction", "--split-salt", "--heldout", "--heldout-file", NULL};
-    for (int i = 0; names[i]; i++)
-        if (!strcmp(a, names[i]))
-            return 1;
+    (void)err;
+    curate_params *p = opt->dest;
+    free(p->split_salt);
+    p->split_salt = xstrdup(v);
     return 0;
 }
 
@@ -96,38 +129,33 @@ static int run_command(int argc, char **argv)
     curate_params_defaults(&p);
     const char *db_path = NULL;
     strbuf err = STRBUF_INIT;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help"))
-            usage(0);
-        if (!is_run_option(a))
-            kc_usage_error("unknown option '%s'", a);
-        if (!v)
-            kc_usage_error("%s needs a value", a);
-        i++;
-        if (!strcmp(a, "--db")) db_path = v;
-        else if (!strcmp(a, "--shingle")) p.minhash.shingle = (int)number_arg(a, v);
-        else if (!strcmp(a, "--num-hashes")) p.minhash.num_hashes = (int)number_arg(a, v);
-        else if (!strcmp(a, "--bands")) p.minhash.bands = (int)number_arg(a, v);
-        else if (!strcmp(a, "--near-threshold")) p.minhash.threshold = number_arg(a, v);
-        else if (!strcmp(a, "--reward-correct")) p.reward_correct = number_arg(a, v);
-        else if (!strcmp(a, "--reward-incorrect")) p.reward_incorrect = number_arg(a, v);
-        else if (!strcmp(a, "--speedup-weight")) p.speedup_weight = number_arg(a, v);
-        else if (!strcmp(a, "--speedup-cap")) p.speedup_cap = number_arg(a, v);
-        else if (!strcmp(a, "--gamma")) p.gamma = number_arg(a, v);
-        else if (!strcmp(a, "--suspicious")) p.suspicious_speedup = number_arg(a, v);
-        else if (!strcmp(a, "--valid-fraction")) p.valid_fraction = number_arg(a, v);
-        else if (!strcmp(a, "--test-fraction")) p.test_fraction = number_arg(a, v);
-        else if (!strcmp(a, "--split-salt")) free(p.split_salt), p.split_salt = xstrdup(v);
-        else if (!strcmp(a, "--heldout")) curate_params_add_heldout(&p, v);
-        else if (!strcmp(a, "--heldout-file")) {
-            if (curate_params_load_heldout(&p, v, &err))
-                die("%s", err.buf);
-        } else
-            kc_usage_error("unknown option '%s'", a);
-    }
+    const kc_option opts[] = {
+        KC_OPT_STR("db", 0, &db_path),
+        KC_OPT_INTEGER("shingle", 0, &p.minhash.shingle, 1, 32),
+        KC_OPT_INTEGER("num-hashes", 0, &p.minhash.num_hashes, 1, CURATE_MAX_HASHES),
+        KC_OPT_INTEGER("bands", 0, &p.minhash.bands, 1, CURATE_MAX_HASHES),
+        KC_OPT_NUM("near-threshold", 0, &p.minhash.threshold, 1e-9, 1),
+        KC_OPT_NUM("reward-correct", 0, &p.reward_correct, -1e6, 1e6),
+        KC_OPT_NUM("reward-incorrect", 0, &p.reward_incorrect, -1e6, 1e6),
+        KC_OPT_NUM("speedup-weight", 0, &p.speedup_weight, -1e6, 1e6),
+        KC_OPT_NUM("speedup-cap", 0, &p.speedup_cap, 1e-9, 1e9),
+        KC_OPT_NUM("gamma", 0, &p.gamma, 0, 1),
+        KC_OPT_NUM("suspicious", 0, &p.suspicious_speedup, 1e-9, 1e9),
+        KC_OPT_NUM("valid-fraction", 0, &p.valid_fraction, 0, 1),
+        KC_OPT_NUM("test-fraction", 0, &p.test_fraction, 0, 1),
+        KC_OPT_FN("split-salt", 0, salt_option, &p, NULL),
+        KC_OPT_FN("heldout", 0, heldout_option, &p, NULL),
+        KC_OPT_FN("heldout-file", 0, heldout_file_option, &p, NULL),
+        KC_OPT_END_OF_TABLE};
+    kc_parse_options(&run_cmd, opts, argc, argv);
     if (!db_path)
-        kc_usage_error("kcurate run needs --db FILE");
+        kc_usage_error("run needs --db FILE");
+    if (curate_params_check(&p, &err)) {
+        char line[512];
+        snprintf(line, sizeof line, "%s", err.buf);
+        sb_free(&err);
+        kc_usage_error("%s", line);
+    }
     sqlite3 *db;
     if (kc_db_open(db_path, KC_DB_EXISTING, &db, &err))
         die("%s", err.buf);
@@ -147,21 +175,15 @@ static int run_command(int argc, char **argv)
 static int merge_command(int argc, char **argv)
 {
     const char *out = NULL;
-    int n_src = 0;
-    const char **src = xcalloc((size_t)argc + 1, sizeof(*src));
-    for (int i = 0; i < argc; i++) {
-        if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--out")) {
-            if (i + 1 >= argc)
-                die("-o needs a file");
-            out = argv[++i];
-        } else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            usage(0);
-        } else {
-            src[n_src++] = argv[i];
-        }
-    }
-    if (!out || !n_src)
-        kc_usage_error("usage: kcurate merge A.db B.db ... -o OUT.db");
+    const kc_option opts[] = {KC_OPT_STR("out", 'o', &out), KC_OPT_END_OF_TABLE};
+    int n_src = kc_parse_options(&merge_cmd, opts, argc, argv);
+    if (!out)
+        kc_usage_error("merge needs -o OUT.db");
+    if (!n_src)
+        kc_usage_error("merge needs the databases to merge (A.db B.db ...)");
+    const char **src = xcalloc((size_t)n_src + 1, sizeof(*src));
+    for (int i = 0; i < n_src; i++)
+        src[i] = argv[1 + i];
     strbuf err = STRBUF_INIT;
     sqlite3 *db;
     int existed = access(out, F_OK) == 0;
@@ -185,19 +207,20 @@ static int merge_command(int argc, char **argv)
 
 static int verify_db_command(int argc, char **argv)
 {
-    if (argc == 1 && (!strcmp(argv[0], "-h") || !strcmp(argv[0], "--help")))
-        usage(0);
-    if (argc != 2 || strcmp(argv[0], "--db"))
-        kc_usage_error("usage: kcurate verify-db --db FILE");
+    const char *db_path = NULL;
+    const kc_option opts[] = {KC_OPT_STR("db", 0, &db_path), KC_OPT_END_OF_TABLE};
+    kc_parse_options(&verify_db_cmd, opts, argc, argv);
+    if (!db_path)
+        kc_usage_error("verify-db needs --db FILE");
     strbuf err = STRBUF_INIT;
     db_check_result r = {0};
-    if (db_check_file(argv[1], &r, &err))
+    if (db_check_file(db_path, &r, &err))
         die("%s", err.buf);
     fputs(sb_str(&r.report), stdout);
     if (r.problems)
-        printf("verify-db: %s: %d problem(s); do not trust or merge it\n", argv[1], r.problems);
+        printf("verify-db: %s: %d problem(s); do not trust or merge it\n", db_path, r.problems);
     else
-        printf("verify-db: %s: ok\n", argv[1]);
+        printf("verify-db: %s: ok\n", db_path);
     int status = r.problems ? 1 : 0;
     db_check_result_free(&r);
     sb_free(&err);
@@ -207,7 +230,7 @@ static int verify_db_command(int argc, char **argv)
 /* A read-only view of a database: `kcurate NAME --db FILE [--json]` prints its text form, or its
  * JSON form with --json (stats, runs, flips). */
 struct db_view {
-    const char *name;
+    const kc_command *cmd;
     json_t *(*json)(sqlite3 *db, strbuf *err);
     int (*text)(sqlite3 *db, const char *db_path, strbuf *out, strbuf *err);
 };
@@ -216,18 +239,11 @@ static int db_view_command(const struct db_view *v, int argc, char **argv)
 {
     const char *db_path = NULL;
     int as_json = 0;
-    for (int i = 0; i < argc; i++) {
-        if (!strcmp(argv[i], "--db") && i + 1 < argc)
-            db_path = argv[++i];
-        else if (!strcmp(argv[i], "--json"))
-            as_json = 1;
-        else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
-            return printf("usage: kcurate %s --db FILE [--json]\n", v->name), 0;
-        else
-            kc_usage_error("unknown option '%s'; usage: kcurate %s --db FILE [--json]", argv[i], v->name);
-    }
+    const kc_option opts[] = {KC_OPT_STR("db", 0, &db_path), KC_OPT_FLAG("json", 0, &as_json),
+                              KC_OPT_END_OF_TABLE};
+    kc_parse_options(v->cmd, opts, argc, argv);
     if (!db_path)
-        kc_usage_error("usage: kcurate %s --db FILE [--json]", v->name);
+        kc_usage_error("%s needs --db FILE", v->cmd->name);
     strbuf err = STRBUF_INIT, out = STRBUF_INIT;
     sqlite3 *db;
     if (kc_db_open(db_path, KC_DB_READONLY, &db, &err))
@@ -260,43 +276,41 @@ static int flips_text(sqlite3 *db, const char *db_path, strbuf *out, strbuf *err
     return curate_flips_text(db, out, err);
 }
 
-static const struct db_view stats_view = {"stats", curate_stats_json, curate_stats};
-static const struct db_view runs_view = {"runs", curate_runs_json, runs_text};
-static const struct db_view flips_view = {"flips", curate_flips_json, flips_text};
+static const struct db_view stats_view = {&stats_cmd, curate_stats_json, curate_stats};
+static const struct db_view runs_view = {&runs_cmd, curate_runs_json, runs_text};
+static const struct db_view flips_view = {&flips_cmd, curate_flips_json, flips_text};
 
-/* --price IN,OUT[,REASONING] as kcollect takes it (dollars per million tokens). */
-static void price_pair(const char *v, double *in, double *out)
+/* --price IN,OUT[,REASONING] as kcollect takes it (dollars per million tokens; opt->dest: the
+ * report_options). */
+static int price_option(const kc_option *opt, const char *v, strbuf *err)
 {
+    report_options *o = opt->dest;
     char *end;
-    *in = strtod(v, &end);
-    if (end == v || *end != ',')
-        kc_usage_error("--price wants IN,OUT dollars per million tokens, not '%s'", v);
-    const char *o = end + 1;
-    *out = strtod(o, &end);
-    if (end == o || (*end && *end != ','))
-        kc_usage_error("--price wants IN,OUT dollars per million tokens, not '%s'", v);
+    o->price_in = strtod(v, &end);
+    const char *rest = end + 1;
+    if (end == v || *end != ',' || !isfinite(o->price_in) || o->price_in < 0)
+        return kc_option_fail(opt, err, "takes IN,OUT dollars per million tokens, not '%s'", v);
+    o->price_out = strtod(rest, &end);
+    if (end == rest || (*end && *end != ',') || !isfinite(o->price_out) || o->price_out < 0)
+        return kc_option_fail(opt, err, "takes IN,OUT dollars per million tokens, not '%s'", v);
+    return 0;
 }
 
 static int report_command(int argc, char **argv)
 {
     report_options o = {0};
     const char *db_path = NULL;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!v)
-            kc_usage_error("usage: kcurate report --db FILE --out DIR [--price IN,OUT | --price-in USD --price-out USD] "
-                "[--chartjs FILE]");
-        i++;
-        if (!strcmp(a, "--db")) db_path = v;
-        else if (!strcmp(a, "--out")) o.out_dir = v;
-        else if (!strcmp(a, "--chartjs")) o.chartjs_path = v;
-        else if (!strcmp(a, "--price-in")) o.price_in = number_arg(a, v);
-        else if (!strcmp(a, "--price-out")) o.price_out = number_arg(a, v);
-        else if (!strcmp(a, "--price")) price_pair(v, &o.price_in, &o.price_out);
-        else kc_usage_error("unknown option '%s'", a);
-    }
+    const kc_option opts[] = {
+        KC_OPT_STR("db", 0, &db_path),
+        KC_OPT_STR("out", 'o', &o.out_dir),
+        KC_OPT_STR("chartjs", 0, &o.chartjs_path),
+        KC_OPT_NUM("price-in", 0, &o.price_in, 0, 1e9),
+        KC_OPT_NUM("price-out", 0, &o.price_out, 0, 1e9),
+        KC_OPT_FN("price", 0, price_option, &o, NULL),
+        KC_OPT_END_OF_TABLE};
+    kc_parse_options(&report_cmd, opts, argc, argv);
     if (!db_path || !o.out_dir)
-        kc_usage_error("kcurate report needs --db FILE and --out DIR");
+        kc_usage_error("report needs --db FILE and --out DIR");
     strbuf err = STRBUF_INIT;
     sqlite3 *db;
     if (kc_db_open(db_path, KC_DB_READONLY, &db, &err) || report_write(db, &o, &err))
@@ -310,24 +324,22 @@ static int report_command(int argc, char **argv)
 int main(int argc, char **argv)
 {
     kc_set_progname("kcurate");
-    kc_cli_standard(argc, argv, usage_text);
-    if (argc < 2)
-        kc_usage_error("no command (run, merge, verify-db, stats, runs, flips, report)");
-    if (!strcmp(argv[1], "run"))
-        return run_command(argc - 2, argv + 2);
-    if (!strcmp(argv[1], "merge"))
-        return merge_command(argc - 2, argv + 2);
-    if (!strcmp(argv[1], "verify-db"))
-        return verify_db_command(argc - 2, argv + 2);
-    if (!strcmp(argv[1], "stats"))
-        return db_view_command(&stats_view, argc - 2, argv + 2);
-    if (!strcmp(argv[1], "runs"))
-        return db_view_command(&runs_view, argc - 2, argv + 2);
-    if (!strcmp(argv[1], "flips"))
-        return db_view_command(&flips_view, argc - 2, argv + 2);
-    if (!strcmp(argv[1], "report"))
-        return report_command(argc - 2, argv + 2);
-    if (!strcmp(argv[1], "--db"))
+    if (argc >= 2 && !strncmp(argv[1], "--db", 4)) /* kcurate --db FILE ...: the old form of run */
+        return run_command(argc, argv);
+    const char *cmd = kc_cli_subcommand(&kcurate_cmd, commands, argc, argv);
+    if (!strcmp(cmd, "run"))
         return run_command(argc - 1, argv + 1);
-    kc_usage_error("unknown command '%s'", argv[1]);
+    if (!strcmp(cmd, "merge"))
+        return merge_command(argc - 1, argv + 1);
+    if (!strcmp(cmd, "verify-db"))
+        return verify_db_command(argc - 1, argv + 1);
+    if (!strcmp(cmd, "stats"))
+        return db_view_command(&stats_view, argc - 1, argv + 1);
+    if (!strcmp(cmd, "runs"))
+        return db_view_command(&runs_view, argc - 1, argv + 1);
+    if (!strcmp(cmd, "flips"))
+        return db_view_command(&flips_view, argc - 1, argv + 1);
+    if (!strcmp(cmd, "report"))
+        return report_command(argc - 1, argv + 1);
+    kc_usage_error("unknown command '%s' (%s)", cmd, commands);
 }

@@ -60,111 +60,124 @@ static const char usage_text[] =
     "                      the model saw, from the recorded request; kcollect's system\n"
     "                      message for imported candidates and rl prompts)\n";
 
-static void set_string(char **field, const char *v)
+static const kc_command kexport_cmd = {"kexport", NULL, usage_text, 0};
+
+/* An owned copy of the value into *(char **)opt->dest. */
+static int string_option(const kc_option *opt, const char *v, strbuf *err)
 {
+    (void)err;
+    char **field = opt->dest;
     free(*field);
     *field = xstrdup(v);
-}
-
-static int flag_option(export_config *c, const char *a)
-{
-    if (!strcmp(a, "--every-turn")) c->sft_every_turn = 1;
-    else if (!strcmp(a, "--no-gzip")) c->gzip = 0;
-    else if (!strcmp(a, "--tar")) c->tar = 1;
-    else if (!strcmp(a, "--curate")) c->curate_first = 1;
-    else if (!strcmp(a, "--allow-stale")) c->allow_stale = 1;
-    else if (!strcmp(a, "--no-racecheck")) c->no_racecheck = 1;
-    else if (!strcmp(a, "--skip-bad-text")) c->skip_bad_text = 1;
-    else if (!strcmp(a, "--include-degenerate")) c->include_degenerate = 1;
-    else return 0;
-    return 1;
-}
-
-/* Dies with the message of a failed check. */
-#define checked(call) do { if ((call) < 0) die("%s", err.buf); } while (0)
-
-static int is_value_option(const char *a)
-{
-    static const char *const names[] = {
-        "--db", "--out", "-o", "--format", "--dedup", "--verdict", "--split", "--level", "--run",
-        "--model", "--system-prompt", "--min-speedup", "--max-pairs", "--shard-mb", "--gzip-level",
-        "--reasoning", NULL};
-    for (int i = 0; names[i]; i++)
-        if (!strcmp(a, names[i]))
-            return 1;
     return 0;
 }
 
-static void value_option(export_config *c, const char *a, const char *v)
+/* --format, --dedup and --reasoning: a name of their lists (opt->data: the names, for the
+ * message). */
+static int format_option(const kc_option *opt, const char *v, strbuf *err)
 {
-    strbuf err = STRBUF_INIT;
-    double d;
-    if (!strcmp(a, "--db")) c->db_path = v;
-    else if (!strcmp(a, "--out") || !strcmp(a, "-o")) c->out_dir = v;
-    else if (!strcmp(a, "--format")) {
-        if (export_format_parse(v, &c->format))
-            die("unknown format '%s' (sft, multiturn, rl, preference, kernelbench, plan)", v);
-    } else if (!strcmp(a, "--dedup")) {
-        if (export_dedup_parse(v, &c->dedup))
-            die("unknown dedup mode '%s' (none, exact, near)", v);
-    } else if (!strcmp(a, "--reasoning")) {
-        if (export_reasoning_parse(v, &c->reasoning))
-            die("--reasoning: unknown mode '%s' (field, think, drop)", v);
-    } else if (!strcmp(a, "--verdict")) {
-        checked(export_check_list(a, v, export_verdict_names(), 1, &err));
-        set_string(&c->verdicts, v);
-    } else if (!strcmp(a, "--split")) {
-        checked(export_check_list(a, v, export_split_values, 0, &err));
-        set_string(&c->splits, v);
-    } else if (!strcmp(a, "--level")) {
-        checked(export_check_levels(v, &err));
-        set_string(&c->levels, v);
-    }
-    else if (!strcmp(a, "--run")) {
-        if (!*v || strspn(v, "0123456789,") != strlen(v))
-            die("--run wants run ids separated by commas, not '%s'", v);
-        set_string(&c->runs, v);
-    } else if (!strcmp(a, "--model")) set_string(&c->models, v);
-    else if (!strcmp(a, "--system-prompt")) set_string(&c->system_prompt, v);
-    else if (!strcmp(a, "--min-speedup")) checked(export_parse_number(a, v, 0, 1e9, &c->min_speedup, &err));
-    else if (!strcmp(a, "--max-pairs")) {
-        checked(export_parse_number(a, v, 0, 1e9, &d, &err));
-        c->max_pairs = (int)d;
-    } else if (!strcmp(a, "--shard-mb")) {
-        checked(export_parse_number(a, v, 0.001, 1e7, &d, &err));
-        c->shard_bytes = (long long)(d * 1048576.0);
-    } else if (!strcmp(a, "--gzip-level")) {
-        checked(export_parse_number(a, v, 1, 9, &d, &err));
-        c->gzip_level = (int)d;
-    } else kc_usage_error("unknown option '%s'", a);
-    sb_free(&err);
+    if (export_format_parse(v, opt->dest))
+        return kc_option_fail(opt, err, "takes %s, not '%s'", opt->data, v);
+    return 0;
+}
+
+static int dedup_option(const kc_option *opt, const char *v, strbuf *err)
+{
+    if (export_dedup_parse(v, opt->dest))
+        return kc_option_fail(opt, err, "takes %s, not '%s'", opt->data, v);
+    return 0;
+}
+
+static int reasoning_option(const kc_option *opt, const char *v, strbuf *err)
+{
+    if (export_reasoning_parse(v, opt->dest))
+        return kc_option_fail(opt, err, "takes %s, not '%s'", opt->data, v);
+    return 0;
+}
+
+/* --verdict and --split: comma lists of known names (export_check_list names the valid ones). */
+static int verdict_option(const kc_option *opt, const char *v, strbuf *err)
+{
+    if (export_check_list("--verdict", v, export_verdict_names(), 1, err))
+        return -1;
+    return string_option(opt, v, err);
+}
+
+static int split_option(const kc_option *opt, const char *v, strbuf *err)
+{
+    if (export_check_list("--split", v, export_split_values, 0, err))
+        return -1;
+    return string_option(opt, v, err);
+}
+
+static int level_option(const kc_option *opt, const char *v, strbuf *err)
+{
+    if (export_check_levels(v, err))
+        return -1;
+    return string_option(opt, v, err);
+}
+
+static int run_option(const kc_option *opt, const char *v, strbuf *err)
+{
+    if (!*v || strspn(v, "0123456789,") != strlen(v))
+        return kc_option_fail(opt, err, "takes run ids separated by commas, not '%s'", v);
+    return string_option(opt, v, err);
+}
+
+/* --shard-mb N: uncompressed MiB per shard, into bytes (opt->dest: the export_config). */
+static int shard_mb_option(const kc_option *opt, const char *v, strbuf *err)
+{
+    double mb;
+    if (kc_parse_number("--shard-mb", v, 0.001, 1e7, &mb, err))
+        return -1;
+    ((export_config *)opt->dest)->shard_bytes = (long long)(mb * 1048576.0);
+    return 0;
+}
+
+static void parse_command_line(int argc, char **argv, export_config *c)
+{
+    int strict = 0; /* --strict: accepted for old scripts, the default now */
+    const kc_option opts[] = {
+        KC_OPT_STR("db", 0, &c->db_path),
+        KC_OPT_STR("out", 'o', &c->out_dir),
+        KC_OPT_FN("format", 0, format_option, &c->format,
+                  "sft, multiturn, rl, preference, kernelbench or plan"),
+        KC_OPT_FN("dedup", 0, dedup_option, &c->dedup, "none, exact or near"),
+        KC_OPT_FN("reasoning", 0, reasoning_option, &c->reasoning, "field, think or drop"),
+        KC_OPT_FN("verdict", 0, verdict_option, &c->verdicts, NULL),
+        KC_OPT_FN("split", 0, split_option, &c->splits, NULL),
+        KC_OPT_FN("level", 0, level_option, &c->levels, NULL),
+        KC_OPT_FN("run", 0, run_option, &c->runs, NULL),
+        KC_OPT_FN("model", 0, string_option, &c->models, NULL),
+        KC_OPT_FN("system-prompt", 0, string_option, &c->system_prompt, NULL),
+        KC_OPT_NUM("min-speedup", 0, &c->min_speedup, 0, 1e9),
+        KC_OPT_INTEGER("max-pairs", 0, &c->max_pairs, 0, 1000000000),
+        KC_OPT_FN("shard-mb", 0, shard_mb_option, c, NULL),
+        KC_OPT_INTEGER("gzip-level", 0, &c->gzip_level, 1, 9),
+        KC_OPT_FLAG("every-turn", 0, &c->sft_every_turn),
+        KC_OPT_UNSET("no-gzip", 0, &c->gzip),
+        KC_OPT_FLAG("tar", 0, &c->tar),
+        KC_OPT_FLAG("curate", 0, &c->curate_first),
+        KC_OPT_FLAG("allow-stale", 0, &c->allow_stale),
+        KC_OPT_FLAG("no-racecheck", 0, &c->no_racecheck),
+        KC_OPT_FLAG("skip-bad-text", 0, &c->skip_bad_text),
+        KC_OPT_FLAG("include-degenerate", 0, &c->include_degenerate),
+        KC_OPT_FLAG("strict", 0, &strict),
+        KC_OPT_END_OF_TABLE};
+    kc_parse_options(&kexport_cmd, opts, argc, argv);
+    if (!c->db_path || !c->out_dir)
+        kc_usage_error("kexport needs --db FILE and --out DIR");
 }
 
 int main(int argc, char **argv)
 {
     kc_set_progname("kexport");
-    kc_cli_standard(argc, argv, usage_text);
     /* Each connection is used by one thread only (the shard writer thread never touches SQLite):
      * no per-call connection mutex. */
     sqlite3_config(SQLITE_CONFIG_MULTITHREAD);
     export_config c;
     export_config_defaults(&c);
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--strict"))
-            continue; /* the default now */
-        if (flag_option(&c, argv[i]))
-            continue;
-        if (!is_value_option(argv[i]))
-            kc_usage_error("unknown option '%s'", argv[i]);
-        if (i + 1 >= argc)
-            kc_usage_error("%s needs a value", argv[i]);
-        value_option(&c, argv[i], argv[i + 1]);
-        i++;
-    }
-    if (!c.db_path || !c.out_dir)
-        kc_usage_error("kexport needs --db FILE and --out DIR");
-    if (c.shard_bytes < 1024 || c.gzip_level < 1 || c.gzip_level > 9 || c.max_pairs < 0)
-        die("--shard-mb must allow at least 1 KiB, --gzip-level 1..9, --max-pairs >= 0");
+    parse_command_line(argc, argv, &c);
     export_summary s;
     strbuf err = STRBUF_INIT;
     if (export_check_filters(&c, &err))

@@ -6,7 +6,7 @@
 #include "verify/cli/verify_cli.h"
 
 #include <errno.h>
-#include <getopt.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,94 +69,80 @@ void cli_print_report(const problem *p, const kv_result *r)
                r->cuda_version, sb_str(&r->seeds));
 }
 
-/* --timing-noise PCT: the timed median's target relative standard error, in percent. */
-static int parse_timing_noise(const char *value, kv_options *o)
+/* A whole number from 0 to 2^64-1 (seeds). */
+static int parse_u64(const kc_option *opt, const char *v, uint64_t *out, strbuf *err)
 {
     char *end;
     errno = 0;
-    double pct = strtod(value, &end);
-    if (errno || end == value || *end || !(pct >= 100 * KV_TIMING_NOISE_MIN) || pct > 100)
-        return error("--timing-noise takes a percentage from %g to 100 (default %g)",
-                     100 * KV_TIMING_NOISE_MIN, 100 * KV_TIMING_NOISE);
+    unsigned long long n = strtoull(v, &end, 10);
+    if (errno || end == v || *end || *v == '-' || *v == '+')
+        return kc_option_fail(opt, err, "takes a whole number from 0 to 2^64-1, not '%s'", v);
+    *out = n;
+    return 0;
+}
+
+int cli_opt_seeds(const kc_option *opt, const char *v, strbuf *err)
+{
+    if (cli_parse_seeds(v, opt->dest))
+        return kc_option_fail(opt, err, "takes a comma-separated list of up to %d whole numbers, "
+                              "not '%s'", KV_MAX_SEEDS, v);
+    return 0;
+}
+
+/* --timing-noise PCT: the timed median's target relative standard error, in percent. */
+int cli_opt_timing_noise(const kc_option *opt, const char *v, strbuf *err)
+{
+    kv_options *o = opt->dest;
+    double pct;
+    if (kc_parse_number("--timing-noise", v, 100 * KV_TIMING_NOISE_MIN, 100, &pct, NULL))
+        return kc_option_fail(opt, err, "takes a percentage from %g to 100 (default %g), not '%s'",
+                              100 * KV_TIMING_NOISE_MIN, 100 * KV_TIMING_NOISE, v);
     o->timing_noise = pct / 100;
     return 0;
 }
 
-/* The verification options check, run and serve share: --sanitizer none|memcheck|all,
- * --timing-noise PCT, --hidden N (dims sets drawn per verification, 0..8) and --hidden-seed S
- * (the draws' seed, to reproduce a label: its evidence's hidden.seed). */
-int cli_parse_verify_option(const char *option, const char *value, kv_options *o)
+int cli_opt_sanitizer(const kc_option *opt, const char *v, strbuf *err)
 {
-    if (strcmp(option, "--sanitizer") == 0)
-        return sanitizer_mode_parse(value, &o->sanitize) ? error("--sanitizer takes none, memcheck or all") : 0;
-    if (strcmp(option, "--timing-noise") == 0)
-        return parse_timing_noise(value, o);
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(value, &end, 10);
-    if (errno || end == value || *end)
-        return error("%s takes a non-negative integer", option);
-    if (strcmp(option, "--hidden") == 0) {
-        if (v > KV_MAX_HIDDEN)
-            return error("--hidden takes 0 to %d", KV_MAX_HIDDEN);
-        o->n_hidden = (int)v;
-    } else {
-        o->hidden_seed = v;
-        o->fixed_hidden_seed = 1;
-    }
+    kv_options *o = opt->dest;
+    if (sanitizer_mode_parse(v, &o->sanitize))
+        return kc_option_fail(opt, err, "takes none, memcheck or all, not '%s'", v);
     return 0;
 }
 
-enum { OPT_JSON = 1000, OPT_COMPILE_ONLY, OPT_NO_TIMING, OPT_SEEDS, OPT_N_SEEDS, OPT_CAP,
-       OPT_SANITIZER, OPT_HIDDEN, OPT_HIDDEN_SEED, OPT_NOISE };
-
-static int parse_check_options(int argc, char **argv, kv_options *o, const char **problem_id,
-                               int *json)
+/* --hidden-seed S: the draws' seed, to reproduce a label (its evidence's hidden.seed). */
+int cli_opt_hidden_seed(const kc_option *opt, const char *v, strbuf *err)
 {
-    static const struct option opts[] = {
-        {"problem", required_argument, NULL, 'p'},
-        {"json", no_argument, NULL, OPT_JSON},
-        {"compile-only", no_argument, NULL, OPT_COMPILE_ONLY},
-        {"no-timing", no_argument, NULL, OPT_NO_TIMING},
-        {"seeds", required_argument, NULL, OPT_SEEDS},
-        {"n-seeds", required_argument, NULL, OPT_N_SEEDS},
-        {"timing-cap-ms", required_argument, NULL, OPT_CAP},
-        {"sanitizer", required_argument, NULL, OPT_SANITIZER},
-        {"hidden", required_argument, NULL, OPT_HIDDEN},
-        {"hidden-seed", required_argument, NULL, OPT_HIDDEN_SEED},
-        {"timing-noise", required_argument, NULL, OPT_NOISE},
-        {NULL, 0, NULL, 0}};
-    int c;
-    optind = 1;
-    while ((c = kc_getopt(argc, argv, "p:", opts)) != -1) {
-        switch (c) {
-        case 'p': *problem_id = optarg; break;
-        case OPT_JSON: *json = 1; break;
-        case OPT_COMPILE_ONLY: o->compile_only = 1; break;
-        case OPT_NO_TIMING: o->no_timing = 1; break;
-        case OPT_SEEDS:
-            if (cli_parse_seeds(optarg, o))
-                return error("--seeds takes a comma-separated list of up to %d integers", KV_MAX_SEEDS);
-            break;
-        case OPT_N_SEEDS: o->n_seeds = atoi(optarg); break;
-        case OPT_CAP: o->timing_cap_ms = atof(optarg); break;
-        case OPT_HIDDEN:
-        case OPT_HIDDEN_SEED:
-        case OPT_SANITIZER:
-        case OPT_NOISE:
-            if (cli_parse_verify_option(c == OPT_HIDDEN ? "--hidden" : c == OPT_HIDDEN_SEED ?
-                                        "--hidden-seed" : c == OPT_NOISE ? "--timing-noise" :
-                                        "--sanitizer", optarg, o))
-                return -1;
-            break;
-        default: return -1;
-        }
-    }
-    if (!*problem_id)
-        return error("--problem ID is required");
-    if (optind != argc - 1)
-        return error("expected exactly one candidate file");
+    kv_options *o = opt->dest;
+    if (parse_u64(opt, v, &o->hidden_seed, err))
+        return -1;
+    o->fixed_hidden_seed = 1;
     return 0;
+}
+
+static const kc_command check_cmd = {"kverify", "check", kverify_check_usage, 1};
+static const kc_command compile_cmd = {"kverify", "compile", kverify_compile_usage, 1};
+
+/* check's and compile's options (compile takes check's too: it only forces --compile-only);
+ * returns the candidate file. */
+static const char *parse_check_options(int argc, char **argv, int compile_command, kv_options *o,
+                                       const char **problem_id, int *json)
+{
+    const kc_option check_opts[] = {
+        KC_OPT_STR("problem", 'p', problem_id),
+        KC_OPT_FLAG("json", 0, json),
+        KC_OPT_FLAG("compile-only", 0, &o->compile_only),
+        KC_OPT_FLAG("no-timing", 0, &o->no_timing),
+        KC_OPT_FN("seeds", 0, cli_opt_seeds, o, NULL),
+        KC_OPT_INTEGER("n-seeds", 0, &o->n_seeds, 1, KV_MAX_SEEDS),
+        KC_OPT_NUM("timing-cap-ms", 0, &o->timing_cap_ms, 0.001, 3.6e6),
+        CLI_VERIFY_OPTIONS(o),
+        KC_OPT_END_OF_TABLE};
+    int n = kc_parse_options(compile_command ? &compile_cmd : &check_cmd, check_opts, argc, argv);
+    if (!*problem_id)
+        kc_usage_error("--problem ID is required");
+    if (n != 1)
+        kc_usage_error("expected one candidate file");
+    return argv[1];
 }
 
 int cli_check(int argc, char **argv, int compile_only_command)
@@ -166,8 +152,8 @@ int cli_check(int argc, char **argv, int compile_only_command)
     o.compile_procs = 1;
     const char *problem_id = NULL;
     int json = 0;
-    if (parse_check_options(argc, argv, &o, &problem_id, &json))
-        return 4;
+    const char *file = parse_check_options(argc, argv, compile_only_command, &o, &problem_id,
+                                           &json);
     if (compile_only_command)
         o.compile_only = 1;
     problem p;
@@ -177,7 +163,7 @@ int cli_check(int argc, char **argv, int compile_only_command)
         error("%s", err.buf);
         goto done_noproblem;
     }
-    if (read_file(argv[optind], &text, &err)) {
+    if (read_file(file, &text, &err)) {
         error("%s", err.buf);
         goto done;
     }

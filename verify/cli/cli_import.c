@@ -12,7 +12,6 @@
 #include "common/problem.h"
 #include "verify/cli/verify_cli.h"
 
-#include <getopt.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,43 +57,42 @@ static int read_candidates(char **files, int n, strbuf *texts, strbuf *err)
     return 0;
 }
 
+static const kc_command import_cmd = {"kverify", "import", kverify_import_usage, KC_ANY_OPERANDS};
+
 int cli_import(int argc, char **argv)
 {
-    static const struct option opts[] = {{"db", required_argument, NULL, 'd'},
-                                         {"problem", required_argument, NULL, 'p'},
-                                         {"jsonl", required_argument, NULL, 'j'},
-                                         {"source", required_argument, NULL, 's'},
-                                         {NULL, 0, NULL, 0}};
     const char *db_path = NULL, *problem_id = NULL, *jsonl = NULL, *source = NULL;
-    int c;
-    optind = 1;
-    while ((c = kc_getopt(argc, argv, "d:p:j:s:", opts)) != -1) {
-        if (c == 'd')
-            db_path = optarg;
-        else if (c == 'p')
-            problem_id = optarg;
-        else if (c == 'j')
-            jsonl = optarg;
-        else if (c == 's')
-            source = optarg;
-        else
-            return 4;
-    }
-    if (db_path && jsonl && !problem_id && optind == argc)
+    /* the short letters are the ones this command has always taken */
+    const kc_option opts[] = {
+        KC_OPT_STR("db", 'd', &db_path),
+        KC_OPT_STR("problem", 'p', &problem_id),
+        KC_OPT_STR("jsonl", 'j', &jsonl),
+        KC_OPT_STR("source", 's', &source),
+        KC_OPT_END_OF_TABLE};
+    int n = kc_parse_options(&import_cmd, opts, argc, argv);
+    if (!db_path)
+        kc_usage_error("import needs --db PATH");
+    if (jsonl) {
+        if (problem_id || n)
+            kc_usage_error("--jsonl FILE takes no --problem and no candidate files (each line "
+                           "names its problem)");
         return cli_import_jsonl(db_path, jsonl, source);
-    if (!db_path || !problem_id || optind >= argc)
-        return error("usage: kverify import --db PATH --problem ID FILE...\n"
-                     "       kverify import --db PATH --jsonl FILE [--source NAME]"), 4;
+    }
+    if (!problem_id)
+        kc_usage_error("import needs --problem ID and candidate files, or --jsonl FILE");
+    if (!n)
+        kc_usage_error("import --problem %s needs candidate files", problem_id);
+    char **files = argv + 1;
     strbuf err = STRBUF_INIT;
     problem p;
     sqlite3 *db = NULL;
-    int status = 4, n = argc - optind, existed = 0;
+    int status = 4, existed = 0;
     strbuf *texts = xcalloc((size_t)n, sizeof(*texts));
     if (problem_load_by_id(problem_id, &p, &err))
         goto out;
     /* every file is read and checked before the database is opened: a refused import creates
      * no database and leaves an existing one untouched */
-    if (read_candidates(argv + optind, n, texts, &err))
+    if (read_candidates(files, n, texts, &err))
         goto out_problem;
     existed = access(db_path, F_OK) == 0;
     if (kc_db_open(db_path, KC_DB_CREATE, &db, &err) || kc_db_begin(db, &err) ||

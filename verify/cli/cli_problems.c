@@ -10,7 +10,6 @@
 #include "verify/cli/verify_cli.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -216,51 +215,26 @@ static int draw_dims(const char *id, uint64_t seed, int count)
     return rc ? 4 : 0;
 }
 
-static int parse_count(const char *s, long long max, long long *out)
-{
-    char *end;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (errno || !*s || *end || v < 0 || v > max)
-        return -1;
-    *out = v;
-    return 0;
-}
+static const kc_command problems_cmd = {"kverify", "problems", kverify_problems_usage, 0};
 
 int cli_problems(int argc, char **argv)
 {
-    static const struct option opts[] = {{"suite", required_argument, NULL, 's'},
-                                         {"check", no_argument, NULL, 'c'},
-                                         {"json", no_argument, NULL, 'j'},
-                                         {"show-reference", required_argument, NULL, 'r'},
-                                         {"draw", required_argument, NULL, 'd'},
-                                         {"seed", required_argument, NULL, 'S'},
-                                         {"count", required_argument, NULL, 'n'},
-                                         {NULL, 0, NULL, 0}};
-    const char *suite = "level1", *draw = NULL;
-    long long seed = 0, count = 1;
-    int check = 0, json = 0, c;
-    optind = 1;
-    while ((c = kc_getopt(argc, argv, "s:cjr:d:S:n:", opts)) != -1) {
-        if (c == 'r')
-            return show_reference(optarg);
-        if (c == 'd')
-            draw = optarg;
-        else if (c == 'S' && parse_count(optarg, INT64_MAX, &seed))
-            return error("--seed: expected an integer from 0 to 2^63-1"), 4;
-        else if (c == 'n' && parse_count(optarg, 1000000, &count))
-            return error("--count: expected an integer from 0 to 1000000"), 4;
-        else if (c == 'S' || c == 'n')
-            continue;
-        else if (c == 's')
-            suite = optarg;
-        else if (c == 'c')
-            check = 1;
-        else if (c == 'j')
-            json = 1;
-        else
-            return 4;
-    }
+    const char *suite = "level1", *draw = NULL, *reference = NULL;
+    int64_t seed = 0;
+    int count = 1, check = 0, json = 0;
+    /* the short letters are the ones this command has always taken */
+    const kc_option opts[] = {
+        KC_OPT_STR("suite", 's', &suite),
+        KC_OPT_FLAG("check", 'c', &check),
+        KC_OPT_FLAG("json", 'j', &json),
+        KC_OPT_STR("show-reference", 'r', &reference),
+        KC_OPT_STR("draw", 'd', &draw),
+        KC_OPT_INTEGER64("seed", 'S', &seed, 0, (double)INT64_MAX),
+        KC_OPT_INTEGER("count", 'n', &count, 0, 1000000),
+        KC_OPT_END_OF_TABLE};
+    kc_parse_options(&problems_cmd, opts, argc, argv);
+    if (reference)
+        return show_reference(reference);
     if (draw)
         return draw_dims(draw, (uint64_t)seed, (int)count);
     strbuf root = STRBUF_INIT, err = STRBUF_INIT;

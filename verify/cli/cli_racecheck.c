@@ -19,7 +19,6 @@
 #include "verify/service/driver_version.h"
 #include "verify/service/sanitizer.h"
 
-#include <getopt.h>
 #include <jansson.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -77,44 +76,24 @@ typedef struct race_state {
 
 /* ---- options ---- */
 
-static int count_option(const char *opt, const char *v, int max)
-{
-    char *end;
-    long n = strtol(v, &end, 10);
-    if (end == v || *end || n < 1 || n > max)
-        kc_usage_error("%s takes a whole number from 1 to %d, not '%s'", opt, max, v);
-    return (int)n;
-}
-
 struct racecheck_options {
     const char *db_path;
     int gpus, limit, json;
 };
 
+static const kc_command racecheck_cmd = {"kverify", "racecheck", racecheck_usage, 0};
+
 static void parse_options(int argc, char **argv, struct racecheck_options *o)
 {
-    static const struct option opts[] = {{"db", required_argument, NULL, 'd'},
-                                         {"gpus", required_argument, NULL, 'g'},
-                                         {"limit", required_argument, NULL, 'l'},
-                                         {"json", no_argument, NULL, 'j'},
-                                         {NULL, 0, NULL, 0}};
-    kc_set_progname("kverify racecheck"); /* usage errors: see 'kverify racecheck --help' */
-    int c;
-    optind = 1;
-    while ((c = kc_getopt(argc, argv, "d:g:l:j", opts)) != -1) {
-        switch (c) {
-        case 'd': o->db_path = optarg; break;
-        case 'g': o->gpus = count_option("--gpus", optarg, RACE_MAX_GPUS); break;
-        case 'l': o->limit = count_option("--limit", optarg, 1 << 30); break;
-        case 'j': o->json = 1; break;
-        default: kc_usage_error("unknown option '%s'", argv[optind - 1]);
-        }
-    }
-    if (optind < argc)
-        kc_usage_error("unexpected argument '%s'", argv[optind]);
+    const kc_option opts[] = {
+        KC_OPT_STR("db", 'd', &o->db_path),
+        KC_OPT_INTEGER("gpus", 'g', &o->gpus, 1, RACE_MAX_GPUS),
+        KC_OPT_INTEGER("limit", 'l', &o->limit, 1, 1 << 30),
+        KC_OPT_FLAG("json", 'j', &o->json),
+        KC_OPT_END_OF_TABLE};
+    kc_parse_options(&racecheck_cmd, opts, argc, argv);
     if (!o->db_path)
         kc_usage_error("racecheck needs --db PATH");
-    kc_set_progname("kverify");
 }
 
 /* ---- the selection ---- */
@@ -543,7 +522,6 @@ static void print_nothing(const race_state *s)
 
 int cli_racecheck(int argc, char **argv)
 {
-    kc_cli_standard(argc, argv, racecheck_usage);
     struct racecheck_options o = {0};
     parse_options(argc, argv, &o);
     race_state s = {.json = o.json, .results = json_array()};

@@ -12,7 +12,6 @@
 #include "common/problem.h"
 #include "verify/cli/verify_cli.h"
 
-#include <getopt.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -174,43 +173,30 @@ static void close_pass(sqlite3 *db, const char *db_path, int64_t pass)
            flips == 1 ? "" : "s", db_path);
 }
 
+static const kc_command reverify_cmd = {"kverify", "reverify", kverify_reverify_usage, 0};
+
 int cli_reverify(int argc, char **argv)
 {
-    static const struct option opts[] = {{"db", required_argument, NULL, 'd'},
-                                         {"problems", required_argument, NULL, 'p'},
-                                         {"verdict", required_argument, NULL, 'v'},
-                                         {"compile-only", no_argument, NULL, 'c'},
-                                         {"no-timing", no_argument, NULL, 'n'},
-                                         {"limit", required_argument, NULL, 'l'},
-                                         {"threads", required_argument, NULL, 't'},
-                                         {"shard", required_argument, NULL, 'N'},
-                                         {NULL, 0, NULL, 0}};
     kv_options o;
     kv_options_default(&o);
     reverify_sel sel = {0};
     kc_shard shard = {0};
     const char *db_path = NULL;
-    int limit = 0, threads = 0, c;
-    optind = 1;
-    while ((c = kc_getopt(argc, argv, "d:p:v:cnl:t:N:", opts)) != -1) {
-        switch (c) {
-        case 'N':
-            if (cli_parse_shard(optarg, &shard))
-                return 4;
-            break;
-        case 'd': db_path = optarg; break;
-        case 'p': sel.problems = optarg; break;
-        case 'v': sel.verdicts = optarg; break;
-        case 'c': o.compile_only = 1; break;
-        case 'n': o.no_timing = 1; break;
-        case 'l': limit = atoi(optarg); break;
-        case 't': threads = atoi(optarg); break;
-        default: return 4;
-        }
-    }
-    if (!db_path || optind < argc)
-        return error("usage: kverify reverify --db PATH [--problems SEL] [--verdict LIST] "
-                     "[--compile-only] [--limit N] [--shard I/N]"), 4;
+    int limit = 0, threads = 0;
+    /* the short letters are the ones this command has always taken */
+    const kc_option opts[] = {
+        KC_OPT_STR("db", 'd', &db_path),
+        KC_OPT_STR("problems", 'p', &sel.problems),
+        KC_OPT_STR("verdict", 'v', &sel.verdicts),
+        KC_OPT_FLAG("compile-only", 'c', &o.compile_only),
+        KC_OPT_FLAG("no-timing", 'n', &o.no_timing),
+        KC_OPT_INTEGER("limit", 'l', &limit, 0, 1 << 30),
+        KC_OPT_INTEGER("threads", 't', &threads, 0, 4096),
+        KC_OPT_FN("shard", 'N', cli_opt_shard, &shard, NULL),
+        KC_OPT_END_OF_TABLE};
+    kc_parse_options(&reverify_cmd, opts, argc, argv);
+    if (!db_path)
+        kc_usage_error("reverify needs --db PATH");
     strbuf err = STRBUF_INIT, root = STRBUF_INIT;
     sqlite3 *db = NULL;
     int status = 4, resumed = 0;

@@ -9,7 +9,6 @@
 #include "common/problem.h"
 #include "verify/cli/verify_cli.h"
 
-#include <getopt.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,50 +19,28 @@ static const char pending_sql[] =
     "SELECT id, problem_id, source_sha FROM candidates WHERE status = 'pending' AND "
     "source_sha IS NOT NULL ORDER BY problem_id, id LIMIT ?1";
 
+static const kc_command run_cmd = {"kverify", "run", kverify_run_usage, 0};
+
 int cli_run(int argc, char **argv)
 {
-    static const struct option opts[] = {{"db", required_argument, NULL, 'd'},
-                                         {"compile-only", no_argument, NULL, 'c'},
-                                         {"limit", required_argument, NULL, 'l'},
-                                         {"threads", required_argument, NULL, 't'},
-                                         {"no-timing", no_argument, NULL, 'n'},
-                                         {"sanitizer", required_argument, NULL, 'S'},
-                                         {"hidden", required_argument, NULL, 'H'},
-                                         {"hidden-seed", required_argument, NULL, 'K'},
-                                         {"shard", required_argument, NULL, 'N'},
-                                         {"timing-noise", required_argument, NULL, 'T'},
-                                         {NULL, 0, NULL, 0}};
     kv_options o;
     kv_options_default(&o);
     const char *db_path = NULL;
     kc_shard shard = {0};
-    int limit = 0, threads = 0, c;
-    optind = 1;
-    while ((c = kc_getopt(argc, argv, "d:cl:t:nS:H:K:N:T:", opts)) != -1) {
-        switch (c) {
-        case 'N':
-            if (cli_parse_shard(optarg, &shard))
-                return 4;
-            break;
-        case 'd': db_path = optarg; break;
-        case 'c': o.compile_only = 1; break;
-        case 'l': limit = atoi(optarg); break;
-        case 't': threads = atoi(optarg); break;
-        case 'n': o.no_timing = 1; break;
-        case 'H':
-        case 'K':
-        case 'S':
-        case 'T':
-            if (cli_parse_verify_option(c == 'H' ? "--hidden" : c == 'K' ? "--hidden-seed" :
-                                        c == 'T' ? "--timing-noise" : "--sanitizer", optarg, &o))
-                return 4;
-            break;
-        default: return 4;
-        }
-    }
+    int limit = 0, threads = 0;
+    /* the short letters are the ones this command has always taken */
+    const kc_option opts[] = {
+        KC_OPT_STR("db", 'd', &db_path),
+        KC_OPT_FLAG("compile-only", 'c', &o.compile_only),
+        KC_OPT_INTEGER("limit", 'l', &limit, 0, 1 << 30),
+        KC_OPT_INTEGER("threads", 't', &threads, 0, 4096),
+        KC_OPT_FLAG("no-timing", 'n', &o.no_timing),
+        KC_OPT_FN("shard", 'N', cli_opt_shard, &shard, NULL),
+        CLI_VERIFY_OPTIONS(&o),
+        KC_OPT_END_OF_TABLE};
+    kc_parse_options(&run_cmd, opts, argc, argv);
     if (!db_path)
-        return error("usage: kverify run --db PATH [--compile-only] [--limit N] [--sanitizer MODE] "
-                     "[--shard I/N] [--timing-noise PCT]"), 4;
+        kc_usage_error("run needs --db PATH");
     sqlite3 *db = NULL;
     strbuf err = STRBUF_INIT;
     int status = 4;

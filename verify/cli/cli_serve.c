@@ -15,7 +15,6 @@
 #include "verify/cli/verify_cli.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <jansson.h>
 #include <math.h>
 #include <microhttpd.h>
@@ -460,131 +459,88 @@ static const char serve_usage[] =
     "        [--suspicious F] [--no-timing] [--n-seeds N] [--timing-cap-ms MS]\n"
     "        [--timing-noise PCT]\n"
     "        [--sanitizer none|memcheck|all] [--hidden N]\n"
-    "  --port 0 picks a free port; the first line on stdout says where it listens.\n";
-
-static int parse_count(const char *opt, const char *v, long lo, long hi, long *out)
-{
-    char *end;
-    errno = 0;
-    long n = strtol(v, &end, 10);
-    if (errno || end == v || *end || n < lo || n > hi)
-        return error("%s takes an integer in [%ld, %ld]", opt, lo, hi);
-    *out = n;
-    return 0;
-}
-
-static int parse_real(const char *opt, const char *v, double *out)
-{
-    char *end;
-    double d = strtod(v, &end);
-    if (end == v || *end || !isfinite(d))
-        return error("%s takes a number", opt);
-    *out = d;
-    return 0;
-}
+    "  --port 0 picks a free port; the first line on stdout says where it listens.\n"
+    "  Exit status: 0 stopped by Ctrl-C or SIGTERM, 4 usage or system error.\n";
 
 /* --gpus LIST: the GPUs the workers use (CUDA_VISIBLE_DEVICES for the GPU workers), one worker
  * each. */
-static int parse_gpus(const char *list, kv_options *o)
+static int gpus_option(const kc_option *opt, const char *list, strbuf *err)
 {
+    kv_options *o = opt->dest;
     int n = 0;
     for (const char *p = list; *p; p++) {
         if (!(*p >= '0' && *p <= '9') && *p != ',')
-            return error("--gpus takes a comma-separated list of GPU indices, e.g. 0,1");
-        n += *p != ',' && (p == list || p[-1] == ',');
+            n = -1;
+        else if (n >= 0)
+            n += *p != ',' && (p == list || p[-1] == ',');
     }
-    if (n == 0)
-        return error("--gpus takes a comma-separated list of GPU indices, e.g. 0,1");
+    if (n <= 0)
+        return kc_option_fail(opt, err, "takes a comma-separated list of GPU indices, e.g. 0,1, "
+                              "not '%s'", list);
     setenv("CUDA_VISIBLE_DEVICES", list, 1);
     o->gpus = n;
     return 0;
 }
 
-enum { O_HOST = 1000, O_PORT, O_COMPILE_ONLY, O_GPUS, O_DB, O_PROCS, O_WORKERS, O_QUEUE,
-       O_MAX_ITEMS, O_MAX_BODY, O_MAX_COMPLETION, O_MAX_CONN, O_TIMEOUT, O_R_CORRECT,
-       O_R_INCORRECT, O_R_WEIGHT, O_R_CAP, O_R_SUSPICIOUS, O_NO_TIMING, O_N_SEEDS, O_CAP, O_NOISE,
-       O_SANITIZER, O_HIDDEN };
-
-static int parse_option(int c, const char *v, struct serve_config *cfg, kv_options *o)
+/* A size option into a size_t (opt->data: unused). */
+static int size_option(const kc_option *opt, const char *v, strbuf *err)
 {
-    long n = 0;
-    switch (c) {
-    case O_HOST: cfg->host = v; return 0;
-    case O_PORT: return parse_count("--port", v, 0, 65535, &n) ? -1 : (cfg->port = (int)n, 0);
-    case O_COMPILE_ONLY: o->compile_only = 1; return 0;
-    case O_GPUS: return parse_gpus(v, o);
-    case O_DB: cfg->db_path = v; return 0;
-    case O_PROCS: return parse_count("--compile-procs", v, 1, 64, &n) ? -1 : (o->compile_procs = (int)n, 0);
-    case O_WORKERS: return parse_count("--workers", v, 1, SERVE_MAX_WORKERS, &n) ? -1 : (cfg->workers = (int)n, 0);
-    case O_QUEUE: return parse_count("--queue", v, 1, 1000000, &n) ? -1 : (cfg->queue = (int)n, 0);
-    case O_MAX_ITEMS: return parse_count("--max-items", v, 1, 100000, &n) ? -1 : (cfg->limits.max_items = (int)n, 0);
-    case O_MAX_BODY: return parse_count("--max-body", v, 1024, 1L << 30, &n) ? -1 : (cfg->limits.max_body = (size_t)n, 0);
-    case O_MAX_COMPLETION: return parse_count("--max-completion", v, 1024, 1L << 30, &n) ? -1 : (cfg->limits.max_completion = (size_t)n, 0);
-    case O_MAX_CONN: return parse_count("--max-connections", v, 1, 100000, &n) ? -1 : (cfg->max_connections = (int)n, 0);
-    case O_TIMEOUT: return parse_count("--timeout", v, 1, 86400, &n) ? -1 : (cfg->timeout_s = (int)n, 0);
-    case O_R_CORRECT: return parse_real("--reward-correct", v, &cfg->reward.correct);
-    case O_R_INCORRECT: return parse_real("--reward-incorrect", v, &cfg->reward.incorrect);
-    case O_R_WEIGHT: return parse_real("--speedup-weight", v, &cfg->reward.speedup_weight);
-    case O_R_CAP: return parse_real("--speedup-cap", v, &cfg->reward.speedup_cap);
-    case O_R_SUSPICIOUS: return parse_real("--suspicious", v, &cfg->reward.suspicious_speedup);
-    case O_NO_TIMING: o->no_timing = 1; return 0;
-    case O_N_SEEDS: return parse_count("--n-seeds", v, 1, KV_MAX_SEEDS, &n) ? -1 : (o->n_seeds = (int)n, 0);
-    case O_CAP: return parse_real("--timing-cap-ms", v, &o->timing_cap_ms);
-    case O_NOISE: return cli_parse_verify_option("--timing-noise", v, o);
-    case O_SANITIZER: return cli_parse_verify_option("--sanitizer", v, o);
-    case O_HIDDEN: return cli_parse_verify_option("--hidden", v, o);
-    default: return -1;
-    }
+    char name[64];
+    long long n;
+    if (kc_parse_int(kc_option_name(opt, name, sizeof name), v, (long long)opt->min,
+                     (long long)opt->max, &n, err))
+        return -1;
+    *(size_t *)opt->dest = (size_t)n;
+    return 0;
 }
 
-static int parse_serve_options(int argc, char **argv, struct serve_config *cfg, kv_options *o)
+static const kc_command serve_cmd = {"kverify", "serve", serve_usage, 0};
+
+static void parse_serve_options(int argc, char **argv, struct serve_config *cfg, kv_options *o)
 {
-    static const struct option opts[] = {
-        {"host", required_argument, NULL, O_HOST}, {"port", required_argument, NULL, O_PORT},
-        {"compile-only", no_argument, NULL, O_COMPILE_ONLY}, {"gpus", required_argument, NULL, O_GPUS},
-        {"db", required_argument, NULL, O_DB}, {"compile-procs", required_argument, NULL, O_PROCS},
-        {"workers", required_argument, NULL, O_WORKERS}, {"queue", required_argument, NULL, O_QUEUE},
-        {"max-items", required_argument, NULL, O_MAX_ITEMS},
-        {"max-body", required_argument, NULL, O_MAX_BODY},
-        {"max-completion", required_argument, NULL, O_MAX_COMPLETION},
-        {"max-connections", required_argument, NULL, O_MAX_CONN},
-        {"timeout", required_argument, NULL, O_TIMEOUT},
-        {"reward-correct", required_argument, NULL, O_R_CORRECT},
-        {"reward-incorrect", required_argument, NULL, O_R_INCORRECT},
-        {"speedup-weight", required_argument, NULL, O_R_WEIGHT},
-        {"speedup-cap", required_argument, NULL, O_R_CAP},
-        {"suspicious", required_argument, NULL, O_R_SUSPICIOUS},
-        {"no-timing", no_argument, NULL, O_NO_TIMING}, {"n-seeds", required_argument, NULL, O_N_SEEDS},
-        {"timing-cap-ms", required_argument, NULL, O_CAP},
-        {"timing-noise", required_argument, NULL, O_NOISE},
-        {"sanitizer", required_argument, NULL, O_SANITIZER},
-        {"hidden", required_argument, NULL, O_HIDDEN}, {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0}};
-    int c, port_given = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        if (c == 'h') {
-            fputs(serve_usage, stdout);
-            exit(0);
-        }
-        port_given |= c == O_PORT;
-        if (c == '?' || parse_option(c, optarg, cfg, o))
-            return -1;
-    }
-    if (optind != argc)
-        return error("unexpected argument '%s'", argv[optind]);
-    if (!port_given)
-        return error("--port P is required (0 picks a free port)");
+    int port = -1;
+    const kc_option opts[] = {
+        KC_OPT_STR("host", 0, &cfg->host),
+        KC_OPT_INTEGER("port", 0, &port, 0, 65535),
+        KC_OPT_FLAG("compile-only", 0, &o->compile_only),
+        KC_OPT_FN("gpus", 0, gpus_option, o, NULL),
+        KC_OPT_STR("db", 0, &cfg->db_path),
+        KC_OPT_INTEGER("compile-procs", 0, &o->compile_procs, 1, 64),
+        KC_OPT_INTEGER("workers", 0, &cfg->workers, 1, SERVE_MAX_WORKERS),
+        KC_OPT_INTEGER("queue", 0, &cfg->queue, 1, 1000000),
+        KC_OPT_INTEGER("max-items", 0, &cfg->limits.max_items, 1, 100000),
+        {KC_OPT_CALL, "max-body", 0, &cfg->limits.max_body, 1024, 1L << 30, size_option, NULL},
+        {KC_OPT_CALL, "max-completion", 0, &cfg->limits.max_completion, 1024, 1L << 30,
+         size_option, NULL},
+        KC_OPT_INTEGER("max-connections", 0, &cfg->max_connections, 1, 100000),
+        KC_OPT_INTEGER("timeout", 0, &cfg->timeout_s, 1, 86400),
+        /* the ranges a request's "reward" object has too (serve_reward_check) */
+        KC_OPT_NUM("reward-correct", 0, &cfg->reward.correct, -100, 100),
+        KC_OPT_NUM("reward-incorrect", 0, &cfg->reward.incorrect, -100, 100),
+        KC_OPT_NUM("speedup-weight", 0, &cfg->reward.speedup_weight, 0, 100),
+        KC_OPT_NUM("speedup-cap", 0, &cfg->reward.speedup_cap, 1e-9, 1000),
+        KC_OPT_NUM("suspicious", 0, &cfg->reward.suspicious_speedup, 1e-9, 1e6),
+        KC_OPT_FLAG("no-timing", 0, &o->no_timing),
+        KC_OPT_INTEGER("n-seeds", 0, &o->n_seeds, 1, KV_MAX_SEEDS),
+        KC_OPT_NUM("timing-cap-ms", 0, &o->timing_cap_ms, 0.001, 3.6e6),
+        CLI_VERIFY_OPTIONS(o),
+        KC_OPT_END_OF_TABLE};
+    kc_parse_options(&serve_cmd, opts, argc, argv);
+    if (port < 0)
+        kc_usage_error("--port P is required (0 picks a free port)");
+    cfg->port = port;
     struct addrinfo hints = {.ai_flags = AI_NUMERICHOST}, *ai = NULL;
     if (getaddrinfo(cfg->host, NULL, &hints, &ai))
-        return error("--host takes a numeric address, e.g. 127.0.0.1 or ::1 (not '%s')", cfg->host);
+        kc_usage_error("--host takes a numeric address, e.g. 127.0.0.1 or ::1, not '%s'", cfg->host);
     freeaddrinfo(ai);
     strbuf err = STRBUF_INIT;
-    int bad = serve_reward_check(&cfg->reward, &err);
-    if (bad)
-        error("%s", err.buf);
+    if (serve_reward_check(&cfg->reward, &err)) {
+        char line[512];
+        snprintf(line, sizeof line, "%s", err.buf);
+        sb_free(&err);
+        kc_usage_error("%s", line);
+    }
     sb_free(&err);
-    return bad ? -1 : 0;
 }
 
 static struct MHD_Daemon *start_http(struct server *s)
@@ -664,10 +620,7 @@ int cli_serve(int argc, char **argv)
     serve_reward_defaults(&s.cfg.reward);
     kv_options o;
     kv_options_default(&o);
-    if (parse_serve_options(argc, argv, &s.cfg, &o)) {
-        fputs(serve_usage, stderr);
-        return 4;
-    }
+    parse_serve_options(argc, argv, &s.cfg, &o);
     pthread_mutex_init(&s.lock, NULL);
     signal(SIGPIPE, SIG_IGN); /* a client gone mid-answer is an error return, not a signal */
     strbuf err = STRBUF_INIT;

@@ -5,13 +5,14 @@
 #include "common/error.h"
 #include "verify/cli/verify_cli.h"
 
-int cli_parse_shard(const char *value, kc_shard *s)
+int cli_opt_shard(const kc_option *opt, const char *value, strbuf *err)
 {
-    strbuf err = STRBUF_INIT;
-    int rc = kc_shard_parse(value, s, &err);
+    strbuf why = STRBUF_INIT;
+    int rc = kc_shard_parse(value, opt->dest, &why);
+    char name[64];
     if (rc)
-        error("--shard: %s", err.buf);
-    sb_free(&err);
+        kc_fail(err, "%s: %s", kc_option_name(opt, name, sizeof name), why.buf);
+    sb_free(&why);
     return rc;
 }
 

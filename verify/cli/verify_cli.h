@@ -2,8 +2,14 @@
  * subcommand name on and returning the process exit status. */
 #ifndef KC_VERIFY_CLI_H
 #define KC_VERIFY_CLI_H
+#include "common/cli.h"
 #include "common/shard.h"
 #include "verify/service/verify.h"
+
+/* cli_usage.c: kverify's help, the whole and each command's. */
+extern const char kverify_usage[], kverify_check_usage[], kverify_compile_usage[],
+    kverify_problems_usage[], kverify_dump_usage[], kverify_import_usage[], kverify_run_usage[],
+    kverify_reverify_usage[], kverify_gpus_usage[];
 
 int cli_check(int argc, char **argv, int compile_only_command);
 int cli_problems(int argc, char **argv);
@@ -15,9 +21,12 @@ int cli_serve(int argc, char **argv);
 int cli_reverify(int argc, char **argv);
 /* cli_racecheck.c: kverify racecheck (the deferred race check of correct labels). */
 int cli_racecheck(int argc, char **argv);
-/* cli_gpu.c: the exit status of a GPU subcommand on a machine without a usable GPU (gpus, dump,
- * racecheck). */
+/* cli_gpu.c: the exit status of gpus and racecheck on a machine without a usable GPU (dump, which
+ * makes files, reports it as the system error it is: 4). */
 #define CLI_EXIT_NO_GPU 3
+/* cli_gpu.c: kverify gpus and kverify dump: their options checked here, then kverify-gpu run. */
+int cli_gpus(int argc, char **argv);
+int cli_dump(int argc, char **argv);
 /* 0 when the NVIDIA driver loads; else prints the one "no NVIDIA driver found" message and
  * returns CLI_EXIT_NO_GPU. */
 int cli_gpu_driver_check(void);
@@ -32,17 +41,28 @@ int cli_import_jsonl(const char *db_path, const char *file, const char *default_
  * its own candidates (cli_shard.c); limit counts those. */
 int cli_verify_selected(sqlite3 *db, kv_options *o, const char *sql, int64_t pass_id, int limit,
                         int threads, const char *what, const kc_shard *shard);
-/* cli_shard.c: --shard I/N into s (0, or -1 with the error printed); whether candidate_id
+/* cli_shard.c: the option --shard I/N into opt->dest (a kc_shard); whether candidate_id
  * falls in shard s (always when s is NULL or unsharded). shard may be NULL above too. */
-int cli_parse_shard(const char *value, kc_shard *s);
+int cli_opt_shard(const kc_option *opt, const char *value, strbuf *err);
 int cli_shard_holds(sqlite3 *db, const kc_shard *s, int64_t candidate_id, const char *problem_id);
 /* Parses "1,2,3" into o->seeds; returns -1 on a malformed list. */
 int cli_parse_seeds(const char *list, kv_options *o);
 /* Prints a human-readable report of a result. */
 void cli_print_report(const problem *p, const kv_result *r);
 
-/* --sanitizer MODE, --timing-noise PCT, --hidden N or --hidden-seed S into o (cli_check.c); 0 or
- * -1 with the error printed. */
-int cli_parse_verify_option(const char *option, const char *value, kv_options *o);
+/* Option callbacks of check, run and serve (cli_check.c; opt->dest: the kv_options, for --seeds
+ * too): --seeds S1,S2,.., --timing-noise PCT, --sanitizer MODE, --hidden-seed S. */
+int cli_opt_seeds(const kc_option *opt, const char *value, strbuf *err);
+int cli_opt_timing_noise(const kc_option *opt, const char *value, strbuf *err);
+int cli_opt_sanitizer(const kc_option *opt, const char *value, strbuf *err);
+int cli_opt_hidden_seed(const kc_option *opt, const char *value, strbuf *err);
+/* The verification options check, run and serve share (o: a kv_options *): --sanitizer
+ * none|memcheck|all, --timing-noise PCT, --hidden N (dims sets drawn per verification, 0..8) and
+ * --hidden-seed S (the draws' seed). */
+#define CLI_VERIFY_OPTIONS(o)                                          \
+    KC_OPT_FN("sanitizer", 0, cli_opt_sanitizer, (o), NULL),            \
+    KC_OPT_FN("timing-noise", 0, cli_opt_timing_noise, (o), NULL),      \
+    KC_OPT_INTEGER("hidden", 0, &(o)->n_hidden, 0, KV_MAX_HIDDEN),      \
+    KC_OPT_FN("hidden-seed", 0, cli_opt_hidden_seed, (o), NULL)
 
 #endif

@@ -1,0 +1,90 @@
+/* cli_usage: kverify's help texts, one block per command: `kverify CMD --help` prints its
+ * command's block after "usage: kverify ", and `kverify --help` prints them all, so the two
+ * never say different things (racecheck and serve keep their longer texts in their files). */
+#include "verify/cli/verify_cli.h"
+
+#define CHECK_BLOCK \
+    "check --problem ID FILE [--json] [--compile-only] [--no-timing] [--seeds S1,S2,..]\n" \
+    "        [--n-seeds N] [--timing-cap-ms MS] [--sanitizer none|memcheck|all]\n" \
+    "        [--hidden N] [--hidden-seed S]   dims sets drawn per verification (default 2) and\n" \
+    "        their seed (default: a fresh secret one, recorded in the evidence as hidden.seed)\n" \
+    "        [--timing-noise PCT]   extra checked timed reps until the median's relative standard\n" \
+    "        error is below PCT percent (default 0.5; 0.1 for tighter timings, at a GPU-time cost)\n" \
+    "        verify one candidate (an LLM answer or bare kc-cuda v1 code); exit status:\n" \
+    "        0 correct (or compiled with --compile-only), 1 mismatch/unsafe,\n" \
+    "        2 extract/policy/compile error, 3 launch/runtime error or timeout, 4 usage or system error\n"
+#define COMPILE_BLOCK \
+    "compile --problem ID FILE [--json]\n" \
+    "        extract, check policy and compile in the sandbox (no GPU needed)\n"
+#define PROBLEMS_BLOCK \
+    "problems [--suite S] [--check] [--json]\n" \
+    "        list a suite's problems; --check validates every manifest and compiles every reference\n" \
+    "  problems --show-reference ID\n" \
+    "        print a problem's reference as the verifier uses it (shared kernel files expanded)\n" \
+    "  problems --draw ID [--seed S] [--count N]\n" \
+    "        N hidden dims sets drawn from the problem's generator with seed S, one JSON line each\n"
+#define DUMP_BLOCK \
+    "dump --problem ID --seed S[,S..] [--dims default|small|altN|hiddenK[,..]] --out DIR\n" \
+    "        [--device N]   (hiddenK: index K of the generator drawn with seed S, constant inputs\n" \
+    "        varied; -o DIR is --out DIR)\n" \
+    "        write inputs and reference outputs as .npy, with meta.json (needs a GPU: without\n" \
+    "        the NVIDIA driver it says so and exits 4)\n"
+#define IMPORT_BLOCK \
+    "import --db PATH --problem ID FILE...\n" \
+    "        add candidate files to a database as pending (origin 'import'); each must hold\n" \
+    "        one candidate (one ```cuda block, or a .cu file with // @launch lines; UTF-8), else\n" \
+    "        nothing is imported and no database is created or changed (exit 4)\n" \
+    "  import --db PATH --jsonl FILE [--source NAME]\n" \
+    "        add third-party kernels with their claimed labels (docs/THIRD_PARTY.md); a bad line\n" \
+    "        is reported with its number and skipped (exit 1), the others are imported; with no\n" \
+    "        good line no database is created or changed\n"
+#define RUN_BLOCK \
+    "run --db PATH [--compile-only] [--no-timing] [--limit N] [--threads N]\n" \
+    "        [--sanitizer none|memcheck|all] [--hidden N] [--hidden-seed S] [--shard I/N]\n" \
+    "        [--timing-noise PCT]\n" \
+    "        verify every pending candidate of a database and record the results\n"
+#define REVERIFY_BLOCK \
+    "reverify --db PATH [--problems SEL] [--verdict LIST] [--compile-only] [--no-timing]\n" \
+    "        [--limit N] [--threads N] [--shard I/N]\n" \
+    "        verify stored candidates again (new verification rows, old ones kept); the same\n" \
+    "        command resumes an unfinished pass; flips: kcurate flips --db PATH\n"
+#define RACECHECK_BLOCK \
+    "racecheck --db PATH [--gpus N] [--limit N] [--json]\n" \
+    "        compute-sanitizer racecheck of every correct label that uses shared memory or\n" \
+    "        cross-block communication and has no race check yet; a hazard records a new\n" \
+    "        verification, unsafe (kverify racecheck --help; kexport requires it)\n"
+#define SERVE_BLOCK \
+    "serve --port P [--host 127.0.0.1] [--compile-only] [--gpus LIST] [--db FILE] [--queue N]\n" \
+    "        the verifier as an HTTP JSON reward service: GET /health, POST /v1/verify\n" \
+    "        (kverify serve --help lists every option; README: \"Reward service\")\n"
+#define SHARD_NOTE \
+    "--shard I/N (run, reverify): only shard I (from 0) of N, split by trajectory as\n" \
+    "        kcollect --shard; N processes (one per GPU) share the database and must agree on N\n"
+#define GPUS_BLOCK \
+    "gpus [--count]\n" \
+    "        list the visible GPUs (without the NVIDIA driver: says so, exit 3)\n"
+#define CTRL_C_NOTE \
+    "run, reverify and racecheck on Ctrl-C (or SIGTERM): nothing new starts, the work in flight\n" \
+    "finishes or stays pending (never labelled), the summary and the command that resumes are\n" \
+    "printed, exit 130; a second Ctrl-C quits at once (exit 130).\n"
+#define PROBLEMS_NOTE "Problems are read from $KC_PROBLEMS, else <bin>/../problems, else ./problems.\n"
+
+const char kverify_usage[] =
+    "usage: kverify <command> [options]   (kverify <command> --help: that command's usage)\n"
+    "\n"
+    "  " CHECK_BLOCK "  " COMPILE_BLOCK "  " PROBLEMS_BLOCK "  " DUMP_BLOCK "  " IMPORT_BLOCK
+    "  " RUN_BLOCK "  " REVERIFY_BLOCK "  " RACECHECK_BLOCK "  " SERVE_BLOCK "  " SHARD_NOTE
+    "  " GPUS_BLOCK
+    "\n" CTRL_C_NOTE "\n" PROBLEMS_NOTE;
+
+const char kverify_check_usage[] = "usage: kverify " CHECK_BLOCK "\n" PROBLEMS_NOTE;
+const char kverify_compile_usage[] = "usage: kverify " COMPILE_BLOCK
+    "        exit status: 0 compiled, 2 extract/policy/compile error, 4 usage or system error\n"
+    "\n" PROBLEMS_NOTE;
+const char kverify_problems_usage[] = "usage: kverify " PROBLEMS_BLOCK "\n" PROBLEMS_NOTE;
+const char kverify_dump_usage[] = "usage: kverify " DUMP_BLOCK "\n" PROBLEMS_NOTE;
+const char kverify_import_usage[] = "usage: kverify " IMPORT_BLOCK "\n" PROBLEMS_NOTE;
+const char kverify_run_usage[] = "usage: kverify " RUN_BLOCK "  " SHARD_NOTE "\n" CTRL_C_NOTE;
+const char kverify_reverify_usage[] = "usage: kverify " REVERIFY_BLOCK "  " SHARD_NOTE "\n"
+    CTRL_C_NOTE;
+const char kverify_gpus_usage[] = "usage: kverify " GPUS_BLOCK;
