@@ -1,5 +1,8 @@
 /* bundled: starting and stopping the bundled fake LLM server (see bundled.h).
- * The child dies with kcollect (PR_SET_PDEATHSIG), even after a kill -9. */
+ * The child runs in a session of its own, as the compile servers do (verify/service/ipc.c): a
+ * terminal's Ctrl-C reaches kcollect alone, which finishes its requests in flight and then stops
+ * the server; a script's SIGINT to its background jobs does not take the server from a kcollect
+ * that ignores it. The child dies with kcollect (PR_SET_PDEATHSIG), even after a kill -9. */
 #include "collect/bundled.h"
 #include "common/error.h"
 #include "common/fsutil.h"
@@ -27,6 +30,7 @@ static int split_args(char *copy, char **argv, int max)
 
 static void exec_child(const char *exe, const char *args, int out_fd, pid_t parent)
 {
+    setsid(); /* out of the terminal's process group: kcollect stops it (bundled_stop) */
     prctl(PR_SET_PDEATHSIG, SIGTERM);
     if (getppid() != parent)
         _exit(1);

@@ -34,7 +34,8 @@ int collect_run(const collect_config *cfg, const char *endpoint_label, char **ur
 /* Prints the system prompt and the first problem's first request (--dry-run). */
 int collect_dry_run(const collect_config *cfg, strbuf *out, strbuf *err);
 /* What can fail before anything starts (the bundled server included): the problem selector
- * matches, and the database is a kcorpus one (or can be created: its directory is writable). */
+ * matches, the NVIDIA driver is there unless --compile-only, and the database is a kcorpus one
+ * (or can be created: its directory is writable). */
 int collect_preflight(const collect_config *cfg, strbuf *err);
 
 void collect_summary_print(const collect_summary *s, FILE *out);

@@ -13,6 +13,7 @@
 #include "common/hash.h"
 #include "common/interrupt.h"
 #include "common/problem.h"
+#include "verify/service/gpu_probe.h"
 #include "verify/service/verify.h"
 
 #include <errno.h>
@@ -435,6 +436,9 @@ int collect_preflight(const collect_config *cfg, strbuf *err)
     sb_free(&root);
     if (rc < 0)
         return -1;
+    if (!cfg->compile_only && !kv_driver_present())
+        return kc_fail(err, KV_NO_DRIVER_MESSAGE "; kcollect verifies every answer on a GPU: "
+                            "use --compile-only on a machine without one");
     struct stat st;
     if (stat(cfg->db_path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0) {
         /* an empty file (mktemp's) is a new database, as with sqlite3 */
