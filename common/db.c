@@ -104,8 +104,9 @@ static int migrate(sqlite3 *db, enum kc_db_mode mode, const char *path, strbuf *
 static int check_ours(sqlite3 *db, enum kc_db_mode mode, const char *path, strbuf *err)
 {
     long long tables = kc_db_query_int(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table'");
-    if (tables < 0)
-        return 0; /* unreadable: migrate() says so */
+    if (tables < 0) /* a text file, a truncated or encrypted database: SQLite's words */
+        return kc_fail(err, "'%s' is not a kcorpus database (SQLite: %s)", path,
+                       sqlite3_errmsg(db));
     int version = kc_db_user_version(db);
     if (tables == 0 && version == 0) {
         if (mode == KC_DB_CREATE)
@@ -181,6 +182,15 @@ int kc_db_open(const char *path, enum kc_db_mode mode, sqlite3 **out, strbuf *er
         return -1;
     }
     sqlite3_busy_timeout(db, 30000);
+    if (mode != KC_DB_READONLY && existed && cannot_write(path)) {
+        /* SQLite would open it read-only and fail at the first write ("attempt to write a
+         * readonly database"); a WAL database also needs its directory writable */
+        kc_fail(err, "'%s' is read-only to this user (the file or its directory is not writable), "
+                     "and this command writes to the database; kcurate stats, report and kexport "
+                     "read such a database, or copy it somewhere writable", path);
+        sqlite3_close(db);
+        return -1;
+    }
     const char *pragmas = mode == KC_DB_READONLY
                               ? "PRAGMA foreign_keys = ON;"
                               : "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;"

@@ -4,6 +4,7 @@
 #include "curate/db_check.h"
 #include "common/error.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -424,8 +425,27 @@ static void check_blobs(sqlite3 *db, const char *schema, const strbuf *good, db_
     sb_free(&sql);
 }
 
+/* An empty file (no table, user_version 0): one problem, said once, instead of every table
+ * missing. */
+static int is_empty(sqlite3 *db, const char *schema)
+{
+    strbuf sql = STRBUF_INIT;
+    sb_addf(&sql, "SELECT count(*) FROM %s.sqlite_master", schema);
+    long long objects = kc_db_query_int(db, sql.buf);
+    sb_reset(&sql);
+    sb_addf(&sql, "PRAGMA %s.user_version", schema);
+    long long version = kc_db_query_int(db, sql.buf);
+    sb_free(&sql);
+    return objects == 0 && version == 0;
+}
+
 int db_check_attached(sqlite3 *db, const char *schema, db_check_result *r)
 {
+    if (is_empty(db, schema)) {
+        report_line(r, 1, "empty: no tables, not a kcorpus database (kcollect, kverify import "
+                          "and kcurate merge -o create one)");
+        return r->problems;
+    }
     strbuf good = STRBUF_INIT;
     check_integrity(db, schema, r);
     check_version(db, schema, r);
@@ -443,7 +463,7 @@ int db_check_file(const char *path, db_check_result *r, strbuf *err)
     sqlite3 *db = NULL;
     strbuf uri = STRBUF_INIT;
     if (access(path, R_OK) != 0)
-        return kc_fail(err, "cannot read '%s'", path);
+        return kc_fail(err, "cannot read '%s': %s", path, strerror(errno));
     if (kc_db_open(":memory:", KC_DB_CREATE, &db, err) || db_check_functions(db, err))
         return kc_db_close(db), -1;
     kc_db_readonly_uri(path, &uri);
@@ -452,7 +472,8 @@ int db_check_file(const char *path, db_check_result *r, strbuf *err)
     if (att) {
         sqlite3_bind_text(att, 1, uri.buf, -1, SQLITE_STATIC);
         if (sqlite3_step(att) != SQLITE_DONE)
-            rc = kc_fail(err, "cannot open '%s': %s", path, sqlite3_errmsg(db));
+            rc = kc_fail(err, "'%s' is not a kcorpus database (SQLite: %s)", path,
+                         sqlite3_errmsg(db));
         sqlite3_finalize(att);
     }
     if (!rc)
