@@ -24,13 +24,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define SERVE_MAX_WORKERS 256
 
 struct serve_config {
-    const char *host, *db_path;
+    const char *host, *db_path, *token_file;
     int port, workers, queue, max_connections, timeout_s;
     serve_limits limits;
     serve_reward_params reward;
@@ -52,6 +54,7 @@ struct server {
     struct cached_problem **problems;
     int n_problems;
     sqlite3 *db;
+    char *token; /* --token-file's token: every request must carry it (NULL: none asked) */
     long verified, requests, refused_full;
     double item_seconds; /* moving average of one verification's time, for Retry-After */
 };
@@ -222,6 +225,8 @@ static enum MHD_Result send_json(struct MHD_Connection *conn, unsigned status, j
     text[len++] = '\n';
     struct MHD_Response *resp = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
     MHD_add_response_header(resp, "Content-Type", "application/json");
+    if (status == 401) /* RFC 6750: the scheme the token goes in */
+        MHD_add_response_header(resp, "WWW-Authenticate", "Bearer");
     if (retry_after > 0) {
         char secs[16];
         snprintf(secs, sizeof secs, "%d", retry_after);
@@ -298,11 +303,14 @@ static int resolve_problems(struct server *s, struct verify_request *req, strbuf
     for (int i = 0; i < req->in.n; i++) {
         req->jobs[i] = (struct verify_job){.req = req, .in = &req->in.items[i]};
         strbuf why = STRBUF_INIT;
-        req->jobs[i].cp = problem_of(s, req->in.items[i].problem_id, &why);
+        const char *id = req->in.items[i].problem_id;
+        req->jobs[i].cp = problem_of(s, id, &why);
         if (!req->jobs[i].cp) {
+            /* the client hears the id; the server's paths and manifest errors stay in its log */
+            fprintf(stderr, "kverify serve: problem '%s': %s\n", id, why.buf);
             if (req->in.batch)
                 sb_addf(err, "items[%d]: ", i);
-            sb_adds(err, why.buf);
+            sb_addf(err, "no problem '%s' on this server", id);
             sb_free(&why);
             return 422;
         }
@@ -380,9 +388,31 @@ out:
 
 /* The first call of a request: its route, and a declared body over the limit refused before
  * it is read. Returns 0 to go on reading, or the status to answer at once (msg set). */
+/* Whether the request carries the service's token ("Authorization: Bearer TOKEN"), compared in
+ * time that does not depend on where it differs. Always when no --token-file was given. */
+static int authorized(struct server *s, struct MHD_Connection *conn)
+{
+    if (!s->token)
+        return 1;
+    const char *h = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
+    if (!h || strncasecmp(h, "Bearer ", 7))
+        return 0;
+    const char *given = h + 7;
+    size_t n = strlen(s->token), m = strlen(given);
+    unsigned char diff = n != m;
+    for (size_t i = 0; i < n; i++)
+        diff |= (unsigned char)(s->token[i] ^ given[i < m ? i : 0]);
+    return diff == 0;
+}
+
 static unsigned check_route(struct server *s, struct MHD_Connection *conn, const char *url,
                             const char *method, const char **msg)
 {
+    if (!authorized(s, conn)) {
+        *msg = "missing or wrong token: send \"Authorization: Bearer TOKEN\" with the token of "
+               "the service's --token-file (kc_reward.py: KC_REWARD_TOKEN)";
+        return 401;
+    }
     if (!strcmp(url, "/health")) {
         *msg = "GET /health";
         return strcmp(method, "GET") && strcmp(method, "HEAD") ? 405 : 0;
@@ -452,7 +482,8 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 /* ---- start and stop ---- */
 
 static const char serve_usage[] =
-    "usage: kverify serve --port P [--host 127.0.0.1] [--compile-only] [--gpus LIST] [--db FILE]\n"
+    "usage: kverify serve --port P [--host 127.0.0.1] [--token-file FILE] [--compile-only]\n"
+    "        [--gpus LIST] [--db FILE]\n"
     "        [--compile-procs N] [--workers N] [--queue N] [--max-items N] [--max-body BYTES]\n"
     "        [--max-completion BYTES] [--max-connections N] [--timeout S]\n"
     "        [--reward-correct F] [--reward-incorrect F] [--speedup-weight F] [--speedup-cap F]\n"
@@ -460,6 +491,10 @@ static const char serve_usage[] =
     "        [--timing-noise PCT]\n"
     "        [--sanitizer none|memcheck|all] [--hidden N]\n"
     "  --port 0 picks a free port; the first line on stdout says where it listens.\n"
+    "  --token-file FILE: every request must carry \"Authorization: Bearer TOKEN\", TOKEN the\n"
+    "        file's one line (401 without it; kc_reward.py sends $KC_REWARD_TOKEN). A --host\n"
+    "        other machines reach, without a token, is warned about: each request runs a\n"
+    "        stranger's kernel on this machine's GPU.\n"
     "  Exit status: 0 stopped by Ctrl-C or SIGTERM, 4 usage or system error.\n";
 
 /* --gpus LIST: the GPUs the workers use (CUDA_VISIBLE_DEVICES for the GPU workers), one worker
@@ -505,6 +540,7 @@ static void parse_serve_options(int argc, char **argv, struct serve_config *cfg,
         KC_OPT_FLAG("compile-only", 0, &o->compile_only),
         KC_OPT_FN("gpus", 0, gpus_option, o, NULL),
         KC_OPT_STR("db", 0, &cfg->db_path),
+        KC_OPT_STR("token-file", 0, &cfg->token_file),
         KC_OPT_INTEGER("compile-procs", 0, &o->compile_procs, 1, 64),
         KC_OPT_INTEGER("workers", 0, &cfg->workers, 1, SERVE_MAX_WORKERS),
         KC_OPT_INTEGER("queue", 0, &cfg->queue, 1, 1000000),
@@ -596,6 +632,7 @@ static void free_server(struct server *s)
     free(s->problems);
     serve_queue_free(s->queue);
     kc_db_close(s->db);
+    free(s->token);
     pthread_mutex_destroy(&s->lock);
 }
 
@@ -609,6 +646,35 @@ static void print_listening(struct MHD_Daemon *d, struct server *s)
            kv_service_gpu_workers(s->svc) ? "" : " (compile only)", serve_queue_capacity(s->queue),
            v6 ? "[" : "", s->cfg.host, v6 ? "]" : "", port);
     fflush(stdout);
+}
+
+/* --token-file FILE: its one line is the token every request must carry. A file error names the
+ * file; a file others may read is said. */
+static int load_token(struct server *s, strbuf *err)
+{
+    const char *path = s->cfg.token_file;
+    strbuf text = STRBUF_INIT;
+    if (read_file(path, &text, err)) {
+        sb_free(&text);
+        return -1;
+    }
+    sb_trim(&text);
+    if (text.len < 16 || strpbrk(text.buf, " \t\r\n")) {
+        sb_free(&text);
+        return kc_fail(err, "--token-file %s: the token must be one line of at least 16 "
+                            "characters without blanks (e.g. openssl rand -hex 32 > %s)", path, path);
+    }
+    struct stat st;
+    if (stat(path, &st) == 0 && (st.st_mode & 077))
+        warning("--token-file %s can be read by other users (chmod 600 %s)", path, path);
+    s->token = sb_detach(&text);
+    return 0;
+}
+
+/* Whether host is a loopback address (127.0.0.0/8, ::1): only this machine can connect. */
+static int is_loopback(const char *host)
+{
+    return !strncmp(host, "127.", 4) || !strcmp(host, "::1") || !strcmp(host, "::ffff:127.0.0.1");
 }
 
 int cli_serve(int argc, char **argv)
@@ -626,6 +692,14 @@ int cli_serve(int argc, char **argv)
     strbuf err = STRBUF_INIT;
     int status = 4;
     struct MHD_Daemon *d = NULL;
+    if (s.cfg.token_file && load_token(&s, &err)) {
+        error("%s", err.buf);
+        goto out;
+    }
+    if (!s.token && !is_loopback(s.cfg.host))
+        warning("--host %s takes requests from other machines, and every request runs its "
+                "kernel on this machine's GPU: give --token-file FILE so that only clients "
+                "with the token are served", s.cfg.host);
     if (s.cfg.db_path && kc_db_open(s.cfg.db_path, KC_DB_CREATE, &s.db, &err)) {
         error("%s", err.buf);
         goto out;

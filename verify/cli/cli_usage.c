@@ -55,6 +55,7 @@
     "        verification, unsafe (kverify racecheck --help; kexport requires it)\n"
 #define SERVE_BLOCK \
     "serve --port P [--host 127.0.0.1] [--compile-only] [--gpus LIST] [--db FILE] [--queue N]\n" \
+    "        [--token-file FILE]\n" \
     "        the verifier as an HTTP JSON reward service: GET /health, POST /v1/verify\n" \
     "        (kverify serve --help lists every option; README: \"Reward service\")\n"
 #define SHARD_NOTE \
