@@ -6,7 +6,11 @@
 # marker), status names it, resubmit runs only it, merge + curate; the merged database must hold
 # exactly the trajectories, turns and labels of an unsharded run of the same command (none
 # twice). Also: an array submitted by hand with the wrong task count refuses to run, and a
-# shard refuses a database of another split. Every daemon it started is stopped at exit.
+# shard refuses a database of another split; a submit that sbatch refuses (a GPU request on a
+# cluster without GPUs) shows sbatch's reason and leaves nothing behind, so the same directory
+# takes a fresh submit; a task with a one-minute time limit is warned (--signal=B:USR1@S), stops
+# kcollect cleanly (exit 130, no marker) before the limit, and resubmit resumes its database.
+# Every daemon it started is stopped at exit.
 # SKIP (exit 0, with the reason) when Slurm or munge is not installed or cannot start here.
 set -eu
 . "$(dirname "$0")/lib.sh"
@@ -199,4 +203,44 @@ grep -q "the array has 2 tasks but was meant to have 4" "$T/hand-0.out" ||
 "$KC_BIN/kcollect" --config "$T/kc.json" $ARGS --shard 2/8 --db "$D/shard-2.db" >"$T/wrong.out" 2>&1 &&
     fail "kcollect --shard 2/8 resumed a 2/4 database"
 grep -q "holds shard 2/4" "$T/wrong.out" || fail "no reason given: $(cat "$T/wrong.out")"
-echo "ok: 4-task array, one cancelled and resubmitted, merged = unsharded run"
+
+# ---- a submit sbatch refuses writes nothing (issue 35) ----
+D2="$C/shared/run2"
+rc=0
+sh "$KCS" submit --dir "$D2" --shards 2 --gpus-per-task 1 --config "$T/kc.json" -- $ARGS \
+    >"$T/gpu.out" 2>"$T/gpu.err" || rc=$?
+[ $rc -eq 1 ] || fail "a submit sbatch refused: exit $rc ($(cat "$T/gpu.err"))"
+grep -q "sbatch refused the array" "$T/gpu.err" || fail "no refusal: $(cat "$T/gpu.err")"
+grep -q "sbatch: error: ." "$T/gpu.err" || fail "sbatch's reason is not shown: $(cat "$T/gpu.err")"
+[ ! -e "$D2" ] || fail "a refused submit left files: $(find "$D2")"
+sh "$KCS" submit --dir="$D2" --shards=2 --config="$T/kc.json" -- $ARGS >"$T/again.out" 2>&1 ||
+    fail "a fresh submit after a refused one: $(cat "$T/again.out")"
+scancel "$(head -1 "$D2/jobs")"
+wait_idle
+
+# ---- the time limit: warned, kcollect stops cleanly, exit 130, resubmit resumes ----
+D3="$C/shared/run3"
+echo '{"endpoint": "bundled", "bundled_args": "--delay-ms 1000"}' >"$T/slow.json"
+sh "$KCS" submit --dir "$D3" --shards 1 --stop-before 55 --sbatch '--time=1' --config "$T/slow.json" \
+    -- --problems level1 --samples 4 --turns 1 --compile-only --concurrency 2 >"$T/slow.out" 2>&1 ||
+    fail "submit with a time limit: $(cat "$T/slow.out")"
+wait_idle
+log=$(ls "$D3"/logs/shard-0-*.out)
+grep -q "the time limit is near" "$log" || fail "the task was not warned before its time limit: $(tail -5 "$log")"
+grep -q "kcollect exited 130" "$log" || fail "kcollect did not stop cleanly (exit 130): $(tail -5 "$log")"
+[ ! -f "$D3/done/shard-0.ok" ] || fail "a task stopped by its time limit has a completion marker"
+done1=$(sqlite3 "$D3/shard-0.db" "SELECT count(*) FROM trajectories WHERE status = 'done'")
+[ "$(sqlite3 "$D3/shard-0.db" "SELECT count(*) FROM trajectories WHERE status <> 'done'")" -gt 0 ] ||
+    fail "the slow collection finished within its time limit: nothing to resume"
+sh "$KCS" resubmit --dir "$D3" >"$T/slow2.out" 2>&1 || fail "resubmit: $(cat "$T/slow2.out")"
+job=$(tail -1 "$D3/jobs")
+i=0
+until grep -q "continuing run" "$D3/logs/shard-0-$job.out" 2>/dev/null; do
+    i=$((i + 1)); [ $i -lt 300 ] || fail "the resubmitted task did not resume: $(cat "$D3/logs/shard-0-$job.out" 2>/dev/null)"
+    sleep 0.1
+done
+scancel "$job"
+wait_idle
+[ "$(sqlite3 "$D3/shard-0.db" "SELECT count(*) FROM trajectories WHERE status = 'done'")" -ge "$done1" ] ||
+    fail "the resumed shard lost trajectories"
+echo "ok: 4-task array, one cancelled and resubmitted, merged = unsharded run; refused submit, time limit"

@@ -4,24 +4,38 @@
 # only the incomplete ones, and merges the shards (kcurate merge) and curates once.
 #
 #   kc_slurm.sh submit   --dir DIR --shards N [--config FILE] [--gpus-per-task G]
-#                        [--max-running M] [--sbatch 'OPTIONS'] -- KCOLLECT_OPTIONS...
+#                        [--max-running M] [--stop-before S] [--sbatch 'OPTIONS']
+#                        -- KCOLLECT_OPTIONS...
 #   kc_slurm.sh status   --dir DIR          one line per shard; exit 0 when all are complete
 #   kc_slurm.sh resubmit --dir DIR          submits the shards that are neither complete nor
 #                                           queued or running (same N, same options)
 #   kc_slurm.sh merge    --dir DIR [-o OUT] [-- KCURATE_RUN_OPTIONS...]
 #
-# Task I runs `kcollect --shard I/N --db DIR/shard-I.db KCOLLECT_OPTIONS` (N fixed at submit:
-# a resubmitted subset keeps it). A shard is complete when DIR/done/shard-I.ok exists: written
-# only after kcollect exited 0 (every trajectory of the shard finished). The job script refuses
-# to run when the array was submitted with another task count than this tool asked for (an array
-# of 32 tasks for 64 shards would silently leave half the work undone). The LLM endpoint(s) come
-# from the config file (--config: kcollect's JSON, "endpoint": ["http://a/v1", ...]) or the
-# options; GPUs per task from Slurm (--gpus-per-task G: sbatch --gres=gpu:G; Slurm sets
-# CUDA_VISIBLE_DEVICES, which kverify's GPU workers use). Binaries: $KC_BIN (default: the bin/
-# beside this script's tools/), problems: $KC_PROBLEMS; both must be visible on the nodes.
+# Options take their value as --opt VALUE or --opt=VALUE. Task I runs `kcollect --shard I/N --db
+# DIR/shard-I.db KCOLLECT_OPTIONS` (N fixed at submit: a resubmitted subset keeps it). A shard is
+# complete when DIR/done/shard-I.ok exists: written only after kcollect exited 0 (every
+# trajectory of the shard finished). The job script refuses to run when the array was submitted
+# with another task count than this tool asked for (an array of 32 tasks for 64 shards would
+# silently leave half the work undone). Nothing is written into DIR before sbatch accepts the
+# array: a refused submit (sbatch's own message is shown) leaves DIR as it was, and the same
+# command can be run again once the cause is fixed.
+#
+# Stopping before the time limit: the array asks Slurm for --signal=B:USR1@S (S = --stop-before,
+# default 60 seconds; 0: none), and the job script passes that signal on to kcollect as a
+# SIGTERM: kcollect starts no new turn, finishes the ones in flight and exits 130, no marker is
+# written, and resubmit resumes the shard. (Slurm's plain --signal=TERM@S reaches job steps only,
+# and this array's tasks have none; B:TERM would reach the job script alone.)
+#
+# The LLM endpoint(s) come from the config file (--config: kcollect's JSON, "endpoint":
+# ["http://a/v1", ...]) or the options; GPUs per task from Slurm (--gpus-per-task G: sbatch
+# --gres=gpu:G; Slurm sets CUDA_VISIBLE_DEVICES, which kverify's GPU workers use). Binaries:
+# $KC_BIN (default: the bin/ beside this script's tools/), problems: $KC_PROBLEMS; both must be
+# visible on the nodes. Exit status: 0 done, 1 refused or failed (sbatch's message shown), 2
+# usage error, and status exits 1 while a shard is not complete.
 set -eu
 
-die() { echo "kc_slurm: $*" >&2; exit 2; }
+die() { echo "kc_slurm: error: $*" >&2; exit 1; }
+usage_error() { echo "kc_slurm: error: $*; see 'kc_slurm.sh --help'" >&2; exit 2; }
 here=$(cd "$(dirname "$0")/../.." && pwd)
 KC_BIN=${KC_BIN:-$here/bin}
 KC_PROBLEMS=${KC_PROBLEMS:-$here/problems}
@@ -29,7 +43,39 @@ KC_PROBLEMS=${KC_PROBLEMS:-$here/problems}
 # quote ARG: ARG single-quoted for sh.
 quote() { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"; }
 
-usage() { sed -n '2,/^set -eu/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
+usage() { sed -n '2,/^set -eu/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0; }
+
+# --help or -h among a command's own options (before --): the usage, exit 0.
+help_asked() {
+    for a in "$@"; do
+        case $a in --) return 0 ;; -h|--help) usage ;; esac
+    done
+}
+
+# opt_value OPTION ARGS...: the value of the option in $1 (--opt=VALUE or --opt VALUE) into
+# VALUE, and how many words it took into TAKE; a missing value (the end, or one of this tool's own
+# options next: --dir --shards) is a usage error. --sbatch '--time=1' is a value.
+opt_value() {
+    case $1 in
+    --*=*) VALUE=${1#*=}; TAKE=1 ;;
+    *)
+        [ $# -ge 2 ] || usage_error "$1 needs a value"
+        case ${2%%=*} in
+        --|--dir|--shards|--config|--gpus-per-task|--max-running|--stop-before|--sbatch|--out|-o|--help|-h)
+            usage_error "$1 needs a value, not the option '$2'" ;;
+        esac
+        VALUE=$2; TAKE=2 ;;
+    esac
+}
+
+# number NAME VALUE: VALUE must be a whole number.
+number() { case $2 in ''|*[!0-9]*) usage_error "$1 takes a whole number, not '$2'" ;; esac; }
+
+# set_dir PATH: DIR = the absolute path of an existing directory.
+set_dir() {
+    [ -d "$1" ] || die "no directory $1 (submit first; --dir names the collection's directory)"
+    DIR=$(cd "$1" && pwd) || die "cannot enter $1"
+}
 
 # ---- the plan: DIR/plan.env (N, the kcollect options, where the tools are) ----
 
@@ -38,109 +84,163 @@ load_plan() {
     . "$DIR/plan.env"
 }
 
-write_job_script() {
-    cat >"$DIR/job.sh" <<EOF
-#!/bin/sh
-# Written by kc_slurm.sh submit: one shard of the collection per array task. Submit it only
-# through kc_slurm.sh (its argument is the task count it submitted the array with).
-set -u
-. '$DIR/plan.env'
-expected=\${1:?"submit through kc_slurm.sh (submit or resubmit), not sbatch by hand"}
-I=\${SLURM_ARRAY_TASK_ID:?"not a Slurm array task"}
-if [ "\${SLURM_ARRAY_TASK_COUNT:-}" != "\$expected" ]; then
-    echo "kc_slurm: the array has \${SLURM_ARRAY_TASK_COUNT:-no} tasks but was meant to have \$expected (\$N shards): refusing, nothing collected" >&2
-    exit 3
-fi
-if [ "\$I" -ge "\$N" ]; then
-    echo "kc_slurm: task \$I is beyond the \$N shards: refusing" >&2
-    exit 3
-fi
-echo "kc_slurm: shard \$I/\$N on \$(hostname) (job \${SLURM_ARRAY_JOB_ID:-?}_\$I, GPUs: \${CUDA_VISIBLE_DEVICES:-none})"
-rm -f "\$DIR/done/shard-\$I.ok"
-eval "set -- \$KCOLLECT_ARGS"
-# The task lives as long as kcollect does: on scancel (SIGTERM to the task's processes) kcollect
-# finishes its work in flight and releases its lock, and Slurm must not count the task gone
-# (and a resubmitted one start on the same database) before that; a trapped signal only wakes
-# the wait, and kcollect, started with the default action, handles its own.
-trap ':' TERM INT
-KC_PROBLEMS="\$KC_PROBLEMS" "\$KC_BIN/kcollect" "\$@" --shard "\$I/\$N" --db "\$DIR/shard-\$I.db" &
-child=\$!
-while :; do
-    wait \$child
-    rc=\$?
-    kill -0 \$child 2>/dev/null || break
-done
-if [ \$rc -eq 0 ]; then
-    echo "shard \$I/\$N complete \$(date -u +%Y-%m-%dT%H:%M:%SZ) job \${SLURM_ARRAY_JOB_ID:-?}_\$I" >"\$DIR/done/.shard-\$I.tmp"
-    mv "\$DIR/done/.shard-\$I.tmp" "\$DIR/done/shard-\$I.ok"
-fi
-exit \$rc
-EOF
-    chmod +x "$DIR/job.sh"
-}
-
-# submit_array SPEC COUNT: sbatch the job script as an array over SPEC (COUNT tasks).
-submit_array() {
-    spec=$1
-    [ -n "${MAX_RUNNING:-}" ] && spec="$spec%$MAX_RUNNING"
-    gres=""
-    [ "${GPUS_PER_TASK:-0}" -gt 0 ] && gres="--gres=gpu:$GPUS_PER_TASK"
-    # shellcheck disable=SC2086 # SBATCH_OPTS is a list of options
-    out=$(sbatch --parsable --job-name=kcorpus --array="$spec" $gres ${SBATCH_OPTS:-} \
-                 --output="$DIR/logs/shard-%a-%A.out" "$DIR/job.sh" "$2") ||
-        die "sbatch failed: $out"
-    job=${out%%;*}
-    echo "$job" >>"$DIR/jobs"
-    echo "submitted job array $job: shards $1 of $N (logs in $DIR/logs)"
-}
-
-cmd_submit() {
-    N=""; CONFIG=""; GPUS_PER_TASK=0; MAX_RUNNING=""; SBATCH_OPTS=""
-    while [ $# -gt 0 ]; do
-        case $1 in
-        --dir) DIR=$2; shift 2 ;;
-        --shards) N=$2; shift 2 ;;
-        --config) CONFIG=$2; shift 2 ;;
-        --gpus-per-task) GPUS_PER_TASK=$2; shift 2 ;;
-        --max-running) MAX_RUNNING=$2; shift 2 ;;
-        --sbatch) SBATCH_OPTS=$2; shift 2 ;;
-        --) shift; break ;;
-        *) die "submit: unknown option '$1' (kcollect's options go after --)" ;;
-        esac
-    done
-    [ -n "${DIR:-}" ] && [ -n "$N" ] || die "submit needs --dir DIR and --shards N"
-    case $N in ''|*[!0-9]*) die "--shards takes a number" ;; esac
-    [ "$N" -ge 1 ] || die "--shards must be at least 1"
-    for a in "$@"; do
-        case $a in --db|--db=*|--shard|--shard=*) die "kcollect's $a is set by kc_slurm (DIR/shard-I.db, --shard I/N)" ;; esac
-    done
-    mkdir -p "$DIR/logs" "$DIR/done"
-    DIR=$(cd "$DIR" && pwd)
-    if [ -f "$DIR/plan.env" ]; then
-        old=$(sed -n 's/^N=//p' "$DIR/plan.env")
-        [ "$old" = "$N" ] || die "$DIR holds a collection in $old shards; a different count would split it differently (use another --dir, or resubmit)"
-        die "$DIR already holds this collection: use resubmit (or status)"
-    fi
-    args=""
-    if [ -n "$CONFIG" ]; then
-        [ -f "$CONFIG" ] || die "no config file $CONFIG"
-        cp "$CONFIG" "$DIR/kcollect.json"
-        args="--config $(quote "$DIR/kcollect.json")"
-    fi
-    for a in "$@"; do args="$args $(quote "$a")"; done
-    [ -x "$KC_BIN/kcollect" ] || die "no kcollect at $KC_BIN (set KC_BIN)"
+write_plan() {
     {
         echo "N=$N"
         echo "DIR=$(quote "$DIR")"
         echo "KC_BIN=$(quote "$KC_BIN")"
         echo "KC_PROBLEMS=$(quote "$KC_PROBLEMS")"
-        echo "KCOLLECT_ARGS=$(quote "$args")"
+        echo "KCOLLECT_ARGS=$(quote "$KCOLLECT_ARGS")"
         echo "GPUS_PER_TASK=$GPUS_PER_TASK"
         echo "MAX_RUNNING=$MAX_RUNNING"
+        echo "STOP_BEFORE=$STOP_BEFORE"
         echo "SBATCH_OPTS=$(quote "$SBATCH_OPTS")"
-    } >"$DIR/plan.env"
-    write_job_script
-    submit_array "0-$((N - 1))" "$N"
+    } >"$1"
+}
+
+# write_job_script FILE: the array task's script. It holds the plan itself (sbatch keeps a copy of
+# the script as it was submitted), so a task never reads a plan that is not yet written.
+write_job_script() {
+    {
+        echo "#!/bin/sh"
+        echo "# Written by kc_slurm.sh submit: one shard of the collection per array task. Submit it only"
+        echo "# through kc_slurm.sh (its argument is the task count it submitted the array with)."
+        echo "set -u"
+        echo "N=$N"
+        echo "DIR=$(quote "$DIR")"
+        echo "KC_BIN=$(quote "$KC_BIN")"
+        echo "KC_PROBLEMS=$(quote "$KC_PROBLEMS")"
+        echo "KCOLLECT_ARGS=$(quote "$KCOLLECT_ARGS")"
+        cat <<'EOF'
+expected=${1:?"submit through kc_slurm.sh (submit or resubmit), not sbatch by hand"}
+I=${SLURM_ARRAY_TASK_ID:?"not a Slurm array task"}
+if [ "${SLURM_ARRAY_TASK_COUNT:-}" != "$expected" ]; then
+    echo "kc_slurm: the array has ${SLURM_ARRAY_TASK_COUNT:-no} tasks but was meant to have $expected ($N shards): refusing, nothing collected" >&2
+    exit 3
+fi
+if [ "$I" -ge "$N" ]; then
+    echo "kc_slurm: task $I is beyond the $N shards: refusing" >&2
+    exit 3
+fi
+echo "kc_slurm: shard $I/$N on $(hostname) (job ${SLURM_ARRAY_JOB_ID:-?}_$I, GPUs: ${CUDA_VISIBLE_DEVICES:-none})"
+rm -f "$DIR/done/shard-$I.ok"
+eval "set -- $KCOLLECT_ARGS"
+# The task lives as long as kcollect does: on scancel (SIGTERM to the task's processes) kcollect
+# finishes its work in flight and releases its lock, and Slurm must not count the task gone (and
+# a resubmitted one start on the same database) before that; a trapped TERM or INT only wakes the
+# wait, and kcollect, started with the default action, handles its own. USR1 is the warning
+# before the time limit (sbatch --signal=B:USR1@S, sent to this script alone): passed on to
+# kcollect as the SIGTERM it stops cleanly on.
+child=
+trap ':' TERM INT
+trap 'echo "kc_slurm: the time limit is near: stopping kcollect (resubmit resumes the shard)" >&2; [ -n "$child" ] && kill -TERM "$child" 2>/dev/null' USR1
+KC_PROBLEMS="$KC_PROBLEMS" "$KC_BIN/kcollect" "$@" --shard "$I/$N" --db "$DIR/shard-$I.db" &
+child=$!
+while :; do
+    wait $child
+    rc=$?
+    kill -0 $child 2>/dev/null || break
+done
+echo "kc_slurm: shard $I/$N: kcollect exited $rc"
+if [ $rc -eq 0 ]; then
+    echo "shard $I/$N complete $(date -u +%Y-%m-%dT%H:%M:%SZ) job ${SLURM_ARRAY_JOB_ID:-?}_$I" >"$DIR/done/.shard-$I.tmp"
+    mv "$DIR/done/.shard-$I.tmp" "$DIR/done/shard-$I.ok"
+fi
+exit $rc
+EOF
+    } >"$1"
+    chmod +x "$1"
+}
+
+# submit_array SCRIPT SPEC COUNT: sbatch SCRIPT as an array over SPEC (COUNT tasks); the job id
+# is added to DIR/jobs. sbatch's own message when it refuses.
+submit_array() {
+    spec=$2
+    [ -n "${MAX_RUNNING:-}" ] && spec="$spec%$MAX_RUNNING"
+    gres=""
+    [ "${GPUS_PER_TASK:-0}" -gt 0 ] && gres="--gres=gpu:$GPUS_PER_TASK"
+    signal=""
+    [ "${STOP_BEFORE:-0}" -gt 0 ] && signal="--signal=B:USR1@$STOP_BEFORE"
+    errs=$(mktemp) || die "cannot make a temporary file"
+    # shellcheck disable=SC2086 # SBATCH_OPTS is a list of options
+    if ! out=$(sbatch --parsable --job-name=kcorpus --array="$spec" $gres $signal ${SBATCH_OPTS:-} \
+                      --output="$DIR/logs/shard-%a-%A.out" "$1" "$3" 2>"$errs"); then
+        echo "kc_slurm: error: sbatch refused the array (shards $2 of $N):" >&2
+        { cat "$errs"; [ -z "$out" ] || printf '%s\n' "$out"; } | sed 's/^/  /' >&2
+        rm -f "$errs"
+        return 1
+    fi
+    cat "$errs" >&2 # sbatch's warnings
+    rm -f "$errs"
+    job=$(printf '%s\n' "$out" | tail -1)
+    job=${job%%;*}
+    echo "$job" >>"$DIR/jobs"
+    echo "submitted job array $job: shards $2 of $N (logs in $DIR/logs)"
+}
+
+cmd_submit() {
+    help_asked "$@"
+    N=""; CONFIG=""; GPUS_PER_TASK=0; MAX_RUNNING=""; SBATCH_OPTS=""; STOP_BEFORE=60; dir=""
+    while [ $# -gt 0 ]; do
+        case $1 in
+        --) shift; break ;;
+        --dir|--dir=*) opt_value "$@"; dir=$VALUE ;;
+        --shards|--shards=*) opt_value "$@"; N=$VALUE; number --shards "$N" ;;
+        --config|--config=*) opt_value "$@"; CONFIG=$VALUE ;;
+        --gpus-per-task|--gpus-per-task=*) opt_value "$@"; GPUS_PER_TASK=$VALUE; number --gpus-per-task "$VALUE" ;;
+        --max-running|--max-running=*) opt_value "$@"; MAX_RUNNING=$VALUE; number --max-running "$VALUE" ;;
+        --stop-before|--stop-before=*) opt_value "$@"; STOP_BEFORE=$VALUE; number --stop-before "$VALUE" ;;
+        --sbatch|--sbatch=*) opt_value "$@"; SBATCH_OPTS=$VALUE ;;
+        *) usage_error "submit: unknown option '$1' (kcollect's options go after --)" ;;
+        esac
+        shift "$TAKE"
+    done
+    [ -n "$dir" ] && [ -n "$N" ] || usage_error "submit needs --dir DIR and --shards N"
+    [ "$N" -ge 1 ] || usage_error "--shards must be at least 1"
+    for a in "$@"; do
+        case $a in --db|--db=*|--shard|--shard=*) usage_error "kcollect's $a is set by kc_slurm (DIR/shard-I.db, --shard I/N)" ;; esac
+    done
+    [ -z "$CONFIG" ] || [ -f "$CONFIG" ] || die "no config file $CONFIG"
+    [ -x "$KC_BIN/kcollect" ] || die "no kcollect at $KC_BIN (set KC_BIN)"
+    command -v sbatch >/dev/null 2>&1 || die "no sbatch here: submit from a Slurm login node"
+    if [ -f "$dir/plan.env" ]; then
+        old=$(sed -n 's/^N=//p' "$dir/plan.env")
+        [ "$old" = "$N" ] || die "$dir holds a collection in $old shards; a different count would split it differently (use another --dir, or resubmit)"
+        die "$dir already holds this collection: use resubmit (or status)"
+    fi
+    [ -e "$dir" ] && [ ! -d "$dir" ] && die "$dir is not a directory"
+    submit_new "$dir" "$@"
+}
+
+# submit_new DIR KCOLLECT_OPTIONS...: what the tasks need before they start (the directory, its
+# logs/ and done/, the config copy) is made, then sbatch; when sbatch refuses, what was made goes
+# again, so nothing is left that a new submit would refuse.
+submit_new() {
+    made=""
+    for d in "$1" "$1/logs" "$1/done"; do
+        [ -d "$d" ] && continue
+        mkdir -p "$d" || die "cannot create $d"
+        made="$d $made"
+    done
+    DIR=$(cd "$1" && pwd) || die "cannot enter $1"
+    shift
+    args=""
+    if [ -n "$CONFIG" ]; then
+        cp "$CONFIG" "$DIR/kcollect.json" || die "cannot copy $CONFIG into $DIR"
+        args="--config $(quote "$DIR/kcollect.json")"
+    fi
+    for a in "$@"; do args="$args $(quote "$a")"; done
+    KCOLLECT_ARGS=$args
+    script=$(mktemp "$DIR/.job.sh.XXXXXX") || die "cannot write into $DIR"
+    write_job_script "$script"
+    if ! submit_array "$script" "0-$((N - 1))" "$N"; then
+        rm -f "$script" "$DIR/jobs"
+        [ -z "$CONFIG" ] || rm -f "$DIR/kcollect.json"
+        for d in $made; do rmdir "$d" 2>/dev/null || true; done
+        exit 1
+    fi
+    mv "$script" "$DIR/job.sh"
+    write_plan "$DIR/plan.env"
 }
 
 # The array tasks of our jobs that Slurm still holds (pending or running), as "INDEX STATE".
@@ -166,6 +266,7 @@ shard_detail() {
 }
 
 cmd_status() {
+    [ $# -eq 0 ] || usage_error "status: unexpected argument '$1'"
     load_plan
     queued=$(queued_tasks)
     complete=0; i=0
@@ -180,7 +281,11 @@ cmd_status() {
 }
 
 cmd_resubmit() {
+    [ $# -eq 0 ] || usage_error "resubmit: unexpected argument '$1'"
     load_plan
+    # a plan written before --stop-before: its job script has no USR1 trap, and USR1 would end it
+    STOP_BEFORE=${STOP_BEFORE:-0}
+    command -v sbatch >/dev/null 2>&1 || die "no sbatch here: resubmit from a Slurm login node"
     queued=$(queued_tasks)
     todo=""; n=0; i=0
     while [ $i -lt "$N" ]; do
@@ -193,41 +298,50 @@ cmd_resubmit() {
         echo "nothing to resubmit (every shard is complete, queued or running: see status)"
         return 0
     fi
-    submit_array "$todo" "$n"
+    submit_array "$DIR/job.sh" "$todo" "$n" || exit 1
 }
 
 cmd_merge() {
-    load_plan
-    OUT="$DIR/merged.db"
+    OUT=""
     while [ $# -gt 0 ]; do
         case $1 in
-        -o) OUT=$2; shift 2 ;;
         --) shift; break ;;
-        *) die "merge: unknown option '$1' (kcurate run's options go after --)" ;;
+        -o|--out|--out=*) opt_value "$@"; OUT=$VALUE ;;
+        *) usage_error "merge: unknown option '$1' (kcurate run's options go after --)" ;;
         esac
+        shift "$TAKE"
     done
+    load_plan
+    OUT=${OUT:-$DIR/merged.db}
     missing=""; i=0
     while [ $i -lt "$N" ]; do
         [ -f "$DIR/done/shard-$i.ok" ] || missing="$missing $i"
         i=$((i + 1))
     done
     [ -z "$missing" ] || die "shards not complete:$missing (status, then resubmit); nothing merged"
-    set -- "$@"
     shards=""; i=0
     while [ $i -lt "$N" ]; do shards="$shards $(quote "$DIR/shard-$i.db")"; i=$((i + 1)); done
-    eval "\"\$KC_BIN/kcurate\" merge $shards -o \"\$OUT\""
-    KC_PROBLEMS="$KC_PROBLEMS" "$KC_BIN/kcurate" run --db "$OUT" "$@"
+    eval "\"\$KC_BIN/kcurate\" merge $shards -o \"\$OUT\"" || exit 1
+    KC_PROBLEMS="$KC_PROBLEMS" "$KC_BIN/kcurate" run --db "$OUT" "$@" || exit 1
     echo "merged $N shards into $OUT and curated it"
 }
 
-[ $# -ge 1 ] || usage
+# status, resubmit, merge: --dir DIR (or --dir=DIR) first, then the command's own arguments.
+with_dir() {
+    sub=$1; shift
+    help_asked "$@"
+    case ${1:-} in
+    --dir|--dir=*) opt_value "$@"; shift "$TAKE"; set_dir "$VALUE" ;;
+    *) usage_error "$sub needs --dir DIR" ;;
+    esac
+    "cmd_$sub" "$@"
+}
+
+[ $# -ge 1 ] || usage_error "no command (submit, status, resubmit, merge)"
 sub=$1; shift
 case $sub in
 submit) cmd_submit "$@" ;;
-status|resubmit|merge)
-    [ "${1:-}" = --dir ] && [ $# -ge 2 ] || die "$sub needs --dir DIR"
-    DIR=$(cd "$2" && pwd); shift 2
-    "cmd_$sub" "$@" ;;
--h|--help) usage 0 ;;
-*) die "unknown command '$sub' (submit, status, resubmit, merge)" ;;
+status|resubmit|merge) with_dir "$sub" "$@" ;;
+-h|--help) usage ;;
+*) usage_error "unknown command '$sub' (submit, status, resubmit, merge)" ;;
 esac
