@@ -11,7 +11,7 @@ Each returns a Decl: values (the manifest's "values" object), vary ({param name:
 writes level 1 and attention into their manifests; tools/problems/gen_level2.py emits level 2.
 
 What the verifier does with them (verify/worker): the runs that vary constants use each param's
-vary values in turn; structured runs (default-dims seeds 3 to 5, the random drawn sets) give
+vary values in turn; structured runs (default-dims seeds 4 and 5, the random drawn sets) give
 every float input drawn from normal or uniform_fan_in per-row scales in [1/4, 4] (first dim),
 per-column scales in [1/2, 2] (last dim) and per-row offsets (normal inputs), plus 16 secret
 spikes of +-spike standard deviations per normal input, and compare with atol * structure atol;

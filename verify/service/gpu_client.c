@@ -414,8 +414,12 @@ int gpu_client_verify(gpu_client *g, const problem *p, const strbuf *ref_cubin,
 {
     int slot;
     ipc_child *child;
-    if (proc_pool_acquire(g->procs, &slot, &child, err))
+    json_int_t job_id; /* the job (its coverage sets take CPU time) is built before the GPU is held */
+    json_t *job = make_job(g, p, seeds, n_seeds, &job_id);
+    if (proc_pool_acquire(g->procs, &slot, &child, err)) {
+        json_decref(job);
         return -1;
+    }
     const struct gpu_info *info = &g->info[slot];
     snprintf(r->gpu_name, sizeof(r->gpu_name), "%s", info->name);
     snprintf(r->driver_version, sizeof(r->driver_version), "%s", info->driver);
@@ -423,8 +427,6 @@ int gpu_client_verify(gpu_client *g, const problem *p, const strbuf *ref_cubin,
     sb_reset(&r->seeds);
     for (int i = 0; i < n_seeds; i++)
         sb_addf(&r->seeds, "%s%llu", i ? "," : "", (unsigned long long)seeds[i]);
-    json_int_t job_id;
-    json_t *job = make_job(g, p, seeds, n_seeds, &job_id);
     const void *blobs[3] = {r->source.buf, r->cubin.buf, ref_cubin->buf};
     size_t lens[3] = {r->source.len, r->cubin.len, ref_cubin->len};
     int rc = 0;

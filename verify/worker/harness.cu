@@ -156,7 +156,7 @@ __device__ void add_to_sum(unsigned long long local, unsigned long long *sum)
 }
 
 // Value classes of a checked run (worker_check.c, problem.h problem_values), bits of `mode`:
-// STRUCTURE: x' = (x - mean) * r(row) * c(col) + mean + o(row), r log-uniform in [1/4, 4] per
+// STRUCTURE: x' = (x - mean) * r(row) * c(col) + mean + o(row), r (piecewise) log-uniform in [1/4, 4] per
 // index of the first dim, c in [1/2, 2] per index of the last dim, o(row) uniform in [-1/2, 1/2]
 // times std (normal inputs); SPIKES: about 16 secret positions set to +-spike * std; LARGE: times
 // `large`; SPECIAL: about 16 secret positions set to special values (codes of kc_special, 4 bits
@@ -171,14 +171,23 @@ struct fill_mode {
     long long row_stride, cols; // elements per index of the first dim; extent of the last dim
 };
 
-// A hash of (seed, tensor, what, index) as a uniform double in [0, 1): a splitmix finalizer,
-// cheaper than a Philox draw (the value classes add a few per element).
+// A hash of (seed, tensor, what, index) as a uniform double in [0, 1): one splitmix finalizer
+// of the index mixed with a key of (seed, tensor, what); the key's own mixing is hoisted out of
+// the loops by the compiler (it does not depend on the element), so each call costs one mix.
 __device__ double unit_of(unsigned long long seed, unsigned int tensor, unsigned int what,
                           long long index)
 {
-    unsigned long long h = mix64(seed ^ mix64(((unsigned long long)tensor << 32 | what) ^
-                                              mix64((unsigned long long)index)));
+    unsigned long long key = mix64(seed ^ mix64((unsigned long long)tensor << 32 | what));
+    unsigned long long h = mix64(key ^ ((unsigned long long)index * 0x9e3779b97f4a7c15ull));
     return (double)(h >> 11) * (1.0 / 9007199254740992.0);
+}
+
+// 2^v for v in [lo, lo + span) drawn from u in [0, 1), without a transcendental (so every GPU
+// gives the same bits): 2^floor(v) * (1 + frac(v)), a piecewise-linear log-uniform scale.
+__device__ double scale_of(double u, double lo, double span)
+{
+    double v = lo + span * u, k = floor(v);
+    return ldexp(1.0 + (v - k), (int)k);
 }
 
 // Whether element i is one of the about SECRET_POSITIONS secret positions of (seed, tensor,
@@ -207,8 +216,8 @@ __device__ double shape_value(double v, long long i, long long n, int dist, doub
     double mean = dist == DIST_NORMAL ? a : 0.0, std = dist == DIST_NORMAL ? b : fabs(b);
     if (m.mode & FILL_STRUCTURE) {
         long long row = m.row_stride > 0 ? i / m.row_stride : 0, col = m.cols > 0 ? i % m.cols : 0;
-        double r = exp2(4.0 * unit_of(seed, tensor, 0x5c1eu, row) - 2.0);
-        double c = exp2(2.0 * unit_of(seed, tensor, 0x5c1fu, col) - 1.0);
+        double r = scale_of(unit_of(seed, tensor, 0x5c1eu, row), -2.0, 4.0);
+        double c = scale_of(unit_of(seed, tensor, 0x5c1fu, col), -1.0, 2.0);
         double o = dist == DIST_NORMAL ? (unit_of(seed, tensor, 0x0ff5u, row) - 0.5) * std : 0.0;
         v = (v - mean) * r * c + mean + o;
     }
