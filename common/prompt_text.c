@@ -8,6 +8,30 @@
 /* The header list in the system message comes from the allow-list the verifier enforces. */
 #define PROMPT_HEADER(name) " " name
 
+/* What the checks do to the inputs beyond the default draw (problem.h problem_values): a
+ * kernel must be right there too, so the model is told. */
+static void add_value_classes(strbuf *out, const problem_values *v)
+{
+    if (!v->present)
+        return;
+    if (v->structure)
+        sb_adds(out, "The checks also scale the inputs' rows and columns differently (a factor "
+                     "up to 8 either way)");
+    if (v->structure && v->spike > 0)
+        sb_adds(out, " and put a few large values at random positions, so every element counts");
+    if (v->structure)
+        sb_adds(out, ".\n");
+    if (v->large > 0)
+        sb_addf(out, "One check multiplies the inputs by %g: avoid overflow as PyTorch does.\n",
+                v->large);
+    if (v->n_special) {
+        sb_adds(out, "One check puts special values in the inputs (");
+        for (int i = 0; i < v->n_special; i++)
+            sb_addf(out, "%s%s", i ? ", " : "", special_name(v->special[i]));
+        sb_adds(out, "): the outputs must match PyTorch's there.\n");
+    }
+}
+
 static const char system_text[] =
     "You write CUDA kernels for a verifier that compiles your code with NVRTC, runs it on an "
     "NVIDIA H100 (sm_90) against a trusted reference, and times it. Make the kernel correct "
@@ -85,10 +109,15 @@ void problem_spec_text(const problem *p, strbuf *out)
         add_tensor_line(out, &p->outputs[i]);
     if (p->n_params) {
         sb_adds(out, "Scalar params:\n");
-        for (int i = 0; i < p->n_params; i++)
-            sb_addf(out, "- %s: %s = %.9g\n", p->params[i].name, dtype_name(p->params[i].dtype),
-                    p->params[i].value);
+        for (int i = 0; i < p->n_params; i++) {
+            const param_spec *ps = &p->params[i];
+            sb_addf(out, "- %s: %s = %.9g", ps->name, dtype_name(ps->dtype), ps->value);
+            for (int k = 0; k < ps->n_vary; k++)
+                sb_addf(out, "%s%.9g", k ? ", " : " (the checks also pass ", ps->vary[k]);
+            sb_adds(out, ps->n_vary ? ")\n" : "\n");
+        }
     }
+    add_value_classes(out, &p->values);
     sb_adds(out, "Dims (usable by name in @launch and @scratch expressions): ");
     add_dims_line(out, &p->dims_default);
     sb_adds(out, "\nYour kernel is also checked on other sizes, for example: ");
