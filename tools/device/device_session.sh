@@ -2,6 +2,7 @@
 # device_session.sh: what one call of the GPU machine runs (binaries built on
 # the build machine are carried in .devbuild/bin). Steps are chosen by
 # arguments: env catalogue references degenerate crosscheck[:DIMS] bench baselines[:SECONDS]
+# integrity4 (REPEAT, default 20) integrity3
 # Logs go to $OUT (the device tool brings them back).
 set -u
 OUT="${OUT:-/tmp/kc-out}"
@@ -26,6 +27,8 @@ for s in "$@"; do
         step "crosscheck $dims"
         timeout 500 python3 tools/baselines/crosscheck.py --bin "$KC_BIN" --dims "$dims" --report "$OUT/crosscheck_$(echo "$dims" | tr , _).json" 2>&1 | tee "$OUT/crosscheck_$(echo "$dims" | tr , _).txt" | tail -120;;
     bench) step bench; timeout 500 sh tests/bench/bench_verify.sh 2>&1 | tee "$OUT/bench.txt";;
+    integrity4) step "integrity4 x${REPEAT:-20}"; REPEAT="${REPEAT:-20}" timeout 560 sh tests/gpu/test_integrity4.sh 2>&1 | tee "$OUT/integrity4.txt";;
+    integrity3) step integrity3; timeout 200 sh tests/gpu/test_integrity3.sh 2>&1 | tee "$OUT/integrity3.txt";;
     baselines*)
         secs="${s#baselines}"; secs="${secs#:}"; secs="${secs:-300}"
         step "baselines $secs s"
