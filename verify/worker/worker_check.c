@@ -46,13 +46,16 @@ struct run_buffers {
     wk_buffer ref[2 * KC_MAX_TENSORS + KC_MAX_SCRATCH];  /* aliases inputs; own outputs, scratch */
 };
 
+/* Frees every scratch buffer held on both sides. Scratch is kept across the runs of one job
+ * (resized per dims set) and freed when the job ends, so nothing one candidate asked for
+ * outlives its verification. */
 static void free_scratch(struct run_buffers *b)
 {
     int base = b->n_in + b->n_out;
-    for (int i = base; i < base + b->n_cscratch; i++)
+    for (int i = base; i < base + KC_MAX_SCRATCH; i++) {
         wk_buffer_free(&b->cand[i]);
-    for (int i = base; i < base + b->n_rscratch; i++)
         wk_buffer_free(&b->ref[i]);
+    }
     b->n_cscratch = b->n_rscratch = 0;
 }
 
@@ -72,7 +75,7 @@ static int alloc_scratch(wk_gpu *g, wk_buffer *dst, const launch_unit *lu, const
     for (int i = 0; i < lu->n_scratch; i++) {
         int64_t n;
         if (expr_eval(lu->scratch[i].count, dims, &n, &err) || n < 0 ||
-            wk_buffer_alloc(g, &dst[i], lu->scratch[i].dtype, n, &err)) {
+            wk_buffer_resize(g, &dst[i], lu->scratch[i].dtype, n, &err)) {
             snprintf(f->verdict, sizeof(f->verdict), "launch_error");
             sb_reset(&f->message);
             sb_addf(&f->message, "line %d: scratch %s: %s", lu->scratch[i].line,
@@ -197,6 +200,10 @@ static struct run_buffers *prepare_buffers_now(wk_gpu *g, const problem *p, cons
     int base = p->n_inputs + p->n_outputs;
     b->n_cscratch = cand->lu.n_scratch;
     b->n_rscratch = ref->lu.n_scratch;
+    for (int i = base + b->n_cscratch; i < base + KC_MAX_SCRATCH; i++) /* another unit's */
+        wk_buffer_free(&b->cand[i]);
+    for (int i = base + b->n_rscratch; i < base + KC_MAX_SCRATCH; i++)
+        wk_buffer_free(&b->ref[i]);
     if (alloc_scratch(g, &b->cand[base], &cand->lu, dims, f) ||
         alloc_scratch(g, &b->ref[base], &ref->lu, dims, f)) {
         free_scratch(b);
@@ -645,7 +652,7 @@ static int one_run(struct job_state *s, const struct run_spec *rs, wk_failure *f
     const problem *p = &s->pv;
     double t0 = now_ms();
     if (!(bp = prepare_buffers(s->g, p, rs->name, rs->dims, s->cand, s->ref, front, f)))
-        goto out_nobuf;
+        goto out;
     json_object_set_new(run, "setup_ms", json_real(now_ms() - t0));
     uint64_t sums[KC_MAX_TENSORS];
     if (rs->vary)
@@ -687,8 +694,6 @@ static int one_run(struct job_state *s, const struct run_spec *rs, wk_failure *f
     json_object_set_new(run, "ok", json_boolean(!bad));
     result = bad;
 out:
-    free_scratch(bp);
-out_nobuf:
     if (result != 0 && !s->first_failure)
         s->first_failure = json_incref(run);
     return result;
@@ -1002,8 +1007,6 @@ static int time_candidate(struct job_state *s, json_t *job, json_t *result, wk_f
                           cap > 0 ? cap : 1000, noise, &h, &s->samples,
                           s->rerun_device_ms, timing, f);
     }
-    if (t.b)
-        free_scratch(t.b);
     char base[32];
     snprintf(base, sizeof(base), "%llu", (unsigned long long)t.seed_base);
     json_object_set_new(timing, "seed_base", json_string(base));
@@ -1060,6 +1063,14 @@ static json_t *timing_outcome(struct job_state *s, json_t *job, json_t *result, 
     return result;
 }
 
+/* Frees the scratch the job's runs kept (both cached dims slots). */
+static void release_job_scratch(void)
+{
+    for (int slot = 0; slot < 2; slot++)
+        if (tensor_cache[slot].key)
+            free_scratch(&tensor_cache[slot].b);
+}
+
 json_t *wk_verify_job(wk_gpu *g, json_t *job, const char *source, const char *cubin,
                       const char *ref_cubin)
 {
@@ -1102,6 +1113,7 @@ json_t *wk_verify_job(wk_gpu *g, json_t *job, const char *source, const char *cu
     json_decref(s.runs);
     json_decref(s.first_failure);
 out:
+    release_job_scratch();
     wk_unit_free(&cand);
     wk_unit_free(&ref);
     problem_free(&p);
