@@ -213,13 +213,19 @@ static void test_stratified_seeded(void **state)
     sb_free(&err);
 }
 
-/* The relu manifest with its "hidden" object's "why" followed by text, from a tmpdir copy. */
+/* The relu manifest with its own capacity sets replaced by `capacity`, from a tmpdir copy. */
 static int load_with_capacity(const char *capacity, problem *p, strbuf *err)
 {
     strbuf src = STRBUF_INIT, root = STRBUF_INIT, path = STRBUF_INIT, out = STRBUF_INIT;
     problems_root(&root);
     sb_addf(&path, "%s/level1/019_relu.json", root.buf);
     assert_int_equal(read_file(path.buf, &src, err), 0);
+    char *own = strstr(src.buf, ",\n    \"capacity\":"); /* the shipped sets: replaced */
+    if (own) {
+        char *eol = strchr(own + 2, '\n');
+        memmove(own, eol, strlen(eol) + 1);
+        src.len = strlen(src.buf);
+    }
     char *hit = strstr(src.buf, "\"max_bytes\": 67108864,");
     assert_non_null(hit);
     hit += strlen("\"max_bytes\": 67108864,");
