@@ -25,7 +25,7 @@ COMMON_SRC  := $(wildcard common/*.c) $(GEN)/kc_sql.c
 # verify/ holds three programs' code: service/ (the verification library kverify, kcollect and
 # kverify-gpu link; verify/service/verify.h), cli/ (kverify's subcommands) and worker/ (kverify-gpu).
 SERVICE_SRC := $(wildcard verify/service/*.c)
-# kverify serve (libmicrohttpd, and kcurate's reward rule) is linked into kverify alone.
+# kverify serve (libmicrohttpd) is linked into kverify alone; its reward rule is common/reward.c.
 SERVE_SRC   := verify/cli/cli_serve.c verify/cli/serve_request.c
 CLI_SRC     := $(filter-out verify/cli/main.c $(SERVE_SRC),$(wildcard verify/cli/*.c))
 WORKER_SRC  := $(filter-out verify/worker/worker_main.c,$(wildcard verify/worker/*.c))
@@ -41,8 +41,7 @@ COMMON_OBJ  := $(call obj,$(COMMON_SRC))
 VERIFY_HOST := $(call obj,$(SERVICE_SRC)) $(OBJ)/gen/harness_cu.o $(OBJ)/gen/harness_cubins.o
 VERIFY_CLI  := $(call obj,$(CLI_SRC))
 VERIFY_GPU  := $(call obj,$(WORKER_SRC))
-# The reward of `kverify serve` is computed by kcurate's own code (curate/labels.c, params.c).
-SERVE_OBJ   := $(call obj,$(SERVE_SRC) curate/labels.c curate/params.c curate/minhash.c)
+SERVE_OBJ   := $(call obj,$(SERVE_SRC))
 
 # A tool is built once its main.c exists.
 TOOLS := $(if $(wildcard verify/cli/main.c),$(BIN)/kverify) \

@@ -1,5 +1,7 @@
-/* labels: verdict classes, KernelBench speedup tiers, Kevin-style rewards and returns. */
+/* labels: verdict classes, KernelBench speedup tiers, Kevin-style rewards (common/reward.c) and
+ * returns. */
 #include "curate/labels.h"
+#include "common/reward.h"
 #include "common/verdicts.h"
 
 #include <string.h>
@@ -7,19 +9,6 @@
 const char *curate_verdict_class(const char *v)
 {
     return kc_verdict_class_of(v); /* common/verdicts.c */
-}
-
-int curate_has_flag(const char *flags, const char *flag)
-{
-    size_t n = strlen(flag);
-    for (const char *p = flags; p && *p;) {
-        const char *comma = strchr(p, ',');
-        size_t len = comma ? (size_t)(comma - p) : strlen(p);
-        if (len == n && !memcmp(p, flag, n))
-            return 1;
-        p = comma ? comma + 1 : NULL;
-    }
-    return 0;
 }
 
 const char *curate_speedup_tier(int correct, double s)
@@ -41,20 +30,14 @@ void curate_label_item(const curate_params *p, curate_item *it)
     it->verdict_class = curate_verdict_class(it->verdict);
     it->tier_eager = curate_speedup_tier(correct, it->speedup_eager);
     it->tier_compile = curate_speedup_tier(correct, it->speedup_compile);
-    if (curate_has_flag(it->flags, "alt_shape_fail") || curate_has_flag(it->flags, "hidden_shape_fail") ||
-        curate_has_flag(it->flags, "boundary_shape_fail"))
+    if (kc_has_flag(it->flags, "alt_shape_fail") || kc_has_flag(it->flags, "hidden_shape_fail") ||
+        kc_has_flag(it->flags, "boundary_shape_fail"))
         it->correct_alt = 0;
     else
         it->correct_alt = correct ? 1 : -1;
-    /* timing_inconsistent: correct when checked, but its timed runs did less work than its
-     * checking runs: correctness stands, its speed earns nothing and is flagged for audit. */
-    int speed_trusted = !curate_has_flag(it->flags, "timing_inconsistent");
-    it->suspicious = curate_has_flag(it->flags, "suspicious_speedup") || !speed_trusted ||
-                     (correct && it->speedup_eager > p->suspicious_speedup);
-    double s = it->speedup_eager < p->speedup_cap ? it->speedup_eager : p->speedup_cap;
-    if (!speed_trusted)
-        s = 0;
-    it->reward = correct ? p->reward_correct + p->speedup_weight * s : p->reward_incorrect;
+    kc_reward r = kc_reward_of(&p->reward, it->verdict, it->flags, it->speedup_eager);
+    it->suspicious = r.suspicious;
+    it->reward = r.reward;
     it->discounted_return = it->reward;
     it->improved = -1;
 }

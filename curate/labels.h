@@ -1,6 +1,6 @@
 /* labels: the per-candidate and per-trajectory labels of kcurate, as pure functions over the
  * facts of each turn (verdict, flags, speedups, finish reason): verdict class, tiers, improvement,
- * rewards and discounted returns. */
+ * rewards (by the shared rule, common/reward.h) and discounted returns. */
 #ifndef KC_CURATE_LABELS_H
 #define KC_CURATE_LABELS_H
 #include "curate/params.h"
@@ -34,7 +34,6 @@ typedef struct curate_trajectory_labels {
 /* correct | incorrect (mismatch) | runtime_fail (launch/runtime error, timeout, unsafe) |
  * compile_fail | format_fail (extract error, policy violation) | compiled | unverified */
 const char *curate_verdict_class(const char *verdict);
-int curate_has_flag(const char *flags, const char *flag);
 /* Rank of a verdict class, higher is better: unverified < format_fail < compile_fail < compiled <
  * runtime_fail < incorrect < correct ("better than the previous turn", dedup representatives). */
 int curate_class_rank(const char *verdict_class);

@@ -9,9 +9,8 @@
 
 void curate_params_defaults(curate_params *p)
 {
-    *p = (curate_params){.reward_correct = 0.3, .reward_incorrect = 0, .speedup_weight = 1,
-                         .speedup_cap = 10, .gamma = 0.4, .suspicious_speedup = 10,
-                         .valid_fraction = 0.05, .test_fraction = 0.05};
+    *p = (curate_params){.gamma = 0.4, .valid_fraction = 0.05, .test_fraction = 0.05};
+    kc_reward_defaults(&p->reward);
     curate_minhash_defaults(&p->minhash);
     p->split_salt = xstrdup("kcorpus-v1");
 }
@@ -34,7 +33,7 @@ int curate_params_check(const curate_params *p, strbuf *err)
     if (!(p->valid_fraction >= 0 && p->test_fraction >= 0 &&
           p->valid_fraction + p->test_fraction < 1))
         return kc_fail(err, "valid and test fractions must be >= 0 and sum to less than 1");
-    if (!(p->speedup_cap > 0 && p->suspicious_speedup > 0))
+    if (!(p->reward.speedup_cap > 0 && p->reward.suspicious_speedup > 0))
         return kc_fail(err, "the speedup cap and the suspicious speedup must be positive");
     return 0;
 }
@@ -87,10 +86,11 @@ void curate_params_json(const curate_params *p, strbuf *out)
     json_t *o = json_pack("{s:i, s:i, s:i, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:s, s:o}",
                           "shingle", p->minhash.shingle, "num_hashes", p->minhash.num_hashes,
                           "bands", p->minhash.bands, "near_threshold", p->minhash.threshold,
-                          "reward_correct", p->reward_correct, "reward_incorrect",
-                          p->reward_incorrect, "speedup_weight", p->speedup_weight,
-                          "speedup_cap", p->speedup_cap, "gamma", p->gamma, "suspicious_speedup",
-                          p->suspicious_speedup, "valid_fraction", p->valid_fraction,
+                          "reward_correct", p->reward.correct, "reward_incorrect",
+                          p->reward.incorrect, "speedup_weight", p->reward.speedup_weight,
+                          "speedup_cap", p->reward.speedup_cap, "gamma", p->gamma,
+                          "suspicious_speedup", p->reward.suspicious_speedup, "valid_fraction",
+                          p->valid_fraction,
                           "test_fraction", p->test_fraction, "split_salt", p->split_salt,
                           "heldout", held);
     char *s = json_dumps(o, JSON_SORT_KEYS | JSON_COMPACT | JSON_REAL_PRECISION(10));

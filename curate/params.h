@@ -2,17 +2,14 @@
  * JSON form, which is recorded in curate_runs.params_json. */
 #ifndef KC_CURATE_PARAMS_H
 #define KC_CURATE_PARAMS_H
+#include "common/reward.h"
 #include "common/strbuf.h"
 #include "curate/minhash.h"
 
 typedef struct curate_params {
     curate_minhash_params minhash;
-    double reward_correct;    /* reward of a correct turn before its speedup (default 0.3) */
-    double reward_incorrect;  /* reward of any other turn (default 0) */
-    double speedup_weight;    /* weight of the eager speedup in a correct turn's reward (1) */
-    double speedup_cap;       /* speedups above this count as the cap in rewards (10) */
+    kc_reward_params reward;  /* the reward rule's parameters (common/reward.h) */
     double gamma;             /* discount of later turns in returns (0.4) */
-    double suspicious_speedup;/* eager speedups above this are flagged for audit (10) */
     double valid_fraction, test_fraction; /* of problems, by hash of the id (0.05, 0.05) */
     char *split_salt;         /* mixed into the split hash ("kcorpus-v1") */
     char **heldout;           /* decontamination list: ids or globs (level1/0*) */

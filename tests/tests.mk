@@ -11,7 +11,7 @@ TEST_O      ?= build/asan
 UNIT_SRC    := $(wildcard tests/unit/test_*.c)
 UNIT_BIN    := $(patsubst tests/unit/%.c,$(BIN)/tests/%,$(UNIT_SRC))
 TESTLIB_SRC := $(wildcard tests/lib/*.c)
-# verify/cli/serve_request.c (kverify serve, with kcurate's reward) is outside VERIFY_CLI: added here.
+# verify/cli/serve_request.c (kverify serve's requests and rewards) is outside VERIFY_CLI: added here.
 ALL_MODULE_OBJ = $(COMMON_OBJ) $(VERIFY_HOST) $(VERIFY_CLI) $(call obj,verify/cli/serve_request.c) $(call obj,$(COLLECT_SRC)) \
                  $(call obj,$(CURATE_SRC)) $(call obj,$(EXPORT_SRC)) $(call obj,$(TESTLIB_SRC))
 TEST_HELPERS := $(patsubst tests/helpers/%.c,$(BIN)/%,$(wildcard tests/helpers/*.c))

@@ -80,8 +80,8 @@ static double kcurate_reward(const char *verdict, const char *flags, double spee
 static void reward_is_kcurates(void **state)
 {
     (void)state;
-    serve_reward_params rp;
-    serve_reward_defaults(&rp);
+    kc_reward_params rp;
+    kc_reward_defaults(&rp);
     static const struct { const char *verdict, *flags; double speedup, want; int suspicious; } cases[] = {
         {"correct", "", 2.0, 2.3, 0},
         {"correct", "", 50.0, 10.3, 1},                     /* capped at 10, flagged */
@@ -119,8 +119,8 @@ static void reward_is_kcurates(void **state)
 static int parse_status(const char *body, const char *want_error)
 {
     serve_limits lim = {.max_body = 4096, .max_items = 2, .max_completion = 64};
-    serve_reward_params d;
-    serve_reward_defaults(&d);
+    kc_reward_params d;
+    kc_reward_defaults(&d);
     serve_parsed in;
     strbuf err = STRBUF_INIT;
     int status = serve_parse_request(body, strlen(body), &lim, &d, &in, &err);

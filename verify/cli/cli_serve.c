@@ -35,7 +35,7 @@ struct serve_config {
     const char *host, *db_path, *token_file;
     int port, workers, queue, max_connections, timeout_s;
     serve_limits limits;
-    serve_reward_params reward;
+    kc_reward_params reward;
 };
 
 /* A problem loaded once and kept for the service's life (verifications only read it). */
@@ -683,7 +683,7 @@ int cli_serve(int argc, char **argv)
                                .timeout_s = 60,
                                .limits = {.max_body = 16u << 20, .max_items = 512,
                                           .max_completion = 1u << 20}}};
-    serve_reward_defaults(&s.cfg.reward);
+    kc_reward_defaults(&s.cfg.reward);
     kv_options o;
     kv_options_default(&o);
     parse_serve_options(argc, argv, &s.cfg, &o);

@@ -1,32 +1,20 @@
 /* serve_request: the body of POST /v1/verify and the answer for each item (serve_request.h).
- * The reward is kcurate's: the verification's facts go into a curate_item and
- * curate_label_item computes it, so the rule lives in one place (curate/labels.c). */
+ * The reward is kcurate's: the verification's facts go to the one reward rule both use
+ * (common/reward.c), so it lives in one place. */
 #include "verify/cli/serve_request.h"
 #include "common/error.h"
-#include "curate/labels.h"
-#include "curate/params.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-void serve_reward_defaults(serve_reward_params *r)
-{
-    curate_params p;
-    curate_params_defaults(&p);
-    *r = (serve_reward_params){.correct = p.reward_correct, .incorrect = p.reward_incorrect,
-                               .speedup_weight = p.speedup_weight, .speedup_cap = p.speedup_cap,
-                               .suspicious_speedup = p.suspicious_speedup};
-    curate_params_free(&p);
-}
-
 static int in_range(double v, double lo, double hi)
 {
     return isfinite(v) && v >= lo && v <= hi;
 }
 
-int serve_reward_check(const serve_reward_params *r, strbuf *err)
+int serve_reward_check(const kc_reward_params *r, strbuf *err)
 {
     if (!in_range(r->correct, -100, 100) || !in_range(r->incorrect, -100, 100))
         return kc_fail(err, "reward correct and incorrect must be in [-100, 100]");
@@ -39,28 +27,16 @@ int serve_reward_check(const serve_reward_params *r, strbuf *err)
     return 0;
 }
 
-double serve_reward(const serve_reward_params *rp, const kv_result *r, int *suspicious)
+double serve_reward(const kc_reward_params *rp, const kv_result *r, int *suspicious)
 {
-    curate_params p;
-    curate_params_defaults(&p);
-    p.reward_correct = rp->correct;
-    p.reward_incorrect = rp->incorrect;
-    p.speedup_weight = rp->speedup_weight;
-    p.speedup_cap = rp->speedup_cap;
-    p.suspicious_speedup = rp->suspicious_speedup;
-    curate_item it = {.turn_index = -1};
-    snprintf(it.verdict, sizeof it.verdict, "%s", r->verdict);
-    snprintf(it.flags, sizeof it.flags, "%s", sb_str(&r->flags));
-    if (r->timed)
-        it.speedup_eager = r->timing.speedup_eager, it.speedup_compile = r->timing.speedup_compile;
-    curate_label_item(&p, &it);
-    curate_params_free(&p);
+    double speedup = r->timed ? r->timing.speedup_eager : 0;
+    kc_reward k = kc_reward_of(rp, r->verdict, sb_str(&r->flags), speedup);
     if (suspicious)
-        *suspicious = it.suspicious;
-    return it.reward;
+        *suspicious = k.suspicious;
+    return k.reward;
 }
 
-json_t *serve_reward_json(const serve_reward_params *r)
+json_t *serve_reward_json(const kc_reward_params *r)
 {
     return json_pack("{s:f, s:f, s:f, s:f, s:f}", "correct", r->correct, "incorrect", r->incorrect,
                      "speedup_weight", r->speedup_weight, "speedup_cap", r->speedup_cap,
@@ -69,7 +45,7 @@ json_t *serve_reward_json(const serve_reward_params *r)
 
 /* {"correct": F, ...} over the defaults already in r; unknown keys are refused (a typo must not
  * change rewards silently). */
-static int parse_reward(json_t *obj, serve_reward_params *r, strbuf *err)
+static int parse_reward(json_t *obj, kc_reward_params *r, strbuf *err)
 {
     if (!json_is_object(obj))
         return kc_fail(err, "\"reward\" must be an object");
@@ -161,7 +137,7 @@ static int parse_items(json_t *root, const serve_limits *lim, serve_parsed *out,
 }
 
 int serve_parse_request(const char *body, size_t len, const serve_limits *lim,
-                        const serve_reward_params *defaults, serve_parsed *out, strbuf *err)
+                        const kc_reward_params *defaults, serve_parsed *out, strbuf *err)
 {
     *out = (serve_parsed){.reward = *defaults};
     if (len > lim->max_body)
@@ -198,7 +174,7 @@ void serve_parsed_free(serve_parsed *in)
     in->n = 0;
 }
 
-json_t *serve_result_json(const problem *p, const kv_result *r, const serve_reward_params *rp,
+json_t *serve_result_json(const problem *p, const kv_result *r, const kc_reward_params *rp,
                           json_t *item_id)
 {
     strbuf text = STRBUF_INIT;
