@@ -6,6 +6,7 @@
 #include "common/problem.h"
 #include "verify/cli/verify_cli.h"
 #include "verify/service/gpu_probe.h"
+#include "verify/service/programs.h"
 
 #include <errno.h>
 #include <stdio.h>

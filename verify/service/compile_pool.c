@@ -6,6 +6,7 @@
 #include "verify/service/ipc.h"
 #include "verify/service/policy.h"
 #include "verify/service/proc_pool.h"
+#include "verify/service/programs.h"
 #include "verify/service/sandbox.h"
 
 #include <malloc.h>
@@ -145,8 +146,6 @@ struct compile_pool {
     char nvrtc_version[32];
     strbuf exe;
 };
-
-void kverify_exe_path(strbuf *out) { sibling_exe_path("KC_KVERIFY", "kverify", out); }
 
 static int spawn_server(void *ctx, int slot, ipc_child *child, strbuf *err)
 {

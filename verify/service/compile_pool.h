@@ -24,7 +24,4 @@ int compile_pool_compile(compile_pool *pool, const char *source, const char *arc
 const char *compile_pool_nvrtc_version(compile_pool *pool);
 void compile_pool_stop(compile_pool *pool);
 
-/* Path of the kverify executable beside the running one (or $KC_KVERIFY). */
-void kverify_exe_path(strbuf *out);
-
 #endif

@@ -7,6 +7,7 @@
 #include "common/interrupt.h"
 #include "verify/service/ipc.h"
 #include "verify/service/proc_pool.h"
+#include "verify/service/programs.h"
 #include "verify/service/sanitizer.h"
 
 #include <pthread.h>
@@ -33,11 +34,6 @@ struct gpu_client {
     pthread_t warm[GPU_MAX_WORKERS];
     struct warm_arg { gpu_client *g; int slot; } warm_args[GPU_MAX_WORKERS];
 };
-
-void kverify_gpu_exe_path(strbuf *out)
-{
-    sibling_exe_path("KC_KVERIFY_GPU", "kverify-gpu", out);
-}
 
 static int spawn_worker(void *ctx, int slot, ipc_child *child, strbuf *err)
 {

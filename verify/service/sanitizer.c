@@ -6,9 +6,9 @@
 #include "common/error.h"
 #include "common/fsutil.h"
 #include "common/race_needs.h"
-#include "verify/service/gpu_client.h"
 #include "verify/service/harness_module.h"
 #include "verify/service/ipc.h"
+#include "verify/service/programs.h"
 
 #include <pthread.h>
 

@@ -103,10 +103,9 @@ void kv_result_set_evidence(kv_result *r, const char *key, json_t *value);
  * and racecheck). sanitizer.c */
 int sanitizer_mode_parse(const char *s, int *mode);
 
-/* The processes the service starts are this tool (`kverify compile-server`) and kverify-gpu. */
+/* The processes the service starts are this tool (`kverify compile-server`) and kverify-gpu
+ * (programs.h says where they are). */
 /* The compile server's side: `kverify compile-server [--no-sandbox]`. Returns the exit code. */
 int compile_server_main(int no_sandbox);
-/* Path of kverify-gpu beside the running executable (or $KC_KVERIFY_GPU). */
-void kverify_gpu_exe_path(strbuf *out);
 
 #endif
