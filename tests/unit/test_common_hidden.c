@@ -35,19 +35,25 @@ static int teardown(void **state)
 #define RELU_REF "\"reference\": \"019_relu.cu\""
 #define RELU_INIT "\"init\": {\"dist\": \"normal\", \"mean\": 0, \"std\": 1}"
 
-/* The relu manifest (dims B, D; flops B*D; x and y f32 of B x D) with one substitution, loaded
- * from a copy under tmpdir; returns problem_load's status, the error in err. */
-static int load_edit(const char *from, const char *to, problem *p, strbuf *err)
+/* The relu manifest (dims B, D; flops B*D; x and y f32 of B x D) with substitutions (pairs of
+ * from, to; NULL-terminated), loaded from a copy under tmpdir; returns problem_load's status,
+ * the error in err. */
+static int load_edits(const char *const *pairs, problem *p, strbuf *err)
 {
     strbuf src = STRBUF_INIT, root = STRBUF_INIT, path = STRBUF_INIT, out = STRBUF_INIT;
     problems_root(&root);
     sb_addf(&path, "%s/level1/019_relu.json", root.buf);
     assert_int_equal(read_file(path.buf, &src, err), 0);
-    char *hit = strstr(src.buf, from);
-    assert_non_null(hit);
-    sb_add(&out, src.buf, (size_t)(hit - src.buf));
-    sb_adds(&out, to);
-    sb_adds(&out, hit + strlen(from));
+    for (int k = 0; pairs[k]; k += 2) {
+        char *hit = strstr(src.buf, pairs[k]);
+        assert_non_null(hit);
+        sb_reset(&out);
+        sb_add(&out, src.buf, (size_t)(hit - src.buf));
+        sb_adds(&out, pairs[k + 1]);
+        sb_adds(&out, hit + strlen(pairs[k]));
+        sb_reset(&src);
+        sb_add(&src, out.buf, out.len);
+    }
     sb_reset(&path);
     sb_addf(&path, "%s/level1", tmpdir);
     assert_int_equal(mkdir_p(path.buf, err), 0);
@@ -55,10 +61,16 @@ static int load_edit(const char *from, const char *to, problem *p, strbuf *err)
     assert_int_equal(write_file_atomic(path.buf, "// x\n", 5, err), 0);
     sb_reset(&path);
     sb_addf(&path, "%s/level1/019_relu.json", tmpdir);
-    assert_int_equal(write_file_atomic(path.buf, out.buf, out.len, err), 0);
+    assert_int_equal(write_file_atomic(path.buf, src.buf, src.len, err), 0);
     int rc = problem_load(path.buf, p, err);
     sb_free(&src), sb_free(&root), sb_free(&path), sb_free(&out);
     return rc;
+}
+
+static int load_edit(const char *from, const char *to, problem *p, strbuf *err)
+{
+    const char *pairs[] = {from, to, NULL};
+    return load_edits(pairs, p, err);
 }
 
 /* Loads relu with the given "hidden" body ("dims": ..., and the rest). */
@@ -352,10 +364,14 @@ static void test_vary(void **state)
     problem p;
     strbuf err = STRBUF_INIT;
     tensor_spec tmp;
-    assert_int_equal(load_edit(RELU_INIT, "\"init\": {\"dist\": \"constant\", \"value\": 1, \"vary\": "
-                                          "{\"dist\": \"uniform\", \"lo\": 0.5, \"hi\": 1.5}}",
-                               &p, &err),
-                     0);
+    /* a constant x leaves structure nothing to shape: it is declared off then */
+    const char *pairs[] = {RELU_INIT,
+                           "\"init\": {\"dist\": \"constant\", \"value\": 1, \"vary\": "
+                           "{\"dist\": \"uniform\", \"lo\": 0.5, \"hi\": 1.5}}",
+                           "\"structure\": {\"on\": true, \"atol\": 1,", "\"structure\": {\"on\": false,",
+                           "\"values\": [\"inf\", \"-inf\", \"-0\"]", "\"values\": []", NULL};
+    if (load_edits(pairs, &p, &err))
+        fail_msg("%s", err.buf);
     const tensor_spec *x = &p.inputs[0];
     assert_int_equal(x->dist, KC_DIST_CONSTANT);
     assert_int_equal(x->vary_dist, KC_DIST_UNIFORM);
