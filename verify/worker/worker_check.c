@@ -1,10 +1,12 @@
-/* worker_check: one verification job on the GPU: for each seed on the default
- * dims, each alt dims set and each hidden set, seeded inputs, poisoned outputs and
- * scratch, guard bands, input checksums, the candidate, then the trusted reference,
- * the comparison, and the verdict; a second run of the first seed catches races.
- * Each default-dims seed run is also a timing sample (device events around the
- * unit); when everything passed, the timing takes those samples, with extra checked
- * reps only while they are too few or too noisy (worker_timing.c). */
+/* worker_check: one verification job on the GPU: for each seed on the default dims, each alt
+ * dims set, each random hidden set, each stratified and boundary set the client sent (issue 34)
+ * and each value-class run the manifest declares, seeded inputs (params varied in turn,
+ * structured where the manifest says), poisoned outputs and scratch, buffers placed flush
+ * against their walls front or end in turn, guard bands, input checksums, the candidate, then
+ * the trusted reference, the comparison, and the verdict; a second run of the first seed
+ * catches races. Each default-dims seed run is also a timing sample (device events around the
+ * unit); when everything passed, the timing takes those samples, with extra checked reps only
+ * while they are too few or too noisy (worker_timing.c). */
 #include "common/error.h"
 #include "common/fsutil.h"
 #include "verify/service/ipc.h"
