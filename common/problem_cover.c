@@ -241,22 +241,6 @@ static void stratum_bounds(int64_t lo, int64_t hi, int s, int64_t *a, int64_t *b
         *b = *a;
 }
 
-/* A divisor of n drawn uniformly (n above 2^32: 1). */
-static int64_t random_divisor(rng *r, int64_t n)
-{
-    if (n < 1 || n > (1LL << 32))
-        return 1;
-    int64_t divs[4096];
-    int k = 0;
-    for (int64_t f = 1; f * f <= n && k < 4094; f++)
-        if (n % f == 0) {
-            divs[k++] = f;
-            if (f != n / f)
-                divs[k++] = n / f;
-        }
-    return divs[rng_next(r) % (uint64_t)k];
-}
-
 /* strata[i]: the stratum dim i takes (-1: its lowest two strata, drawn freely). */
 static int strata_row(const problem *p, rng *r, const int *strata, dimset *d)
 {
@@ -277,7 +261,8 @@ static int strata_row(const problem *p, rng *r, const int *strata, dimset *d)
             break;
         case KC_HIDDEN_DIVISOR_OF:
             dimset_get(d, hd->expr, &v);
-            v = random_divisor(r, v);
+            if (rng_divisor(r, v, &v)) /* a base past 2^32: 1 divides it */
+                v = 1;
             break;
         case KC_HIDDEN_EXPR:
             if (expr_eval(hd->expr, d, &v, NULL))

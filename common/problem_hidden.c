@@ -434,25 +434,6 @@ static int64_t draw_range(rng *r, int64_t lo, int64_t hi, int small)
     return v >= lo && v <= hi ? v : uniform_in(r, lo, hi);
 }
 
-#define DIVISOR_LIMIT (1LL << 32)
-
-/* A divisor of n drawn uniformly among all of them. */
-static int draw_divisor(rng *r, int64_t n, int64_t *out)
-{
-    if (n < 1 || n > DIVISOR_LIMIT)
-        return -1;
-    int64_t divs[4096];
-    int k = 0;
-    for (int64_t f = 1; f * f <= n && k < 4094; f++)
-        if (n % f == 0) {
-            divs[k++] = f;
-            if (f != n / f)
-                divs[k++] = n / f;
-        }
-    *out = divs[rng_next(r) % (uint64_t)k];
-    return 0;
-}
-
 static int draw_one(rng *r, const hidden_dim *hd, const dimset *d, int small, int64_t *v,
                     strbuf *why)
 {
@@ -473,7 +454,7 @@ static int draw_one(rng *r, const hidden_dim *hd, const dimset *d, int small, in
         return 0;
     case KC_HIDDEN_DIVISOR_OF:
         dimset_get(d, hd->expr, &base);
-        if (draw_divisor(r, base, v))
+        if (rng_divisor(r, base, v))
             return kc_fail(why, "hidden.dims.%s: divisor_of %s = %lld (needs 1..2^32)", hd->name,
                            hd->expr, (long long)base);
         return 0;

@@ -53,4 +53,24 @@ static inline int is_prime(int64_t n)
     return 1;
 }
 
+#define RNG_DIVISOR_LIMIT (1LL << 32)
+
+/* A divisor of n drawn uniformly among all of them into *out; -1 when n is outside
+ * 1..RNG_DIVISOR_LIMIT (trial division stays cheap below it). */
+static inline int rng_divisor(rng *r, int64_t n, int64_t *out)
+{
+    if (n < 1 || n > RNG_DIVISOR_LIMIT)
+        return -1;
+    int64_t divs[4096];
+    int k = 0;
+    for (int64_t f = 1; f * f <= n && k < 4094; f++)
+        if (n % f == 0) {
+            divs[k++] = f;
+            if (f != n / f)
+                divs[k++] = n / f;
+        }
+    *out = divs[rng_next(r) % (uint64_t)k];
+    return 0;
+}
+
 #endif
