@@ -69,7 +69,6 @@ json_t *provenance_json(sqlite3 *db, const export_ctx *x)
         memcpy(ids, x->run_ids, (size_t)n * sizeof *ids);
     qsort(ids, (size_t)n, sizeof *ids, cmp_id);
     json_t *runs = json_array(), *models = json_array(), *servers = json_array();
-    long synthetic_records = 0;
     sqlite3_stmt *q = kc_db_prepare(db, "SELECT model, endpoint, api, synthetic, server,"
                                         " coalesce(CASE WHEN json_valid(config_json) THEN"
                                         " json_extract(config_json, '$.sampling.context') END,"
@@ -84,20 +83,21 @@ json_t *provenance_json(sqlite3 *db, const export_ctx *x)
             json_array_append_new(runs, run_json(q, ids[i], records));
             if (sqlite3_column_text(q, 0))
                 add_unique(models, (const char *)sqlite3_column_text(q, 0));
-            if (sqlite3_column_int(q, 3)) {
-                synthetic_records += records;
+            if (sqlite3_column_int(q, 3))
                 add_unique(servers, sqlite3_column_text(q, 4) ? (const char *)sqlite3_column_text(q, 4)
                                                               : "unnamed");
-            }
         }
         sqlite3_reset(q);
     }
     sqlite3_finalize(q);
     free(ids);
-    return json_pack("{s:o, s:o, s:b, s:b, s:b, s:o, s:I}", "runs", runs, "models", models,
+    /* records are counted once each: a record drawing on two runs counts in each run's
+     * "records" but once in synthetic_records and records_several_runs */
+    return json_pack("{s:o, s:o, s:b, s:b, s:b, s:o, s:I, s:I}", "runs", runs, "models", models,
                      "mixed_runs", n > 1, "mixed_models", json_array_size(models) > 1, "synthetic",
                      json_array_size(servers) > 0, "synthetic_servers", servers,
-                     "synthetic_records", (json_int_t)synthetic_records);
+                     "synthetic_records", (json_int_t)x->counts.synthetic,
+                     "records_several_runs", (json_int_t)x->counts.several_runs);
 }
 
 static void join_strings(const json_t *a, strbuf *out)
@@ -107,7 +107,7 @@ static void join_strings(const json_t *a, strbuf *out)
     json_array_foreach(a, i, v) sb_addf(out, "%s%s", i ? ", " : "", json_string_value(v));
 }
 
-void provenance_datasheet(const json_t *prov, strbuf *out)
+void provenance_datasheet(const json_t *prov, const char *run_field, strbuf *out)
 {
     const json_t *runs = json_object_get(prov, "runs");
     sb_reset(out);
@@ -116,9 +116,9 @@ void provenance_datasheet(const json_t *prov, strbuf *out)
                      "by a test server (",
                 (long long)json_integer_value(json_object_get(prov, "synthetic_records")));
         join_strings(json_object_get(prov, "synthetic_servers"), out);
-        sb_adds(out, "), not by a language model: `synthetic: true` in manifest.json and in "
-                     "`provenance.run` of those records. They are for testing the pipeline, not "
-                     "for training.\n\n");
+        sb_addf(out, "), not by a language model: `synthetic: true` in manifest.json and in `%s` "
+                     "of those records. They are for testing the pipeline, not for training.\n\n",
+                run_field);
     }
     if (json_array_size(runs) == 0)
         return;
@@ -127,13 +127,21 @@ void provenance_datasheet(const json_t *prov, strbuf *out)
     size_t i;
     json_t *r;
     json_array_foreach(runs, i, r) {
-        sb_addf(out, "%s run %lld (model %s, %lld records%s)", i ? ";" : "",
-                (long long)json_integer_value(json_object_get(r, "id")),
-                json_string_value(json_object_get(r, "model")) ?: "unknown",
-                (long long)json_integer_value(json_object_get(r, "records")),
+        const char *model = json_string_value(json_object_get(r, "model")) ?: "unknown";
+        sb_addf(out, "%s run %lld (", i ? ";" : "", (long long)json_integer_value(json_object_get(r, "id")));
+        if (json_is_true(json_object_get(r, "synthetic")))
+            sb_addf(out, "test server %s, recorded as model %s",
+                    json_string_value(json_object_get(r, "server")) ?: "unnamed", model);
+        else
+            sb_addf(out, "model %s", model);
+        sb_addf(out, ", %lld records%s)", (long long)json_integer_value(json_object_get(r, "records")),
                 json_is_true(json_object_get(r, "synthetic")) ? ", synthetic" : "");
     }
     sb_adds(out, ".");
+    long several = (long)json_integer_value(json_object_get(prov, "records_several_runs"));
+    if (several)
+        sb_addf(out, " %ld record%s draw%s on several runs and count%s in each of them.", several,
+                several == 1 ? "" : "s", several == 1 ? "s" : "", several == 1 ? "s" : "");
     if (json_is_true(json_object_get(prov, "mixed_runs")))
         sb_addf(out, " This export mixes %s; `kexport --run ID` or `--model NAME` keeps them "
                      "apart.", json_is_true(json_object_get(prov, "mixed_models"))

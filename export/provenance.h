@@ -12,12 +12,15 @@
 #include <jansson.h>
 
 /* {"runs": [...], "models": [...], "mixed_runs", "mixed_models", "synthetic",
- * "synthetic_servers", "synthetic_records"} for the runs x's records drew on; each run names its
- * model, endpoint, api, the context policy of its requests ("context": full | drop-reasoning)
- * and its records. */
+ * "synthetic_servers", "synthetic_records", "records_several_runs"} for the runs x's records
+ * drew on; each run names its model, endpoint, api, the context policy of its requests
+ * ("context": full | drop-reasoning) and the records that draw on it. Every record counts once in
+ * synthetic_records (it draws on a synthetic run) and records_several_runs (an rl record draws on
+ * every run whose candidates its counts include; a preference pair on its two sides' runs). */
 json_t *provenance_json(sqlite3 *db, const export_ctx *x);
-/* A datasheet paragraph saying the same in words (empty when there is nothing to say). */
-void provenance_datasheet(const json_t *prov, strbuf *out);
+/* A datasheet paragraph saying the same in words (empty when there is nothing to say);
+ * run_field: where a record of the format marks its run synthetic (provenance.run, ...). */
+void provenance_datasheet(const json_t *prov, const char *run_field, strbuf *out);
 /* Warnings on stderr for a mixed or synthetic export. */
 void provenance_warn(const json_t *prov);
 

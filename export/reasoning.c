@@ -80,25 +80,28 @@ static void context_words(const json_t *reasoning, strbuf *out)
     }
 }
 
-void export_reasoning_datasheet(const export_ctx *x, const json_t *reasoning, strbuf *out)
+void export_reasoning_datasheet(const export_ctx *x, const json_t *reasoning, const char *writer,
+                                strbuf *out)
 {
     if (!json_is_object(reasoning))
         return;
     long n = x->counts.records, with = (long)json_integer_value(json_object_get(reasoning, "records"));
     const export_reasoning_stats *s = &x->reasoning_stats;
     if (!with) {
-        sb_addf(out, "- Reasoning: none of the %ld records carries reasoning (the model gave none).\n", n);
+        sb_addf(out, "- Reasoning: none of the %ld records carries reasoning (%s gave none).\n", n,
+                writer);
     } else {
-        sb_addf(out, "- Reasoning: %ld of %ld records (%.1f%%) carry the model's reasoning, %s; "
+        sb_addf(out, "- Reasoning: %ld of %ld records (%.1f%%) carry %s%s reasoning, %s; "
                      "median length %.1f characters over the %ld reasoning texts; %ld cut short "
                      "(`reasoning_state` 'truncated': the token limit or the answer cap ended it).\n",
-                with, n, 100.0 * (double)with / (double)(n ? n : 1),
+                with, n, 100.0 * (double)with / (double)(n ? n : 1), writer,
+                writer[strlen(writer) - 1] == 's' ? "'" : "'s",
                 where_it_is(x->cfg->reasoning),
                 json_real_value(json_object_get(reasoning, "median_chars")), s->texts, s->truncated);
     }
     if (json_array_size(json_object_get(reasoning, "context"))) {
         sb_adds(out, "- Context policy of the requests: ");
         context_words(reasoning, out);
-        sb_adds(out, ". The answers and reasoning in the records are what the model produced.\n");
+        sb_addf(out, ". The answers and reasoning in the records are what %s produced.\n", writer);
     }
 }

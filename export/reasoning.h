@@ -14,7 +14,8 @@ int export_format_has_reasoning(enum export_format f);
  * distinct policies of prov's runs); null for a format without reasoning. */
 json_t *export_reasoning_json(const export_ctx *x, const json_t *prov);
 /* The datasheet's "- Reasoning: ..." line (ending in a newline); nothing for a format without
- * reasoning. */
-void export_reasoning_datasheet(const export_ctx *x, const json_t *reasoning, strbuf *out);
+ * reasoning. writer: who wrote the answers ("the model", "the test server", ...). */
+void export_reasoning_datasheet(const export_ctx *x, const json_t *reasoning, const char *writer,
+                                strbuf *out);
 
 #endif

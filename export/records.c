@@ -228,20 +228,64 @@ void export_put_synthetic(jsonw *w, sqlite3_stmt *st)
     jw_string(w, server ? server : "", server ? strlen(server) : 0);
 }
 
-/* Remembers that a record drew on a run (the manifest lists them and says when they mix). */
+/* Remembers that the record being built draws on a run (once per record). */
 void export_note_run(export_ctx *x, int64_t run_id)
 {
+    export_record_facts *r = &x->record;
     if (run_id <= 0)
         return;
-    for (int i = 0; i < x->n_runs; i++)
-        if (x->run_ids[i] == run_id) {
-            x->run_records[i]++;
+    for (int i = 0; i < r->n_runs; i++)
+        if (r->runs[i] == run_id)
             return;
-        }
-    x->run_ids = xrealloc(x->run_ids, (size_t)(x->n_runs + 1) * sizeof *x->run_ids);
-    x->run_records = xrealloc(x->run_records, (size_t)(x->n_runs + 1) * sizeof *x->run_records);
+    if (r->n_runs == r->cap) {
+        r->cap = r->cap ? 2 * r->cap : 4;
+        r->runs = xrealloc(r->runs, (size_t)r->cap * sizeof *r->runs);
+    }
+    r->runs[r->n_runs++] = run_id;
+}
+
+void export_note_kernel(export_ctx *x, const char *gpu, int suspicious)
+{
+    x->record.kernels++;
+    x->record.on_gpu += gpu && *gpu;
+    x->record.suspicious += suspicious != 0;
+}
+
+/* The index of a run in x->run_ids, added (with its synthetic marker) when new. */
+static int run_index(export_ctx *x, int64_t run_id)
+{
+    for (int i = 0; i < x->n_runs; i++)
+        if (x->run_ids[i] == run_id)
+            return i;
+    size_t n = (size_t)x->n_runs + 1;
+    x->run_ids = xrealloc(x->run_ids, n * sizeof *x->run_ids);
+    x->run_records = xrealloc(x->run_records, n * sizeof *x->run_records);
+    x->run_synthetic = xrealloc(x->run_synthetic, n * sizeof *x->run_synthetic);
+    char sql[96];
+    snprintf(sql, sizeof sql, "SELECT synthetic FROM runs WHERE id = %lld", (long long)run_id);
     x->run_ids[x->n_runs] = run_id;
-    x->run_records[x->n_runs++] = 1;
+    x->run_records[x->n_runs] = 0;
+    x->run_synthetic[x->n_runs] = kc_db_query_int(x->db, sql) > 0;
+    return x->n_runs++;
+}
+
+/* Counts the record just emitted once: for each run it draws on, and by what it draws on. */
+static void count_record_facts(export_ctx *x)
+{
+    export_record_facts *r = &x->record;
+    int synthetic = 0;
+    for (int i = 0; i < r->n_runs; i++) {
+        int k = run_index(x, r->runs[i]);
+        x->run_records[k]++;
+        synthetic |= x->run_synthetic[k];
+    }
+    x->counts.synthetic += synthetic;
+    x->counts.several_runs += r->n_runs > 1;
+    x->counts.without_run += r->n_runs == 0;
+    x->counts.with_kernels += r->kernels > 0;
+    x->counts.on_gpu += r->on_gpu > 0;
+    x->counts.suspicious += r->suspicious > 0;
+    r->n_runs = r->kernels = r->on_gpu = r->suspicious = 0;
 }
 
 int64_t export_row_run(sqlite3_stmt *st)
@@ -769,6 +813,7 @@ void export_count_record(export_ctx *x, sqlite3_stmt *st)
 {
     x->counts.records++;
     export_note_run(x, export_row_run(st));
+    export_note_kernel(x, export_col_text(st, COL_GPU), sqlite3_column_int(st, COL_SUSPICIOUS));
     x->counts.by_split[export_split_index(export_col_text(st, COL_SPLIT))]++;
     x->counts.by_class[export_class_index(export_col_text(st, COL_CLASS))]++;
     if (!export_col_is_null(st, COL_SPEEDUP_E)) {
@@ -817,6 +862,7 @@ int export_emit(export_ctx *x, const char *split, const jsonw *w, const char *wh
     s->buf[7 + SHA256_HEX_LEN] = '"';
     s->buf[ID_ROOM] = ',';
     sb_addch(s, '\n');
+    count_record_facts(x);
     return export_shards_write(x->shards, split, s->buf, s->len, err);
 }
 
@@ -1039,5 +1085,5 @@ void export_ctx_free(export_ctx *x)
     free(x->reasoning_stats.chars);
     prompt_free(&x->prompt), prompt_free(&x->sent);
     cache_free(&x->evidence_cache), cache_free(&x->sampling_cache);
-    free(x->run_ids), free(x->run_records);
+    free(x->run_ids), free(x->run_records), free(x->run_synthetic), free(x->record.runs);
 }

@@ -23,7 +23,22 @@ typedef struct export_counts {
     long problems;
     double sum_speedup;      /* over records with a speedup */
     long with_speedup;
+    /* each record counted once, when it is emitted (export_emit), by what it draws on: */
+    long synthetic;          /* records drawing on a run whose answers a test server wrote */
+    long several_runs;       /* records drawing on more than one run (rl: a problem's runs) */
+    long without_run;        /* records drawing on no kcollect run (imported kernels) */
+    long with_kernels;       /* records with a kernel's label behind them */
+    long on_gpu;             /* ... of them with a kernel verified on a GPU (not compile-only) */
+    long suspicious;         /* records with a kernel flagged suspicious */
 } export_counts;
+
+/* What the record being built draws on (export_note_run, export_note_kernel): counted once
+ * into export_counts and the runs' record counts when it is emitted. */
+typedef struct export_record_facts {
+    int64_t *runs;
+    int n_runs, cap;
+    int kernels, on_gpu, suspicious;
+} export_record_facts;
 
 /* The reasoning the records carry (or, with --reasoning drop, would carry): records with some,
  * reasoning texts written, those cut, and the length of each in characters. */
@@ -69,10 +84,12 @@ typedef struct export_ctx {
     export_prompt prompt, sent;
     int64_t prompt_key;
     export_json_cache evidence_cache, sampling_cache;
-    /* the runs the records drew on (ids, records of each), for the manifest */
+    /* the runs the records drew on (ids, records of each, synthetic or not), for the manifest */
     int64_t *run_ids;
     long *run_records;
+    int *run_synthetic;
     int n_runs;
+    export_record_facts record; /* of the record being built */
     long stale_candidates; /* exported with --allow-stale: candidates whose labels are stale */
     long race_unchecked;   /* exported with --no-racecheck: correct labels without a race check */
     long skipped_bad_text; /* --skip-bad-text: candidates left out, their kernel not UTF-8 */

@@ -53,8 +53,12 @@ void export_put_labels(jsonw *w, sqlite3_stmt *st);
  * model) and "server" (that server's name, else ""; a string always, since a field null in every
  * record of a list of structs, as in multiturn turns, breaks pyarrow's loading). */
 void export_put_synthetic(jsonw *w, sqlite3_stmt *st);
-/* Remembers a run behind a record (the manifest lists them). */
+/* Remembers a run behind the record being built (the manifest lists them); a record counts
+ * once for each run it draws on, however often it is noted. */
 void export_note_run(export_ctx *x, int64_t run_id);
+/* Remembers a kernel label behind the record being built: verified on a GPU (gpu: the
+ * verification's GPU name, NULL or "" for compile-only), flagged suspicious or not. */
+void export_note_kernel(export_ctx *x, const char *gpu, int suspicious);
 int64_t export_row_run(sqlite3_stmt *st);
 /* Where a candidate row comes from and the evidence behind its label. */
 void export_put_provenance(export_ctx *x, jsonw *w, sqlite3_stmt *st);

@@ -25,8 +25,16 @@ typedef struct trajectory_acc {
     strbuf plan;     /* the plan in force at its last turn (mtmc), "" for none */
     int next_turn;   /* mtmc: the next turn whose messages are not yet written */
     jsonw mw, tw;
-    int solved;
+    int best_class; /* export_class_index of its best turn (kc_class_info.outcome), -1 none */
 } trajectory_acc;
+
+/* Whether verdict class index a is a better outcome than b (-1: none; "other" is the worst). */
+static int better_class(int a, int b)
+{
+    int ra = a < KC_N_CLASSES ? kc_verdict_classes[a].outcome : -1;
+    int rb = b < 0 ? -2 : b < KC_N_CLASSES ? kc_verdict_classes[b].outcome : -1;
+    return ra > rb;
+}
 
 /* The text the model answered on a turn (its response), else its kernel as a code block; with its
  * reasoning under --reasoning. */
@@ -140,7 +148,7 @@ static int flush_trajectory(export_ctx *x, void *arg, strbuf *err)
     w.bad_utf8 |= a->mw.bad_utf8 | a->tw.bad_utf8;
     x->counts.records++;
     x->counts.by_split[export_split_index(a->split)]++;
-    x->counts.by_class[a->solved ? 0 : 1]++;
+    x->counts.by_class[a->best_class < 0 ? export_class_index("unverified") : a->best_class]++;
     export_count_reasoning_record(x);
     export_note_run(x, a->run_id);
     return export_emit(x, a->split, &w, "a multiturn record", err);
@@ -196,7 +204,7 @@ static int multiturn_row(export_ctx *x, sqlite3_stmt *st, void *arg, strbuf *err
             return -1;
         a->open = 1;
         a->id = traj;
-        a->solved = 0;
+        a->best_class = -1;
         snprintf(a->split, sizeof a->split, "%s", export_col_text(st, COL_SPLIT));
         sb_reset(&a->problem);
         sb_add(&a->problem, x->problem_part.buf, x->problem_part.len);
@@ -234,7 +242,10 @@ static int multiturn_row(export_ctx *x, sqlite3_stmt *st, void *arg, strbuf *err
     }
     if (assistant_turn(x, st, src, len, a, err))
         return -1;
-    a->solved |= export_col_text(st, COL_CLASS) && !strcmp(export_col_text(st, COL_CLASS), "correct");
+    int cls = export_class_index(export_col_text(st, COL_CLASS));
+    if (better_class(cls, a->best_class))
+        a->best_class = cls;
+    export_note_kernel(x, export_col_text(st, COL_GPU), sqlite3_column_int(st, COL_SUSPICIOUS));
     put_turn(x, &a->tw, st);
     return 0;
 }

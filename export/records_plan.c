@@ -193,6 +193,8 @@ static int plan_record(export_ctx *x, sqlite3_stmt *p, sqlite3_stmt *steps, strb
     if (o.has_best)
         x->counts.sum_speedup += o.best, x->counts.with_speedup++;
     export_note_run(x, sqlite3_column_int64(p, P_RUN_ID));
+    if (o.turns)
+        export_note_kernel(x, o.gpu, 0);
     export_count_reasoning_record(x);
     return export_emit_json(x, split, r, err);
 }

@@ -22,6 +22,7 @@ typedef struct side {
     char *answer, *labels, *provenance;
     int prompt;
     int64_t run_id;
+    int on_gpu, suspicious; /* its verification ran on a GPU; its label is flagged suspicious */
     long reasoning_chars; /* of the answer's reasoning, -1 when none */
     int reasoning_truncated;
 } side;
@@ -104,6 +105,8 @@ static int pair_record(export_ctx *x, const pair_pool *p, const side *c, const s
     x->counts.by_class[0]++;
     export_note_run(x, c->run_id);
     export_note_run(x, r->run_id);
+    export_note_kernel(x, c->on_gpu ? "gpu" : NULL, c->suspicious);
+    export_note_kernel(x, r->on_gpu ? "gpu" : NULL, r->suspicious);
     export_count_reasoning_chars(x, c->reasoning_chars, c->reasoning_truncated);
     export_count_reasoning_chars(x, r->reasoning_chars, r->reasoning_truncated);
     export_count_reasoning_record(x);
@@ -163,7 +166,9 @@ static int preference_row(export_ctx *x, sqlite3_stmt *st, void *arg, strbuf *er
     export_reasoning_text r;
     if (export_row_prompt(x, st, err) || export_row_reasoning(x, st, &r, err))
         return -1;
+    const char *gpu = export_col_text(st, COL_GPU);
     side s = {.prompt = pool_prompt(x, p), .run_id = export_row_run(st),
+              .on_gpu = gpu && *gpu, .suspicious = sqlite3_column_int(st, COL_SUSPICIOUS),
               .reasoning_chars = r.text ? export_utf8_chars(r.text, r.len) : -1,
               .reasoning_truncated = r.truncated};
     strbuf tmp = STRBUF_INIT;

@@ -127,6 +127,8 @@ static int rl_record(export_ctx *x, sqlite3_stmt *st, long index, strbuf *err)
     json_object_set_new(extra, "synthetic_server", json_string(export_col_is_null(st, 10) ? "" : export_col_text(st, 10)));
     for (const char *ids = export_col_text(st, 9); ids && *ids; ids += strcspn(ids, ",") + (strchr(ids, ',') != NULL))
         export_note_run(x, strtoll(ids, NULL, 10));
+    if (sqlite3_column_int64(st, 6) > 0) /* the counts are of labelled candidates */
+        export_note_kernel(x, sqlite3_column_int(st, 11) ? "gpu" : NULL, 0);
     return export_emit_json(x, split, r, err);
 }
 
@@ -137,7 +139,8 @@ int export_rl(export_ctx *x, strbuf *err)
     int n = 0;
     const export_config *c = x->cfg;
     /* the counts, and the runs behind them (col 9; synthetic servers among them: col 10), over
-     * the candidates of the runs selected by --run/--model */
+     * the candidates of the runs selected by --run/--model (an rl record draws on every run
+     * whose candidates its counts include) */
     sb_adds(&sql, "SELECT pr.id, pr.level, pr.title, pl.split, pr.manifest_sha, pr.reference_sha,"
                   " (SELECT count(*) FROM candidates c WHERE c.problem_id = pr.id");
     export_candidate_run_filter(c, &sql, &binds, &n);
@@ -157,6 +160,11 @@ int export_rl(export_ctx *x, strbuf *err)
                   "  t.candidate_id = c.id JOIN trajectories tr ON tr.id = t.trajectory_id"
                   "  JOIN runs ru ON ru.id = tr.run_id WHERE c.problem_id = pr.id AND ru.synthetic");
     export_run_filter(c, &sql, &binds, &n);
+    /* col 11: whether some of those candidates' latest verification ran on a GPU */
+    sb_adds(&sql, "), EXISTS (SELECT 1 FROM candidates c JOIN verifications v ON v.id = (SELECT"
+                  "  max(w.id) FROM verifications w WHERE w.candidate_id = c.id) WHERE"
+                  "  c.problem_id = pr.id AND coalesce(v.gpu_name, '') <> ''");
+    export_candidate_run_filter(c, &sql, &binds, &n);
     sb_adds(&sql, ") FROM problems pr JOIN problem_labels pl ON pl.problem_id = pr.id WHERE 1");
     if (!export_no_filter(c->runs) || !export_no_filter(c->models)) { /* only problems the selected runs tried */
         sb_adds(&sql, " AND pr.id IN (SELECT c.problem_id FROM candidates c WHERE 1");
