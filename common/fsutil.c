@@ -55,8 +55,10 @@ static int write_all(int fd, const void *data, size_t len)
 
 int write_file_atomic(const char *path, const void *data, size_t len, strbuf *err)
 {
+    /* one temporary file per call, so two threads writing the same path never share one */
+    static _Atomic unsigned long calls;
     strbuf tmp = STRBUF_INIT;
-    sb_addf(&tmp, "%s.tmp.%ld", path, (long)getpid());
+    sb_addf(&tmp, "%s.tmp.%ld.%lu", path, (long)getpid(), calls++);
     int fd = open(tmp.buf, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) {
         kc_fail(err, "cannot create '%s': %s", tmp.buf, strerror(errno));

@@ -5,7 +5,8 @@
 #include <stddef.h>
 
 int read_file(const char *path, strbuf *out, strbuf *err);
-/* Writes to path.tmp.<pid> then renames: readers never see a partial file. */
+/* Writes to path.tmp.<pid>.<n> (a new file per call) then renames: readers never see a partial
+ * file, and threads writing one path at once never write into each other's. */
 int write_file_atomic(const char *path, const void *data, size_t len, strbuf *err);
 int mkdir_p(const char *path, strbuf *err);
 /* Removes a directory tree (used for temp dirs only). */

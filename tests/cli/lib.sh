@@ -8,6 +8,8 @@ cleanup() { [ -n "$SERVER" ] && kill "$SERVER" 2>/dev/null; rm -rf "$T"; }
 trap cleanup EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 export KC_PLAIN_LOG=1
+# reference cubins go to the test's own cache, never the user's (verify/service/cubin_cache.h)
+export KC_CUBIN_CACHE="$T/cubin-cache"
 
 # start_server FAKE_LLM_OPTIONS...: the fake LLM server on a free loopback port, its request
 # counts in $T/stats.json; sets SERVER (pid) and URL (its /v1 base).

@@ -23,6 +23,15 @@
     "        print a problem's reference as the verifier uses it (shared kernel files expanded)\n" \
     "  problems --draw ID [--seed S] [--count N]\n" \
     "        N hidden dims sets drawn from the problem's generator with seed S, one JSON line each\n"
+#define WARM_BLOCK \
+    "warm [--suite S]... [--arch sm_90[,sm_100..]] [--threads N]\n" \
+    "        compile every reference of the suites (default: all) for each arch into the cubin\n" \
+    "        cache, in parallel (default: one thread per CPU), so that no verification waits for a\n" \
+    "        reference compile; says how many were compiled and how many were already cached\n" \
+    "        (exit 0: all in the cache; 1: one failed, or the cache could not keep them)\n"
+#define CUBIN_CACHE_NOTE \
+    "Reference cubins are kept in $KC_CUBIN_CACHE (off: none), else $XDG_CACHE_HOME/kcorpus/cubins,\n" \
+    "else ~/.cache/kcorpus/cubins, named by the sha256 of source, arch, NVRTC version and options.\n"
 #define DUMP_BLOCK \
     "dump --problem ID --seed S[,S..] [--dims default|small|altN|hiddenK[,..]] --out DIR\n" \
     "        [--device N]   (hiddenK: index K of the generator drawn with seed S, constant inputs\n" \
@@ -57,7 +66,7 @@
     "serve --port P [--host 127.0.0.1] [--compile-only] [--gpus LIST] [--db FILE] [--queue N]\n" \
     "        [--token-file FILE]\n" \
     "        the verifier as an HTTP JSON reward service: GET /health, POST /v1/verify\n" \
-    "        (kverify serve --help lists every option; README: \"Reward service\")\n"
+    "        (kverify serve --help lists every option; docs/REWARD_SERVICE.md)\n"
 #define SHARD_NOTE \
     "--shard I/N (run, reverify): only shard I (from 0) of N, split by trajectory as\n" \
     "        kcollect --shard; N processes (one per GPU) share the database and must agree on N\n"
@@ -73,16 +82,18 @@
 const char kverify_usage[] =
     "usage: kverify <command> [options]   (kverify <command> --help: that command's usage)\n"
     "\n"
-    "  " CHECK_BLOCK "  " COMPILE_BLOCK "  " PROBLEMS_BLOCK "  " DUMP_BLOCK "  " IMPORT_BLOCK
+    "  " CHECK_BLOCK "  " COMPILE_BLOCK "  " PROBLEMS_BLOCK "  " WARM_BLOCK "  " DUMP_BLOCK
+    "  " IMPORT_BLOCK
     "  " RUN_BLOCK "  " REVERIFY_BLOCK "  " RACECHECK_BLOCK "  " SERVE_BLOCK "  " SHARD_NOTE
     "  " GPUS_BLOCK
-    "\n" CTRL_C_NOTE "\n" PROBLEMS_NOTE;
+    "\n" CTRL_C_NOTE "\n" PROBLEMS_NOTE CUBIN_CACHE_NOTE;
 
 const char kverify_check_usage[] = "usage: kverify " CHECK_BLOCK "\n" PROBLEMS_NOTE;
 const char kverify_compile_usage[] = "usage: kverify " COMPILE_BLOCK
     "        exit status: 0 compiled, 2 extract/policy/compile error, 4 usage or system error\n"
     "\n" PROBLEMS_NOTE;
 const char kverify_problems_usage[] = "usage: kverify " PROBLEMS_BLOCK "\n" PROBLEMS_NOTE;
+const char kverify_warm_usage[] = "usage: kverify " WARM_BLOCK "\n" PROBLEMS_NOTE CUBIN_CACHE_NOTE;
 const char kverify_dump_usage[] = "usage: kverify " DUMP_BLOCK "\n" PROBLEMS_NOTE;
 const char kverify_import_usage[] = "usage: kverify " IMPORT_BLOCK "\n" PROBLEMS_NOTE;
 const char kverify_run_usage[] = "usage: kverify " RUN_BLOCK "  " SHARD_NOTE "\n" CTRL_C_NOTE;

@@ -1,5 +1,6 @@
 /* kverify: the verifier's command line. check and compile single candidates,
- * validate a suite (problems --check), dump inputs and reference outputs,
+ * validate a suite (problems --check), compile its references into the cubin cache (warm), dump
+ * inputs and reference outputs,
  * verify every pending candidate of a database (run), import candidates (files, or
  * third-party JSONL with claimed labels), verify stored candidates again (reverify), race-check
  * correct labels (racecheck). */
@@ -18,7 +19,7 @@
 #include <unistd.h>
 
 static const char commands[] =
-    "check, compile, problems, dump, import, run, reverify, racecheck, serve, gpus";
+    "check, compile, problems, warm, dump, import, run, reverify, racecheck, serve, gpus";
 static const kc_command kverify_cmd = {"kverify", NULL, kverify_usage, 0};
 
 int main(int argc, char **argv)
@@ -39,6 +40,8 @@ int main(int argc, char **argv)
         return cli_check(argc - 1, argv + 1, 1);
     if (strcmp(cmd, "problems") == 0)
         return cli_problems(argc - 1, argv + 1);
+    if (strcmp(cmd, "warm") == 0)
+        return cli_warm(argc - 1, argv + 1);
     if (strcmp(cmd, "import") == 0)
         return cli_import(argc - 1, argv + 1);
     if (strcmp(cmd, "racecheck") == 0)

@@ -9,10 +9,12 @@
 /* cli_usage.c: kverify's help, the whole and each command's. */
 extern const char kverify_usage[], kverify_check_usage[], kverify_compile_usage[],
     kverify_problems_usage[], kverify_dump_usage[], kverify_import_usage[], kverify_run_usage[],
-    kverify_reverify_usage[], kverify_gpus_usage[];
+    kverify_reverify_usage[], kverify_gpus_usage[], kverify_warm_usage[];
 
 int cli_check(int argc, char **argv, int compile_only_command);
 int cli_problems(int argc, char **argv);
+/* cli_warm.c: kverify warm (the references into the cubin cache). */
+int cli_warm(int argc, char **argv);
 int cli_import(int argc, char **argv);
 int cli_run(int argc, char **argv);
 /* cli_serve.c: kverify serve, the HTTP reward service. */

@@ -128,35 +128,62 @@ static void program_log(nvrtcProgram prog, strbuf *raw)
         raw->len = strlen(raw->buf);
 }
 
+/* The options of one compile: the arch, the language, the resource report, the include dirs. */
+struct nvrtc_options {
+    strbuf arch, inc, cccl;
+    const char *v[7];
+    int n;
+};
+
+static void options_build(struct nvrtc_options *o, const char *arch, const char *include_dir)
+{
+    *o = (struct nvrtc_options){.arch = STRBUF_INIT, .inc = STRBUF_INIT, .cccl = STRBUF_INIT};
+    sb_addf(&o->arch, "-arch=%s", arch);
+    o->v[o->n++] = o->arch.buf;
+    o->v[o->n++] = "-std=c++17";
+    o->v[o->n++] = "-default-device";
+    o->v[o->n++] = "-Xptxas=-v";
+    if (!include_dir)
+        return;
+    sb_addf(&o->inc, "-I%s", include_dir);
+    o->v[o->n++] = o->inc.buf;
+    /* CUDA 13 keeps cuda/std, cuda/barrier and what cooperative_groups.h needs here;
+     * nvcc searches it after include/, as here. */
+    sb_addf(&o->cccl, "%s/cccl", include_dir);
+    struct stat st;
+    if (stat(o->cccl.buf, &st) == 0 && S_ISDIR(st.st_mode)) {
+        sb_reset(&o->cccl);
+        sb_addf(&o->cccl, "-I%s/cccl", include_dir);
+        o->v[o->n++] = o->cccl.buf;
+    }
+}
+
+static void options_free(struct nvrtc_options *o)
+{
+    sb_free(&o->arch), sb_free(&o->inc), sb_free(&o->cccl);
+}
+
+void nvrtc_trusted_options(const char *arch, strbuf *out)
+{
+    struct nvrtc_options o;
+    options_build(&o, arch, cuda_include_dir());
+    sb_reset(out);
+    for (int i = 0; i < o.n; i++)
+        sb_addf(out, "%s\n", o.v[i]);
+    options_free(&o);
+}
+
 int nvrtc_compile(const char *source, const char *arch, const char *include_dir,
                   compile_output *out, strbuf *err)
 {
     nvrtcProgram prog;
     if (nvrtcCreateProgram(&prog, source, "candidate.cu", 0, NULL, NULL) != NVRTC_SUCCESS)
         return kc_fail(err, "nvrtcCreateProgram failed");
-    strbuf arch_opt = STRBUF_INIT, inc_opt = STRBUF_INIT, cccl_opt = STRBUF_INIT, raw = STRBUF_INIT;
-    sb_addf(&arch_opt, "-arch=%s", arch);
-    const char *opts[7];
-    int n = 0;
-    opts[n++] = arch_opt.buf;
-    opts[n++] = "-std=c++17";
-    opts[n++] = "-default-device";
-    opts[n++] = "-Xptxas=-v";
-    if (include_dir) {
-        sb_addf(&inc_opt, "-I%s", include_dir);
-        opts[n++] = inc_opt.buf;
-        /* CUDA 13 keeps cuda/std, cuda/barrier and what cooperative_groups.h needs here;
-         * nvcc searches it after include/, as here. */
-        sb_addf(&cccl_opt, "%s/cccl", include_dir);
-        struct stat st;
-        if (stat(cccl_opt.buf, &st) == 0 && S_ISDIR(st.st_mode)) {
-            sb_reset(&cccl_opt);
-            sb_addf(&cccl_opt, "-I%s/cccl", include_dir);
-            opts[n++] = cccl_opt.buf;
-        }
-    }
+    strbuf raw = STRBUF_INIT;
+    struct nvrtc_options opts;
+    options_build(&opts, arch, include_dir);
     double t0 = now_ms();
-    nvrtcResult rc = nvrtcCompileProgram(prog, n, opts);
+    nvrtcResult rc = nvrtcCompileProgram(prog, opts.n, opts.v);
     out->ms = now_ms() - t0;
     program_log(prog, &raw);
     compile_log_sanitize(sb_str(&raw), include_dir, &out->log);
@@ -177,7 +204,8 @@ int nvrtc_compile(const char *source, const char *arch, const char *include_dir,
         sb_adds(&out->log, nvrtcGetErrorString(rc));
     }
     nvrtcDestroyProgram(&prog);
-    sb_free(&arch_opt), sb_free(&inc_opt), sb_free(&cccl_opt), sb_free(&raw);
+    options_free(&opts);
+    sb_free(&raw);
     return 0;
 }
 

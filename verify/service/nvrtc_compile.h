@@ -23,6 +23,9 @@ void nvrtc_version_string(char *buf, size_t n);
 /* Trusted code (the harness, the problems' references), in this process with the toolkit
  * headers: the cubin, or -1 with the compile log in err. */
 int nvrtc_compile_trusted(const char *source, const char *arch, strbuf *cubin, strbuf *err);
+/* The options nvrtc_compile_trusted compiles with for arch, one a line (what names a kept
+ * reference cubin, cubin_cache.h, besides the source, arch and NVRTC version). */
+void nvrtc_trusted_options(const char *arch, strbuf *out);
 /* Exposed for tests. */
 void compile_log_sanitize(const char *raw, const char *include_dir, strbuf *out);
 void ptxas_report_to_json(const char *raw, strbuf *json);

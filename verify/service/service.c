@@ -6,6 +6,7 @@
 #include "common/hash.h"
 #include "common/verdicts.h"
 #include "verify/service/compile_pool.h"
+#include "verify/service/cubin_cache.h"
 #include "verify/service/gpu_client.h"
 #include "verify/service/nvrtc_compile.h"
 #include "verify/service/policy.h"
@@ -18,7 +19,8 @@
 #include <sys/random.h>
 #include <unistd.h>
 
-/* A reference's cubin, by problem, arch and reference source. */
+/* A reference's cubin, by problem, arch and reference source, kept for the run (the cubin cache
+ * keeps them across runs). */
 struct ref_cubin {
     char key[SHA256_HEX_LEN + 1];
     strbuf cubin;
@@ -28,6 +30,7 @@ struct kv_service {
     kv_options opt;
     compile_pool *compiles;
     gpu_client *gpus;
+    cubin_cache *cubins;
     pthread_mutex_t refs_lock;
     struct ref_cubin *refs;
     int n_refs, cap_refs;
@@ -84,6 +87,7 @@ int kv_service_start(const kv_options *o, kv_service **out, strbuf *err)
         free(s);
         return -1;
     }
+    s->cubins = cubin_cache_open();
     *out = s;
     return 0;
 }
@@ -103,6 +107,7 @@ void kv_service_stop(kv_service *s)
         return;
     gpu_client_stop(s->gpus);
     compile_pool_stop(s->compiles);
+    cubin_cache_close(s->cubins);
     for (int i = 0; i < s->n_refs; i++)
         sb_free(&s->refs[i].cubin);
     free(s->refs);
@@ -110,9 +115,9 @@ void kv_service_stop(kv_service *s)
     free(s);
 }
 
-/* References are compiled here, in the trusted client, once per problem and run, by the
- * verifying thread: the GPU worker never waits for NVRTC, and no compile server that has
- * seen a candidate ever produces a reference. */
+/* References are compiled here, in the trusted client, by the verifying thread, once per problem
+ * and run, and only when the cubin cache has none from an earlier run: the GPU worker never waits
+ * for NVRTC, and no compile server that has seen a candidate ever produces a reference. */
 static void reference_key(const problem *p, const char *arch, char *key)
 {
     sha256_stream *h = sha256_begin();
@@ -161,7 +166,7 @@ static int reference_cubin(kv_service *s, const problem *p, const char *arch, st
     if (cached_reference(s, key, out))
         return 0;
     strbuf log = STRBUF_INIT;
-    if (nvrtc_compile_trusted(p->reference_source.buf, arch, out, &log)) {
+    if (cubin_cache_trusted(s->cubins, p->reference_source.buf, arch, out, NULL, &log)) {
         kc_fail(err, "the reference of %s (%s) does not compile: %s", p->id, p->reference_path,
                 log.buf);
         sb_free(&log);
