@@ -7,6 +7,7 @@
 #include "common/race_needs.h"
 #include "export/card.h"
 #include "export/datasheet.h"
+#include "export/dispatch.h"
 #include "export/explain.h"
 #include "export/provenance.h"
 #include "export/reasoning.h"

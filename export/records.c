@@ -4,10 +4,10 @@
  * row written with the streaming writer (jsonw.h); the problem object encoded once per problem
  * and the prompt (system and first user message) once per trajectory: as recorded in the
  * trajectory's first request, or as kcollect builds it (common/prompt_text.h) for candidates
- * without one; emitting a record with its content id; and export_records, which runs a format.
- * The formats are records_sft.c, records_kernelbench.c, records_multiturn.c, records_rl.c (built
- * with jansson), records_preference.c and records_plan.c. Output is byte-identical to what
- * jansson's compact dump of the same records would give. */
+ * without one; and emitting a record with its content id. The formats (formats.h: records_sft.c,
+ * records_kernelbench.c, records_multiturn.c, records_rl.c built with jansson,
+ * records_preference.c and records_plan.c) build on it, and dispatch.c runs the one asked for.
+ * Output is byte-identical to what jansson's compact dump of the same records would give. */
 #include "export/records.h"
 #include "export/records_internal.h"
 #include "common/candidate.h"
@@ -1046,22 +1046,6 @@ int export_for_each_problem(export_ctx *x, sqlite3_stmt *cand, row_fn row, probl
         rc = kc_fail(err, "database: %s", sqlite3_errmsg(x->db));
     sqlite3_finalize(problems);
     return rc;
-}
-
-int export_records(export_ctx *x, strbuf *err)
-{
-    if (kc_db_query_int(x->db, "SELECT count(*) FROM curate_runs") <= 0)
-        return kc_fail(err, "the database has no labels yet: run `kcurate run --db %s` first",
-                       x->cfg->db_path);
-    switch (x->cfg->format) {
-    case EXPORT_SFT: return export_sft(x, err);
-    case EXPORT_MULTITURN: return export_multiturn(x, err);
-    case EXPORT_RL: return export_rl(x, err);
-    case EXPORT_PREFERENCE: return export_preference(x, err);
-    case EXPORT_KERNELBENCH: return export_kernelbench(x, err);
-    case EXPORT_PLAN: return export_plan(x, err);
-    }
-    return kc_fail(err, "unknown format");
 }
 
 static void cache_free(export_json_cache *c)

@@ -1,6 +1,8 @@
-/* records: builds the exported records from a curated database, one format at a time (sft,
- * multiturn, rl, preference), applying the filters, in a deterministic order, and hands each
- * record to the shard writer. The prompt of a record is the one its model saw: the system and
+/* records: the context of one export (export_ctx: the database, the configuration, the shard
+ * writer, the counts and caches) and what every record format shares (records_internal.h) to
+ * build the records of a curated database, applying the filters, in a deterministic order, and
+ * hand each to the shard writer; the formats are one file each (formats.h), and dispatch.c runs
+ * the one asked for. The prompt of a record is the one its model saw: the system and
  * first user message of its trajectory's first recorded request; candidates without one
  * (imported) and rl prompts get the prompt kcollect builds (common/prompt_text.h). The
  * --system-prompt override replaces the system message. Every record carries an id (sha256 of its content) and its
@@ -98,7 +100,6 @@ typedef struct export_ctx {
 extern const char *const export_split_names[4];
 const char *export_class_name(int i);
 
-int export_records(export_ctx *x, strbuf *err);
 void export_ctx_free(export_ctx *x);
 
 #endif

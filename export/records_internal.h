@@ -137,12 +137,4 @@ sqlite3_stmt *export_candidate_query(export_ctx *x, const char *verdicts, enum v
 int export_for_each_problem(export_ctx *x, sqlite3_stmt *cand, row_fn row, problem_done_fn done,
                             void *arg, strbuf *err);
 
-/* The formats, one file each. */
-int export_sft(export_ctx *x, strbuf *err);
-int export_kernelbench(export_ctx *x, strbuf *err);
-int export_multiturn(export_ctx *x, strbuf *err);
-int export_rl(export_ctx *x, strbuf *err);
-int export_preference(export_ctx *x, strbuf *err);
-int export_plan(export_ctx *x, strbuf *err);
-
 #endif

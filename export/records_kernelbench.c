@@ -1,6 +1,7 @@
 /* records_kernelbench: kexport --format kernelbench: each kept kernel as a KernelBench-style
  * Python module (kernelbench.c) with its record. */
 #include "export/records.h"
+#include "export/formats.h"
 #include "export/records_internal.h"
 #include "common/candidate.h"
 #include "common/error.h"

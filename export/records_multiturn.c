@@ -2,6 +2,7 @@
  * (prompt, answers as the model wrote them with their reasoning under --reasoning, feedback) and
  * its turns with their labels. */
 #include "export/records.h"
+#include "export/formats.h"
 #include "export/records_internal.h"
 #include "common/candidate.h"
 #include "common/error.h"

@@ -10,6 +10,7 @@
 #include "common/error.h"
 #include "common/gpu_peaks.h"
 #include "common/verdicts.h"
+#include "export/formats.h"
 #include "export/records_internal.h"
 
 #include <stdlib.h>

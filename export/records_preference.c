@@ -2,6 +2,7 @@
  * slower (rejected) kernel answering the same prompt of the same problem, each answer with its
  * reasoning under --reasoning (the prompt messages carry none). */
 #include "export/records.h"
+#include "export/formats.h"
 #include "export/records_internal.h"
 #include "common/candidate.h"
 #include "common/error.h"

@@ -1,6 +1,7 @@
 /* records_rl: kexport --format rl: one record per problem (prompt, ground truth for a reward
  * function), built with jansson. */
 #include "export/records.h"
+#include "export/formats.h"
 #include "export/records_internal.h"
 #include "common/candidate.h"
 #include "common/error.h"

@@ -2,6 +2,7 @@
  * correct turn, or every turn with --every-turn): the prompt and the kernel as the answer, with
  * the reasoning of the answer it came from (--reasoning). */
 #include "export/records.h"
+#include "export/formats.h"
 #include "export/records_internal.h"
 #include "common/candidate.h"
 #include "common/error.h"
