@@ -11,9 +11,9 @@
 
 #include <stdint.h>
 
-/* Exit statuses, the same in every tool (README "Exit status"). kverify check/compile keep their
- * verdict statuses (0 correct or compiled, 1 mismatch/unsafe, 2 extract/policy/compile error,
- * 3 launch/runtime error or timeout) and report usage and system errors as 4. */
+/* Exit statuses, the same in every tool (docs/USAGE.md, "Exit status"). kverify check/compile
+ * keep their verdict statuses (0 correct or compiled, 1 mismatch/unsafe, 2 extract/policy/compile
+ * error, 3 launch/runtime error or timeout) and report usage and system errors as 4. */
 enum {
     KC_EXIT_OK = 0,
     KC_EXIT_FAILURE = 1,  /* the work failed or was refused: unreachable endpoint, bad database,

@@ -13,7 +13,7 @@ TRL (GRPOTrainer(reward_funcs=[kc_reward.trl_reward]) or [kc_reward.trl_reward_a
     The problem ids come from the dataset column "problem_id" (or "extra_info" / "ground_truth"
     as above), which TRL passes as keyword arguments. The whole batch goes in one request.
 
-The reward is kverify's verdict and speed under kcurate's rule (README: "Reward service").
+The reward is kverify's verdict and speed under kcurate's rule (docs/REWARD_SERVICE.md).
 An item the service could not verify (a system error, not a bad kernel) raises KcRewardError,
 unless KC_REWARD_ON_ERROR holds a number to use as its reward instead. A full queue (HTTP 503)
 is retried after its Retry-After, up to KC_REWARD_RETRIES times (default 20). A service started
