@@ -53,15 +53,23 @@ double speedupk_estimate(double *v, int n, int k)
     " (SELECT max(tm.speedup_eager) FROM turns t JOIN v_latest_verification v ON"                 \
     "  v.candidate_id = t.candidate_id JOIN timings tm ON tm.verification_id = v.id"              \
     "  WHERE t.trajectory_id = tr.id AND v.verdict = 'correct'),"                                 \
-    " (SELECT count(*) FROM turns t WHERE t.trajectory_id = tr.id)"                               \
+    " (SELECT count(*) FROM turns t WHERE t.trajectory_id = tr.id),"                              \
+    " coalesce(json_extract(r.config_json, '$.compile_only'), 0) <> 0,"                            \
+    " EXISTS (SELECT 1 FROM turns t JOIN v_latest_verification v ON v.candidate_id ="            \
+    "  t.candidate_id WHERE t.trajectory_id = tr.id AND v.verdict = 'compiled')"                   \
     " FROM trajectories tr JOIN problems p ON p.id = tr.problem_id JOIN runs r ON r.id = tr.run_id" \
     " WHERE EXISTS (SELECT 1 FROM turns t WHERE t.trajectory_id = tr.id)"                          \
-    " ORDER BY 1, 2, 3, 4, tr.id"
+    " ORDER BY 1, 2, 3, 8, 4, tr.id"
+/* The columns of SAMPLES_SQL: S_COMPILE_ONLY is the run's --compile-only, S_NOT_RUN whether a
+ * turn's kernel compiled and was never run (verdict 'compiled': its correctness is unknown). */
+enum { S_SUITE, S_MODEL, S_STRATEGY, S_PROBLEM, S_CORRECT, S_SPEEDUP, S_TURNS, S_COMPILE_ONLY,
+       S_NOT_RUN };
 
 /* The sums of one group while its rows come (problems in order). */
 typedef struct group_acc {
     json_t *obj;
     int problems, samples, solved_problems, solved_samples;
+    int not_run; /* samples with a kernel that compiled and was never run: nothing is measured */
     long turns;
     int with_k[N_K];
     double pass[N_K], fast[N_P][N_K], speedup[N_K];
@@ -99,17 +107,20 @@ static void add_problem(group_acc *g, problem_samples *s)
     s->n = 0;
 }
 
-static json_t *per_k(const double *sum, const int *with_k)
+/* {k: mean} for each k some problem has; null values where nothing was measured. */
+static json_t *per_k(const double *sum, const int *with_k, int measured)
 {
     json_t *o = json_object();
     for (int q = 0; q < N_K; q++)
         if (with_k[q]) {
             char key[8];
             snprintf(key, sizeof key, "%d", ks[q]);
-            json_object_set_new(o, key, json_real(sum[q] / with_k[q]));
+            json_object_set_new(o, key, measured ? json_real(sum[q] / with_k[q]) : json_null());
         }
     return o;
 }
+
+static json_t *count_or_null(int n, int measured) { return measured ? json_integer(n) : json_null(); }
 
 static void finish_group(group_acc *g, json_t *list)
 {
@@ -121,17 +132,21 @@ static void finish_group(group_acc *g, json_t *list)
         snprintf(key, sizeof key, "%d", ks[q]);
         json_object_set_new(withk, key, json_integer(g->with_k[q]));
     }
+    /* a kernel that compiled and was never run is neither correct nor wrong: a group with one
+       (a compile-only run) has no pass@k, fast_p@k or speedup@k, and no count of correct */
+    int measured = !g->not_run;
     for (int j = 0; j < N_P; j++)
-        json_object_set_new(fast, p_names[j], per_k(g->fast[j], g->with_k));
+        json_object_set_new(fast, p_names[j], per_k(g->fast[j], g->with_k, measured));
+    json_object_set_new(g->obj, "measured", json_boolean(measured));
     json_object_set_new(g->obj, "problems", json_integer(g->problems));
     json_object_set_new(g->obj, "samples", json_integer(g->samples));
-    json_object_set_new(g->obj, "solved_problems", json_integer(g->solved_problems));
-    json_object_set_new(g->obj, "solved_samples", json_integer(g->solved_samples));
+    json_object_set_new(g->obj, "solved_problems", count_or_null(g->solved_problems, measured));
+    json_object_set_new(g->obj, "solved_samples", count_or_null(g->solved_samples, measured));
     json_object_set_new(g->obj, "mean_turns", json_real(g->samples ? (double)g->turns / g->samples : 0));
     json_object_set_new(g->obj, "k", withk);
-    json_object_set_new(g->obj, "pass_at_k", per_k(g->pass, g->with_k));
+    json_object_set_new(g->obj, "pass_at_k", per_k(g->pass, g->with_k, measured));
     json_object_set_new(g->obj, "fast_p_at_k", fast);
-    json_object_set_new(g->obj, "speedup_at_k", per_k(g->speedup, g->with_k));
+    json_object_set_new(g->obj, "speedup_at_k", per_k(g->speedup, g->with_k, measured));
     json_array_append_new(list, g->obj);
     memset(g, 0, sizeof *g);
 }
@@ -144,9 +159,10 @@ static const char *col(sqlite3_stmt *st, int i)
 
 static int same_group(json_t *obj, sqlite3_stmt *st)
 {
-    return obj && !strcmp(json_string_value(json_object_get(obj, "suite")), col(st, 0)) &&
-           !strcmp(json_string_value(json_object_get(obj, "model")), col(st, 1)) &&
-           !strcmp(json_string_value(json_object_get(obj, "strategy")), col(st, 2));
+    return obj && !strcmp(json_string_value(json_object_get(obj, "suite")), col(st, S_SUITE)) &&
+           !strcmp(json_string_value(json_object_get(obj, "model")), col(st, S_MODEL)) &&
+           !strcmp(json_string_value(json_object_get(obj, "strategy")), col(st, S_STRATEGY)) &&
+           json_is_true(json_object_get(obj, "compile_only")) == sqlite3_column_int(st, S_COMPILE_ONLY);
 }
 
 json_t *passk_metrics(sqlite3 *db, strbuf *err)
@@ -161,24 +177,26 @@ json_t *passk_metrics(sqlite3 *db, strbuf *err)
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         int new_group = !same_group(g.obj, st);
-        if (new_group || strcmp(problem, col(st, 3))) {
+        if (new_group || strcmp(problem, col(st, S_PROBLEM))) {
             add_problem(&g, &s);
-            snprintf(problem, sizeof problem, "%s", col(st, 3));
+            snprintf(problem, sizeof problem, "%s", col(st, S_PROBLEM));
         }
         if (new_group) {
             finish_group(&g, list);
-            g.obj = json_pack("{s:s, s:s, s:s}", "suite", col(st, 0), "model", col(st, 1),
-                              "strategy", col(st, 2));
+            g.obj = json_pack("{s:s, s:s, s:s, s:b}", "suite", col(st, S_SUITE), "model",
+                              col(st, S_MODEL), "strategy", col(st, S_STRATEGY), "compile_only",
+                              sqlite3_column_int(st, S_COMPILE_ONLY));
         }
         if (s.n == s.cap) {
             s.cap = s.cap ? 2 * s.cap : 16;
             s.correct = xrealloc(s.correct, (size_t)s.cap * sizeof *s.correct);
             s.speedup = xrealloc(s.speedup, (size_t)s.cap * sizeof *s.speedup);
         }
-        s.correct[s.n] = sqlite3_column_int(st, 4);
-        s.speedup[s.n] = s.correct[s.n] ? sqlite3_column_double(st, 5) : 0;
+        s.correct[s.n] = sqlite3_column_int(st, S_CORRECT);
+        s.speedup[s.n] = s.correct[s.n] ? sqlite3_column_double(st, S_SPEEDUP) : 0;
         s.n++;
-        g.turns += sqlite3_column_int64(st, 6);
+        g.turns += sqlite3_column_int64(st, S_TURNS);
+        g.not_run += !s.correct[s.n - 1] && sqlite3_column_int(st, S_NOT_RUN);
     }
     add_problem(&g, &s);
     finish_group(&g, list);
@@ -200,7 +218,7 @@ static void add_values(strbuf *out, const char *name, json_t *vals, const char *
         snprintf(key, sizeof key, "%d", ks[q]);
         json_t *v = json_object_get(vals, key);
         sb_addf(out, "  %s@%d ", name, ks[q]);
-        if (v)
+        if (json_is_number(v))
             sb_addf(out, fmt, json_real_value(v));
         else
             sb_adds(out, "-");
@@ -217,16 +235,25 @@ void passk_text(json_t *metrics, strbuf *out)
     json_t *g;
     json_array_foreach(metrics, i, g)
     {
-        sb_addf(out, "  %s \xc2\xb7 %s \xc2\xb7 %s: %lld problems (%lld solved), %lld samples "
-                     "(%lld correct), %.2f turns per sample\n   ",
+        char solved[32] = "-", correct[32] = "-";
+        if (json_is_integer(json_object_get(g, "solved_problems")))
+            snprintf(solved, sizeof solved, "%lld",
+                     (long long)json_integer_value(json_object_get(g, "solved_problems")));
+        if (json_is_integer(json_object_get(g, "solved_samples")))
+            snprintf(correct, sizeof correct, "%lld",
+                     (long long)json_integer_value(json_object_get(g, "solved_samples")));
+        sb_addf(out, "  %s \xc2\xb7 %s \xc2\xb7 %s%s: %lld problems (%s solved), %lld samples "
+                     "(%s correct), %.2f turns per sample\n   ",
                 json_string_value(json_object_get(g, "suite")),
                 json_string_value(json_object_get(g, "model")),
                 json_string_value(json_object_get(g, "strategy")),
-                (long long)json_integer_value(json_object_get(g, "problems")),
-                (long long)json_integer_value(json_object_get(g, "solved_problems")),
-                (long long)json_integer_value(json_object_get(g, "samples")),
-                (long long)json_integer_value(json_object_get(g, "solved_samples")),
+                json_is_true(json_object_get(g, "compile_only")) ? " \xc2\xb7 compile-only" : "",
+                (long long)json_integer_value(json_object_get(g, "problems")), solved,
+                (long long)json_integer_value(json_object_get(g, "samples")), correct,
                 json_real_value(json_object_get(g, "mean_turns")));
+        if (!json_is_true(json_object_get(g, "measured")))
+            sb_adds(out, "(not measured: nothing of this group was run on a GPU; its kernels only "
+                         "compiled, so whether they are correct or fast is unknown)\n   ");
         add_values(out, "pass", json_object_get(g, "pass_at_k"), "%.3f");
         sb_adds(out, "\n   ");
         add_values(out, "speedup", json_object_get(g, "speedup_at_k"), "%.2fx");

@@ -8,7 +8,10 @@
  *  - speedup@k: the expected best speedup among k samples drawn without replacement, exactly:
  *    with the speedups sorted v_1 <= ... <= v_n, sum_{i=k..n} v_i C(i-1,k-1)/C(n,k), the weights
  *    formed by the ratio w_n = k/n, w_{i-1} = w_i (i-k)/(i-1).
- * Each is averaged over the group's problems with n >= k. */
+ * Each is averaged over the group's problems with n >= k. Runs made with --compile-only are groups
+ * of their own: a kernel that compiled and was never run on a GPU (verdict 'compiled') is neither
+ * correct nor wrong, so a group with such a sample is not measured: its metrics and counts of
+ * correct samples are null (text: '-'), never 0. */
 #ifndef KC_CURATE_PASSK_H
 #define KC_CURATE_PASSK_H
 #include "common/db.h"
@@ -20,10 +23,13 @@ double passk_estimate(int n, int c, int k);
 double speedupk_estimate(double *v, int n, int k);
 
 /* The metrics of every (suite, model, strategy) group of the database's trajectories:
- * [{"suite","model","strategy","problems","samples","solved_problems" (with a correct sample),
+ * [{"suite","model","strategy","compile_only" (the runs' --compile-only),"measured" (false: a
+ *   sample compiled and was never run; the metrics below are null),"problems","samples",
+ *   "solved_problems" (with a correct sample),
  *   "solved_samples","mean_turns" (per sample),"k":{"1": problems with n >= 1, ...},
  *   "pass_at_k":{"1":..},"fast_p_at_k":{"0":{"1":..},"1":..,"1.5":..,"2":..},
- *   "speedup_at_k":{"1":..}}], sorted by suite, model, strategy (strategies side by side).
+ *   "speedup_at_k":{"1":..}}], sorted by suite, model, strategy (strategies side by side),
+ *   compile-only last.
  * NULL on a database error. */
 json_t *passk_metrics(sqlite3 *db, strbuf *err);
 /* The same as text rows for kcurate stats. */

@@ -188,7 +188,16 @@ static void fast_p_table(strbuf *h, json_t *doc)
     sb_adds(h, "</table>\n");
 }
 
-/* A metric@k cell: "-" where no problem has k samples. */
+/* A count, or "-" where it was not measured (null). */
+static void count_or_dash(strbuf *h, json_t *v)
+{
+    if (json_is_integer(v))
+        sb_addf(h, "%lld", (long long)json_integer_value(v));
+    else
+        sb_adds(h, "-");
+}
+
+/* A metric@k cell: "-" where no problem has k samples, or nothing was measured. */
 static void k_cell(strbuf *h, json_t *vals, const char *k, const char *fmt, double scale)
 {
     json_t *v = json_object_get(vals, k);
@@ -224,6 +233,7 @@ static void strategy_table(strbuf *h, json_t *metrics)
     for (int k = 0; k < 3; k++)
         sb_addf(h, "<th>speedup@%s</th>", ks[k]);
     sb_adds(h, "</tr>\n");
+    int not_measured = 0;
     json_array_foreach(metrics, i, g)
     {
         sb_adds(h, "<tr><td>");
@@ -232,13 +242,14 @@ static void strategy_table(strbuf *h, json_t *metrics)
         esc(h, str(g, "model"));
         sb_adds(h, "</td><td>");
         esc(h, str(g, "strategy"));
-        sb_addf(h, "</td><td class=\"n\">%lld (%lld)</td><td class=\"n\">%lld (%lld)</td>"
-                   "<td class=\"n\">%.2f</td>",
-                (long long)json_integer_value(json_object_get(g, "problems")),
-                (long long)json_integer_value(json_object_get(g, "solved_problems")),
-                (long long)json_integer_value(json_object_get(g, "samples")),
-                (long long)json_integer_value(json_object_get(g, "solved_samples")),
-                json_number_value(json_object_get(g, "mean_turns")));
+        if (json_is_true(json_object_get(g, "compile_only")))
+            sb_adds(h, " (compile-only)");
+        not_measured += !json_is_true(json_object_get(g, "measured"));
+        sb_addf(h, "</td><td class=\"n\">%lld (", (long long)json_integer_value(json_object_get(g, "problems")));
+        count_or_dash(h, json_object_get(g, "solved_problems"));
+        sb_addf(h, ")</td><td class=\"n\">%lld (", (long long)json_integer_value(json_object_get(g, "samples")));
+        count_or_dash(h, json_object_get(g, "solved_samples"));
+        sb_addf(h, ")</td><td class=\"n\">%.2f</td>", json_number_value(json_object_get(g, "mean_turns")));
         for (int k = 0; k < 3; k++)
             k_cell(h, json_object_get(g, "pass_at_k"), ks[k], "<td class=\"n\">%.1f%%</td>", 100);
         json_t *fast = json_object_get(g, "fast_p_at_k");
@@ -249,6 +260,11 @@ static void strategy_table(strbuf *h, json_t *metrics)
         sb_adds(h, "</tr>\n");
     }
     sb_adds(h, "</table>\n");
+    if (not_measured)
+        sb_adds(h, "<p class=\"note\" id=\"not-measured\">Not measured (-): nothing of a "
+                   "compile-only run was run on a GPU. Its kernels only compiled, so whether they "
+                   "are correct or fast is unknown, and pass@k, fast_p@k, speedup@k and the counts "
+                   "of correct samples are left out, not 0.</p>\n");
 }
 
 static void link_cell(strbuf *h, json_t *id)
