@@ -1,9 +1,12 @@
 /* candidate: extraction of the code block from a response and parsing of the
- * kc-cuda v1 launch and scratch lines (see candidate.h). */
+ * kc-cuda v1 launch, scratch and loop lines (see candidate.h), with their values checked
+ * under every dims set over the expanded schedule (common/schedule.c). */
 #include "common/candidate.h"
 #include "common/error.h"
+#include "common/schedule.h"
 
 #include <ctype.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -201,6 +204,9 @@ struct lctx {
     const problem *p;
     launch_unit *u;
     strbuf *err;
+    int depth;                            /* @for blocks open at this line */
+    int open[KC_MAX_LOOP_DEPTH];          /* their loops, outermost first */
+    int launches_in[KC_MAX_LOOP_DEPTH];   /* @launch lines inside each so far */
 };
 
 static int lfail(struct lctx *c, const char *fmt, const char *a, const char *b)
@@ -220,21 +226,19 @@ static int split_fail(char **out, int n)
     return -1;
 }
 
-/* Splits s on top-level commas (outside parentheses). Returns count, or -1 with nothing
- * left allocated. */
+/* Splits s on top-level commas (outside parentheses and brackets). Returns count, or -1 with
+ * nothing left allocated. */
 static int split_args(const char *s, size_t len, char **out, int max)
 {
-    int n = 0, depth = 0;
+    int n = 0, depth = 0, brackets = 0;
     size_t start = 0;
     for (size_t i = 0; i <= len; i++) {
         char c = i < len ? s[i] : ',';
-        if (c == '(')
-            depth++;
-        else if (c == ')')
-            depth--;
-        if (depth < 0)
+        depth += (c == '(') - (c == ')');
+        brackets += (c == '[') - (c == ']');
+        if (depth < 0 || brackets < 0)
             return split_fail(out, n);
-        if (c == ',' && depth == 0) {
+        if (c == ',' && depth == 0 && brackets == 0) {
             if (n >= max)
                 return split_fail(out, n);
             strbuf a = STRBUF_INIT;
@@ -244,7 +248,7 @@ static int split_args(const char *s, size_t len, char **out, int max)
             start = i + 1;
         }
     }
-    return depth == 0 ? n : split_fail(out, n);
+    return depth == 0 && brackets == 0 ? n : split_fail(out, n);
 }
 
 static void free_strs(char **v, int n)
@@ -267,8 +271,19 @@ static int is_dim(const problem *p, const char *name)
     return dimset_get(&p->dims_default, name, &v);
 }
 
-static void describe_names(const problem *p, const launch_unit *u, strbuf *out)
+/* The depth of the open loop whose variable is name, or -1. */
+static int open_loop_var(const struct lctx *c, const char *name)
 {
+    for (int d = 0; d < c->depth; d++)
+        if (strcmp(c->u->loops[c->open[d]].var, name) == 0)
+            return d;
+    return -1;
+}
+
+static void describe_names(const struct lctx *c, strbuf *out)
+{
+    const problem *p = c->p;
+    const launch_unit *u = c->u;
     sb_adds(out, "tensors:");
     for (int i = 0; i < p->n_inputs; i++)
         sb_addf(out, " %s", p->inputs[i].name);
@@ -284,36 +299,53 @@ static void describe_names(const problem *p, const launch_unit *u, strbuf *out)
         for (int i = 0; i < p->n_params; i++)
             sb_addf(out, " %s", p->params[i].name);
     }
+    if (c->depth) {
+        sb_adds(out, "; loop variables:");
+        for (int d = 0; d < c->depth; d++)
+            sb_addf(out, " %s", u->loops[c->open[d]].var);
+    }
 }
 
-/* Checks that every name in an integer expression is a dim. */
-static int check_int_expr(struct lctx *c, const char *expr, const char *what, const char *kernel)
+/* Checks that every name in an integer expression is a dim or, where loops_ok, the variable
+ * of an open loop; where says which expression ("grid of launch of k"). */
+static int check_names(struct lctx *c, const char *expr, const char *where, int loops_ok)
 {
     char names[32][64];
     strbuf e = STRBUF_INIT;
     int n = expr_names(expr, names, 32, &e);
     if (n < 0) {
-        strbuf m = STRBUF_INIT;
-        sb_addf(&m, "%s in %s of launch of %s", e.buf, what, kernel);
-        kc_fail(c->err, "line %d: %s", c->line, m.buf);
-        sb_free(&m), sb_free(&e);
+        kc_fail(c->err, "line %d: %s in %s", c->line, e.buf, where);
+        sb_free(&e);
         return -1;
     }
     sb_free(&e);
     for (int i = 0; i < n; i++) {
-        if (is_dim(c->p, names[i]))
+        int loop_var = open_loop_var(c, names[i]) >= 0;
+        if (is_dim(c->p, names[i]) || (loop_var && loops_ok))
             continue;
-        strbuf m = STRBUF_INIT, known = STRBUF_INIT;
-        describe_names(c->p, c->u, &known);
+        if (loop_var)
+            return kc_fail(c->err, "line %d: loop variable '%s' in %s: bounds are expressions over "
+                                   "dims, evaluated once per dims set", c->line, names[i], where);
+        strbuf known = STRBUF_INIT;
+        describe_names(c, &known);
         int is_tensor = problem_tensor(c->p, names[i], NULL) || scratch_index(c->u, names[i]) >= 0;
-        sb_addf(&m, "%s '%s' in %s of launch of %s (%s)",
+        kc_fail(c->err, "line %d: %s '%s' in %s (%s)", c->line,
                 is_tensor ? "tensor used in an integer expression:" : "unknown name", names[i],
-                what, kernel, known.buf);
-        kc_fail(c->err, "line %d: %s", c->line, m.buf);
-        sb_free(&m), sb_free(&known);
+                where, known.buf);
+        sb_free(&known);
         return -1;
     }
     return 0;
+}
+
+/* An expression of a launch (or scratch) line: dims and the open loops' variables. */
+static int check_int_expr(struct lctx *c, const char *expr, const char *what, const char *kernel)
+{
+    strbuf where = STRBUF_INIT;
+    sb_addf(&where, "%s of launch of %s", what, kernel);
+    int rc = check_names(c, expr, where.buf, 1);
+    sb_free(&where);
+    return rc;
 }
 
 static int tensor_index(const problem *p, const launch_unit *u, const char *name)
@@ -353,11 +385,51 @@ static int is_float_literal(const char *s, double *v)
     return *end == '\0';
 }
 
+/* Whether an argument has the form NAME[EXPR] (a pointer into a tensor). */
+static int is_offset_form(const char *text)
+{
+    size_t len = strlen(text);
+    const char *open = strchr(text, '[');
+    return open && open > text && len && text[len - 1] == ']';
+}
+
+/* "NAME[EXPR]": the address of element EXPR of tensor NAME (input, output or scratch). */
+static int parse_offset_arg(struct lctx *c, launch *l, launch_arg *a, int idx)
+{
+    const char *open = strchr(a->text, '[');
+    strbuf name = STRBUF_INIT, what = STRBUF_INIT;
+    sb_add(&name, a->text, (size_t)(open - a->text));
+    sb_trim(&name);
+    int t = is_identifier(name.buf) ? tensor_index(c->p, c->u, name.buf) : -1;
+    int rc = 0;
+    if (t < 0) {
+        strbuf known = STRBUF_INIT;
+        describe_names(c, &known);
+        rc = kc_fail(c->err, "line %d: argument %d of %s, '%s': NAME[INDEX] takes a tensor's name, "
+                             "not '%s' (%s)", c->line, idx + 1, l->kernel, a->text, name.buf,
+                     known.buf);
+        sb_free(&known);
+    } else {
+        strbuf index = STRBUF_INIT;
+        sb_add(&index, open + 1, strlen(open + 1) - 1);
+        sb_trim(&index);
+        a->kind = KC_ARG_OFFSET;
+        a->tensor = t;
+        a->offset = sb_detach(&index);
+        sb_addf(&what, "the index of argument %d", idx + 1);
+        rc = check_int_expr(c, a->offset, what.buf, l->kernel);
+    }
+    sb_free(&name), sb_free(&what);
+    return rc;
+}
+
 static int parse_arg(struct lctx *c, launch *l, const char *text, int idx)
 {
     launch_arg *a = &l->args[idx];
     a->text = xstrdup(text);
     double fv;
+    if (is_offset_form(text))
+        return parse_offset_arg(c, l, a, idx);
     if (is_identifier(text)) {
         int t = tensor_index(c->p, c->u, text);
         if (t >= 0) {
@@ -371,9 +443,9 @@ static int parse_arg(struct lctx *c, launch *l, const char *text, int idx)
                 a->param = i;
                 return 0;
             }
-        if (!is_dim(c->p, text)) {
+        if (!is_dim(c->p, text) && open_loop_var(c, text) < 0) {
             strbuf known = STRBUF_INIT, m = STRBUF_INIT;
-            describe_names(c->p, c->u, &known);
+            describe_names(c, &known);
             sb_addf(&m, "line %d: unknown tensor '%s' in launch of %s (%s)", c->line, text,
                     l->kernel, known.buf);
             kc_fail(c->err, "%s", m.buf);
@@ -431,6 +503,9 @@ static int parse_launch(struct lctx *c, const char *text)
     launch *l = &c->u->launches[c->u->n_launches++];
     memset(l, 0, sizeof(*l));
     l->line = c->line;
+    c->u->steps[c->u->n_steps++] = (kc_step){KC_STEP_LAUNCH, c->u->n_launches - 1};
+    for (int d = 0; d < c->depth; d++)
+        c->launches_in[d]++;
     const char *lt = strstr(text, "<<<");
     const char *gt = lt ? strstr(lt, ">>>") : NULL;
     if (!lt || !gt)
@@ -475,8 +550,8 @@ static int parse_launch(struct lctx *c, const char *text)
         na = split_args(open + 1, alen, args, KC_MAX_ARGS);
     sb_free(&trimmed);
     if (na < 0)
-        return lfail(c, "cannot split the arguments of %s (unbalanced parentheses or more than 32)%s",
-                     l->kernel, "");
+        return lfail(c, "cannot split the arguments of %s (unbalanced parentheses or brackets, or "
+                        "more than 32)%s", l->kernel, "");
     for (int i = 0; i < na; i++) {
         if (!rc && !*args[i])
             rc = lfail(c, "empty argument in launch of %s%s", l->kernel, "");
@@ -514,6 +589,120 @@ static int parse_scratch(struct lctx *c, const char *text)
     return check_int_expr(c, s->count, "scratch size", name);
 }
 
+/* ---- loops: "// @for VAR in FIRST..END" ... "// @end" ---- */
+
+static const char for_usage[] = "expected '// @for VAR in FIRST..END', e.g. '// @for l in 0..L' "
+                                "(VAR takes FIRST, FIRST+1, ..., END-1)";
+
+/* Splits "VAR in FIRST..END"; 0 on success (the parts trimmed). */
+static int split_for(const char *text, strbuf *var, strbuf *first, strbuf *end)
+{
+    const char *p = text;
+    while (isalnum((unsigned char)*p) || *p == '_')
+        p++;
+    sb_add(var, text, (size_t)(p - text));
+    if (!var->len || !isspace((unsigned char)*p))
+        return -1;
+    while (isspace((unsigned char)*p))
+        p++;
+    if (strncmp(p, "in", 2) != 0 || !isspace((unsigned char)p[2]))
+        return -1;
+    const char *range = p + 3, *dots = strstr(range, "..");
+    if (!dots)
+        return -1;
+    sb_add(first, range, (size_t)(dots - range));
+    sb_adds(end, dots + 2);
+    sb_trim(first), sb_trim(end);
+    return 0;
+}
+
+/* A loop variable must be a new name: not the problem's, a scratch buffer's, a function's or
+ * an open loop's. */
+static int check_loop_var(struct lctx *c, const char *var)
+{
+    const char *taken = NULL;
+    if (!is_identifier(var) || strlen(var) > KC_EXPR_MAX_NAME)
+        return lfail(c, "loop variable '%s' is not a name (letters, digits and _, at most 63)%s",
+                     var, "");
+    if (tensor_index(c->p, c->u, var) >= 0)
+        taken = "a tensor";
+    else if (problem_param(c->p, var))
+        taken = "a param of the problem";
+    else if (is_dim(c->p, var))
+        taken = "a dim of the problem";
+    else if (!strcmp(var, "cdiv") || !strcmp(var, "min") || !strcmp(var, "max"))
+        taken = "a function of expressions";
+    if (taken)
+        return lfail(c, "loop variable '%s' is already %s: pick another name", var, taken);
+    int d = open_loop_var(c, var);
+    if (d >= 0)
+        return kc_fail(c->err, "line %d: loop variable '%s' is already the variable of the @for "
+                               "at line %d around it: pick another name", c->line, var,
+                       c->u->loops[c->open[d]].line);
+    return 0;
+}
+
+static int parse_for(struct lctx *c, const char *text)
+{
+    if (c->depth >= KC_MAX_LOOP_DEPTH)
+        return kc_fail(c->err, "line %d: a @for inside %d others; loops nest at most %d deep",
+                       c->line, c->depth, KC_MAX_LOOP_DEPTH);
+    if (c->u->n_loops >= KC_MAX_LOOPS)
+        return kc_fail(c->err, "line %d: too many @for loops (at most %d)", c->line, KC_MAX_LOOPS);
+    strbuf var = STRBUF_INIT, first = STRBUF_INIT, end = STRBUF_INIT, where = STRBUF_INIT;
+    int rc = split_for(text, &var, &first, &end);
+    if (rc)
+        kc_fail(c->err, "line %d: %s, not '// @for %s'", c->line, for_usage, text);
+    if (!rc)
+        rc = check_loop_var(c, var.buf);
+    sb_addf(&where, "the bounds of @for %s", var.buf);
+    if (!rc && (check_names(c, first.buf, where.buf, 0) || check_names(c, end.buf, where.buf, 0)))
+        rc = -1;
+    if (!rc) {
+        loop_spec *l = &c->u->loops[c->u->n_loops];
+        memset(l, 0, sizeof(*l));
+        l->line = c->line;
+        l->var = sb_detach(&var);
+        l->first = sb_detach(&first);
+        l->end = sb_detach(&end);
+        l->depth = c->depth;
+        l->body = c->u->n_steps + 1;
+        c->u->steps[c->u->n_steps++] = (kc_step){KC_STEP_FOR, c->u->n_loops};
+        c->open[c->depth] = c->u->n_loops++;
+        c->launches_in[c->depth++] = 0;
+    }
+    sb_free(&var), sb_free(&first), sb_free(&end), sb_free(&where);
+    return rc;
+}
+
+static int parse_end(struct lctx *c, const char *text)
+{
+    if (*text)
+        return lfail(c, "'// @end' closes the innermost @for and takes nothing after it, not "
+                        "'%s'%s", text, "");
+    if (!c->depth)
+        return lfail(c, "@end without a @for to close%s%s", "", "");
+    loop_spec *l = &c->u->loops[c->open[c->depth - 1]];
+    if (!c->launches_in[c->depth - 1])
+        return kc_fail(c->err, "line %d: @for %s (line %d) has no @launch line before its @end",
+                       c->line, l->var, l->line);
+    l->end_line = c->line;
+    l->close = c->u->n_steps;
+    c->u->steps[c->u->n_steps++] = (kc_step){KC_STEP_END, c->open[c->depth - 1]};
+    c->depth--;
+    return 0;
+}
+
+/* At the end of the code: every @for closed. */
+static int check_loops_closed(struct lctx *c)
+{
+    if (!c->depth)
+        return 0;
+    const loop_spec *l = &c->u->loops[c->open[c->depth - 1]];
+    return kc_fail(c->err, "line %d: @for %s is not closed: put '// @end' after its last @launch "
+                           "line", l->line, l->var);
+}
+
 /* Returns the text after "// @word" on this line, or NULL. */
 static const char *directive(const char *line, size_t len, const char *word, strbuf *rest)
 {
@@ -536,29 +725,33 @@ static const char *directive(const char *line, size_t len, const char *word, str
 }
 
 /* The limits checked before any line is parsed: source size, directive line lengths and
- * counts. */
+ * counts (@end lines need a @for each, so they are as few). */
 static int check_sizes(const char *source, strbuf *err)
 {
     size_t size = strnlen(source, KC_MAX_SOURCE_BYTES + 1);
     if (size > KC_MAX_SOURCE_BYTES)
         return kc_fail(err, "the code is longer than %d bytes (the limit)", KC_MAX_SOURCE_BYTES);
+    static const char *const words[] = {"@launch", "@scratch", "@for", "@end"};
     strbuf rest = STRBUF_INIT;
-    int line_no = 0, launches = 0, scratch = 0, rc = 0;
+    int line_no = 0, count[4] = {0}, rc = 0;
     for (const char *line = source; *line && !rc;) {
         const char *nl = strchr(line, '\n');
         size_t len = nl ? (size_t)(nl - line) : strlen(line);
         line_no++;
-        int is_launch = directive(line, len, "@launch", &rest) != NULL;
-        int is_scratch = !is_launch && directive(line, len, "@scratch", &rest) != NULL;
-        launches += is_launch, scratch += is_scratch;
-        if ((is_launch || is_scratch) && len > KC_MAX_DIRECTIVE_LINE)
+        int w = 0;
+        while (w < 4 && !directive(line, len, words[w], &rest))
+            w++;
+        count[w < 4 ? w : 0] += w < 4;
+        if (w < 4 && len > KC_MAX_DIRECTIVE_LINE)
             rc = kc_fail(err, "line %d: the %s line is %zu bytes long; the limit is %d", line_no,
-                         is_launch ? "@launch" : "@scratch", len, KC_MAX_DIRECTIVE_LINE);
-        else if (launches > KC_MAX_LAUNCHES)
+                         words[w], len, KC_MAX_DIRECTIVE_LINE);
+        else if (count[0] > KC_MAX_LAUNCHES)
             rc = kc_fail(err, "line %d: too many launches (at most %d)", line_no, KC_MAX_LAUNCHES);
-        else if (scratch > KC_MAX_SCRATCH)
+        else if (count[1] > KC_MAX_SCRATCH)
             rc = kc_fail(err, "line %d: too many scratch buffers (at most %d)", line_no,
                          KC_MAX_SCRATCH);
+        else if (count[2] > KC_MAX_LOOPS)
+            rc = kc_fail(err, "line %d: too many @for loops (at most %d)", line_no, KC_MAX_LOOPS);
         line = nl ? nl + 1 : line + len;
     }
     sb_free(&rest);
@@ -567,36 +760,78 @@ static int check_sizes(const char *source, strbuf *err)
 
 /* ---- values under the problem's dims ---- */
 
+/* One dims set, and the names an expression sees: env is the dims (its first n_dims names),
+ * then the variables of the loops around the launch being checked. */
 struct dims_ctx {
-    const dimset *dims;
+    const dimset *env;
+    int n_dims;
     const char *label; /* "default", "small", "alt[0]" */
     strbuf *err;
+    const problem *p;
+    const launch_unit *u;
+    const int64_t *numel; /* of every buffer (candidate.h's order), where offsets need it */
 };
 
 static void describe_dims(const struct dims_ctx *d, strbuf *out)
 {
-    sb_addf(out, "dims %s (", d->label);
-    for (int i = 0; i < d->dims->n; i++)
-        sb_addf(out, "%s%s=%lld", i ? ", " : "", d->dims->names[i], (long long)d->dims->values[i]);
-    sb_adds(out, ")");
+    launch_describe_dims(d->label, d->env, d->n_dims, out);
 }
 
-/* Evaluates expr under d; on failure or outside [lo, hi] fails naming line and what. */
-static int eval_in_range(const struct dims_ctx *d, int line, const char *what, const char *expr,
-                         int64_t lo, int64_t hi, int64_t *out)
+/* Evaluates expr under d; on failure or outside [lo, hi] fails naming the line and what the
+ * value is (printf-style: formatted only on failure). */
+__attribute__((format(printf, 7, 8)))
+static int eval_in_range(const struct dims_ctx *d, int line, const char *expr, int64_t lo,
+                         int64_t hi, int64_t *out, const char *what_fmt, ...)
 {
-    strbuf e = STRBUF_INIT, where = STRBUF_INIT;
+    strbuf e = STRBUF_INIT;
     int64_t v = 0;
-    int rc = expr_eval(expr, d->dims, &v, &e);
-    describe_dims(d, &where);
-    if (rc)
-        kc_fail(d->err, "line %d: %s at %s: %s", line, what, where.buf, e.buf);
-    else if (v < lo || v > hi)
-        rc = kc_fail(d->err, "line %d: %s is %lld at %s; it must lie in [%lld, %lld]", line, what,
-                     (long long)v, where.buf, (long long)lo, (long long)hi);
+    int rc = expr_eval(expr, d->env, &v, &e);
     if (out)
         *out = v;
-    sb_free(&e), sb_free(&where);
+    if (!rc && v >= lo && v <= hi) {
+        sb_free(&e);
+        return 0;
+    }
+    strbuf what = STRBUF_INIT, where = STRBUF_INIT;
+    va_list ap;
+    va_start(ap, what_fmt);
+    sb_vaddf(&what, what_fmt, ap);
+    va_end(ap);
+    describe_dims(d, &where);
+    if (rc)
+        kc_fail(d->err, "line %d: %s at %s: %s", line, what.buf, where.buf, e.buf);
+    else
+        kc_fail(d->err, "line %d: %s is %lld at %s; it must lie in [%lld, %lld]", line, what.buf,
+                (long long)v, where.buf, (long long)lo, (long long)hi);
+    sb_free(&e), sb_free(&what), sb_free(&where);
+    return -1;
+}
+
+static enum kc_dtype buffer_dtype(const problem *p, const launch_unit *u, int t)
+{
+    if (t < p->n_inputs)
+        return p->inputs[t].dtype;
+    if (t < p->n_inputs + p->n_outputs)
+        return p->outputs[t - p->n_inputs].dtype;
+    return u->scratch[t - p->n_inputs - p->n_outputs].dtype;
+}
+
+/* Argument i, NAME[INDEX]: the index within [0, numel of NAME]. */
+static int check_offset(const struct dims_ctx *d, const launch *l, int i)
+{
+    const launch_arg *a = &l->args[i];
+    strbuf e = STRBUF_INIT;
+    int64_t bytes;
+    int rc = launch_offset_bytes(a, d->env, d->numel[a->tensor], buffer_dtype(d->p, d->u, a->tensor),
+                                 &bytes, &e);
+    if (rc) {
+        strbuf where = STRBUF_INIT;
+        describe_dims(d, &where);
+        kc_fail(d->err, "line %d: argument %d of %s at %s: %s", l->line, i + 1, l->kernel,
+                where.buf, e.buf);
+        sb_free(&where);
+    }
+    sb_free(&e);
     return rc;
 }
 
@@ -606,31 +841,32 @@ static int check_launch_values(const struct dims_ctx *d, const launch *l)
     const int64_t grid_max[3] = {KC_MAX_GRID_X, KC_MAX_GRID_YZ, KC_MAX_GRID_YZ};
     const int64_t block_max[3] = {KC_MAX_BLOCK_XY, KC_MAX_BLOCK_XY, KC_MAX_BLOCK_Z};
     int64_t block[3], threads = 1;
-    strbuf what = STRBUF_INIT;
     int rc = 0;
     for (int k = 0; k < 3 && !rc; k++) {
-        sb_reset(&what), sb_addf(&what, "grid.%s of %s", axis[k], l->kernel);
-        rc = eval_in_range(d, l->line, what.buf, l->grid[k], 0, grid_max[k], NULL);
-        sb_reset(&what), sb_addf(&what, "block.%s of %s", axis[k], l->kernel);
+        rc = eval_in_range(d, l->line, l->grid[k], 0, grid_max[k], NULL, "grid.%s of %s", axis[k],
+                           l->kernel);
         if (!rc)
-            rc = eval_in_range(d, l->line, what.buf, l->block[k], 1, block_max[k], &block[k]);
+            rc = eval_in_range(d, l->line, l->block[k], 1, block_max[k], &block[k],
+                               "block.%s of %s", axis[k], l->kernel);
         threads *= rc ? 1 : block[k]; /* each factor is at most 1024: no overflow */
     }
     if (!rc && threads > KC_MAX_BLOCK_THREADS) {
-        sb_reset(&what), describe_dims(d, &what);
+        strbuf where = STRBUF_INIT;
+        describe_dims(d, &where);
         rc = kc_fail(d->err, "line %d: a block of %s has %lld threads at %s; the limit is %lld",
-                     l->line, l->kernel, (long long)threads, what.buf, KC_MAX_BLOCK_THREADS);
+                     l->line, l->kernel, (long long)threads, where.buf, KC_MAX_BLOCK_THREADS);
+        sb_free(&where);
     }
-    sb_reset(&what), sb_addf(&what, "dynamic shared memory of %s", l->kernel);
     if (!rc)
-        rc = eval_in_range(d, l->line, what.buf, l->smem, 0, KC_MAX_DYNAMIC_SMEM, NULL);
+        rc = eval_in_range(d, l->line, l->smem, 0, KC_MAX_DYNAMIC_SMEM, NULL,
+                           "dynamic shared memory of %s", l->kernel);
     for (int i = 0; i < l->n_args && !rc; i++) {
-        if (l->args[i].kind != KC_ARG_INT)
-            continue;
-        sb_reset(&what), sb_addf(&what, "argument %d of %s", i + 1, l->kernel);
-        rc = eval_in_range(d, l->line, what.buf, l->args[i].text, INT64_MIN, INT64_MAX, NULL);
+        if (l->args[i].kind == KC_ARG_INT)
+            rc = eval_in_range(d, l->line, l->args[i].text, INT64_MIN, INT64_MAX, NULL,
+                               "argument %d of %s", i + 1, l->kernel);
+        else if (l->args[i].kind == KC_ARG_OFFSET)
+            rc = check_offset(d, l, i);
     }
-    sb_free(&what);
     return rc;
 }
 
@@ -640,11 +876,8 @@ static int check_scratch_values(const struct dims_ctx *d, const launch_unit *u)
     for (int i = 0; i < u->n_scratch; i++) {
         const scratch_spec *s = &u->scratch[i];
         int64_t n, bytes;
-        strbuf what = STRBUF_INIT;
-        sb_addf(&what, "the element count of scratch %s", s->name);
-        int rc = eval_in_range(d, s->line, what.buf, s->count, 0, INT64_MAX, &n);
-        sb_free(&what);
-        if (rc)
+        if (eval_in_range(d, s->line, s->count, 0, INT64_MAX, &n,
+                          "the element count of scratch %s", s->name))
             return -1;
         if (__builtin_mul_overflow(n, (int64_t)dtype_size(s->dtype), &bytes) ||
             __builtin_add_overflow(total, bytes, &total) || total > KC_MAX_SCRATCH_BYTES) {
@@ -660,24 +893,87 @@ static int check_scratch_values(const struct dims_ctx *d, const launch_unit *u)
     return 0;
 }
 
+static int has_offsets(const launch_unit *u)
+{
+    for (int i = 0; i < u->n_launches; i++)
+        for (int a = 0; a < u->launches[i].n_args; a++)
+            if (u->launches[i].args[a].kind == KC_ARG_OFFSET)
+                return 1;
+    return 0;
+}
+
+/* The element count of every buffer under d (offsets are checked against them). */
+static int buffer_sizes(const struct dims_ctx *d, int64_t *numel)
+{
+    const problem *p = d->p;
+    strbuf e = STRBUF_INIT;
+    int rc = 0;
+    for (int i = 0; i < p->n_inputs + p->n_outputs && !rc; i++) {
+        const tensor_spec *t = i < p->n_inputs ? &p->inputs[i] : &p->outputs[i - p->n_inputs];
+        if (tensor_numel(t, d->env, &numel[i], &e))
+            rc = kc_fail(d->err, "tensor %s: %s", t->name, e.buf);
+    }
+    for (int i = 0; i < d->u->n_scratch && !rc; i++) {
+        const scratch_spec *s = &d->u->scratch[i];
+        rc = eval_in_range(d, s->line, s->count, 0, INT64_MAX, &numel[p->n_inputs + p->n_outputs + i],
+                           "the element count of scratch %s", s->name);
+    }
+    sb_free(&e);
+    return rc;
+}
+
+/* One dims set: every launch of the expanded schedule, in the order it runs (its loop
+ * variables bound), then the scratch sizes. */
+static int check_set(const struct dims_ctx *d)
+{
+    int64_t numel[2 * KC_MAX_TENSORS + KC_MAX_SCRATCH];
+    if (has_offsets(d->u) && buffer_sizes(d, numel))
+        return -1;
+    launch_iter it;
+    if (launch_iter_start(&it, d->u, d->env, d->label, d->err))
+        return -1;
+    struct dims_ctx in = *d;
+    in.env = &it.env;
+    in.numel = numel;
+    int i, rc = 0;
+    while (!rc && (i = launch_iter_next(&it)) >= 0)
+        rc = check_launch_values(&in, &d->u->launches[i]);
+    launch_iter_free(&it);
+    return rc || check_scratch_values(d, d->u) ? -1 : 0;
+}
+
 /* Every value a launch unit computes, under every dim set the worker may use. */
 static int check_values(const problem *p, const launch_unit *u, strbuf *err)
 {
-    struct dims_ctx sets[2 + KC_MAX_ALT] = {{&p->dims_default, "default", err},
-                                            {&p->dims_small, "small", err}};
-    char labels[KC_MAX_ALT][16];
+    const dimset *sets[2 + KC_MAX_ALT] = {&p->dims_default, &p->dims_small};
+    char labels[2 + KC_MAX_ALT][24] = {"default", "small"};
     int n = 2;
     for (int i = 0; i < p->n_alt; i++) {
-        snprintf(labels[i], sizeof(labels[i]), "alt[%d]", i);
-        sets[n++] = (struct dims_ctx){&p->dims_alt[i], labels[i], err};
+        snprintf(labels[n], sizeof(labels[n]), "alt[%d]", i);
+        sets[n++] = &p->dims_alt[i];
     }
     for (int k = 0; k < n; k++) {
-        for (int i = 0; i < u->n_launches; i++)
-            if (check_launch_values(&sets[k], &u->launches[i]))
-                return -1;
-        if (check_scratch_values(&sets[k], u))
+        struct dims_ctx d = {sets[k], sets[k]->n, labels[k], err, p, u, NULL};
+        if (check_set(&d))
             return -1;
     }
+    return 0;
+}
+
+/* A line of the second pass: launches and loops, in order. */
+static int parse_schedule_line(struct lctx *c, const char *line, size_t len, strbuf *rest)
+{
+    const char *text;
+    if ((text = directive(line, len, "@launch", rest)))
+        return parse_launch(c, text);
+    if ((text = directive(line, len, "@for", rest)))
+        return parse_for(c, text);
+    if ((text = directive(line, len, "@end", rest)))
+        return parse_end(c, text);
+    if (c->depth && directive(line, len, "@scratch", rest))
+        return kc_fail(c->err, "line %d: @scratch inside @for %s: a scratch buffer is sized once "
+                               "per dims set; declare it outside the loop and pass each trip its "
+                               "slice as NAME[INDEX]", c->line, c->u->loops[c->open[0]].var);
     return 0;
 }
 
@@ -689,19 +985,24 @@ int candidate_parse(const char *source, const problem *p, launch_unit *out, strb
     struct lctx c = {.p = p, .u = out, .err = err};
     strbuf rest = STRBUF_INIT;
     int rc = 0;
-    /* Pass 1: scratch lines (launches may name scratch declared anywhere). */
+    /* Pass 1: scratch lines (launches may name scratch declared anywhere); pass 2: launches
+     * and loops. */
     for (int pass = 0; pass < 2 && !rc; pass++) {
         c.line = 0;
         for (const char *line = source; *line && !rc;) {
             const char *nl = strchr(line, '\n');
             size_t len = nl ? (size_t)(nl - line) : strlen(line);
             c.line++;
-            const char *text = directive(line, len, pass == 0 ? "@scratch" : "@launch", &rest);
+            const char *text = pass == 0 ? directive(line, len, "@scratch", &rest) : NULL;
             if (text)
-                rc = pass == 0 ? parse_scratch(&c, text) : parse_launch(&c, text);
+                rc = parse_scratch(&c, text);
+            else if (pass == 1)
+                rc = parse_schedule_line(&c, line, len, &rest);
             line = nl ? nl + 1 : line + len;
         }
     }
+    if (!rc)
+        rc = check_loops_closed(&c);
     if (!rc && out->n_launches == 0)
         rc = kc_fail(err, "no '// @launch kernel<<<grid, block>>>(args);' line in the code");
     if (!rc)
@@ -718,10 +1019,12 @@ void launch_unit_free(launch_unit *u)
         for (int k = 0; k < 3; k++)
             free(l->grid[k]), free(l->block[k]);
         for (int a = 0; a < l->n_args; a++)
-            free(l->args[a].text);
+            free(l->args[a].text), free(l->args[a].offset);
     }
     for (int i = 0; i < u->n_scratch; i++)
         free(u->scratch[i].name), free(u->scratch[i].count);
+    for (int i = 0; i < u->n_loops; i++)
+        free(u->loops[i].var), free(u->loops[i].first), free(u->loops[i].end);
     memset(u, 0, sizeof(*u));
 }
 
@@ -732,4 +1035,19 @@ int launch_geometry(const launch *l, const dimset *dims, int64_t grid[3], int64_
         if (expr_eval(l->grid[i], dims, &grid[i], err) || expr_eval(l->block[i], dims, &block[i], err))
             return -1;
     return expr_eval(l->smem, dims, smem, err);
+}
+
+int launch_offset_bytes(const launch_arg *a, const dimset *dims, int64_t numel,
+                        enum kc_dtype dtype, int64_t *bytes, strbuf *err)
+{
+    int64_t index;
+    if (expr_eval(a->offset, dims, &index, err))
+        return -1;
+    if (index < 0 || index > numel)
+        return kc_fail(err, "%s is element %lld of a tensor of %lld elements; the index must lie in "
+                            "[0, %lld]", a->text, (long long)index, (long long)numel,
+                       (long long)numel);
+    if (__builtin_mul_overflow(index, (int64_t)dtype_size(dtype), bytes))
+        return kc_fail(err, "%s: the byte offset overflows", a->text);
+    return 0;
 }

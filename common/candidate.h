@@ -1,7 +1,8 @@
 /* candidate: the "kc-cuda v1" candidate format. Extracts the code block from
  * an LLM response (fences, <think> sections, several blocks) and parses its
- * "// @launch" and "// @scratch" lines against a problem, with errors that
- * name the line. */
+ * "// @launch", "// @scratch" and "// @for ... // @end" lines against a problem,
+ * with errors that name the line (docs/CANDIDATE_FORMAT.md). Running the parsed
+ * unit, loops expanded: common/schedule.h. */
 #ifndef KC_CANDIDATE_H
 #define KC_CANDIDATE_H
 #include "common/problem.h"
@@ -12,8 +13,11 @@
  * candidate past one is an extract_error that names the line. */
 #define KC_MAX_RESPONSE_BYTES (1024 * 1024) /* a model's whole answer */
 #define KC_MAX_SOURCE_BYTES (256 * 1024)    /* the code block */
-#define KC_MAX_DIRECTIVE_LINE 4096          /* bytes of one @launch or @scratch line */
-#define KC_MAX_LAUNCHES 16
+#define KC_MAX_DIRECTIVE_LINE 4096          /* bytes of one @launch, @scratch, @for or @end line */
+#define KC_MAX_LAUNCHES 16                  /* @launch lines */
+#define KC_MAX_LOOPS 16                     /* @for lines */
+#define KC_MAX_LOOP_DEPTH 4                 /* @for blocks nested in one another */
+#define KC_MAX_UNIT_LAUNCHES 65536          /* launches of one execution, loops expanded */
 #define KC_MAX_ARGS 32
 #define KC_MAX_SCRATCH 8
 #define KC_MAX_GRID_X 2147483647LL          /* CUDA's limits on sm_90 */
@@ -28,16 +32,18 @@ enum kc_arg_kind {
     KC_ARG_TENSOR, /* input, output or scratch: a device pointer */
     KC_ARG_INT,    /* integer expression over dims, 32 or 64 bit as the kernel wants */
     KC_ARG_PARAM,  /* a scalar param of the problem */
-    KC_ARG_FLOAT   /* a floating literal */
+    KC_ARG_FLOAT,  /* a floating literal */
+    KC_ARG_OFFSET  /* NAME[EXPR]: a device pointer to element EXPR of a tensor */
 };
 
 /* Tensor references index the buffer list: inputs, then outputs, then scratch. */
 typedef struct launch_arg {
     enum kc_arg_kind kind;
     char *text;
-    int tensor;  /* KC_ARG_TENSOR */
-    int param;   /* KC_ARG_PARAM */
-    double fval; /* KC_ARG_FLOAT */
+    int tensor;   /* KC_ARG_TENSOR, KC_ARG_OFFSET */
+    int param;    /* KC_ARG_PARAM */
+    double fval;  /* KC_ARG_FLOAT */
+    char *offset; /* KC_ARG_OFFSET: the element index, an expression; else NULL */
 } launch_arg;
 
 typedef struct launch {
@@ -56,11 +62,33 @@ typedef struct scratch_spec {
     char *count; /* element count expression */
 } scratch_spec;
 
+/* "// @for VAR in FIRST..END" ... "// @end": the lines between run with VAR = FIRST, FIRST+1,
+ * ..., END-1 (not at all when END <= FIRST). FIRST and END are expressions over dims. */
+typedef struct loop_spec {
+    int line, end_line; /* of the @for and of its @end */
+    char *var;
+    char *first, *end;
+    int depth;          /* 0: outermost */
+    int body, close;    /* steps: the first of its body, its KC_STEP_END */
+} loop_spec;
+
+/* The unit in source order: launches, and the opening and closing of loops around them. */
+enum kc_step_kind { KC_STEP_LAUNCH, KC_STEP_FOR, KC_STEP_END };
+typedef struct kc_step {
+    enum kc_step_kind kind;
+    int index; /* into launches (KC_STEP_LAUNCH) or loops */
+} kc_step;
+#define KC_MAX_STEPS (KC_MAX_LAUNCHES + 2 * KC_MAX_LOOPS)
+
 typedef struct launch_unit {
     int n_launches;
     launch launches[KC_MAX_LAUNCHES];
     int n_scratch;
     scratch_spec scratch[KC_MAX_SCRATCH];
+    int n_loops;
+    loop_spec loops[KC_MAX_LOOPS];
+    int n_steps;
+    kc_step steps[KC_MAX_STEPS];
 } launch_unit;
 
 /* Pulls the kernel source out of a model's answer: exactly one code block (```cuda, ```cu,
@@ -74,13 +102,18 @@ int candidate_extract(const char *response, strbuf *code, strbuf *err);
 int candidate_source(const char *text, strbuf *code, strbuf *err);
 /* 0 when s[0..len) is UTF-8 text without NUL bytes; else -1 naming the line and the byte. */
 int candidate_check_text(const char *s, size_t len, strbuf *err);
-/* Parses launch and scratch lines; names are checked against the problem, and every
- * expression is evaluated under each dim set of the problem (default, small, alt): geometry,
- * shared memory and scratch sizes must lie within the limits above. */
+/* Parses launch, scratch and loop lines; names are checked against the problem, and every
+ * expression is evaluated under each dim set of the problem (default, small, alt), at every
+ * launch of the expanded schedule (each value of the loop variables): geometry, shared memory,
+ * offsets, scratch sizes and the number of launches must lie within the limits above. */
 int candidate_parse(const char *source, const problem *p, launch_unit *out, strbuf *err);
 void launch_unit_free(launch_unit *u);
-/* Evaluates grid, block and smem of a launch under dims. */
+/* Evaluates grid, block and smem of a launch under dims (with the loop variables: schedule.h). */
 int launch_geometry(const launch *l, const dimset *dims, int64_t grid[3], int64_t block[3],
                     int64_t *smem, strbuf *err);
+/* The byte offset a KC_ARG_OFFSET argument adds to its tensor's address under dims: the element
+ * index must lie in [0, numel] (numel: a pointer just past the end is allowed, as in C). */
+int launch_offset_bytes(const launch_arg *a, const dimset *dims, int64_t numel,
+                        enum kc_dtype dtype, int64_t *bytes, strbuf *err);
 
 #endif

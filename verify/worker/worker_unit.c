@@ -1,7 +1,9 @@
 /* worker_unit: loads a compiled module, resolves the kernels its launch lines
  * name, marshals launch-line arguments by each kernel's parameter sizes
- * (cuFuncGetParamInfo), and runs the launch unit on the worker's stream. */
+ * (cuFuncGetParamInfo), and runs the launch unit on the worker's stream, its
+ * @for loops expanded by common/schedule.c. */
 #include "common/error.h"
+#include "common/schedule.h"
 #include "verify/worker/worker.h"
 
 #include <stdio.h>
@@ -101,6 +103,19 @@ static int marshal_arg(const launch *l, int i, size_t size, const problem *p, co
         if (size != 8)
             return arg_error(f, l, i, "a tensor is passed as a pointer", size);
         v->ptr = buffers[a->tensor].ptr;
+        return 0;
+    case KC_ARG_OFFSET:
+        if (size != 8)
+            return arg_error(f, l, i, "a tensor is passed as a pointer", size);
+        if (launch_offset_bytes(a, dims, buffers[a->tensor].numel, buffers[a->tensor].dtype, &iv,
+                                &err)) {
+            strbuf m = STRBUF_INIT;
+            sb_addf(&m, "line %d: argument %d of %s: %s", l->line, i + 1, l->kernel, err.buf);
+            fail_msg(f, "launch_error", m.buf);
+            sb_free(&m), sb_free(&err);
+            return -1;
+        }
+        v->ptr = buffers[a->tensor].ptr + (CUdeviceptr)iv;
         return 0;
     case KC_ARG_INT:
         if (expr_eval(a->text, dims, &iv, &err)) {
@@ -203,11 +218,22 @@ static int launch_one(wk_gpu *g, CUfunction fn, const launch *l, const problem *
     return 0;
 }
 
+/* Every launch of the unit in order, loops expanded: each launch's expressions see the dims and
+ * the variables of the loops around it (it.env). launch_iter_start refuses an execution of more
+ * than KC_MAX_UNIT_LAUNCHES launches at these dims before anything is launched. */
 int wk_unit_launch(wk_gpu *g, wk_unit *u, const problem *p, const dimset *dims, wk_buffer *buffers,
                    wk_failure *f)
 {
-    for (int i = 0; i < u->lu.n_launches; i++)
-        if (launch_one(g, u->funcs[i], &u->lu.launches[i], p, dims, buffers, f))
-            return -1;
-    return 0;
+    launch_iter it;
+    strbuf err = STRBUF_INIT;
+    if (launch_iter_start(&it, &u->lu, dims, NULL, &err)) {
+        fail_msg(f, "launch_error", err.buf);
+        sb_free(&err);
+        return -1;
+    }
+    int i, rc = 0;
+    while (rc == 0 && (i = launch_iter_next(&it)) >= 0)
+        rc = launch_one(g, u->funcs[i], &u->lu.launches[i], p, &it.env, buffers, f);
+    launch_iter_free(&it);
+    return rc;
 }
