@@ -231,7 +231,7 @@ static int verify_db_command(int argc, char **argv)
  * JSON form with --json (stats, runs, flips). */
 struct db_view {
     const kc_command *cmd;
-    json_t *(*json)(sqlite3 *db, strbuf *err);
+    json_t *(*json)(sqlite3 *db, const char *db_path, strbuf *err);
     int (*text)(sqlite3 *db, const char *db_path, strbuf *out, strbuf *err);
 };
 
@@ -249,7 +249,7 @@ static int db_view_command(const struct db_view *v, int argc, char **argv)
     if (kc_db_open(db_path, KC_DB_READONLY, &db, &err))
         die("%s", err.buf);
     if (as_json) {
-        json_t *j = v->json(db, &err);
+        json_t *j = v->json(db, db_path, &err);
         if (!j)
             die("%s", err.buf);
         json_dumpf(j, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12));
@@ -276,9 +276,21 @@ static int flips_text(sqlite3 *db, const char *db_path, strbuf *out, strbuf *err
     return curate_flips_text(db, out, err);
 }
 
+static json_t *runs_json(sqlite3 *db, const char *db_path, strbuf *err)
+{
+    (void)db_path;
+    return curate_runs_json(db, err);
+}
+
+static json_t *flips_json(sqlite3 *db, const char *db_path, strbuf *err)
+{
+    (void)db_path;
+    return curate_flips_json(db, err);
+}
+
 static const struct db_view stats_view = {&stats_cmd, curate_stats_json, curate_stats};
-static const struct db_view runs_view = {&runs_cmd, curate_runs_json, runs_text};
-static const struct db_view flips_view = {&flips_cmd, curate_flips_json, flips_text};
+static const struct db_view runs_view = {&runs_cmd, runs_json, runs_text};
+static const struct db_view flips_view = {&flips_cmd, flips_json, flips_text};
 
 /* --price IN,OUT[,REASONING] as kcollect takes it (dollars per million tokens; opt->dest: the
  * report_options). */

@@ -4,6 +4,7 @@
 #include "common/error.h"
 #include "curate/passk.h"
 #include "curate/runs.h"
+#include "curate/stale.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -177,6 +178,45 @@ static void reasoning_text(const json_t *r, strbuf *out)
     }
 }
 
+/* The labels the tables count against the candidates there are: null when they are current,
+ * else {"curate_run", "candidates", "labelled", "collected_since", "verified_again_since",
+ * "command"} (the kcurate command that relabels, as kexport prints it). */
+static int stale_json(sqlite3 *db, const char *db_path, json_t **out, strbuf *err)
+{
+    stale_labels s;
+    *out = NULL;
+    if (curate_stale_count(db, db_path, &s, err))
+        return -1;
+    if (s.curated && s.new_candidates + s.reverified > 0) {
+        strbuf cmd = STRBUF_INIT;
+        stale_command_line(&s, &cmd);
+        *out = json_pack("{s:I, s:I, s:I, s:I, s:I, s:s}", "curate_run", (json_int_t)s.curate_run,
+                         "candidates", (json_int_t)kc_db_query_int(db, "SELECT count(*) FROM candidates"),
+                         "labelled", (json_int_t)kc_db_query_int(db, "SELECT count(*) FROM candidate_labels"),
+                         "collected_since", (json_int_t)s.new_candidates, "verified_again_since",
+                         (json_int_t)s.reverified, "command", cmd.buf);
+        sb_free(&cmd);
+    }
+    stale_labels_free(&s);
+    return 0;
+}
+
+/* Says, above the tables, that they count old labels, and how to relabel. */
+static void stale_text(const json_t *st, strbuf *out)
+{
+    long long again = json_integer_value(json_object_get(st, "verified_again_since"));
+    sb_addf(out, "stale labels: %lld candidate(s) collected and %lld verified again since curate "
+                 "run %lld, so the tables below count %lld labels for %lld candidates",
+            (long long)json_integer_value(json_object_get(st, "collected_since")), again,
+            (long long)json_integer_value(json_object_get(st, "curate_run")),
+            (long long)json_integer_value(json_object_get(st, "labelled")),
+            (long long)json_integer_value(json_object_get(st, "candidates")));
+    if (again)
+        sb_addf(out, ", %lld of them from before a newer verdict", again);
+    sb_addf(out, ". kexport refuses them until you relabel:\n    %s\n\n",
+            json_string_value(json_object_get(st, "command")));
+}
+
 int curate_stats(sqlite3 *db, const char *db_path, strbuf *out, strbuf *err)
 {
     long long run = kc_db_query_int(db, "SELECT max(id) FROM curate_runs");
@@ -198,6 +238,12 @@ int curate_stats(sqlite3 *db, const char *db_path, strbuf *out, strbuf *err)
         return 0;
     }
     sb_addf(out, "curated by curate run %lld\n\n", run);
+    json_t *stale;
+    if (stale_json(db, db_path, &stale, err))
+        return -1;
+    if (stale)
+        stale_text(stale, out);
+    json_decref(stale);
     for (size_t i = 0; i < sizeof(tables) / sizeof(tables[0]); i++) {
         if (add_table(db, out, tables[i].title, tables[i].sql, err))
             return -1;
@@ -247,7 +293,7 @@ static json_t *table_json(sqlite3 *db, const char *sql, strbuf *err)
     return o;
 }
 
-json_t *curate_stats_json(sqlite3 *db, strbuf *err)
+json_t *curate_stats_json(sqlite3 *db, const char *db_path, strbuf *err)
 {
     json_t *runs = curate_runs_json(db, err);
     if (!runs)
@@ -293,6 +339,12 @@ json_t *curate_stats_json(sqlite3 *db, strbuf *err)
         return NULL;
     }
     json_object_set_new(o, "reasoning", r);
+    json_t *stale = NULL;
+    if (curated > 0 && stale_json(db, db_path, &stale, err)) {
+        json_decref(o), json_decref(runs), json_decref(metrics);
+        return NULL;
+    }
+    json_object_set_new(o, "stale_labels", stale ? stale : json_null());
     json_object_set_new(o, "runs", runs);
     json_object_set_new(o, "metrics", metrics); /* pass@k, fast_p@k, speedup@k (curate/passk.h) */
     return o;

@@ -12,7 +12,9 @@ int curate_stats(sqlite3 *db, const char *db_path, strbuf *out, strbuf *err);
  * out, cost_usd, each table of the text (keys like verdict_classes, trajectories; absent before
  * kcurate run), "reasoning" per model ({answers, with_reasoning, share, median_chars (null when
  * none), truncated}: the answers of every turn, lengths in characters) and per-run rows
- * (kcurate runs --json). NULL with err on a database error. */
-json_t *curate_stats_json(sqlite3 *db, strbuf *err);
+ * (kcurate runs --json), and "stale_labels": null when the labels are current, else what the
+ * tables miss ({curate_run, candidates, labelled, collected_since, verified_again_since, command}:
+ * the kcurate command that relabels, for db_path). NULL with err on a database error. */
+json_t *curate_stats_json(sqlite3 *db, const char *db_path, strbuf *err);
 
 #endif

@@ -7,6 +7,7 @@
 #ifndef KC_EXPORT_PROVENANCE_H
 #define KC_EXPORT_PROVENANCE_H
 #include "common/db.h"
+#include "curate/stale.h"
 #include "export/records.h"
 
 #include <jansson.h>
@@ -24,21 +25,12 @@ void provenance_datasheet(const json_t *prov, const char *run_field, strbuf *out
 /* Warnings on stderr for a mixed or synthetic export. */
 void provenance_warn(const json_t *prov);
 
-typedef struct stale_labels {
-    int curated;            /* a kcurate run exists */
-    long new_candidates;    /* collected after the last kcurate run */
-    long reverified;        /* labelled, then verified again */
-    char **argv;            /* the kcurate command that relabels, with the last run's parameters */
-    int argc;
-} stale_labels;
-
-/* Looks at the database's last curate run; the command is built for db_path. */
+/* Looks at the database's last curate run (curate/stale.h); the command is built for db_path. */
 int provenance_stale(const char *db_path, stale_labels *s, strbuf *err);
 /* The command as one shell line. */
 void provenance_command_line(const stale_labels *s, strbuf *out);
 /* Runs the command (the kcurate beside this program); 0 when it succeeded. */
 int provenance_curate(const stale_labels *s, strbuf *err);
-void stale_labels_free(stale_labels *s);
 
 /* Removes DIR/.kexport-stage-<pid> directories whose process is gone (or is no kexport). */
 void provenance_clean_stages(const char *out_dir);
