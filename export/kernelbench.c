@@ -5,7 +5,9 @@
 #include "common/hash.h"
 #include "export/jsonw.h"
 
+#include <ctype.h>
 #include <jansson.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -98,32 +100,91 @@ static void host_buffers(const problem *p, const launch_unit *u, strbuf *out)
                 u->scratch[i].line);
 }
 
-static void host_launch(const problem *p, const launch_unit *u, const launch *l, strbuf *out)
+/* An expression of a launch or loop line in C++: the loop variables renamed kc_v_NAME, so that
+ * no name a candidate picks (grid, block, stream, a C++ keyword) can meet the wrapper's own. */
+static void host_expr(const launch_unit *u, const char *expr, strbuf *out)
 {
-    sb_addf(out, "    { // @launch line %d\n", l->line);
-    sb_addf(out, "        dim3 grid((unsigned)(%s), (unsigned)(%s), (unsigned)(%s));\n",
-            l->grid[0], l->grid[1] ? l->grid[1] : "1", l->grid[2] ? l->grid[2] : "1");
-    sb_addf(out, "        dim3 block((unsigned)(%s), (unsigned)(%s), (unsigned)(%s));\n",
-            l->block[0], l->block[1] ? l->block[1] : "1", l->block[2] ? l->block[2] : "1");
-    sb_addf(out, "        size_t smem = (size_t)(%s);\n", l->smem ? l->smem : "0");
-    sb_addf(out, "        if (smem > 48 * 1024)\n            cudaFuncSetAttribute(%s, "
-                 "cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);\n",
-            l->kernel);
-    sb_addf(out, "        %s<<<grid, block, smem, stream>>>(", l->kernel);
-    for (int a = 0; a < l->n_args; a++) {
-        const launch_arg *arg = &l->args[a];
-        sb_adds(out, a ? ", " : "");
-        switch (arg->kind) {
-        case KC_ARG_TENSOR:
-            sb_addf(out, "kc_host::ptr{t_%s.data_ptr()}", tensor_name(p, u, arg->tensor));
-            break;
-        case KC_ARG_INT: sb_addf(out, "(int64_t)(%s)", arg->text); break;
-        case KC_ARG_PARAM: sb_adds(out, p->params[arg->param].name); break;
-        case KC_ARG_FLOAT: sb_adds(out, arg->text); break;
+    for (const char *q = expr; *q;) {
+        size_t n = 1;
+        if (isalnum((unsigned char)*q) || *q == '_') {
+            while (isalnum((unsigned char)q[n]) || q[n] == '_')
+                n++;
+            int var = 0;
+            for (int k = 0; k < u->n_loops && !isdigit((unsigned char)*q) && !var; k++)
+                var = strlen(u->loops[k].var) == n && !strncmp(u->loops[k].var, q, n);
+            sb_adds(out, var ? "kc_v_" : "");
         }
+        sb_add(out, q, n);
+        q += n;
     }
-    sb_addf(out, ");\n        kc_host::check(\"launch of %s (line %d)\");\n    }\n", l->kernel,
-            l->line);
+}
+
+/* "(unsigned)(e0), (unsigned)(e1), (unsigned)(e2)" */
+static void host_dim3(const launch_unit *u, char *const e[3], strbuf *out)
+{
+    for (int k = 0; k < 3; k++) {
+        sb_adds(out, k ? ", (unsigned)(" : "(unsigned)(");
+        host_expr(u, e[k] ? e[k] : "1", out);
+        sb_adds(out, ")");
+    }
+}
+
+static void host_arg(const problem *p, const launch_unit *u, const launch_arg *arg, strbuf *out)
+{
+    switch (arg->kind) {
+    case KC_ARG_TENSOR:
+        sb_addf(out, "kc_host::ptr{t_%s.data_ptr()}", tensor_name(p, u, arg->tensor));
+        break;
+    case KC_ARG_OFFSET: {
+        const char *t = tensor_name(p, u, arg->tensor);
+        sb_addf(out, "kc_host::ptr{static_cast<char *>(t_%s.data_ptr()) + (int64_t)(", t);
+        host_expr(u, arg->offset, out);
+        sb_addf(out, ") * (int64_t)t_%s.element_size()}", t);
+        break;
+    }
+    case KC_ARG_INT:
+        sb_adds(out, "(int64_t)(");
+        host_expr(u, arg->text, out);
+        sb_adds(out, ")");
+        break;
+    case KC_ARG_PARAM: sb_adds(out, p->params[arg->param].name); break;
+    case KC_ARG_FLOAT: sb_adds(out, arg->text); break;
+    }
+}
+
+/* One launch, indented for depth enclosing loops. */
+static void host_launch(const problem *p, const launch_unit *u, const launch *l, int depth,
+                        strbuf *out)
+{
+    char ind[4 * (KC_MAX_LOOP_DEPTH + 1) + 1], in2[sizeof ind + 4];
+    snprintf(ind, sizeof ind, "%*s", 4 * (depth + 1), "");
+    snprintf(in2, sizeof in2, "%s    ", ind);
+    sb_addf(out, "%s{ // @launch line %d\n%sdim3 grid(", ind, l->line, in2);
+    host_dim3(u, l->grid, out);
+    sb_addf(out, ");\n%sdim3 block(", in2);
+    host_dim3(u, l->block, out);
+    sb_addf(out, ");\n%ssize_t smem = (size_t)(", in2);
+    host_expr(u, l->smem ? l->smem : "0", out);
+    sb_addf(out, ");\n%sif (smem > 48 * 1024)\n%s    cudaFuncSetAttribute(%s, "
+                 "cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);\n",
+            in2, in2, l->kernel);
+    sb_addf(out, "%s%s<<<grid, block, smem, stream>>>(", in2, l->kernel);
+    for (int a = 0; a < l->n_args; a++) {
+        sb_adds(out, a ? ", " : "");
+        host_arg(p, u, &l->args[a], out);
+    }
+    sb_addf(out, ");\n%skc_host::check(\"launch of %s (line %d)\");\n%s}\n", in2, l->kernel,
+            l->line, ind);
+}
+
+/* "for (int64_t kc_v_l = (int64_t)(FIRST); kc_v_l < (int64_t)(END); kc_v_l++) {" */
+static void host_for(const launch_unit *u, const loop_spec *l, strbuf *out)
+{
+    sb_addf(out, "%*sfor (int64_t kc_v_%s = (int64_t)(", 4 * (l->depth + 1), "", l->var);
+    host_expr(u, l->first, out);
+    sb_addf(out, "); kc_v_%s < (int64_t)(", l->var);
+    host_expr(u, l->end, out);
+    sb_addf(out, "); kc_v_%s++) { // @for line %d\n", l->var, l->line);
 }
 
 void kernelbench_host_wrapper(const problem *p, const launch_unit *u, strbuf *out)
@@ -132,8 +193,17 @@ void kernelbench_host_wrapper(const problem *p, const launch_unit *u, strbuf *ou
     host_names(p, out);
     host_buffers(p, u, out);
     sb_adds(out, "    cudaStream_t stream = at::cuda::getCurrentCUDAStream();\n");
-    for (int i = 0; i < u->n_launches; i++)
-        host_launch(p, u, &u->launches[i], out);
+    int depth = 0;
+    for (int s = 0; s < u->n_steps; s++) {
+        const kc_step *st = &u->steps[s];
+        if (st->kind == KC_STEP_LAUNCH)
+            host_launch(p, u, &u->launches[st->index], depth, out);
+        else if (st->kind == KC_STEP_FOR)
+            host_for(u, &u->loops[st->index], out), depth++;
+        else
+            sb_addf(out, "%*s} // @end line %d\n", 4 * depth, "", u->loops[st->index].end_line),
+                depth--;
+    }
     sb_adds(out, "    return {");
     for (int i = 0; i < p->n_outputs; i++)
         sb_addf(out, "%st_%s", i ? ", " : "", p->outputs[i].name);

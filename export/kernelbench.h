@@ -2,7 +2,9 @@
  * forward allocates the outputs and scratch and launches the kernel(s) through
  * torch.utils.cpp_extension.load_inline. The CUDA source is the candidate's device code followed
  * by a generated host wrapper that launches each kernel with the grid, block, dynamic shared
- * memory and arguments of its `// @launch` line and allocates each `// @scratch` buffer; dims
+ * memory and arguments of its `// @launch` line (inside C++ for loops for its `// @for` lines,
+ * their variables renamed kc_v_NAME; NAME[INDEX] as the tensor's address plus INDEX elements)
+ * and allocates each `// @scratch` buffer; dims
  * come from the input shapes (others from the problem's default dims), params from the manifest.
  * The module also holds the problem's PyTorch reference as Model, and get_inputs() and
  * get_init_inputs() as KernelBench calls them. */
