@@ -58,13 +58,23 @@ static void emit(strbuf *out, const char *tok, size_t n)
     out->len = (size_t)(d + n - out->buf);
 }
 
-/* A "// @launch" or "// @scratch" line: the directive is kept, its body tokenized. */
+/* Whether q[0..end) starts with the word w (a blank or the line's end after it). */
+static int starts_word(const char *q, const char *end, const char *w)
+{
+    size_t n = strlen(w);
+    return (size_t)(end - q) >= n && !memcmp(q, w, n) &&
+           (q + n == end || q[n] == ' ' || q[n] == '\t' || q[n] == '\r' || q[n] == '\n');
+}
+
+/* A "// @launch", "// @scratch", "// @for" or "// @end" line: the directive is kept, its body
+ * tokenized. */
 static int is_directive_comment(const char *p, const char *end)
 {
     const char *q = p + 2;
     while (q < end && (*q == ' ' || *q == '\t'))
         q++;
-    return (end - q >= 7 && !memcmp(q, "@launch", 7)) || (end - q >= 8 && !memcmp(q, "@scratch", 8));
+    return (end - q >= 7 && !memcmp(q, "@launch", 7)) || (end - q >= 8 && !memcmp(q, "@scratch", 8)) ||
+           starts_word(q, end, "@for") || starts_word(q, end, "@end");
 }
 
 void curate_normalize(const char *src, size_t len, strbuf *out)

@@ -1,7 +1,8 @@
 /* normalize: the normalized form of a kernel used for deduplication: its tokens (identifiers,
  * numbers, string literals, operators) joined by single spaces, with comments and layout removed
- * and identifiers kept. The kc-cuda v1 directive lines ("// @launch", "// @scratch") are part of
- * the kernel's meaning, so they are kept as tokens rather than dropped as comments. */
+ * and identifiers kept. The kc-cuda v1 directive lines ("// @launch", "// @scratch", "// @for",
+ * "// @end") are part of the kernel's meaning, so they are kept as tokens rather than dropped as
+ * comments. */
 #ifndef KC_CURATE_NORMALIZE_H
 #define KC_CURATE_NORMALIZE_H
 #include "common/strbuf.h"

@@ -25,6 +25,15 @@ static void normalize_drops_comments_and_layout_keeps_directives(void **state)
     assert_string_equal(a.buf, b.buf);
     assert_string_not_equal(a.buf, c.buf); /* launch lines are meaning, not comments */
     assert_non_null(strstr(a.buf, "n += 1"));
+    /* so are loops: the same launch repeated 2 or 3 times is another kernel */
+    const char *l2 = "// @for i in 0..2\n// @launch k<<<1, 32>>>(N);\n// @end\n";
+    const char *l3 = "// @for i in 0..3\n// @launch k<<<1, 32>>>(N);\n//  @end\n";
+    curate_normalize(l2, strlen(l2), &a);
+    curate_normalize(l3, strlen(l3), &b);
+    assert_string_not_equal(a.buf, b.buf);
+    assert_non_null(strstr(b.buf, "@end"));
+    curate_normalize("// @format\n// @endless x\n", 25, &c);
+    assert_string_equal(c.buf, ""); /* other words stay comments */
     sb_free(&a), sb_free(&b), sb_free(&c);
 }
 
