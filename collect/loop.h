@@ -8,11 +8,15 @@
 #define KC_LOOP_H
 #include "collect/config.h"
 #include "common/db.h"
+#include "common/shard.h"
 #include <signal.h>
 #include <stdio.h>
 
 typedef struct collect_summary {
-    int problems, trajectories, trajectories_done, trajectories_failed, trajectories_errored;
+    /* problems: those this command works on (a shard's: --shard I/N), of problems_selected */
+    int problems, problems_selected;
+    kc_shard shard; /* --shard I/N (count 0: unsharded) */
+    int trajectories, trajectories_done, trajectories_failed, trajectories_errored;
     int problems_solved, trajectories_solved;
     long turns, turns_cached, requests_sent;
     long tokens_in, tokens_out, tokens_reasoning;

@@ -43,6 +43,7 @@ typedef struct collector {
     problem_clock *clocks; /* --problem-budget: per problem, under lock */
     job *jobs;
     int n_jobs, next_job;
+    int n_job_problems; /* problems with a job (a shard holds some of the selection's) */
     int64_t run_id;
     int run_is_new; /* open_run started it (not a continuation) */
     int unreachable; /* stopped because no endpoint could be reached */

@@ -74,16 +74,21 @@ static int register_problems(collector *c, strbuf *err)
     return kc_db_commit(c->db, err);
 }
 
+/* The jobs, and the problems they cover (a shard holds some of the selection's). */
 static void make_jobs(collector *c)
 {
     c->jobs = xcalloc((size_t)(c->n_problems * c->cfg->samples), sizeof *c->jobs);
     /* Samples of a problem next to each other: a problem finishes early. --shard I/N: only
      * shard I's trajectories (common/shard.h). */
     c->n_jobs = 0;
-    for (int p = 0; p < c->n_problems; p++)
+    c->n_job_problems = 0;
+    for (int p = 0; p < c->n_problems; p++) {
+        int before = c->n_jobs;
         for (int s = 0; s < c->cfg->samples; s++)
             if (kc_shard_holds(&c->cfg->shard, c->problems[p].id, s))
                 c->jobs[c->n_jobs++] = (job){p, s};
+        c->n_job_problems += c->n_jobs > before;
+    }
 }
 
 static void setup_client(collector *c, char **urls, int n_urls)
@@ -274,10 +279,14 @@ static void announce_run(collector *c, const char *key, int resumed, long existi
     strbuf shard = STRBUF_INIT;
     if (cfg->shard.count)
         kc_shard_describe(&cfg->shard, &shard);
+    strbuf of = STRBUF_INIT; /* a shard's part of the selection */
+    if (cfg->shard.count)
+        sb_addf(&of, ", shard %s: %d of the problems", shard.buf, c->n_job_problems);
     progress_note(c->progress, "starting new run %lld (key %.12s) on %s, model %s%s: it will add "
-                  "%ld trajectories (%d problems x %d samples%s%s)", (long long)c->run_id, key,
+                  "%ld trajectories (%d problems x %d samples%s)", (long long)c->run_id, key,
                   c->endpoint_label, cfg->model, synthetic, adds, c->n_problems, cfg->samples,
-                  shard.len ? ", shard " : "", shard.buf ? shard.buf : "");
+                  sb_str(&of));
+    sb_free(&of);
     sb_free(&shard);
     strbuf prev = STRBUF_INIT, diff = STRBUF_INIT;
     int64_t other = rec_run_previous(c->db, c->run_id, &prev);
@@ -376,7 +385,9 @@ int collect_run(const collect_config *cfg, const char *endpoint_label, char **ur
         rc = kc_shard_claim_collect(c.db, &cfg->shard, err);
     if (rc == 0) {
         make_jobs(&c);
-        c.sum.problems = c.n_problems;
+        c.sum.problems = c.n_job_problems;
+        c.sum.problems_selected = c.n_problems;
+        c.sum.shard = cfg->shard;
         c.sum.trajectories = c.n_jobs;
         c.progress = progress_start(&c.sum, &c.lock, cfg->compile_only, cfg->verbose);
         progress_watch_verifier(c.progress, &c.verifier);
@@ -491,7 +502,14 @@ int collect_dry_run(const collect_config *cfg, strbuf *out, strbuf *err)
 void collect_summary_print(const collect_summary *s, FILE *out)
 {
     fprintf(out, "kcollect summary\n");
-    fprintf(out, "  problems       %d, solved %d%s\n", s->problems, s->problems_solved,
+    fprintf(out, "  problems       %d", s->problems);
+    if (s->shard.count) {
+        strbuf shard = STRBUF_INIT;
+        kc_shard_describe(&s->shard, &shard);
+        fprintf(out, " (shard %s's, of the %d selected)", sb_str(&shard), s->problems_selected);
+        sb_free(&shard);
+    }
+    fprintf(out, ", solved %d%s\n", s->problems_solved,
             s->compile_only ? " (compile-only: solved = compiled, not run on a GPU; kcurate stats "
                               "counts these apart from correct)" : "");
     fprintf(out, "  trajectories   %d, done %d, solved %d, not finished %d\n", s->trajectories,
