@@ -1,14 +1,17 @@
 #!/bin/sh
 # test_slurm_array: the documented Slurm path (tools/slurm/kc_slurm.sh) on a real one-node
 # Slurm cluster on the loopback: its own munged (a fresh key) and slurmctld/slurmd (own
-# slurm.conf, free ports, state in the scratch directory). A 4-task array of a compile-only
-# collection with the bundled fake LLM; one task is cancelled mid-run (scancel: no completion
+# slurm.conf, free ports, state in the scratch directory), whose node declares 4 GPUs as a
+# generic resource (gres/gpu, placeholder devices: nothing opens them). A 4-task array of a
+# compile-only collection with the bundled fake LLM, one GPU per task (--gpus-per-task 1): each
+# task's kcollect starts with the GPU Slurm assigned it (CUDA_VISIBLE_DEVICES = SLURM_JOB_GPUS,
+# one of 0-3); one task is cancelled mid-run (scancel: no completion
 # marker), status names it, resubmit runs only it, merge + curate; the merged database must hold
 # exactly the trajectories, turns and labels of an unsharded run of the same command (none
 # twice). Also: an array submitted by hand with the wrong task count refuses to run, and a
-# shard refuses a database of another split; a submit that sbatch refuses (a GPU request on a
-# cluster without GPUs) shows sbatch's reason and leaves nothing behind, so the same directory
-# takes a fresh submit; a task with a one-minute time limit is warned (--signal=B:USR1@S), stops
+# shard refuses a database of another split; a submit that sbatch refuses (5 GPUs per task on a
+# node of 4) shows sbatch's reason and leaves nothing behind, so the same directory
+# takes a fresh submit; a task with a two-minute time limit is warned (--signal=B:USR1@S), stops
 # kcollect cleanly (exit 130, no marker) before the limit, and resubmit resumes its database.
 # Every daemon it started is stopped at exit.
 # SKIP (exit 0, with the reason) when Slurm or munge is not installed or cannot start here.
@@ -88,9 +91,16 @@ KillWait=5
 MinJobAge=5
 SlurmctldTimeout=30
 SlurmdTimeout=30
-NodeName=kcnode NodeHostname=$HOST NodeAddr=127.0.0.1 CPUs=4 RealMemory=1000 State=UNKNOWN
+GresTypes=gpu
+NodeName=kcnode NodeHostname=$HOST NodeAddr=127.0.0.1 CPUs=4 RealMemory=1000 Gres=gpu:4 State=UNKNOWN
 PartitionName=kc Nodes=kcnode Default=YES MaxTime=INFINITE State=UP
 EOF
+# 4 GPUs as Slurm 22.05 accepts them without hardware: a gpu without File= is dropped ("file-less
+# GPU"), and one whose file is not a character device sets no CUDA_VISIBLE_DEVICES; links to
+# /dev/null named gpu0-3 give the indices 0-3. Nothing opens them: the work is compile-only.
+mkdir -p "$C/dev"
+for g in 0 1 2 3; do ln -s /dev/null "$C/dev/gpu$g"; done
+printf 'AutoDetect=off\nNodeName=kcnode Name=gpu File=%s/dev/gpu[0-3]\n' "$C" >"$C/gres.conf"
 export SLURM_CONF="$C/slurm.conf"
 slurmctld -D -c -f "$C/slurm.conf" >"$C/slurmctld.out" 2>&1 &
 CTLD_PID=$!
@@ -108,6 +118,20 @@ done
 
 # ---- the collection: a compile-only run on the bundled fake LLM, 2 samples a problem ----
 KCS="$KC_ROOT/tools/slurm/kc_slurm.sh"
+# The tasks run kcollect from $T/bin: the tools themselves, and a kcollect that notes the GPUs
+# in its environment (task, CUDA_VISIBLE_DEVICES, SLURM_JOB_GPUS; a file per task and job), then
+# becomes the real one.
+REAL_BIN=$KC_BIN
+mkdir -p "$T/bin" "$T/gpu-env"
+for t in kverify kverify-gpu kcurate fake_llm; do ln -s "$REAL_BIN/$t" "$T/bin/$t"; done
+cat >"$T/bin/kcollect" <<EOF
+#!/bin/sh
+echo "\${SLURM_ARRAY_TASK_ID:-none} \${CUDA_VISIBLE_DEVICES:-unset} \${SLURM_JOB_GPUS:-unset}" \\
+    >"$T/gpu-env/\${SLURM_ARRAY_TASK_ID:-none}-\${SLURM_ARRAY_JOB_ID:-none}"
+exec "$REAL_BIN/kcollect" "\$@"
+EOF
+chmod +x "$T/bin/kcollect"
+KC_BIN=$T/bin
 export KC_BIN KC_PROBLEMS
 D="$C/shared/run"
 ARGS="--problems level1/01*,level1/02* --samples 2 --turns 2 --compile-only --concurrency 2"
@@ -122,7 +146,7 @@ wait_idle() {
     done
 }
 
-sh "$KCS" submit --dir "$D" --shards $N --config "$T/kc.json" -- $ARGS >"$T/submit.out" ||
+sh "$KCS" submit --dir "$D" --shards $N --gpus-per-task 1 --config "$T/kc.json" -- $ARGS >"$T/submit.out" ||
     fail "submit: $(cat "$T/submit.out")"
 grep -q "shards 0-3 of 4" "$T/submit.out" || fail "submit did not report the array: $(cat "$T/submit.out")"
 grep -q -- '--array=0-3\|0-3' "$T/submit.out"
@@ -162,6 +186,16 @@ sh "$KCS" resubmit --dir "$D" | grep -q "nothing to resubmit" || fail "resubmit 
 
 sh "$KCS" merge --dir "$D" >"$T/merge.out" 2>&1 || fail "merge: $(cat "$T/merge.out")"
 M="$D/merged.db"
+
+# every task's kcollect (4, and the resubmitted shard 2) started with the GPU Slurm gave its task
+[ "$(ls "$T/gpu-env" | wc -l)" -eq 5 ] || fail "kcollect started $(ls "$T/gpu-env" | wc -l) times, not 5"
+for f in "$T"/gpu-env/*; do
+    read -r task gpus job_gpus <"$f"
+    case $gpus in 0|1|2|3) ;; *) fail "task $task's kcollect saw CUDA_VISIBLE_DEVICES=$gpus, not one GPU of 0-3" ;; esac
+    [ "$gpus" = "$job_gpus" ] || fail "task $task: CUDA_VISIBLE_DEVICES=$gpus but SLURM_JOB_GPUS=$job_gpus"
+    log="$D/logs/shard-$task-${f##*-}.out"
+    grep -q "shard $task/4 on .*GPUs: $gpus)" "$log" || fail "task $task's log does not name GPU $gpus: $(head -3 "$log")"
+done
 
 # ---- the unsharded run of the same command ----
 "$KC_BIN/kcollect" --config "$T/kc.json" $ARGS --db "$T/one.db" >"$T/one.out" 2>&1 ||
@@ -204,10 +238,10 @@ grep -q "the array has 2 tasks but was meant to have 4" "$T/hand-0.out" ||
     fail "kcollect --shard 2/8 resumed a 2/4 database"
 grep -q "holds shard 2/4" "$T/wrong.out" || fail "no reason given: $(cat "$T/wrong.out")"
 
-# ---- a submit sbatch refuses writes nothing (issue 35) ----
+# ---- a submit sbatch refuses writes nothing (issue 35): 5 GPUs a task on a node of 4 ----
 D2="$C/shared/run2"
 rc=0
-sh "$KCS" submit --dir "$D2" --shards 2 --gpus-per-task 1 --config "$T/kc.json" -- $ARGS \
+sh "$KCS" submit --dir "$D2" --shards 2 --gpus-per-task 5 --config "$T/kc.json" -- $ARGS \
     >"$T/gpu.out" 2>"$T/gpu.err" || rc=$?
 [ $rc -eq 1 ] || fail "a submit sbatch refused: exit $rc ($(cat "$T/gpu.err"))"
 grep -q "sbatch refused the array" "$T/gpu.err" || fail "no refusal: $(cat "$T/gpu.err")"
@@ -219,9 +253,12 @@ scancel "$(head -1 "$D2/jobs")"
 wait_idle
 
 # ---- the time limit: warned, kcollect stops cleanly, exit 130, resubmit resumes ----
+# slurmctld looks at time limits every 30 s and warns once fewer than S + 30 s are left: with 2
+# minutes and S = 85 the warning comes 5 to 35 s after the start, once kcollect has work in
+# flight (1 minute and S = 55 warned at 0 to 30 s: in the first second, nothing was left to resume)
 D3="$C/shared/run3"
 echo '{"endpoint": "bundled", "bundled_args": "--delay-ms 1000"}' >"$T/slow.json"
-sh "$KCS" submit --dir "$D3" --shards 1 --stop-before 55 --sbatch '--time=1' --config "$T/slow.json" \
+sh "$KCS" submit --dir "$D3" --shards 1 --stop-before 85 --sbatch '--time=2' --config "$T/slow.json" \
     -- --problems level1 --samples 4 --turns 1 --compile-only --concurrency 2 >"$T/slow.out" 2>&1 ||
     fail "submit with a time limit: $(cat "$T/slow.out")"
 wait_idle
@@ -243,4 +280,4 @@ scancel "$job"
 wait_idle
 [ "$(sqlite3 "$D3/shard-0.db" "SELECT count(*) FROM trajectories WHERE status = 'done'")" -ge "$done1" ] ||
     fail "the resumed shard lost trajectories"
-echo "ok: 4-task array, one cancelled and resubmitted, merged = unsharded run; refused submit, time limit"
+echo "ok: 4-task array on 4 GPUs, one cancelled and resubmitted, merged = unsharded run; refused submit, time limit"
