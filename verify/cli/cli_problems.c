@@ -2,14 +2,16 @@
  * manifest, validate its hidden-dims generator (KC_CHECK_DRAWS draws), the "vary" of its
  * constant inputs and params and its value classes ("values"), and verify every reference in
  * compile-only mode (parse, policy,
- * sandboxed NVRTC compile, entry points), in parallel; --show-reference prints
- * one reference as loaded; --draw prints drawn hidden dims as JSON lines. */
+ * sandboxed NVRTC compile, entry points), in parallel; --json prints the list or the check as
+ * one JSON object instead of text; --show-reference prints one reference as loaded; --draw
+ * prints drawn hidden dims as JSON lines. */
 #include "common/cli.h"
 #include "common/error.h"
 #include "common/problem.h"
 #include "verify/cli/verify_cli.h"
 
 #include <errno.h>
+#include <jansson.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -100,7 +102,42 @@ static void *check_thread(void *arg)
     }
 }
 
-static int run_checks(char **ids, int n, int json)
+static const char *const gen_names[] = {"unloaded", "valid", "missing", "invalid"};
+
+/* One problem's check as JSON: ok, the reference's compile, the generator's state, the reports. */
+static json_t *check_json(const struct check_job *job, int i)
+{
+    int gen_fails = job->gen[i] == GEN_BAD || job->gen[i] == GEN_MISSING;
+    return json_pack("{s:s, s:b, s:{s:b, s:o, s:o}, s:s, s:o}", "id", job->ids[i], "ok",
+                     job->ok[i] && !gen_fails, "reference", "compiled", job->ok[i], "compile_ms",
+                     job->ok[i] ? json_real(job->ms[i]) : json_null(), "error",
+                     job->reports[i].len ? json_string(job->reports[i].buf) : json_null(),
+                     "generator", gen_names[job->gen[i]], "generator_report",
+                     gen_fails && job->gen_reports[i].len ? json_string(job->gen_reports[i].buf)
+                                                          : json_null());
+}
+
+static void print_json(json_t *doc)
+{
+    json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6));
+    putchar('\n');
+    json_decref(doc);
+}
+
+/* The text of a check: a line per problem (only failures with json), then the totals. */
+static void check_text(const struct check_job *job, int i)
+{
+    int gen_fails = job->gen[i] == GEN_BAD || job->gen[i] == GEN_MISSING;
+    if (!job->ok[i] || gen_fails)
+        printf("FAIL %s\n  %s%s%s\n", job->ids[i], sb_str(&job->reports[i]),
+               job->reports[i].len && job->gen_reports[i].len ? "\n  " : "",
+               gen_fails ? sb_str(&job->gen_reports[i]) : "");
+    else
+        printf("ok   %-48s reference compiled in %.0f ms%s\n", job->ids[i], job->ms[i],
+               job->gen[i] == GEN_OK ? "; hidden dims valid" : "; no hidden generator");
+}
+
+static int run_checks(char **ids, int n, const char *suite, int json)
 {
     kv_options o;
     kv_options_default(&o);
@@ -125,28 +162,34 @@ static int run_checks(char **ids, int n, int json)
     for (int t = 0; t < threads; t++)
         pthread_join(tid[t], NULL);
     int compiled = 0, generators = 0, missing = 0, bad = 0;
+    json_t *list = json_array();
     for (int i = 0; i < n; i++) {
         compiled += job.ok[i];
         generators += job.gen[i] == GEN_OK || job.gen[i] == GEN_BAD;
         missing += job.gen[i] == GEN_MISSING;
         bad += job.gen[i] == GEN_BAD;
-        int gen_fails = job.gen[i] == GEN_BAD || job.gen[i] == GEN_MISSING;
-        if (!job.ok[i] || gen_fails)
-            printf("FAIL %s\n  %s%s%s\n", ids[i], sb_str(&job.reports[i]),
-                   job.reports[i].len && job.gen_reports[i].len ? "\n  " : "",
-                   gen_fails ? sb_str(&job.gen_reports[i]) : "");
-        else if (!json)
-            printf("ok   %-48s reference compiled in %.0f ms%s\n", ids[i], job.ms[i],
-                   job.gen[i] == GEN_OK ? "; hidden dims valid" : "; no hidden generator");
+        if (json)
+            json_array_append_new(list, check_json(&job, i));
+        else
+            check_text(&job, i);
         sb_free(&job.reports[i]), sb_free(&job.gen_reports[i]);
     }
-    if (bad)
-        printf("%d generators, %d with an invalid draw\n", generators, bad);
-    else if (generators)
-        printf("%d generators, %d draws each, all valid\n", generators, KC_CHECK_DRAWS);
-    if (missing)
-        printf("%d manifests without a generator, a vary or the value classes\n", missing);
-    printf("%d problems, %d references compiled\n", n, compiled);
+    if (json) {
+        print_json(json_pack("{s:s, s:s, s:o, s:{s:i, s:i, s:i, s:i, s:i, s:i}}", "format",
+                             "kcorpus-problems-check v1", "suite", suite, "problems", list,
+                             "summary", "problems", n, "references_compiled", compiled,
+                             "generators", generators, "generators_invalid", bad,
+                             "manifests_incomplete", missing, "draws_each", KC_CHECK_DRAWS));
+    } else {
+        json_decref(list);
+        if (bad)
+            printf("%d generators, %d with an invalid draw\n", generators, bad);
+        else if (generators)
+            printf("%d generators, %d draws each, all valid\n", generators, KC_CHECK_DRAWS);
+        if (missing)
+            printf("%d manifests without a generator, a vary or the value classes\n", missing);
+        printf("%d problems, %d references compiled\n", n, compiled);
+    }
     free(job.reports), free(job.ok), free(job.ms), free(job.gen), free(job.gen_reports);
     pthread_mutex_destroy(&job.lock);
     kv_service_stop(job.svc);
@@ -154,21 +197,45 @@ static int run_checks(char **ids, int n, int json)
     return compiled == n && !bad && !missing ? 0 : 1;
 }
 
-static int list_problems(char **ids, int n)
+/* A problem of the list as JSON: its id, title, suite, level, KernelBench id (null when not
+ * from KernelBench) and why it is degenerate (null when it is not); an invalid one: its error. */
+static json_t *problem_json(const char *id, const problem *p, const char *error)
+{
+    if (!p)
+        return json_pack("{s:s, s:b, s:s}", "id", id, "valid", 0, "error", error);
+    return json_pack("{s:s, s:b, s:s, s:s, s:i, s:o, s:o}", "id", p->id, "valid", 1, "title",
+                     p->title, "suite", p->suite, "level", p->level, "kernelbench_id",
+                     p->kernelbench_id ? json_integer(p->kernelbench_id) : json_null(),
+                     "degenerate", p->degenerate ? json_string(p->degenerate) : json_null());
+}
+
+static int list_problems(char **ids, int n, const char *suite, int json)
 {
     int bad = 0;
+    json_t *list = json_array();
     for (int i = 0; i < n; i++) {
         problem p;
         strbuf err = STRBUF_INIT;
         if (problem_load_by_id(ids[i], &p, &err)) {
-            printf("%-40s (invalid: %s)\n", ids[i], err.buf);
+            if (json)
+                json_array_append_new(list, problem_json(ids[i], NULL, err.buf));
+            else
+                printf("%-40s (invalid: %s)\n", ids[i], err.buf);
             bad = 1;
         } else {
-            printf("%-40s %s\n", p.id, p.title);
+            if (json)
+                json_array_append_new(list, problem_json(ids[i], &p, NULL));
+            else
+                printf("%-40s %s\n", p.id, p.title);
             problem_free(&p);
         }
         sb_free(&err);
     }
+    if (json)
+        print_json(json_pack("{s:s, s:s, s:i, s:o}", "format", "kcorpus-problems v1", "suite",
+                             suite, "count", n, "problems", list));
+    else
+        json_decref(list);
     return bad;
 }
 
@@ -246,7 +313,7 @@ int cli_problems(int argc, char **argv)
         sb_free(&root), sb_free(&err);
         return 4;
     }
-    int status = check ? run_checks(ids, n, json) : list_problems(ids, n);
+    int status = check ? run_checks(ids, n, suite, json) : list_problems(ids, n, suite, json);
     problems_free_ids(ids, n);
     sb_free(&root), sb_free(&err);
     return status;

@@ -18,7 +18,8 @@
     "        extract, check policy and compile in the sandbox (no GPU needed)\n"
 #define PROBLEMS_BLOCK \
     "problems [--suite S] [--check] [--json]\n" \
-    "        list a suite's problems; --check validates every manifest and compiles every reference\n" \
+    "        list a suite's problems; --check validates every manifest and compiles every reference;\n" \
+    "        --json: the list or the check as one JSON object\n" \
     "  problems --show-reference ID\n" \
     "        print a problem's reference as the verifier uses it (shared kernel files expanded)\n" \
     "  problems --draw ID [--seed S] [--count N]\n" \
