@@ -777,15 +777,60 @@ static void describe_dims(const struct dims_ctx *d, strbuf *out)
     launch_describe_dims(d->label, d->env, d->n_dims, out);
 }
 
-/* Evaluates expr under d; on failure or outside [lo, hi] fails naming the line and what the
- * value is (printf-style: formatted only on failure). */
-__attribute__((format(printf, 7, 8)))
-static int eval_in_range(const struct dims_ctx *d, int line, const char *expr, int64_t lo,
-                         int64_t hi, int64_t *out, const char *what_fmt, ...)
+/* The expressions of a launch compiled under one dims set, at its first launch of the walk:
+ * its loop variables then sit in the env where they sit at every later launch of it. */
+struct launch_progs {
+    int ready;
+    expr_prog grid[3], block[3], smem, args[KC_MAX_ARGS]; /* args: integers and offsets */
+};
+
+static void compile_launch(const launch *l, const dimset *env, struct launch_progs *lp)
+{
+    strbuf e = STRBUF_INIT; /* a failure leaves the program empty: the evaluator says why */
+    for (int k = 0; k < 3; k++) {
+        expr_compile(l->grid[k], env, &lp->grid[k], &e);
+        expr_compile(l->block[k], env, &lp->block[k], &e);
+    }
+    expr_compile(l->smem, env, &lp->smem, &e);
+    for (int i = 0; i < l->n_args; i++) {
+        const launch_arg *a = &l->args[i];
+        if (a->kind == KC_ARG_INT || a->kind == KC_ARG_OFFSET)
+            expr_compile(a->kind == KC_ARG_INT ? a->text : a->offset, env, &lp->args[i], &e);
+    }
+    lp->ready = 1;
+    sb_free(&e);
+}
+
+static void free_launch_progs(struct launch_progs *lp)
+{
+    for (int k = 0; k < 3; k++)
+        expr_prog_free(&lp->grid[k]), expr_prog_free(&lp->block[k]);
+    expr_prog_free(&lp->smem);
+    for (int i = 0; i < KC_MAX_ARGS; i++)
+        expr_prog_free(&lp->args[i]);
+    lp->ready = 0;
+}
+
+/* expr's value under d: its compiled program where it has one and it runs, else (and for every
+ * failure, whose message goes in e) the evaluator. */
+static int value_of(const struct dims_ctx *d, const char *expr, const expr_prog *prog,
+                    int64_t *v, strbuf *e)
+{
+    if (prog && prog->ops && expr_run(prog, d->env->values, v) == 0)
+        return 0;
+    return expr_eval(expr, d->env, v, e);
+}
+
+/* Evaluates expr (compiled as prog, or NULL) under d; on failure or outside [lo, hi] fails
+ * naming the line and what the value is (printf-style: formatted only on failure). */
+__attribute__((format(printf, 8, 9)))
+static int eval_in_range(const struct dims_ctx *d, int line, const char *expr,
+                         const expr_prog *prog, int64_t lo, int64_t hi, int64_t *out,
+                         const char *what_fmt, ...)
 {
     strbuf e = STRBUF_INIT;
     int64_t v = 0;
-    int rc = expr_eval(expr, d->env, &v, &e);
+    int rc = value_of(d, expr, prog, &v, &e);
     if (out)
         *out = v;
     if (!rc && v >= lo && v <= hi) {
@@ -816,14 +861,17 @@ static enum kc_dtype buffer_dtype(const problem *p, const launch_unit *u, int t)
     return u->scratch[t - p->n_inputs - p->n_outputs].dtype;
 }
 
-/* Argument i, NAME[INDEX]: the index within [0, numel of NAME]. */
-static int check_offset(const struct dims_ctx *d, const launch *l, int i)
+/* Argument i, NAME[INDEX] (compiled as prog): the index within [0, numel of NAME]. */
+static int check_offset(const struct dims_ctx *d, const launch *l, int i, const expr_prog *prog)
 {
     const launch_arg *a = &l->args[i];
+    enum kc_dtype dtype = buffer_dtype(d->p, d->u, a->tensor);
+    int64_t index, bytes, numel = d->numel[a->tensor];
+    if (prog->ops && expr_run(prog, d->env->values, &index) == 0 && index >= 0 && index <= numel &&
+        !__builtin_mul_overflow(index, (int64_t)dtype_size(dtype), &bytes))
+        return 0;
     strbuf e = STRBUF_INIT;
-    int64_t bytes;
-    int rc = launch_offset_bytes(a, d->env, d->numel[a->tensor], buffer_dtype(d->p, d->u, a->tensor),
-                                 &bytes, &e);
+    int rc = launch_offset_bytes(a, d->env, numel, dtype, &bytes, &e);
     if (rc) {
         strbuf where = STRBUF_INIT;
         describe_dims(d, &where);
@@ -835,7 +883,8 @@ static int check_offset(const struct dims_ctx *d, const launch *l, int i)
     return rc;
 }
 
-static int check_launch_values(const struct dims_ctx *d, const launch *l)
+static int check_launch_values(const struct dims_ctx *d, const launch *l,
+                               const struct launch_progs *lp)
 {
     static const char *axis[3] = {"x", "y", "z"};
     const int64_t grid_max[3] = {KC_MAX_GRID_X, KC_MAX_GRID_YZ, KC_MAX_GRID_YZ};
@@ -843,10 +892,10 @@ static int check_launch_values(const struct dims_ctx *d, const launch *l)
     int64_t block[3], threads = 1;
     int rc = 0;
     for (int k = 0; k < 3 && !rc; k++) {
-        rc = eval_in_range(d, l->line, l->grid[k], 0, grid_max[k], NULL, "grid.%s of %s", axis[k],
-                           l->kernel);
+        rc = eval_in_range(d, l->line, l->grid[k], &lp->grid[k], 0, grid_max[k], NULL,
+                           "grid.%s of %s", axis[k], l->kernel);
         if (!rc)
-            rc = eval_in_range(d, l->line, l->block[k], 1, block_max[k], &block[k],
+            rc = eval_in_range(d, l->line, l->block[k], &lp->block[k], 1, block_max[k], &block[k],
                                "block.%s of %s", axis[k], l->kernel);
         threads *= rc ? 1 : block[k]; /* each factor is at most 1024: no overflow */
     }
@@ -858,14 +907,14 @@ static int check_launch_values(const struct dims_ctx *d, const launch *l)
         sb_free(&where);
     }
     if (!rc)
-        rc = eval_in_range(d, l->line, l->smem, 0, KC_MAX_DYNAMIC_SMEM, NULL,
+        rc = eval_in_range(d, l->line, l->smem, &lp->smem, 0, KC_MAX_DYNAMIC_SMEM, NULL,
                            "dynamic shared memory of %s", l->kernel);
     for (int i = 0; i < l->n_args && !rc; i++) {
         if (l->args[i].kind == KC_ARG_INT)
-            rc = eval_in_range(d, l->line, l->args[i].text, INT64_MIN, INT64_MAX, NULL,
-                               "argument %d of %s", i + 1, l->kernel);
+            rc = eval_in_range(d, l->line, l->args[i].text, &lp->args[i], INT64_MIN, INT64_MAX,
+                               NULL, "argument %d of %s", i + 1, l->kernel);
         else if (l->args[i].kind == KC_ARG_OFFSET)
-            rc = check_offset(d, l, i);
+            rc = check_offset(d, l, i, &lp->args[i]);
     }
     return rc;
 }
@@ -876,7 +925,7 @@ static int check_scratch_values(const struct dims_ctx *d, const launch_unit *u)
     for (int i = 0; i < u->n_scratch; i++) {
         const scratch_spec *s = &u->scratch[i];
         int64_t n, bytes;
-        if (eval_in_range(d, s->line, s->count, 0, INT64_MAX, &n,
+        if (eval_in_range(d, s->line, s->count, NULL, 0, INT64_MAX, &n,
                           "the element count of scratch %s", s->name))
             return -1;
         if (__builtin_mul_overflow(n, (int64_t)dtype_size(s->dtype), &bytes) ||
@@ -915,7 +964,8 @@ static int buffer_sizes(const struct dims_ctx *d, int64_t *numel)
     }
     for (int i = 0; i < d->u->n_scratch && !rc; i++) {
         const scratch_spec *s = &d->u->scratch[i];
-        rc = eval_in_range(d, s->line, s->count, 0, INT64_MAX, &numel[p->n_inputs + p->n_outputs + i],
+        rc = eval_in_range(d, s->line, s->count, NULL, 0, INT64_MAX,
+                           &numel[p->n_inputs + p->n_outputs + i],
                            "the element count of scratch %s", s->name);
     }
     sb_free(&e);
@@ -923,7 +973,7 @@ static int buffer_sizes(const struct dims_ctx *d, int64_t *numel)
 }
 
 /* One dims set: every launch of the expanded schedule, in the order it runs (its loop
- * variables bound), then the scratch sizes. */
+ * variables bound), then the scratch sizes. Each launch's expressions are compiled once. */
 static int check_set(const struct dims_ctx *d)
 {
     int64_t numel[2 * KC_MAX_TENSORS + KC_MAX_SCRATCH];
@@ -935,9 +985,16 @@ static int check_set(const struct dims_ctx *d)
     struct dims_ctx in = *d;
     in.env = &it.env;
     in.numel = numel;
+    struct launch_progs progs[KC_MAX_LAUNCHES];
+    memset(progs, 0, sizeof progs);
     int i, rc = 0;
-    while (!rc && (i = launch_iter_next(&it)) >= 0)
-        rc = check_launch_values(&in, &d->u->launches[i]);
+    while (!rc && (i = launch_iter_next(&it)) >= 0) {
+        if (!progs[i].ready)
+            compile_launch(&d->u->launches[i], &it.env, &progs[i]);
+        rc = check_launch_values(&in, &d->u->launches[i], &progs[i]);
+    }
+    for (int k = 0; k < d->u->n_launches; k++)
+        free_launch_progs(&progs[k]);
     launch_iter_free(&it);
     return rc || check_scratch_values(d, d->u) ? -1 : 0;
 }

@@ -1,4 +1,6 @@
-/* expr: recursive-descent evaluator for dim expressions (see expr.h). */
+/* expr: recursive-descent evaluator for dim expressions (see expr.h). The same parser collects
+ * names (expr_names) and compiles to a postfix program (expr_compile, run by expr_run with the
+ * evaluator's semantics). */
 #include "common/expr.h"
 #include "common/error.h"
 
@@ -56,7 +58,25 @@ struct parser {
     /* name collection mode */
     char (*names)[64];
     int max_names, n_names;
+    /* compile mode: the program so far (room for one op per byte of text) */
+    struct expr_op *ops;
+    int n_ops;
 };
+
+enum expr_opcode { OP_PUSH, OP_LOAD, OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MOD, OP_CDIV, OP_MIN,
+                   OP_MAX, OP_NEG };
+
+struct expr_op {
+    enum expr_opcode code;
+    int64_t arg; /* OP_PUSH: the literal; OP_LOAD: the position of the name in the env */
+};
+
+/* Appends an op in compile mode; values in compile mode mean nothing (0). */
+static int64_t emit(struct parser *ps, enum expr_opcode code, int64_t arg)
+{
+    ps->ops[ps->n_ops++] = (struct expr_op){code, arg};
+    return 0;
+}
 
 static int64_t fail(struct parser *ps, const char *fmt, const char *arg)
 {
@@ -95,6 +115,8 @@ static int64_t arith(struct parser *ps, enum arith op, int64_t a, int64_t b)
 {
     if (ps->names)
         return 1; /* name collection has no values (names are 1, '/' is skipped): no overflow */
+    if (ps->ops)
+        return emit(ps, op == ADD ? OP_ADD : op == SUB ? OP_SUB : OP_MUL, 0);
     int64_t out = 0;
     int overflow = op == ADD   ? __builtin_add_overflow(a, b, &out)
                    : op == SUB ? __builtin_sub_overflow(a, b, &out)
@@ -124,6 +146,8 @@ static int64_t divide(struct parser *ps, char op, int64_t a, int64_t b)
 
 static int64_t apply_call(struct parser *ps, const char *name, int64_t a, int64_t b)
 {
+    if (ps->ops)
+        return emit(ps, !strcmp(name, "min") ? OP_MIN : !strcmp(name, "max") ? OP_MAX : OP_CDIV, 0);
     if (strcmp(name, "min") == 0)
         return a < b ? a : b;
     if (strcmp(name, "max") == 0)
@@ -159,6 +183,9 @@ static int64_t lookup_name(struct parser *ps, const char *name)
         snprintf(ps->names[ps->n_names++], 64, "%s", name);
         return 1;
     }
+    for (int i = 0; ps->ops && i < ps->env->n; i++)
+        if (strcmp(ps->env->names[i], name) == 0)
+            return emit(ps, OP_LOAD, i);
     int64_t v;
     if (!dimset_get(ps->env, name, &v))
         return fail(ps, "unknown name '%s'", name);
@@ -189,7 +216,7 @@ static int64_t parse_literal(struct parser *ps)
         ps->p++;
     if (isalnum((unsigned char)*ps->p) || *ps->p == '_' || *ps->p == '.')
         return fail(ps, "%smalformed integer literal", "");
-    return v;
+    return ps->ops ? emit(ps, OP_PUSH, v) : v;
 }
 
 static int64_t parse_primary(struct parser *ps)
@@ -203,7 +230,7 @@ static int64_t parse_primary(struct parser *ps)
     }
     if (accept(ps, '-')) {
         int64_t v = nested(ps, parse_primary);
-        return arith(ps, SUB, 0, v);
+        return ps->ops && !ps->failed ? emit(ps, OP_NEG, 0) : arith(ps, SUB, 0, v);
     }
     if (isdigit((unsigned char)*ps->p))
         return parse_literal(ps);
@@ -245,6 +272,8 @@ static int64_t parse_product(struct parser *ps)
             return 0;
         if (op == '*')
             v = arith(ps, MUL, v, r);
+        else if (ps->ops)
+            v = emit(ps, op == '/' ? OP_DIV : OP_MOD, 0);
         else if (!ps->names)
             v = divide(ps, op, v, r);
     }
@@ -302,6 +331,74 @@ int expr_eval(const char *text, const dimset *env, int64_t *out, strbuf *err)
 {
     struct parser ps = {.text = text, .p = text, .env = env, .err = err};
     return run_parser(&ps, out);
+}
+
+int expr_compile(const char *text, const dimset *env, expr_prog *out, strbuf *err)
+{
+    size_t len = strnlen(text, KC_EXPR_MAX_LEN + 1);
+    struct parser ps = {.text = text, .p = text, .env = env, .err = err,
+                        .ops = xmalloc((len + 1) * sizeof(struct expr_op))};
+    out->n = 0;
+    out->ops = NULL;
+    if (run_parser(&ps, NULL)) {
+        free(ps.ops);
+        return -1;
+    }
+    out->n = ps.n_ops;
+    out->ops = ps.ops;
+    return 0;
+}
+
+/* One operator on the two values under the top of the stack, as the evaluator computes it. */
+static int run_binary(enum expr_opcode code, int64_t a, int64_t b, int64_t *out)
+{
+    switch (code) {
+    case OP_ADD: return __builtin_add_overflow(a, b, out) ? -1 : 0;
+    case OP_SUB: return __builtin_sub_overflow(a, b, out) ? -1 : 0;
+    case OP_MUL: return __builtin_mul_overflow(a, b, out) ? -1 : 0;
+    case OP_MIN: *out = a < b ? a : b; return 0;
+    case OP_MAX: *out = a > b ? a : b; return 0;
+    default: break;
+    }
+    if (b == 0)
+        return -1;
+    if (b == -1) { /* INT64_MIN / -1 overflows; INT64_MIN % -1 is 0 */
+        *out = 0;
+        return code == OP_MOD ? 0 : __builtin_sub_overflow(0, a, out) ? -1 : 0;
+    }
+    *out = code == OP_DIV   ? a / b
+           : code == OP_MOD ? a % b
+                            : a / b + ((a % b != 0) && ((a < 0) == (b < 0)));
+    return 0;
+}
+
+int expr_run(const expr_prog *prog, const int64_t *values, int64_t *out)
+{
+    int64_t stack[KC_EXPR_MAX_LEN + 1];
+    int top = 0;
+    for (int i = 0; i < prog->n; i++) {
+        const struct expr_op *op = &prog->ops[i];
+        if (op->code == OP_PUSH)
+            stack[top++] = op->arg;
+        else if (op->code == OP_LOAD)
+            stack[top++] = values[op->arg];
+        else if (op->code == OP_NEG) {
+            if (__builtin_sub_overflow(0, stack[top - 1], &stack[top - 1]))
+                return -1;
+        } else if (run_binary(op->code, stack[top - 2], stack[top - 1], &stack[top - 2]))
+            return -1;
+        else
+            top--;
+    }
+    *out = stack[0];
+    return 0;
+}
+
+void expr_prog_free(expr_prog *prog)
+{
+    free(prog->ops);
+    prog->ops = NULL;
+    prog->n = 0;
 }
 
 int expr_names(const char *text, char names[][64], int max, strbuf *err)

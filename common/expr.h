@@ -5,7 +5,8 @@
  * Division or modulo by zero and int64 overflow of any operator (INT64_MIN / -1,
  * cdiv(INT64_MIN, -1), -INT64_MIN, literals past 2^63-1) are errors, never UB.
  * Text longer than KC_EXPR_MAX_LEN or nested deeper than KC_EXPR_MAX_DEPTH is
- * refused before it is parsed. There are no shifts or other operators. */
+ * refused before it is parsed. There are no shifts or other operators. An expression can also
+ * be compiled once and run many times (expr_compile, expr_run). */
 #ifndef KC_EXPR_H
 #define KC_EXPR_H
 #include "common/strbuf.h"
@@ -30,6 +31,22 @@ int dimset_set(dimset *d, const char *name, int64_t value);
 int dimset_get(const dimset *d, const char *name, int64_t *value);
 
 int expr_eval(const char *text, const dimset *env, int64_t *out, strbuf *err);
+
+/* A compiled expression: parsed once, its names resolved to positions in an environment, then
+ * run on that environment's values without parsing (the CPU checks evaluate each expression of
+ * a launch at every launch of an expanded schedule). It computes what expr_eval computes; it
+ * fails where expr_eval fails, without a message: ask expr_eval for the message. */
+typedef struct expr_prog {
+    int n;
+    struct expr_op *ops; /* postfix */
+} expr_prog;
+/* Compiles text against env's names (-1 with expr_eval's message on a syntax error or an
+ * unknown name; out then holds nothing). */
+int expr_compile(const char *text, const dimset *env, expr_prog *out, strbuf *err);
+/* Runs a compiled expression on values laid out as the env it was compiled against: 0 and the
+ * value, or -1 (overflow, division by zero). */
+int expr_run(const expr_prog *prog, const int64_t *values, int64_t *out);
+void expr_prog_free(expr_prog *prog);
 /* Fills names used in an expression; returns the count, or -1 on a syntax error or when
  * more than max distinct names are used. */
 int expr_names(const char *text, char names[][64], int max, strbuf *err);

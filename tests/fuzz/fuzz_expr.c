@@ -1,7 +1,9 @@
 /* fuzz_expr: libFuzzer target for the dim-expression evaluator (common/expr.c),
  * which reads manifests' shapes and candidates' launch/scratch expressions.
  * Properties: no crash, UB or leak; an error always says why; whatever
- * expr_eval accepts, expr_names (same grammar, no arithmetic) accepts too. */
+ * expr_eval accepts, expr_names (same grammar, no arithmetic) accepts too; a
+ * compiled expression (expr_compile, expr_run) succeeds exactly where expr_eval
+ * does, with the same value. */
 #include "common/expr.h"
 #include "fuzz_common.h"
 
@@ -34,6 +36,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     FZ_CHECK(eval_rc != 0 || n >= 0);
     for (int i = 0; i < n; i++)
         FZ_CHECK(memchr(names[i], '\0', 64) != NULL);
+    expr_prog prog;
+    int64_t w = 0;
+    sb_reset(&err);
+    int run_rc = expr_compile(text, env(), &prog, &err);
+    FZ_CHECK(run_rc == 0 || err.len > 0);
+    if (run_rc == 0)
+        run_rc = expr_run(&prog, env()->values, &w);
+    FZ_CHECK(run_rc == eval_rc);
+    FZ_CHECK(run_rc != 0 || w == v);
+    expr_prog_free(&prog);
     sb_free(&err);
     free(text);
     return 0;

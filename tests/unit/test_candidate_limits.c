@@ -91,6 +91,45 @@ static void test_expr_int64_edges(void **state)
     dimset_free(&d);
 }
 
+/* A compiled expression (expr_compile, expr_run: the checks over an expanded schedule) succeeds
+ * exactly where expr_eval does, with the same value, at every edge above; a name resolves to its
+ * position in the env it was compiled against. */
+static void test_expr_compiled_agrees(void **state)
+{
+    (void)state;
+    dimset d = {0};
+    dimset_set(&d, "N", 10);
+    strbuf err = STRBUF_INIT;
+    for (size_t i = 0; i < sizeof(expr_cases) / sizeof(expr_cases[0]); i++) {
+        const struct expr_case *c = &expr_cases[i];
+        expr_prog prog;
+        int64_t v = 12345;
+        int rc = expr_compile(c->text, &d, &prog, &err);
+        if (rc == 0)
+            rc = expr_run(&prog, d.values, &v);
+        if (c->ok && (rc != 0 || v != c->value))
+            fail_msg("'%s' compiled: expected %lld, got rc %d value %lld", c->text,
+                     (long long)c->value, rc, (long long)v);
+        if (!c->ok && rc != -1)
+            fail_msg("'%s' compiled: expected a failure, got %lld", c->text, (long long)v);
+        expr_prog_free(&prog);
+    }
+    dimset_set(&d, "T", 3);
+    expr_prog prog;
+    int64_t v, values[2] = {7, 5};
+    assert_int_equal(expr_compile("cdiv(N * T, 2) - min(T, N) % 2", &d, &prog, &err), 0);
+    assert_int_equal(expr_run(&prog, d.values, &v), 0);
+    assert_int_equal(v, 14);
+    assert_int_equal(expr_run(&prog, values, &v), 0); /* N=7, T=5 */
+    assert_int_equal(v, 17);
+    expr_prog_free(&prog);
+    assert_int_equal(expr_compile("N + Q", &d, &prog, &err), -1);
+    assert_string_equal(err.buf, "unknown name 'Q' in expression 'N + Q'");
+    assert_null(prog.ops);
+    sb_free(&err);
+    dimset_free(&d);
+}
+
 static char *repeat(const char *unit, int n, const char *middle, const char *closing)
 {
     strbuf s = STRBUF_INIT;
@@ -389,6 +428,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_expr_int64_edges),
+        cmocka_unit_test(test_expr_compiled_agrees),
         cmocka_unit_test(test_expr_depth_and_length),
         cmocka_unit_test(test_expr_names),
         cmocka_unit_test(test_launch_values_checked_under_every_dim_set),
