@@ -62,6 +62,35 @@ for e in sorted(exprs):
 for j, _, src in problems:
     lines = [l for l in src.decode().splitlines() if "@launch" in l or "@scratch" in l]
     add("launch", j["id"] + "\n" + "\n".join(lines) + "\n")
+# launch: whole networks (issue 38): // @for loops (nested, FIRST > 0, no trips, at the launch
+# cap) and NAME[INDEX] offsets (at 0 and numel, into scratch), and their errors.
+NETWORK_SEEDS = [
+    "level1/023_softmax\n// @scratch act f32[2*B*D]\n// @for l in 0..3\n"
+    "// @launch layer<<<dim3(cdiv(D, 256), B), 256, 4*l>>>(x[0], act[(l % 2)*B*D], w[l], D, l);\n"
+    "//   @for t in 1..B\n//     @for h in 0..2\n"
+    "// @launch step<<<cdiv(D, 256), 256>>>(act[t*D], y[(t - 1)*D], t, h, l);\n"
+    "//     @end\n//   @end\n// @end\n// @launch last<<<1, 1>>>(act[B*D], y[B*D]);\n",
+    "level1/019_relu\n// @scratch ping f32[2*B*D]\n// @for l in 0..8\n"
+    "// @launch relu<<<cdiv(B*D, 256), 256>>>(ping[(l % 2)*B*D], ping[((l + 1) % 2)*B*D], B*D);\n"
+    "// @end\n// @launch relu<<<cdiv(B*D, 256), 256>>>(ping[0], y, B*D);\n",
+    "level1/023_softmax\n// @for t in 0..B\n// @launch cell<<<1, 256>>>(x[t*D], y[t*D], t, D - t);\n"
+    "// @end\n",
+    "level1/023_softmax\n// @for a in 0..2\n// @for b in 0..2\n// @for c in 0..2\n// @for d in 0..2\n"
+    "// @launch k<<<a + 1, b + 1, c*d>>>(x[a*b], y[c*d], a + b + c + d);\n// @end\n// @end\n// @end\n"
+    "// @end\n",
+    "level1/023_softmax\n// @for i in 0..256\n// @for j in 0..256\n// @launch k<<<1, 1>>>(x, y, i*j);\n"
+    "// @end\n// @end\n",
+    "level1/023_softmax\n// @for i in B..0\n// @launch k<<<0 - 1, 1>>>(x, y);\n// @end\n"
+    "// @for j in 0 - 3..min(B - 3, 2)\n// @launch k<<<1, 1>>>(x[j + 3], y[B*D]);\n// @end\n",
+    "level1/023_softmax\n// @for l in 0..2\n// @launch k<<<1, 1>>>(x, y);\n",
+    "level1/023_softmax\n// @launch k<<<1, 1>>>(x, y);\n// @end\n// @for l in 0:2\n",
+    "level1/023_softmax\n// @for l in 0..2\n// @scratch s f32[l]\n// @launch k<<<1, 1>>>(x, s[l]);\n"
+    "// @end\n",
+    "level1/020_leaky_relu\n// @for i in 0..B\n// @launch k<<<1, 1>>>(x[i*D], y[i*D + D], negative_slope, i);"
+    "\n// @end\n",
+]
+for seed in NETWORK_SEEDS:
+    add("launch", seed)
 for i, (j, _, src) in enumerate(problems):
     if i % 4 == 0:
         s = src.decode()
