@@ -1,5 +1,6 @@
 /* prompt_text: the two texts that open every conversation with the model: the system message
- * (the kc-cuda v1 contract with one worked example) and a problem's spec (see prompt_text.h).
+ * (the kc-cuda v1 contract with one worked example; loops and offsets, docs/CANDIDATE_FORMAT.md,
+ * in one paragraph) and a problem's spec (see prompt_text.h).
  * kcollect sends them, problem_register stores the spec, and kexport writes them where no
  * request was recorded, so that a record's prompt is the prompt the model sees. */
 #include "common/prompt_text.h"
@@ -57,6 +58,13 @@ static const char system_text[] =
     "- Scratch buffers you need: // @scratch NAME DTYPE[COUNT]   (for example "
     "// @scratch partial f32[B*64]). Scratch and outputs are filled with garbage before your "
     "kernels run: initialise what you read and write every output element.\n"
+    "- Repetition (layers, time steps): // @for l in 0..L ... // @end repeats the launch lines "
+    "between (nestable 4 deep; l usable in their expressions; bounds over dims; at most 65536 "
+    "launches in all). An argument NAME[INDEX] passes a pointer to element INDEX of a tensor or "
+    "scratch buffer (a layer's weights, a time step's slice), e.g. for x of shape [T, B, H]:\n"
+    "  // @for t in 0..T\n"
+    "  // @launch cell<<<B, 256>>>(x[t*B*H], h, H, t);\n"
+    "  // @end\n"
     "- Your kernels also run on other sizes than the default dims (odd ones, such as 4097 or "
     "1): guard every index, never hard-code a dim, use 64-bit indices when a count can exceed "
     "2^31, and keep grid.y and grid.z at most 65535, a block at most 1024 threads, dynamic "
