@@ -45,7 +45,9 @@
 #define MERGE_SYNOPSIS "merge A.db B.db ... -o OUT.db     (-o and --out are one option)\n"
 #define MERGE_TEXT \
     "    every source is first checked as verify-db checks it; one that fails refuses the\n" \
-    "    merge before anything is written (a new OUT.db is then not left behind)\n"
+    "    merge before anything is written (a new OUT.db is then not left behind). A\n" \
+    "    trajectory collected twice (the same run in two databases) is kept once when its\n" \
+    "    answers are the same, else the second is kept apart in a run of its own\n"
 #define VERIFY_DB_SYNOPSIS "verify-db --db FILE\n"
 #define VERIFY_DB_TEXT \
     "    checks a database before you trust it: SQLite's integrity_check, the schema\n" \
@@ -172,6 +174,19 @@ static int run_command(int argc, char **argv)
     return 0;
 }
 
+/* What a merge did with trajectories collected twice (the same run identity in two databases). */
+static void merge_twice_note(const curate_merge_counts *c)
+{
+    if (c->trajectories_same)
+        printf("  %ld trajectories were collected twice with the same answers (the same run, "
+               "problem and sample in two databases): kept once\n", c->trajectories_same);
+    if (c->trajectories_apart)
+        printf("  %ld trajectories were collected twice with other answers (the same run, problem "
+               "and sample): the second ones are kept apart in %s, the same identity collected "
+               "again; kcurate runs lists it, kexport --run keeps it apart\n",
+               c->trajectories_apart, sb_str(&c->apart));
+}
+
 static int merge_command(int argc, char **argv)
 {
     const char *out = NULL;
@@ -199,6 +214,8 @@ static int merge_command(int argc, char **argv)
     printf("merged %d database(s) into %s: %ld rows added, %ld already present, %ld blobs and %ld "
            "problems added\n", n_src, out, c.rows_added, c.rows_known, c.blobs_added,
            c.problems_added);
+    merge_twice_note(&c);
+    sb_free(&c.apart);
     kc_db_close(db);
     free(src);
     sb_free(&err);

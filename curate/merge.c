@@ -4,6 +4,7 @@
 #include "curate/db_check.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -36,6 +37,8 @@ typedef struct merger {
     sqlite3 *db;
     strbuf src_uuid, dst_uuid;
     sqlite3_stmt *src_origin, *dst_lookup, *remember, *map_put;
+    sqlite3_stmt *pre_lookup, *apart_lookup; /* the same run collected twice (below) */
+    sqlite3_stmt *copy_apart;                /* a trajectory kept apart, into its run (?2) */
     curate_merge_counts *counts;
 } merger;
 
@@ -66,8 +69,11 @@ static int step_done(merger *m, sqlite3_stmt *st, strbuf *err)
     return rc == SQLITE_DONE ? 0 : kc_fail(err, "database: %s", sqlite3_errmsg(m->db));
 }
 
-/* The SELECT that reads one source row with its foreign keys translated to destination ids. */
-static int build_copy_sql(merger *m, const table_plan *t, strbuf *sql, strbuf *err)
+/* The SELECT that reads one source row with its foreign keys translated to destination ids;
+ * bound_col (NULL: none) takes parameter 2 instead (a trajectory kept apart: its run; the run
+ * that keeps it: its key). */
+static int build_copy_sql(merger *m, const table_plan *t, const char *bound_col, strbuf *sql,
+                          strbuf *err)
 {
     strbuf cols = STRBUF_INIT, vals = STRBUF_INIT, q = STRBUF_INIT;
     sb_addf(&q, "PRAGMA main.table_info(%s)", t->name);
@@ -84,7 +90,9 @@ static int build_copy_sql(merger *m, const table_plan *t, strbuf *sql, strbuf *e
             if (!strcmp(t->fks[i].column, c))
                 ref = t->fks[i].table;
         sb_addf(&cols, "%s%s", cols.len ? ", " : "", c);
-        if (ref)
+        if (bound_col && !strcmp(c, bound_col))
+            sb_addf(&vals, "%s?2", vals.len ? ", " : "");
+        else if (ref)
             sb_addf(&vals, "%s(SELECT dst_id FROM temp.merge_ids WHERE tbl = '%s' AND src_id = s.%s)",
                     vals.len ? ", " : "", ref, c);
         else
@@ -92,7 +100,7 @@ static int build_copy_sql(merger *m, const table_plan *t, strbuf *sql, strbuf *e
     }
     sqlite3_finalize(st);
     sb_reset(sql);
-    sb_addf(sql, "INSERT INTO main.%s (%s) SELECT %s FROM src.%s s WHERE s.id = ?", t->name,
+    sb_addf(sql, "INSERT INTO main.%s (%s) SELECT %s FROM src.%s s WHERE s.id = ?1", t->name,
             cols.buf, vals.buf, t->name);
     sb_free(&cols);
     sb_free(&vals);
@@ -123,18 +131,25 @@ static int origin_of(merger *m, const char *tbl, sqlite3_int64 id, strbuf *uuid,
     return rc;
 }
 
-/* The destination id of a row born elsewhere, or 0 when the destination lacks it. */
-static sqlite3_int64 known_as(merger *m, const char *tbl, const char *uuid, sqlite3_int64 oid)
+/* Whether the destination knows a row born elsewhere: *id its destination id, or 0 for a row
+ * merged before and deliberately not copied (the destination has its own: a trajectory collected
+ * twice with the same content). */
+static int known_as(merger *m, const char *tbl, const char *uuid, sqlite3_int64 oid,
+                    sqlite3_int64 *id)
 {
-    if (!strcmp(uuid, m->dst_uuid.buf))
-        return oid;
+    *id = 0;
+    if (!strcmp(uuid, m->dst_uuid.buf)) {
+        *id = oid;
+        return 1;
+    }
     sqlite3_bind_text(m->dst_lookup, 1, uuid, -1, SQLITE_STATIC);
     sqlite3_bind_text(m->dst_lookup, 2, tbl, -1, SQLITE_STATIC);
     sqlite3_bind_int64(m->dst_lookup, 3, oid);
-    sqlite3_int64 id = sqlite3_step(m->dst_lookup) == SQLITE_ROW
-                           ? sqlite3_column_int64(m->dst_lookup, 0) : 0;
+    int known = sqlite3_step(m->dst_lookup) == SQLITE_ROW;
+    if (known)
+        *id = sqlite3_column_int64(m->dst_lookup, 0);
     sqlite3_reset(m->dst_lookup);
-    return id;
+    return known;
 }
 
 /* A run with the same run_key already in the destination is the same run (resumed elsewhere). */
@@ -149,6 +164,188 @@ static sqlite3_int64 same_run(merger *m, sqlite3_int64 src_id)
     return id;
 }
 
+/* ---- the same run collected twice ----
+ * Two databases that ran the same collection (the same run identity: the same command on two
+ * machines) hold the same trajectories, (run, problem, sample), each collected twice. A source
+ * trajectory the destination has under the same run, problem and sample, born apart from it (no
+ * merge_map says it is the destination's), is compared by content: its turns in order (prompt,
+ * answer, reasoning, kernel, action, latest verdict) and its status. The same content is the
+ * same trajectory: it and its turns, requests, responses and candidates are the destination's,
+ * and the source's compiles, verifications, timings and race checks of those candidates are not
+ * copied (the destination has its own): merging is idempotent. Other content is another sample
+ * of the same problem under the same settings: it is kept apart, in a run of its own whose
+ * identity is the run's plus "collected_again" (the run key and the source database), so both
+ * answers stay, labelled, and `kexport --run` can keep them apart. */
+
+/* A trajectory's content in schema S as one text (NULL when it has no turn). */
+static void content_sql(strbuf *sql, const char *S, const char *traj)
+{
+    sb_addf(sql, "(SELECT group_concat(x, '|') FROM (SELECT t.turn_index || ':' ||"
+                 " coalesce(t.prompt_sha, '') || ':' || coalesce(r.content_sha, '') || ':' ||"
+                 " coalesce(r.reasoning_sha, '') || ':' || coalesce(c.source_sha, '') || ':' ||"
+                 " coalesce(t.action, '') || ':' || coalesce((SELECT v.verdict FROM %s.verifications v"
+                 " WHERE v.candidate_id = c.id ORDER BY v.id DESC LIMIT 1), '') AS x FROM %s.turns t"
+                 " LEFT JOIN %s.responses r ON r.id = t.response_id LEFT JOIN %s.candidates c ON"
+                 " c.id = t.candidate_id WHERE t.trajectory_id = %s ORDER BY t.turn_index))"
+                 " || (SELECT '#' || status || ':' || coalesce(stop_reason, '') FROM %s.trajectories"
+                 " WHERE id = %s)", S, S, S, S, traj, S, traj);
+}
+
+/* temp.merge_twice: the source trajectories collected twice (same: the same content). */
+static int find_twice(merger *m, strbuf *err)
+{
+    strbuf sql = STRBUF_INIT;
+    sb_adds(&sql, "INSERT INTO temp.merge_twice SELECT s.id, d.id, s.run_id, ");
+    content_sql(&sql, "src", "s.id");
+    sb_adds(&sql, " IS ");
+    content_sql(&sql, "main", "d.id");
+    sb_adds(&sql, " FROM src.trajectories s JOIN src.runs sr ON sr.id = s.run_id"
+                  " JOIN main.runs dr ON dr.run_key = sr.run_key JOIN main.trajectories d ON"
+                  " d.run_id = dr.id AND d.problem_id = s.problem_id AND d.sample_index = s.sample_index"
+                  /* born apart: neither the destination's own row nor one merged before */
+                  " WHERE NOT EXISTS (SELECT 1 FROM (SELECT coalesce((SELECT origin_uuid FROM"
+                  " src.merge_map WHERE tbl = 'trajectories' AND local_id = s.id), ?1) AS ou,"
+                  " coalesce((SELECT origin_id FROM src.merge_map WHERE tbl = 'trajectories' AND"
+                  " local_id = s.id), s.id) AS oi) o WHERE o.ou = ?2 OR EXISTS (SELECT 1 FROM"
+                  " main.merge_map k WHERE k.origin_uuid = o.ou AND k.tbl = 'trajectories' AND"
+                  " k.origin_id = o.oi))");
+    sqlite3_stmt *st = kc_db_prepare(m->db, sql.buf, err);
+    sb_free(&sql);
+    if (!st)
+        return -1;
+    sqlite3_bind_text(st, 1, m->src_uuid.buf, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, m->dst_uuid.buf, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : kc_fail(err, "database: %s", sqlite3_errmsg(m->db));
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* temp.merge_pre: the rows of trajectories collected twice with the same content, mapped to the
+ * destination's (dst_id 0: not copied). */
+static int map_same_content(merger *m, strbuf *err)
+{
+    static const char *const sql =
+        "INSERT OR IGNORE INTO temp.merge_pre SELECT 'trajectories', src_id, dst_id"
+        "  FROM temp.merge_twice WHERE same;"
+        "INSERT OR IGNORE INTO temp.merge_pre SELECT 'turns', st.id, dt.id FROM temp.merge_twice w"
+        "  JOIN src.turns st ON st.trajectory_id = w.src_id JOIN main.turns dt ON"
+        "  dt.trajectory_id = w.dst_id AND dt.turn_index = st.turn_index WHERE w.same;"
+        "INSERT OR IGNORE INTO temp.merge_pre SELECT 'requests', st.request_id, dt.request_id"
+        "  FROM temp.merge_pre p JOIN src.turns st ON st.id = p.src_id JOIN main.turns dt ON"
+        "  dt.id = p.dst_id WHERE p.tbl = 'turns' AND st.request_id IS NOT NULL AND dt.request_id IS NOT NULL;"
+        "INSERT OR IGNORE INTO temp.merge_pre SELECT 'responses', st.response_id, dt.response_id"
+        "  FROM temp.merge_pre p JOIN src.turns st ON st.id = p.src_id JOIN main.turns dt ON"
+        "  dt.id = p.dst_id WHERE p.tbl = 'turns' AND st.response_id IS NOT NULL AND dt.response_id IS NOT NULL;"
+        "INSERT OR IGNORE INTO temp.merge_pre SELECT 'candidates', st.candidate_id, dt.candidate_id"
+        "  FROM temp.merge_pre p JOIN src.turns st ON st.id = p.src_id JOIN main.turns dt ON"
+        "  dt.id = p.dst_id WHERE p.tbl = 'turns' AND st.candidate_id IS NOT NULL AND dt.candidate_id IS NOT NULL;"
+        "INSERT OR IGNORE INTO temp.merge_pre SELECT 'compiles', c.id, 0 FROM src.compiles c"
+        "  WHERE c.candidate_id IN (SELECT src_id FROM temp.merge_pre WHERE tbl = 'candidates');"
+        "INSERT OR IGNORE INTO temp.merge_pre SELECT 'verifications', v.id, 0 FROM src.verifications v"
+        "  WHERE v.candidate_id IN (SELECT src_id FROM temp.merge_pre WHERE tbl = 'candidates');"
+        "INSERT OR IGNORE INTO temp.merge_pre SELECT 'timings', x.id, 0 FROM src.timings x"
+        "  WHERE x.verification_id IN (SELECT src_id FROM temp.merge_pre WHERE tbl = 'verifications');"
+        "INSERT OR IGNORE INTO temp.merge_pre SELECT 'race_checks', r.id, 0 FROM src.race_checks r"
+        "  WHERE r.verification_id IN (SELECT src_id FROM temp.merge_pre WHERE tbl = 'verifications')"
+        "  OR r.new_verification_id IN (SELECT src_id FROM temp.merge_pre WHERE tbl = 'verifications');";
+    return kc_db_exec(m->db, sql, err);
+}
+
+static int prepare_twice(merger *m, strbuf *err)
+{
+    if (kc_db_exec(m->db, "CREATE TEMP TABLE IF NOT EXISTS merge_twice (src_id INTEGER PRIMARY KEY,"
+                          " dst_id INTEGER, src_run INTEGER, same INTEGER); DELETE FROM temp.merge_twice;"
+                          "CREATE TEMP TABLE IF NOT EXISTS merge_pre (tbl TEXT, src_id INTEGER,"
+                          " dst_id INTEGER, PRIMARY KEY (tbl, src_id)); DELETE FROM temp.merge_pre;"
+                          "CREATE TEMP TABLE IF NOT EXISTS merge_apart_runs (src_run INTEGER PRIMARY KEY,"
+                          " dst_run INTEGER); DELETE FROM temp.merge_apart_runs", err) ||
+        find_twice(m, err) || map_same_content(m, err))
+        return -1;
+    m->counts->trajectories_same += kc_db_query_int(m->db, "SELECT count(*) FROM temp.merge_twice WHERE same");
+    m->pre_lookup = kc_db_prepare(m->db, "SELECT dst_id FROM temp.merge_pre WHERE tbl = ? AND src_id = ?", err);
+    m->apart_lookup = kc_db_prepare(m->db, "SELECT src_run FROM temp.merge_twice WHERE src_id = ? AND NOT same", err);
+    return m->pre_lookup && m->apart_lookup ? 0 : -1;
+}
+
+/* Whether a source row is mapped by the content comparison: *dst_id the destination's row, 0
+ * for a row not copied. */
+static int pre_mapped(merger *m, const char *tbl, sqlite3_int64 src_id, sqlite3_int64 *dst_id)
+{
+    sqlite3_bind_text(m->pre_lookup, 1, tbl, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(m->pre_lookup, 2, src_id);
+    int found = sqlite3_step(m->pre_lookup) == SQLITE_ROW;
+    if (found)
+        *dst_id = sqlite3_column_int64(m->pre_lookup, 0);
+    sqlite3_reset(m->pre_lookup);
+    return found;
+}
+
+/* The source run of a trajectory collected twice with other content (0: none). */
+static sqlite3_int64 apart_run_of(merger *m, sqlite3_int64 src_traj)
+{
+    sqlite3_bind_int64(m->apart_lookup, 1, src_traj);
+    sqlite3_int64 run = sqlite3_step(m->apart_lookup) == SQLITE_ROW ? sqlite3_column_int64(m->apart_lookup, 0) : 0;
+    sqlite3_reset(m->apart_lookup);
+    return run;
+}
+
+/* The run that keeps src_run's twice-collected trajectories apart: its row with the identity
+ * plus "collected_again" (run key and source database) and that identity's key; made once. */
+static int apart_run(merger *m, sqlite3_int64 src_run, sqlite3_int64 *dst_run, strbuf *err)
+{
+    char sql[160];
+    snprintf(sql, sizeof sql, "SELECT dst_run FROM temp.merge_apart_runs WHERE src_run = %lld",
+             (long long)src_run);
+    if ((*dst_run = kc_db_query_int(m->db, sql)) > 0)
+        return 0;
+    sqlite3_stmt *id = kc_db_prepare(m->db,
+        "SELECT i, kc_sha256(i) FROM (SELECT json_set(coalesce(CASE WHEN json_valid(identity_json)"
+        " THEN identity_json END, '{}'), '$.collected_again', json_object('run_key', run_key,"
+        " 'database', ?2)) AS i FROM src.runs WHERE id = ?1)", err);
+    if (!id)
+        return -1;
+    sqlite3_bind_int64(id, 1, src_run);
+    sqlite3_bind_text(id, 2, m->src_uuid.buf, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(id) == SQLITE_ROW ? 0 : kc_fail(err, "database: %s", sqlite3_errmsg(m->db));
+    char *identity = rc ? NULL : xstrdup((const char *)sqlite3_column_text(id, 0));
+    char *key = rc ? NULL : xstrdup((const char *)sqlite3_column_text(id, 1));
+    sqlite3_finalize(id);
+    strbuf q = STRBUF_INIT, copy = STRBUF_INIT;
+    if (!rc) {
+        char *k = sqlite3_mprintf("SELECT id FROM main.runs WHERE run_key = %Q", key);
+        *dst_run = kc_db_query_int(m->db, k);
+        sqlite3_free(k);
+    }
+    if (!rc && *dst_run <= 0 && !(rc = build_copy_sql(m, &plans[0], "run_key", &copy, err))) {
+        sqlite3_stmt *ins = kc_db_prepare(m->db, copy.buf, err);
+        if (ins) {
+            sqlite3_bind_int64(ins, 1, src_run);
+            sqlite3_bind_text(ins, 2, key, -1, SQLITE_STATIC);
+            rc = step_done(m, ins, err);
+            sqlite3_finalize(ins);
+        } else {
+            rc = -1;
+        }
+        *dst_run = sqlite3_last_insert_rowid(m->db);
+        char *u = sqlite3_mprintf("UPDATE main.runs SET identity_json = %Q WHERE id = %lld",
+                                  identity, (long long)*dst_run);
+        if (!rc)
+            rc = kc_db_exec(m->db, u, err);
+        sqlite3_free(u);
+        if (!rc)
+            m->counts->runs_apart++;
+    }
+    if (!rc) {
+        sb_addf(&q, "INSERT INTO temp.merge_apart_runs VALUES (%lld, %lld)", (long long)src_run,
+                (long long)*dst_run);
+        rc = kc_db_exec(m->db, q.buf, err);
+        sb_addf(&m->counts->apart, "%srun %lld", m->counts->apart.len ? ", " : "", (long long)*dst_run);
+    }
+    free(identity), free(key);
+    sb_free(&q), sb_free(&copy);
+    return rc;
+}
+
 static int map_row(merger *m, const char *tbl, sqlite3_int64 src_id, sqlite3_int64 dst_id,
                    strbuf *err)
 {
@@ -156,6 +353,19 @@ static int map_row(merger *m, const char *tbl, sqlite3_int64 src_id, sqlite3_int
     sqlite3_bind_int64(m->map_put, 2, src_id);
     sqlite3_bind_int64(m->map_put, 3, dst_id);
     return step_done(m, m->map_put, err);
+}
+
+/* Records in the destination's merge_map where a row born elsewhere went (0: not copied). */
+static int remember(merger *m, const char *tbl, const char *uuid, sqlite3_int64 oid,
+                    sqlite3_int64 dst_id, strbuf *err)
+{
+    if (!strcmp(uuid, m->dst_uuid.buf))
+        return 0;
+    sqlite3_bind_text(m->remember, 1, uuid, -1, SQLITE_STATIC);
+    sqlite3_bind_text(m->remember, 2, tbl, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(m->remember, 3, oid);
+    sqlite3_bind_int64(m->remember, 4, dst_id);
+    return step_done(m, m->remember, err);
 }
 
 static int copy_row(merger *m, const table_plan *t, sqlite3_stmt *copy, sqlite3_int64 src_id,
@@ -167,28 +377,37 @@ static int copy_row(merger *m, const table_plan *t, sqlite3_stmt *copy, sqlite3_
         sb_free(&uuid);
         return -1;
     }
-    dst_id = known_as(m, t->name, uuid.buf, oid);
-    if (!dst_id && !strcmp(t->name, "runs"))
+    int known = known_as(m, t->name, uuid.buf, oid, &dst_id);
+    if (!known && !strcmp(t->name, "runs"))
         dst_id = same_run(m, src_id);
+    int skip = known ? !dst_id : !dst_id && pre_mapped(m, t->name, src_id, &dst_id) && !dst_id;
     int rc = 0;
+    if (skip) { /* the destination has its own (the same content, collected twice) */
+        m->counts->rows_known++;
+        if (!known)
+            rc = remember(m, t->name, uuid.buf, oid, 0, err);
+        sb_free(&uuid);
+        return rc;
+    }
+    sqlite3_int64 apart = !dst_id && !strcmp(t->name, "trajectories") ? apart_run_of(m, src_id) : 0;
     if (dst_id) {
         m->counts->rows_known++;
     } else {
-        sqlite3_bind_int64(copy, 1, src_id);
-        rc = step_done(m, copy, err);
-        if (rc)
+        sqlite3_int64 run = 0;
+        if (apart && !(rc = apart_run(m, apart, &run, err)))
+            m->counts->trajectories_apart++;
+        sqlite3_stmt *ins = apart ? m->copy_apart : copy;
+        sqlite3_bind_int64(ins, 1, src_id);
+        if (apart)
+            sqlite3_bind_int64(ins, 2, run);
+        if (!rc && (rc = step_done(m, ins, err)))
             kc_fail(err, "merging %s row %lld: %s", t->name, (long long)src_id,
                     sqlite3_errmsg(m->db));
         dst_id = sqlite3_last_insert_rowid(m->db);
         m->counts->rows_added++;
     }
-    if (!rc && strcmp(uuid.buf, m->dst_uuid.buf)) {
-        sqlite3_bind_text(m->remember, 1, uuid.buf, -1, SQLITE_STATIC);
-        sqlite3_bind_text(m->remember, 2, t->name, -1, SQLITE_STATIC);
-        sqlite3_bind_int64(m->remember, 3, oid);
-        sqlite3_bind_int64(m->remember, 4, dst_id);
-        rc = step_done(m, m->remember, err);
-    }
+    if (!rc)
+        rc = remember(m, t->name, uuid.buf, oid, dst_id, err);
     if (!rc)
         rc = map_row(m, t->name, src_id, dst_id, err);
     sb_free(&uuid);
@@ -198,7 +417,14 @@ static int copy_row(merger *m, const table_plan *t, sqlite3_stmt *copy, sqlite3_
 static int merge_table(merger *m, const table_plan *t, strbuf *err)
 {
     strbuf sql = STRBUF_INIT;
-    if (build_copy_sql(m, t, &sql, err)) {
+    if (!strcmp(t->name, "trajectories")) { /* one kept apart goes into its own run */
+        if (build_copy_sql(m, t, "run_id", &sql, err) ||
+            !(m->copy_apart = kc_db_prepare(m->db, sql.buf, err))) {
+            sb_free(&sql);
+            return -1;
+        }
+    }
+    if (build_copy_sql(m, t, NULL, &sql, err)) {
         sb_free(&sql);
         return -1;
     }
@@ -275,6 +501,8 @@ static int merge_attached(merger *m, strbuf *err)
     if (rc)
         return -1;
     rc = merge_keyed_tables(m, err);
+    if (!rc)
+        rc = prepare_twice(m, err);
     for (size_t i = 0; !rc && i < sizeof(plans) / sizeof(plans[0]); i++)
         rc = merge_table(m, &plans[i], err);
     if (!rc)
@@ -401,6 +629,7 @@ static int merge_source_into(sqlite3 *dst, merge_source *s, curate_merge_counts 
     int rc = merge_attached(&m, err);
     sqlite3_finalize(m.src_origin), sqlite3_finalize(m.dst_lookup);
     sqlite3_finalize(m.remember), sqlite3_finalize(m.map_put);
+    sqlite3_finalize(m.pre_lookup), sqlite3_finalize(m.apart_lookup), sqlite3_finalize(m.copy_apart);
     kc_db_exec(dst, "DETACH DATABASE src", NULL);
     sb_free(&m.src_uuid);
     sb_free(&m.dst_uuid);
