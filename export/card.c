@@ -52,16 +52,16 @@ static const char *reasoning_note(const export_config *c)
 {
     switch (c->reasoning) {
     case EXPORT_REASONING_FIELD:
-        return "Each assistant message carries the reasoning the model wrote before its answer in "
+        return "Each assistant message carries the reasoning written before its answer in "
                "`reasoning_content` (the field the chat templates of DeepSeek-R1 and Qwen3 render), "
-               "null where the model gave none; the other messages have it null. "
+               "null where there was none; the other messages have it null. "
                "`reasoning_state` says none, complete or truncated.";
     case EXPORT_REASONING_THINK:
-        return "The reasoning the model wrote before an answer opens the assistant's content as "
+        return "The reasoning written before an answer opens the assistant's content as "
                "`<think>\\n...\\n</think>\\n\\n`; answers without reasoning have none. "
                "`reasoning_state` says none, complete or truncated.";
     case EXPORT_REASONING_DROP:
-        return "The models' reasoning is left out of this export (`kexport --reasoning drop`).";
+        return "The answers' reasoning is left out of this export (`kexport --reasoning drop`).";
     }
     return "";
 }

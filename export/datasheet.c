@@ -173,22 +173,27 @@ static void authors(const export_ctx *x, const json_t *prov, strbuf *out)
     sb_free(&servers);
 }
 
+/* Whether a record of the format carries its kernel's verification (provenance.verification). */
+static int has_verification(enum export_format f)
+{
+    return f == EXPORT_SFT || f == EXPORT_MULTITURN || f == EXPORT_PREFERENCE || f == EXPORT_KERNELBENCH;
+}
+
 /* How the kernels were verified. */
 static void verification(const export_ctx *x, strbuf *out)
 {
     const export_counts *n = &x->counts;
-    const char *where = x->cfg->format == EXPORT_RL ? "" : " (version, GPU, driver and seeds in "
-                                                           "provenance.verification)";
+    int own = has_verification(x->cfg->format);
+    const char *where = own ? " (version, GPU, driver and seeds in provenance.verification)" : "";
     if (!n->with_kernels)
         return;
     if (n->on_gpu == n->with_kernels)
         sb_addf(out, ". kverify verified the kernels on a GPU%s", where);
     else if (!n->on_gpu)
         sb_addf(out, ". kverify checked the kernels without a GPU: NVRTC compiled (or refused) each in "
-                     "its sandbox, and none was run%s", x->cfg->format == EXPORT_RL ? ""
-                                                              : " (version and NVRTC in "
-                                                                "provenance.verification; no GPU, "
-                                                                "seeds or timing)");
+                     "its sandbox, and none was run%s", own ? " (version and NVRTC in "
+                                                               "provenance.verification; no GPU, "
+                                                               "seeds or timing)" : "");
     else
         sb_addf(out, ". kverify verified the kernels, on a GPU for %ld records and by compilation alone "
                      "for the other %ld%s", n->on_gpu, n->with_kernels - n->on_gpu, where);
@@ -203,6 +208,12 @@ static void collection(const export_ctx *x, const json_t *prov, strbuf *out)
     if (c->format == EXPORT_RL)
         sb_adds(out, ". The prompts are the ones kcollect builds (its system message and the "
                      "problem's spec)");
+    else if (c->format == EXPORT_PLAN)
+        sb_adds(out, ". Each record's system message and spec are the ones kcollect builds (its "
+                     "system message and the problem's spec); the plan and the planner's answer "
+                     "are as recorded");
+    else if (c->format == EXPORT_KERNELBENCH)
+        ; /* modules: no prompt */
     else if (x->counts.records > x->counts.without_run)
         sb_addf(out, ". The system and first user message of each record are the ones sent in its "
                      "trajectory's first request, as recorded%s",
@@ -246,7 +257,7 @@ static void labelling(const export_ctx *x, strbuf *out)
                      "verdict classes, %srewards, returns, exact and near duplicates (parameters in "
                      "manifest.json, source.curate_params)%s. ",
                 x->counts.with_speedup ? "KernelBench speedup tiers of timed kernels, " : "",
-                export_format_has_reasoning(c->format)
+                c->format == EXPORT_SFT || c->format == EXPORT_PREFERENCE
                     ? "; duplicates are the same kernel source, whatever reasoning led to it: a "
                       "record keeps the reasoning of its representative (provenance.response_id, "
                       "provenance.reasoning_sha256)"

@@ -17,10 +17,11 @@ X="--db $DB --split train,valid,test"
 "$KC_BIN/kexport" $X --out "$T/sft" --format sft --every-turn --verdict compiled --dedup none >/dev/null 2>&1 || fail "sft"
 "$KC_BIN/kexport" $X --out "$T/mt" --format multiturn --verdict any >/dev/null 2>&1 || fail "multiturn"
 "$KC_BIN/kexport" $X --out "$T/rl" --format rl >/dev/null 2>&1 || fail "rl"
+"$KC_BIN/kexport" $X --out "$T/kb" --format kernelbench --verdict compiled >/dev/null 2>&1 || fail "kernelbench"
 S="$T/sft/DATASHEET.md"
 no() { ! grep -q -- "$2" "$1" || fail "$(basename "$(dirname "$1")") datasheet says '$2': $(grep -- "$2" "$1")"; }
 yes() { grep -q -- "$2" "$1" || fail "$(basename "$(dirname "$1")") datasheet does not say '$2'"; }
-for d in sft mt rl; do
+for d in sft mt rl kb; do
     F="$T/$d/DATASHEET.md"
     no "$F" "of correct kernels"
     no "$F" 'model `bundled-fake-llm`'
@@ -44,6 +45,8 @@ yes "$T/mt/DATASHEET.md" "^- Best verdict class of each trajectory's turns: comp
 no "$T/mt/DATASHEET.md" "incorrect"
 no "$T/mt/DATASHEET.md" "duplicates removed"   # multiturn keeps every turn
 no "$T/rl/DATASHEET.md" "Verdict classes"
+no "$T/kb/DATASHEET.md" "first user message"   # modules carry no prompt
+no "$T/mt/DATASHEET.md" "reasoning of its representative"   # multiturn keeps every turn
 yes "$T/rl/DATASHEET.md" '`correct` is 0 and `best_speedup_eager` null for want of a GPU'
 [ "$(sqlite3 :memory: "SELECT json_extract(readfile('$T/mt/manifest.json'), '\$.counts.by_verdict_class.compiled')")" = \
   "$(sqlite3 :memory: "SELECT json_extract(readfile('$T/mt/manifest.json'), '\$.counts.records')")" ] ||
