@@ -1,5 +1,5 @@
 #!/bin/sh
-# test_candidate_loops: candidates with // @for loops and NAME[INDEX] offsets (issue 38,
+# test_network_candidates: candidates with // @for loops and NAME[INDEX] offsets (issue 38,
 # docs/CANDIDATE_FORMAT.md) through kverify check --compile-only: the parser accepts them and
 # NVRTC compiles them (tests/fixtures/candidates/relu_loops.cu, relu_loops_cap.cu: the files a
 # GPU session runs without --compile-only); a loop error is an extract_error (exit 2) with its
