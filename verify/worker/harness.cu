@@ -172,8 +172,8 @@ struct fill_mode {
 };
 
 // A hash of (seed, tensor, what, index) as a uniform double in [0, 1): one splitmix finalizer
-// of the index mixed with a key of (seed, tensor, what); the key's own mixing is hoisted out of
-// the loops by the compiler (it does not depend on the element), so each call costs one mix.
+// of the index mixed with a key of (seed, tensor, what). The key does not depend on the element,
+// so the compiler may compute it once per loop (not checked in the generated code).
 __device__ double unit_of(unsigned long long seed, unsigned int tensor, unsigned int what,
                           long long index)
 {
