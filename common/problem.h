@@ -225,6 +225,10 @@ int problem_stratified_sets(const problem *p, uint64_t seed, dimset *out, int ma
 /* Appends d as one compact JSON object {name: value} in d's order (drawn dims, then derived:
  * derived ones included). */
 void dimset_to_json(const dimset *d, strbuf *out);
+struct json_t;
+/* The inverse, as a whole dims set of p: every dim of dims.default from the object (a missing
+ * one is an error), then the derived dims, checked by problem_dims_fault. */
+int problem_dims_from_json(const problem *p, struct json_t *set, dimset *out, strbuf *err);
 /* Parses the manifest's "hidden" (absent: p->hidden.present stays 0). problem_hidden.c,
  * called by the loader after dims and tensors. */
 struct json_t;

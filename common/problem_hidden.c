@@ -588,6 +588,21 @@ int problem_draw_dims(const problem *p, uint64_t seed, int index, dimset *out, s
     return -1;
 }
 
+int problem_dims_from_json(const problem *p, json_t *set, dimset *out, strbuf *err)
+{
+    memset(out, 0, sizeof(*out));
+    for (int i = 0; i < p->dims_default.n; i++) {
+        const char *name = p->dims_default.names[i];
+        json_t *v = json_object_get(set, name);
+        if (is_derived(p, name))
+            continue;
+        if (!json_is_integer(v))
+            return kc_fail(err, "dim %s missing", name);
+        dimset_set(out, name, json_integer_value(v));
+    }
+    return problem_apply_derived(p, out, err) || problem_dims_fault(p, out, NULL, err) ? -1 : 0;
+}
+
 void dimset_to_json(const dimset *d, strbuf *out)
 {
     json_t *o = json_object();

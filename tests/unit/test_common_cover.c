@@ -15,6 +15,7 @@
 #include "common/fsutil.h"
 #include "common/problem.h"
 
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -283,6 +284,36 @@ static void test_capacity_sets(void **state)
     sb_free(&err);
 }
 
+/* A set sent as JSON (dimset_to_json) comes back whole (problem_dims_from_json), derived dims
+ * recomputed; a missing dim is named. */
+static void test_dims_json_round_trip(void **state)
+{
+    (void)state;
+    problem p;
+    load_shipped("attention/008_gqa_causal", &p);
+    dimset sets[KC_MAX_BOUNDARY], back;
+    strbuf err = STRBUF_INIT;
+    int n = problem_boundary_sets(&p, sets, KC_MAX_BOUNDARY, NULL, &err);
+    for (int i = 0; i < n; i++) {
+        strbuf text = STRBUF_INIT;
+        dimset_to_json(&sets[i], &text);
+        json_t *o = json_loads(text.buf, 0, NULL);
+        if (problem_dims_from_json(&p, o, &back, &err))
+            fail_msg("%s: %s", text.buf, err.buf);
+        assert_int_equal(back.n, sets[i].n);
+        for (int k = 0; k < back.n; k++)
+            assert_int_equal(dim(&back, sets[i].names[k]), sets[i].values[k]);
+        json_decref(o), dimset_free(&back), sb_free(&text);
+    }
+    json_t *partial = json_pack("{s:i}", "B", 1);
+    assert_int_not_equal(problem_dims_from_json(&p, partial, &back, &err), 0);
+    assert_non_null(strstr(err.buf, "missing"));
+    json_decref(partial), dimset_free(&back);
+    free_sets(sets, n);
+    problem_free(&p);
+    sb_free(&err);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -292,6 +323,7 @@ int main(void)
         cmocka_unit_test(test_stratified_bands),
         cmocka_unit_test(test_stratified_seeded),
         cmocka_unit_test(test_capacity_sets),
+        cmocka_unit_test(test_dims_json_round_trip),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

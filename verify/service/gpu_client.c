@@ -361,13 +361,9 @@ static int await_result(const problem *p, ipc_child *child, json_int_t job_id, k
  * their bytes. */
 static int all_tails_odd(const problem *p, json_t *set, int64_t *bytes)
 {
-    dimset d = {0};
+    dimset d;
     strbuf why = STRBUF_INIT;
-    int odd = 1;
-    json_t *v;
-    const char *name;
-    json_object_foreach(set, name, v)
-        dimset_set(&d, name, json_integer_value(v));
+    int odd = problem_dims_from_json(p, set, &d, &why) == 0;
     *bytes = 0;
     for (int i = 0; i < p->n_inputs + p->n_outputs && odd; i++) {
         const tensor_spec *t = i < p->n_inputs ? &p->inputs[i] : &p->outputs[i - p->n_inputs];

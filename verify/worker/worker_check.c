@@ -725,19 +725,6 @@ static void add_flag(strbuf *flags, const char *flag)
     sb_adds(flags, flag);
 }
 
-/* A set of the job as dims: every dim of the default set, then the derived ones. */
-static int job_dims(const problem *p, json_t *set, dimset *d, strbuf *why)
-{
-    memset(d, 0, sizeof(*d));
-    for (int i = 0; i < p->dims_default.n; i++) {
-        json_t *v = json_object_get(set, p->dims_default.names[i]);
-        if (!json_is_integer(v))
-            return kc_fail(why, "dim %s missing", p->dims_default.names[i]);
-        dimset_set(d, p->dims_default.names[i], json_integer_value(v));
-    }
-    return problem_apply_derived(p, d, why) || problem_dims_fault(p, d, NULL, why);
-}
-
 /* A family of dims sets the client sent with the job (job[key].sets): the random draws
  * ("hidden"), the stratified draws and the boundary sets. */
 struct set_family {
@@ -773,7 +760,7 @@ static int run_family(struct job_state *s, json_t *job, const struct set_family 
         dimset d;
         strbuf why = STRBUF_INIT;
         snprintf(name, sizeof(name), "%s%zu", fam->prefix, k);
-        if (job_dims(s->p, json_array_get(sets, k), &d, &why)) {
+        if (problem_dims_from_json(s->p, json_array_get(sets, k), &d, &why)) {
             internal_set_error(f, name, why.buf);
             sb_free(&why);
             dimset_free(&d);

@@ -97,14 +97,8 @@ static int load_job_dims(const problem *p, json_t *job, dimset *dims, strbuf *er
     enum kc_dims_kind kind;
     int alt;
     json_t *set = json_object_get(job, "dims_set");
-    if (json_is_object(set)) {
-        for (int i = 0; i < p->dims_default.n; i++) {
-            json_t *v = json_object_get(set, p->dims_default.names[i]);
-            if (json_is_integer(v))
-                dimset_set(dims, p->dims_default.names[i], json_integer_value(v));
-        }
-        return problem_apply_derived(p, dims, err) || problem_dims_fault(p, dims, NULL, err);
-    }
+    if (json_is_object(set))
+        return problem_dims_from_json(p, set, dims, err);
     const char *name = json_string_value(json_object_get(job, "dims"));
     if (!name || dims_kind_parse(name, &kind, &alt) || !problem_dims(p, kind, alt))
         return kc_fail(err, "unknown dims set '%s'", name ? name : "(none)");
