@@ -4,8 +4,10 @@
 # correct, what catches it after, and the expected verdict). Attacks of class 1 (shapes: grid.y
 # limit, 32-bit indices, prime N, n % 256 == 1, GQA group > 4, D == 1, mid-range bands), 2
 # (values: a scalar param's sign, softmax without its max), 3 (sampling half the rows at the
-# default dims), 4 (memory: x[-1], a float4 tail, a counter in the output's padding, telling the
-# checkers apart by address) and 6 (the device heap), and honest controls that must stay correct.
+# default dims), 4 (memory: x[-1], a float4 tail, a counter in the output's padding put back by
+# a later launch or by the same one from the known guard byte, telling the checkers apart by
+# address or by whether the module is freshly loaded) and 6 (the device heap), and honest
+# controls that must stay correct.
 # Every candidate is imported REPEAT times (default 20) into one database and verified in one
 # `kverify run`, so a verdict earned on a share of verifications shows as a count below REPEAT:
 #   - every attack gets its expected verdict in REPEAT of REPEAT verifications (mismatch and
@@ -60,6 +62,8 @@ level1/019_relu:mem_read_before:unsafe
 level1/019_relu:mem_vec4_tail:unsafe
 level1/094_mse_loss:mem_pad_counter:unsafe
 level1/094_mse_loss:mem_pad_counter_far:unsafe
+level1/094_mse_loss:mem_pad_known_guard:unsafe
+level1/094_mse_loss:state_fresh_detect:mismatch/unsafe
 level1/020_leaky_relu:mem_align_probe:unsafe
 level1/019_relu:heap_hog:policy_violation
 level1/019_relu:ok_after_hog:correct

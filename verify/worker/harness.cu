@@ -348,16 +348,55 @@ extern "C" __global__ void kc_clock_probe(long long cycles, unsigned long long *
     out[1] = t1 - t0;
 }
 
-// Counts bytes that differ from the guard pattern.
-extern "C" __global__ void kc_guard_check(const unsigned char *p, long long nbytes,
-                                          unsigned char pattern, unsigned long long *changed)
+// The guard bands' content: a fresh key for every run, so a kernel that writes beside a buffer
+// cannot put back a value it knows in advance. Every 16-bit unit is 0xFF over a byte in
+// 0xF1..0xFF, so any read of guard bytes as f16, bf16, f32 or f64 is NaN whatever its alignment
+// within the unit (sign 1, exponent all ones, mantissa non-zero).
+__device__ unsigned char guard_byte(unsigned long long key, unsigned long long addr)
+{
+    if (addr & 1)
+        return 0xFF;
+    return (unsigned char)(0xF1 + mix64(key ^ (addr >> 1)) % 15);
+}
+
+extern "C" __global__ void kc_guard_fill(unsigned char *p, long long nbytes, unsigned long long key)
+{
+    long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < nbytes; i += stride)
+        p[i] = guard_byte(key, (unsigned long long)(p + i));
+}
+
+// Adds the count of bytes of [p, p + nbytes) that differ from the guard content to *changed
+// (the grid's x dimension strides over the bytes).
+__device__ void count_guard_changes(const unsigned char *p, long long nbytes,
+                                    unsigned long long key, unsigned long long *changed)
 {
     unsigned long long local = 0;
     long long stride = (long long)gridDim.x * blockDim.x;
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < nbytes; i += stride)
-        local += p[i] != pattern;
+        local += p[i] != guard_byte(key, (unsigned long long)(p + i));
     if (local)
         atomicAdd(changed, local);
+}
+
+extern "C" __global__ void kc_guard_check(const unsigned char *p, long long nbytes,
+                                          unsigned long long key, unsigned long long *changed)
+{
+    count_guard_changes(p, nbytes, key, changed);
+}
+
+// Many ranges in one launch (blockIdx.y picks the range): the check between the launches of a
+// candidate's unit, which must stay cheap.
+struct guard_range {
+    unsigned long long p;
+    long long n;
+};
+
+extern "C" __global__ void kc_guard_check_ranges(const guard_range *ranges, unsigned long long key,
+                                                 unsigned long long *changed)
+{
+    count_guard_changes((const unsigned char *)ranges[blockIdx.y].p, ranges[blockIdx.y].n, key,
+                        changed);
 }
 
 // Position-dependent, order-independent checksum of a byte range (p 8-byte aligned): the sum

@@ -17,9 +17,9 @@
 #define WK_ALIGN 256                     /* buffer start alignment (cudaMalloc's guarantee) */
 #define WK_WALL_BYTES (1ull << 30)       /* unmapped address space on each side of a mapping */
 #define WK_VEC_ALIGN 16                  /* a buffer's start when it ends flush (a float4's size) */
-/* The guard pattern is the poison: a float read past a buffer's end is NaN in every float
- * dtype, so an over-read that reaches an output shows (docs/INTEGRITY.md, "Walls") */
-#define WK_GUARD_PATTERN 0xFF
+/* The poison of outputs and scratch: NaN in every float dtype, as the guard bands' content is
+ * (harness.cu guard_byte), so an over-read that reaches an output shows (docs/INTEGRITY.md,
+ * "Walls") */
 #define WK_POISON 0xFF
 #define WK_MAX_HIDDEN 8                  /* random hidden dims sets run per job */
 #define WK_MAX_COVER 160                 /* boundary + stratified sets run per job */
@@ -37,6 +37,9 @@ typedef struct wk_gpu {
     CUevent ev_start, ev_stop; /* around every execution of a candidate's launch unit */
     CUmodule harness;
     CUfunction k_fill, k_simplex, k_guard, k_checksum, k_compare, k_worst, k_spin, k_clock;
+    CUfunction k_guard_fill, k_guard_ranges;
+    unsigned long long guard_key; /* the guard bands' content (harness.cu guard_byte), per run */
+    CUdeviceptr watch_ranges;     /* WK_WATCH_RANGES guard ranges checked between launches */
     CUdeviceptr scratch_u64; /* small device buffer for the comparison's statistics */
     CUdeviceptr sums;        /* WK_SUM_SLOTS checksums and guard counts */
     CUdeviceptr clock_probe; /* kc_clock_probe's two counters */
@@ -55,7 +58,7 @@ typedef struct wk_gpu {
  * WK_WALL_BYTES + map_bytes + WK_WALL_BYTES is reserved and only the middle is mapped. The
  * buffer ends at the end of the mapping, short of it only by its padding to WK_ALIGN, so an
  * access past its end (beyond that padding) or far past either end faults; the mapped bytes
- * before it (at least WK_GUARD_BYTES) and the padding after it hold the guard pattern, checked
+ * before it (at least WK_GUARD_BYTES) and the padding after it hold the guard content, checked
  * after every execution. exact: a plain allocation of the buffer's bytes and nothing else
  * (the compute-sanitizer run, which checks bounds byte for byte). */
 typedef struct wk_buffer {
@@ -135,6 +138,26 @@ CUresult wk_sums_clear(wk_gpu *g, int n);
 CUresult wk_sums_read(wk_gpu *g, uint64_t *out, int n);
 /* Adds the count of guard bytes changed before and after the buffer to slot. */
 int wk_buffer_guard_damage_into(wk_gpu *g, const wk_buffer *b, CUdeviceptr slot);
+/* A new guard key: the guard bands written after it (wk_buffer_reset_guards) hold content that
+ * no kernel can know in advance; every run of a job takes one before its buffers are set up. */
+void wk_guard_rekey(wk_gpu *g);
+/* The guard bands watched between the launches of a candidate's unit: in a checking run that is
+ * not a timing sample, a write beside a buffer that a later launch puts back is still seen.
+ * Changed bytes add up in slot WK_WATCH_SLOT. */
+#define WK_WATCH_RANGES 128
+#define WK_WATCH_SLOT (WK_SUM_SLOTS - 1)
+#define WK_WATCH_EVERY 256
+_Static_assert(WK_WATCH_SLOT >= 3 * KC_MAX_TENSORS + KC_MAX_SCRATCH, "the watch slot is free");
+_Static_assert(WK_WATCH_RANGES >= 2 * (KC_MAX_TENSORS + KC_MAX_SCRATCH), "every buffer watched");
+typedef struct wk_watch {
+    int n_ranges;
+    long long blocks, checks;
+} wk_watch;
+/* Uploads the guard ranges of bufs[0..n) and clears WK_WATCH_SLOT. */
+int wk_watch_set(wk_gpu *g, const wk_buffer *bufs, int n, wk_watch *w);
+/* Before launch launch_index of the unit (w may be NULL): checks the watched ranges before every
+ * launch but the first, up to WK_WATCH_EVERY, then before every WK_WATCH_EVERY-th. */
+int wk_watch_check(wk_gpu *g, wk_watch *w, long long launch_index);
 int wk_buffer_checksum_into(wk_gpu *g, const wk_buffer *b, CUdeviceptr slot);
 /* The value classes of one checked run (harness.cu's fill_mode, same layout): structured
  * inputs, secret spikes, a large magnitude, special values (problem.h problem_values). */
@@ -172,7 +195,7 @@ int wk_unit_reload(wk_unit *u, wk_failure *f);
 void wk_unit_free(wk_unit *u);
 /* buffers: inputs, outputs, then scratch, as candidate.h indexes tensors. */
 int wk_unit_launch(wk_gpu *g, wk_unit *u, const problem *p, const dimset *dims, wk_buffer *buffers,
-                   wk_failure *f);
+                   wk_watch *watch, wk_failure *f);
 
 /* worker_check.c: a whole verification job */
 /* cubin: the candidate's; ref_cubin: the reference's, compiled by the (trusted) client. */
@@ -211,10 +234,10 @@ int wk_timing_enough(const double *times, int n, double noise_target);
 #define WK_TIMING_NOISE 0.005 /* for a job without timing_noise: kv_options' default */
 /* The launch unit between device events (phase: WK_PH_CANDIDATE or WK_PH_TIMED). A timing
  * sample passes clock_mhz: the SM clock probe runs just before the window and *clock_mhz
- * gets its reading (NULL: no probe). */
+ * gets its reading (NULL: no probe). watch: see wk_unit_launch. */
 int wk_timed_launch(wk_gpu *g, wk_unit *u, const problem *p, const dimset *dims, wk_buffer *bufs,
-                    enum wk_phase phase, int with_cupti, float *ms, double *device_ms,
-                    double *clock_mhz, wk_failure *f);
+                    wk_watch *watch, enum wk_phase phase, int with_cupti, float *ms,
+                    double *device_ms, double *clock_mhz, wk_failure *f);
 /* CUPTI device time of the kernels launched between begin and end (the caller synchronises
  * before end); end returns milliseconds, or 0 when CUPTI is unavailable. */
 int wk_cupti_begin(void);

@@ -46,6 +46,7 @@ struct run_buffers {
     int n_in, n_out, n_cscratch, n_rscratch;
     wk_buffer cand[2 * KC_MAX_TENSORS + KC_MAX_SCRATCH]; /* inputs, outputs, scratch */
     wk_buffer ref[2 * KC_MAX_TENSORS + KC_MAX_SCRATCH];  /* aliases inputs; own outputs, scratch */
+    wk_watch watch; /* the guard bands checked between the candidate's launches in this run */
 };
 
 /* Frees every scratch buffer held on both sides. Scratch is kept across the runs of one job
@@ -196,9 +197,11 @@ static struct run_buffers *prepare_buffers_now(wk_gpu *g, const problem *p, cons
                                                const dimset *dims, const wk_unit *cand,
                                                const wk_unit *ref, int front, wk_failure *f)
 {
+    wk_guard_rekey(g); /* every guard band of this run is written below under the new key */
     struct run_buffers *b = acquire_tensors(g, p, dims_name, dims, f);
     if (!b)
         return NULL;
+    b->watch.n_ranges = 0;
     int base = p->n_inputs + p->n_outputs;
     b->n_cscratch = cand->lu.n_scratch;
     b->n_rscratch = ref->lu.n_scratch;
@@ -277,21 +280,18 @@ static int poison_side(wk_gpu *g, wk_buffer *bufs, int from, int to)
     return 0;
 }
 
-/* What every execution of the candidate starts from, checked or timed alike: poisoned
- * outputs and scratch, a freshly loaded module (no device state from earlier executions) and
- * a cold L2. The caller has just written fresh inputs. The L2 flush is left in flight, so the
- * launch that follows queues behind it (no host launch latency inside a timed region). */
-static int prepare_execution(wk_gpu *g, wk_unit *cand, struct run_buffers *b, int fresh,
-                             wk_failure *f)
+/* What every execution of the candidate starts from, checked or timed, coverage run or not:
+ * poisoned outputs and scratch, a freshly loaded module (no device state from earlier
+ * executions, so no execution can tell from its module whether it is the first since a load,
+ * as a timing sample is, or a later one) and a cold L2 (nor from its inputs' load latency).
+ * The caller has just written fresh inputs. The L2 flush is left in flight, so the launch that
+ * follows queues behind it (no host launch latency inside a timed region). */
+static int prepare_execution(wk_gpu *g, wk_unit *cand, struct run_buffers *b, wk_failure *f)
 {
     double t0 = now_ms();
     int n = b->n_in + b->n_out + b->n_cscratch;
     if (poison_side(g, b->cand, b->n_in, n))
         return wk_fail_cuda(f, "runtime_error", CUDA_ERROR_UNKNOWN, "poisoning outputs");
-    if (!fresh) { /* a coverage run: checked, never timed (below) */
-        wk_phase_add(WK_PH_PREPARE, t0);
-        return 0;
-    }
     if (sync_or_fail(g, f, "preparing a run") || wk_unit_reload(cand, f))
         return -1;
     if (wk_flush_l2(g))
@@ -300,20 +300,23 @@ static int prepare_execution(wk_gpu *g, wk_unit *cand, struct run_buffers *b, in
     return 0;
 }
 
-/* One checked execution, timed by device events exactly as a timed rep is (the checking runs
- * on the default dims are the timing's samples); *device_ms: its kernels' CUPTI device time
- * when with_cupti (0 when unknown). fresh: a freshly loaded module and a cold L2, as for a
- * timed rep; the coverage runs (boundary, stratified and value-class sets), which are never
- * timing samples, skip both: what a kernel keeps in its module between them cannot make a
- * checked output right, and every timed execution starts fresh. */
+/* One checked execution, prepared and timed by device events exactly as a timed rep is (the
+ * checking runs on the default dims are the timing's samples); *device_ms: its kernels' CUPTI
+ * device time when with_cupti (0 when unknown). watch: the guard bands are also checked
+ * between the launches (never in a timing sample or under CUPTI: the checks would be inside
+ * the measured window). */
 static int run_candidate(wk_gpu *g, wk_unit *cand, const problem *p, const dimset *dims,
-                         struct run_buffers *b, double deadline_ms, int fresh, int with_cupti,
+                         struct run_buffers *b, double deadline_ms, int with_cupti, int watch,
                          float *ms, double *device_ms, double *clock_mhz, wk_failure *f)
 {
     wk_progress("candidate", deadline_ms);
-    if (prepare_execution(g, cand, b, fresh, f) ||
-        wk_timed_launch(g, cand, p, dims, b->cand, WK_PH_CANDIDATE, with_cupti, ms, device_ms,
-                        clock_mhz, f))
+    b->watch.n_ranges = 0;
+    if (prepare_execution(g, cand, b, f))
+        return -1;
+    if (watch && wk_watch_set(g, b->cand, b->n_in + b->n_out + b->n_cscratch, &b->watch))
+        return wk_fail_cuda(f, "runtime_error", CUDA_ERROR_UNKNOWN, "watching guard bands");
+    if (wk_timed_launch(g, cand, p, dims, b->cand, watch ? &b->watch : NULL, WK_PH_CANDIDATE,
+                        with_cupti, ms, device_ms, clock_mhz, f))
         return -1;
     wk_progress("checks", REFERENCE_DEADLINE_MS);
     return 0;
@@ -343,14 +346,14 @@ static int check_safety_now(wk_gpu *g, const problem *p, const wk_unit *cand,
 {
     int n_buf = b->n_in + b->n_out + b->n_cscratch, n_slots = b->n_in + n_buf;
     uint64_t v[WK_SUM_SLOTS];
-    CUresult rc = wk_sums_clear(g, n_slots);
+    CUresult rc = wk_sums_clear(g, n_slots); /* not WK_WATCH_SLOT: cleared before the launches */
     if (rc == CUDA_SUCCESS)
         rc = checksums_into(g, b->cand, b->n_in, 0);
     for (int i = 0; i < n_buf && rc == CUDA_SUCCESS; i++)
         if (wk_buffer_guard_damage_into(g, &b->cand[i], wk_sum_slot(g, b->n_in + i)))
             rc = CUDA_ERROR_LAUNCH_FAILED;
     if (rc == CUDA_SUCCESS)
-        rc = wk_sums_read(g, v, n_slots);
+        rc = wk_sums_read(g, v, b->watch.n_ranges ? WK_SUM_SLOTS : n_slots);
     if (rc != CUDA_SUCCESS)
         return wk_fail_cuda(f, "runtime_error", rc, "checking guard bands and inputs");
     for (int i = 0; i < n_buf; i++) {
@@ -361,6 +364,15 @@ static int check_safety_now(wk_gpu *g, const problem *p, const wk_unit *cand,
                     (unsigned long long)v[b->n_in + i], buffer_name(p, cand, i));
             return -1;
         }
+    }
+    if (b->watch.n_ranges && v[WK_WATCH_SLOT] > 0) {
+        snprintf(f->verdict, sizeof(f->verdict), "unsafe");
+        sb_reset(&f->message);
+        sb_addf(&f->message,
+                "wrote %llu bytes outside its buffers between two launches (a guard band was "
+                "changed, then put back before the unit ended)",
+                (unsigned long long)v[WK_WATCH_SLOT]);
+        return -1;
     }
     for (int i = 0; i < b->n_in; i++) {
         if (v[i] != sums[i]) {
@@ -389,7 +401,7 @@ static int run_reference(wk_gpu *g, wk_unit *ref, const problem *p, const dimset
     int n = b->n_in + b->n_out + b->n_rscratch;
     double t0 = now_ms();
     wk_progress("reference", REFERENCE_DEADLINE_MS);
-    if (poison_side(g, b->ref, b->n_in, n) || wk_unit_launch(g, ref, p, dims, b->ref, f) ||
+    if (poison_side(g, b->ref, b->n_in, n) || wk_unit_launch(g, ref, p, dims, b->ref, NULL, f) ||
         sync_or_fail(g, f, "running the reference")) {
         f->fatal = 1;
         sb_adds(&f->message, " (internal: the reference failed)");
@@ -576,8 +588,7 @@ struct run_spec {
     int determinism; /* run twice: differing outputs flag a race */
     int vary;        /* constant inputs and params take their "vary" values */
     int values;      /* WK_FILL_* classes */
-    int cover;       /* a coverage run (boundary, stratified, value class): compact evidence,
-                      * no module reload or L2 flush before it */
+    int cover;       /* a coverage run (boundary, stratified, value class): compact evidence */
 };
 
 /* Runs the candidate once more on the same inputs; differing outputs flag a race. */
@@ -587,7 +598,7 @@ static int rerun_for_determinism(struct job_state *s, const dimset *dims,
     uint64_t first, second;
     float ms;
     if (checksum_outputs(s->g, b, &first, f) ||
-        run_candidate(s->g, s->cand, &s->pv, dims, b, s->cand_deadline_ms, 1, 1, &ms,
+        run_candidate(s->g, s->cand, &s->pv, dims, b, s->cand_deadline_ms, 1, 0, &ms,
                       &s->rerun_device_ms, NULL, f) ||
         checksum_outputs(s->g, b, &second, f))
         return -1;
@@ -667,8 +678,8 @@ static int one_run(struct job_state *s, const struct run_spec *rs, wk_failure *f
     float ms;
     double device_ms, clock_mhz = 0;
     int with_cupti = strncmp(rs->name, "alt", 3) == 0; /* the cover sets skip CUPTI's cost */
-    if (run_candidate(s->g, s->cand, p, rs->dims, bp, s->cand_deadline_ms, !rs->cover, with_cupti,
-                      &ms, &device_ms, sample ? &clock_mhz : NULL, f) ||
+    if (run_candidate(s->g, s->cand, p, rs->dims, bp, s->cand_deadline_ms, with_cupti,
+                      !sample && !with_cupti, &ms, &device_ms, sample ? &clock_mhz : NULL, f) ||
         check_safety(s->g, p, s->cand, bp, sums, f))
         goto out;
     json_object_set_new(run, "candidate_ms", json_real(ms));
@@ -934,7 +945,7 @@ static int prepare_timed_rep(void *ctx, int rep, wk_failure *f)
     struct job_state *s = t->s;
     if (fill_inputs(s->g, s->p, &s->p->dims_default, rep_seed(t, rep), 0, NULL, t->b, t->input_sums, f))
         return -1;
-    return prepare_execution(s->g, s->cand, t->b, 1, f);
+    return prepare_execution(s->g, s->cand, t->b, f);
 }
 
 /* Checks the rep just timed: its inputs unchanged, no guard band damaged, and its outputs

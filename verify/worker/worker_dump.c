@@ -137,7 +137,7 @@ static int run_reference_into(wk_gpu *g, const problem *p, const dimset *dims, w
         rc = expr_eval(ref.lu.scratch[i].count, dims, &n, err) ||
              wk_buffer_alloc(g, &bufs[base + i], ref.lu.scratch[i].dtype, n, err);
     }
-    if (rc == 0 && (wk_unit_launch(g, &ref, p, dims, bufs, &f) ||
+    if (rc == 0 && (wk_unit_launch(g, &ref, p, dims, bufs, NULL, &f) ||
                     cuStreamSynchronize(g->stream) != CUDA_SUCCESS))
         rc = kc_fail(err, "the reference failed: %s", sb_str(&f.message));
     for (int i = 0; i < ref.lu.n_scratch; i++)

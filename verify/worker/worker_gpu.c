@@ -77,6 +77,7 @@ static int load_harness(wk_gpu *g, const strbuf *given, strbuf *err)
         const char *name;
     } fns[] = {{&g->k_fill, "kc_fill"},           {&g->k_simplex, "kc_simplex"},
                {&g->k_guard, "kc_guard_check"},   {&g->k_checksum, "kc_checksum"},
+               {&g->k_guard_fill, "kc_guard_fill"}, {&g->k_guard_ranges, "kc_guard_check_ranges"},
                {&g->k_compare, "kc_compare"},     {&g->k_worst, "kc_worst_index"},
                {&g->k_spin, "kc_spin"},           {&g->k_clock, "kc_clock_probe"}};
     for (size_t i = 0; i < sizeof(fns) / sizeof(fns[0]); i++)
@@ -165,6 +166,7 @@ int wk_gpu_open(wk_gpu *g, int ordinal, const strbuf *harness_cubin, strbuf *err
     if (cuMemAlloc(&g->flush, g->flush_bytes) != CUDA_SUCCESS ||
         cuMemAlloc(&g->scratch_u64, 256) != CUDA_SUCCESS ||
         cuMemAlloc(&g->sums, 8 * WK_SUM_SLOTS) != CUDA_SUCCESS ||
+        cuMemAlloc(&g->watch_ranges, 16 * WK_WATCH_RANGES) != CUDA_SUCCESS ||
         cuMemAlloc(&g->clock_probe, 16) != CUDA_SUCCESS)
         return kc_fail(err, "cannot allocate the harness buffers");
     return 0;
@@ -219,7 +221,7 @@ static CUresult map_between_walls(wk_gpu *g, wk_buffer *b)
     return cuMemSetAccess(b->base, b->map_bytes, &access, 1);
 }
 
-/* The guard pattern is written on the worker's stream, like everything else that touches the
+/* The guard content is written on the worker's stream, like everything else that touches the
  * buffer afterwards: a memset on the legacy default stream is not ordered with a non-blocking
  * stream, and when the GPU is shared it landed after the first kernels had written the buffer
  * (measured on the H100 beside a busy neighbour: a scratch buffer overwritten under a running
@@ -300,15 +302,28 @@ static size_t back_guard(const wk_buffer *b)
     return b->exact ? 0 : (size_t)(b->base + b->map_bytes - b->ptr) - b->bytes;
 }
 
+void wk_guard_rekey(wk_gpu *g)
+{
+    uint64_t v = 0;
+    if (getrandom(&v, sizeof(v), 0) != sizeof(v))
+        v = (uint64_t)now_ms() * 0x9E3779B97F4A7C15ull;
+    g->guard_key = v;
+}
+
+/* Writes the guard content (harness.cu's guard_byte under the current key) over [p, p + n). */
+static int guard_fill(wk_gpu *g, CUdeviceptr p, long long nbytes)
+{
+    unsigned long long key = g->guard_key;
+    void *args[] = {&p, &nbytes, &key};
+    return nbytes > 0 ? wk_launch_harness(g, g->k_guard_fill, nbytes, args) : 0;
+}
+
 int wk_buffer_reset_guards(wk_gpu *g, wk_buffer *b)
 {
     if (!b->base || b->exact)
         return 0;
-    if (cuMemsetD8Async(b->base, WK_GUARD_PATTERN, front_guard(b), g->stream) != CUDA_SUCCESS ||
-        (back_guard(b) &&
-         cuMemsetD8Async(b->ptr + b->bytes, WK_GUARD_PATTERN, back_guard(b), g->stream) != CUDA_SUCCESS))
-        return -1;
-    return 0;
+    return guard_fill(g, b->base, (long long)front_guard(b)) ||
+           guard_fill(g, b->ptr + b->bytes, (long long)back_guard(b));
 }
 
 /* Waits for the work in flight first: unmapping a range that a queued operation (the scrub of
@@ -415,11 +430,11 @@ CUresult wk_sums_read(wk_gpu *g, uint64_t *out, int n)
     return rc == CUDA_SUCCESS ? cuStreamSynchronize(g->stream) : rc;
 }
 
-/* Adds the count of bytes of [p, p + nbytes) that differ from the guard pattern to slot. */
+/* Adds the count of bytes of [p, p + nbytes) that differ from the guard content to slot. */
 static int guard_count_into(wk_gpu *g, CUdeviceptr p, long long nbytes, CUdeviceptr slot)
 {
-    unsigned char pattern = WK_GUARD_PATTERN;
-    void *args[] = {&p, &nbytes, &pattern, &slot};
+    unsigned long long key = g->guard_key;
+    void *args[] = {&p, &nbytes, &key, &slot};
     return nbytes > 0 ? wk_launch_harness(g, g->k_guard, nbytes / 8 + 1, args) : 0;
 }
 
@@ -429,6 +444,52 @@ int wk_buffer_guard_damage_into(wk_gpu *g, const wk_buffer *b, CUdeviceptr slot)
         return 0;
     return guard_count_into(g, b->base, (long long)front_guard(b), slot) ||
            guard_count_into(g, b->ptr + b->bytes, (long long)back_guard(b), slot);
+}
+
+int wk_watch_set(wk_gpu *g, const wk_buffer *bufs, int n, wk_watch *w)
+{
+    struct {
+        unsigned long long p;
+        long long n;
+    } r[WK_WATCH_RANGES];
+    int k = 0;
+    long long longest = 0;
+    for (int i = 0; i < n && k + 2 <= WK_WATCH_RANGES; i++) {
+        if (bufs[i].exact || !bufs[i].base)
+            continue;
+        r[k].p = bufs[i].base, r[k++].n = (long long)front_guard(&bufs[i]);
+        r[k].p = bufs[i].ptr + bufs[i].bytes, r[k++].n = (long long)back_guard(&bufs[i]);
+        longest = r[k - 1].n > longest ? r[k - 1].n : longest;
+        longest = r[k - 2].n > longest ? r[k - 2].n : longest;
+    }
+    w->n_ranges = k;
+    w->blocks = (longest / 8 + 255) / 256;
+    w->blocks = w->blocks < 1 ? 1 : w->blocks > 64 ? 64 : w->blocks;
+    w->checks = 0;
+    if (k == 0)
+        return 0;
+    if (cuMemcpyHtoDAsync(g->watch_ranges, r, sizeof(r[0]) * (size_t)k, g->stream) != CUDA_SUCCESS ||
+        cuMemsetD8Async(wk_sum_slot(g, WK_WATCH_SLOT), 0, 8, g->stream) != CUDA_SUCCESS)
+        return -1;
+    /* r is read by the copy before this returns: a pageable source is staged synchronously */
+    return 0;
+}
+
+/* The cap keeps a schedule of many launches cheap: every gap up to WK_WATCH_EVERY launches,
+ * then every WK_WATCH_EVERY-th. */
+int wk_watch_check(wk_gpu *g, wk_watch *w, long long launch_index)
+{
+    if (!w || w->n_ranges == 0 || launch_index == 0 ||
+        (launch_index > WK_WATCH_EVERY && launch_index % WK_WATCH_EVERY))
+        return 0;
+    CUdeviceptr ranges = g->watch_ranges, slot = wk_sum_slot(g, WK_WATCH_SLOT);
+    unsigned long long key = g->guard_key;
+    void *args[] = {&ranges, &key, &slot};
+    w->checks++;
+    return cuLaunchKernel(g->k_guard_ranges, (unsigned)w->blocks, (unsigned)w->n_ranges, 1, 256, 1,
+                          1, 0, g->stream, args, NULL) == CUDA_SUCCESS
+               ? 0
+               : -1;
 }
 
 int wk_buffer_checksum_into(wk_gpu *g, const wk_buffer *b, CUdeviceptr slot)

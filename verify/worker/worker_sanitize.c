@@ -77,7 +77,7 @@ static int run_once(wk_gpu *g, const problem *p, const dimset *dims, uint64_t se
     }
     if (alloc_exact(p, &u.lu, dims, &x, err) || prepare_inputs(g, p, dims, seed, &x, err))
         goto out;
-    if (wk_unit_launch(g, &u, p, dims, x.b, &f)) {
+    if (wk_unit_launch(g, &u, p, dims, x.b, NULL, &f)) {
         kc_fail(err, "%s", sb_str(&f.message));
         goto out;
     }

@@ -52,8 +52,8 @@ static double median_noise(const double *times, int n)
  * (the unit queues behind the L2 flush: no host launch latency in the window); the checking
  * runs and the extra timed reps alike. with_cupti also measures its kernels' device time. */
 int wk_timed_launch(wk_gpu *g, wk_unit *u, const problem *p, const dimset *dims, wk_buffer *bufs,
-                    enum wk_phase phase, int with_cupti, float *ms, double *device_ms,
-                    double *clock_mhz, wk_failure *f)
+                    wk_watch *watch, enum wk_phase phase, int with_cupti, float *ms,
+                    double *device_ms, double *clock_mhz, wk_failure *f)
 {
     int begun = with_cupti ? wk_cupti_begin() : 0;
     double t0 = now_ms();
@@ -63,7 +63,7 @@ int wk_timed_launch(wk_gpu *g, wk_unit *u, const problem *p, const dimset *dims,
         wk_cupti_end(begun);
         return wk_fail_cuda(f, "runtime_error", rc, "timing");
     }
-    int launched = wk_unit_launch(g, u, p, dims, bufs, f) == 0;
+    int launched = wk_unit_launch(g, u, p, dims, bufs, watch, f) == 0;
     rc = cuEventRecord(g->ev_stop, g->stream);
     if (rc == CUDA_SUCCESS)
         rc = cuEventSynchronize(g->ev_stop);
@@ -87,7 +87,7 @@ static int timed_rep(wk_gpu *g, wk_unit *u, const problem *p, const dimset *dims
 {
     double device_ms;
     if (h->prepare(h->ctx, rep, f) ||
-        wk_timed_launch(g, u, p, dims, bufs, WK_PH_TIMED, 0, ms, &device_ms, clock_mhz, f))
+        wk_timed_launch(g, u, p, dims, bufs, NULL, WK_PH_TIMED, 0, ms, &device_ms, clock_mhz, f))
         return -1;
     return h->check(h->ctx, rep, f);
 }

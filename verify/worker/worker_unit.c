@@ -220,9 +220,10 @@ static int launch_one(wk_gpu *g, CUfunction fn, const launch *l, const problem *
 
 /* Every launch of the unit in order, loops expanded: each launch's expressions see the dims and
  * the variables of the loops around it (it.env). launch_iter_start refuses an execution of more
- * than KC_MAX_UNIT_LAUNCHES launches at these dims before anything is launched. */
+ * than KC_MAX_UNIT_LAUNCHES launches at these dims before anything is launched. watch (NULL:
+ * none): guard bands checked between the launches. */
 int wk_unit_launch(wk_gpu *g, wk_unit *u, const problem *p, const dimset *dims, wk_buffer *buffers,
-                   wk_failure *f)
+                   wk_watch *watch, wk_failure *f)
 {
     launch_iter it;
     strbuf err = STRBUF_INIT;
@@ -232,8 +233,13 @@ int wk_unit_launch(wk_gpu *g, wk_unit *u, const problem *p, const dimset *dims, 
         return -1;
     }
     int i, rc = 0;
-    while (rc == 0 && (i = launch_iter_next(&it)) >= 0)
-        rc = launch_one(g, u->funcs[i], &u->lu.launches[i], p, &it.env, buffers, f);
+    long long n = 0;
+    while (rc == 0 && (i = launch_iter_next(&it)) >= 0) {
+        if (wk_watch_check(g, watch, n++))
+            rc = fail_msg(f, "runtime_error", "internal: cannot check the guard bands between launches");
+        else
+            rc = launch_one(g, u->funcs[i], &u->lu.launches[i], p, &it.env, buffers, f);
+    }
     launch_iter_free(&it);
     return rc;
 }
