@@ -19,7 +19,9 @@ endif
 CUDA_LIB := -L$(CUDA)/lib64 -Wl,-rpath,$(CUDA)/lib64 -Wl,-rpath,/usr/local/cuda/lib64
 LIBS     := -lsqlite3 -ljansson -lcrypto -lm -lpthread -ldl
 NVRTC    := $(CUDA_LIB) -lnvrtc
-CUDADRV  := -L$(CUDA)/lib64/stubs -lcuda $(CUDA_LIB) -lcupti
+# kverify-gpu loads libcuda at run time (verify/worker/worker_driver.c): it is not linked, so the
+# worker starts, and says why it cannot work, on a machine without the driver. CUPTI loads without it.
+CUDADRV  := $(CUDA_LIB) -lcupti
 
 COMMON_SRC  := $(wildcard common/*.c) $(GEN)/kc_sql.c
 # verify/ holds three programs' code: service/ (the verification library kverify, kcollect and

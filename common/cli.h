@@ -19,7 +19,9 @@ enum {
     KC_EXIT_FAILURE = 1,  /* the work failed or was refused: unreachable endpoint, bad database,
                              nothing exported, unfinished run */
     KC_EXIT_USAGE = 2,    /* a bad command line: unknown option, missing or bad value, argument */
-    KC_EXIT_KVERIFY_USAGE = 4,
+    KC_EXIT_KVERIFY_NO_GPU = 3, /* kverify gpus and racecheck (and kverify-gpu gpus, which
+                                   kverify gpus runs) without a usable GPU */
+    KC_EXIT_KVERIFY_USAGE = 4,  /* kverify's usage and system errors (kverify-gpu's too) */
     KC_EXIT_SIGINT = 130  /* interrupted by Ctrl-C or SIGTERM (common/interrupt.h) */
 };
 

@@ -25,7 +25,7 @@ int cli_reverify(int argc, char **argv);
 int cli_racecheck(int argc, char **argv);
 /* cli_gpu.c: the exit status of gpus and racecheck on a machine without a usable GPU (dump, which
  * makes files, reports it as the system error it is: 4). */
-#define CLI_EXIT_NO_GPU 3
+#define CLI_EXIT_NO_GPU KC_EXIT_KVERIFY_NO_GPU
 /* cli_gpu.c: kverify gpus and kverify dump: their options checked here, then kverify-gpu run. */
 int cli_gpus(int argc, char **argv);
 int cli_dump(int argc, char **argv);

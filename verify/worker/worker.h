@@ -115,8 +115,14 @@ void wk_phase_reset(void);
 double wk_phase_add(enum wk_phase ph, double since_ms);
 json_t *wk_phase_json(void);
 
+/* worker_driver.c: libcuda, loaded at the first driver call (kverify-gpu is not linked with it).
+ * 0 when every driver function the worker calls resolved; else -1 and, in err, why not ("the
+ * NVIDIA driver (libcuda.so.1) cannot be loaded: ..."), and every driver call fails. */
+int wk_driver_load(strbuf *err);
+
 /* worker_gpu.c */
-/* harness_cubin: the harness module compiled by the caller, or NULL to compile it here. */
+/* harness_cubin: the harness module compiled by the caller, or NULL to compile it here. The
+ * driver is loaded first (wk_driver_load's message when it does not). */
 int wk_gpu_open(wk_gpu *g, int ordinal, const strbuf *harness_cubin, strbuf *err);
 int wk_fail_cuda(wk_failure *f, const char *verdict, CUresult rc, const char *what);
 int wk_is_sticky(CUresult rc);

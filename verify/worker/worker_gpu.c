@@ -143,6 +143,8 @@ int wk_gpu_open(wk_gpu *g, int ordinal, const strbuf *harness_cubin, strbuf *err
     /* Modules load whole when loaded: no lazy loading inside a timed region, and a module
      * loaded for each execution of a launch unit costs the same in checks and timing. */
     setenv("CUDA_MODULE_LOADING", "EAGER", 1);
+    if (wk_driver_load(err))
+        return -1;
     CUresult rc = cuInit(0);
     if (rc == CUDA_SUCCESS)
         rc = cuDeviceGet(&g->dev, ordinal);

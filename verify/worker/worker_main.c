@@ -1,27 +1,50 @@
 /* kverify-gpu: the GPU worker binary. `worker --device N` serves verification
  * jobs over stdin/stdout (started by kverify/kcollect, one per GPU); `sanitize --device N`
  * runs one job's launch unit once under compute-sanitizer (verify/service/sanitizer.c); `gpus`
- * lists devices; `dump` writes inputs and reference outputs as .npy. */
+ * lists devices; `dump` writes inputs and reference outputs as .npy. Arguments are checked
+ * before the NVIDIA driver is loaded (worker_driver.c), so --version, --help and usage errors
+ * work on a machine without it; its exit statuses are those of kverify (common/cli.h). */
+#include "common/cli.h"
 #include "common/error.h"
 #include "common/fsutil.h"
 #include "verify/service/ipc.h"
 #include "verify/worker/worker.h"
 
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+static const char usage[] =
+    "usage: kverify-gpu COMMAND [OPTIONS]   (normally started by kverify and kcollect)\n"
+    "  worker --device N     serve verification jobs on stdin, results on stdout\n"
+    "  sanitize --device N   serve jobs to run once under compute-sanitizer\n"
+    "  gpus [--count]        list the visible GPUs (kverify gpus)\n"
+    "  dump --problem ID --out DIR [--seed S[,S..]] [--dims LIST] [--device N]\n"
+    "                        inputs and reference outputs as .npy (kverify dump)\n"
+    "The NVIDIA driver (libcuda.so.1, or the library KC_LIBCUDA names) is loaded when a command\n"
+    "needs it; without it, gpus exits 3 and the other commands exit 4.\n";
+static const kc_command top_cmd = {"kverify-gpu", NULL, usage, 0};
+static const kc_command gpus_cmd = {"kverify-gpu", "gpus", usage, 0};
+static const kc_command dump_cmd = {"kverify-gpu", "dump", usage, 0};
+static const kc_command worker_cmd = {"kverify-gpu", "worker", usage, 0};
+static const kc_command sanitize_cmd = {"kverify-gpu", "sanitize", usage, 0};
+
+/* No driver, or no device: one line, and "0" for --count; the status of kverify gpus. */
 static int cmd_gpus(int argc, char **argv)
 {
-    int count_only = argc > 1 && strcmp(argv[1], "--count") == 0;
-    int n = 0;
-    if (cuInit(0) != CUDA_SUCCESS || cuDeviceGetCount(&n) != CUDA_SUCCESS || n == 0) {
+    int count_only = 0, n = 0;
+    const kc_option opts[] = {KC_OPT_FLAG("count", 0, &count_only), KC_OPT_END_OF_TABLE};
+    kc_parse_options(&gpus_cmd, opts, argc, argv);
+    strbuf err = STRBUF_INIT;
+    if (wk_driver_load(&err) == 0 &&
+        (cuInit(0) != CUDA_SUCCESS || cuDeviceGetCount(&n) != CUDA_SUCCESS || n == 0))
+        kc_fail(&err, "no CUDA device is visible");
+    if (err.len) {
         if (count_only)
             printf("0\n");
-        else
-            error("no CUDA device is visible");
-        return 1;
+        error("%s", err.buf);
+        sb_free(&err);
+        return KC_EXIT_KVERIFY_NO_GPU;
     }
     if (count_only) {
         printf("%d\n", n);
@@ -63,7 +86,8 @@ static int serve(int device)
         json_object_set_new(hello, "fatal", json_string(err.buf));
         wk_channel_send(hello);
         json_decref(hello);
-        return 1;
+        sb_free(&err);
+        return KC_EXIT_KVERIFY_USAGE; /* no driver, no such GPU: a system error */
     }
     json_object_set_new(hello, "gpu_name", json_string(g.name));
     json_object_set_new(hello, "arch", json_string(g.arch));
@@ -101,17 +125,10 @@ static int serve(int device)
     }
 }
 
-/* Expands "small,alt,default" ("alt" = every alt set) into dims names. */
-static int expand_dims(const char *list, const char *problem_id, char names[][16], int max)
+/* Expands "small,alt,default" ("alt" = every one of the problem's n_alt alt sets) into dims
+ * names. */
+static int expand_dims(const char *list, int n_alt, char names[][16], int max)
 {
-    problem p;
-    strbuf err = STRBUF_INIT;
-    int n_alt = 1;
-    if (problem_load_by_id(problem_id, &p, &err) == 0) {
-        n_alt = p.n_alt;
-        problem_free(&p);
-    }
-    sb_free(&err);
     int n = 0;
     char *copy = xstrdup(list), *save = NULL;
     for (char *tok = strtok_r(copy, ",", &save); tok && n < max; tok = strtok_r(NULL, ",", &save)) {
@@ -126,11 +143,11 @@ static int expand_dims(const char *list, const char *problem_id, char names[][16
 }
 
 /* One dump per (dims, seed); with several, each goes to OUT/<dims>-s<seed>/. */
-static int dump_all(wk_gpu *g, const char *problem_id, const char *dims_list, const char *seeds,
-                    const char *out, strbuf *err)
+static int dump_all(wk_gpu *g, const char *problem_id, int n_alt, const char *dims_list,
+                    const char *seeds, const char *out, strbuf *err)
 {
     char names[16][16];
-    int n_dims = expand_dims(dims_list, problem_id, names, 16);
+    int n_dims = expand_dims(dims_list, n_alt, names, 16);
     char *copy = xstrdup(seeds), *save = NULL;
     int several = n_dims > 1 || strchr(seeds, ',') != NULL, rc = 0;
     for (char *tok = strtok_r(copy, ",", &save); tok && rc == 0; tok = strtok_r(NULL, ",", &save)) {
@@ -151,54 +168,66 @@ static int dump_all(wk_gpu *g, const char *problem_id, const char *dims_list, co
     return rc;
 }
 
+/* The options and the problem checked, then the GPU opened: a machine without a usable one is
+ * a system error (4), as in kverify dump, which runs this. */
 static int cmd_dump(int argc, char **argv)
 {
-    static const struct option opts[] = {{"problem", required_argument, NULL, 'p'},
-                                         {"seed", required_argument, NULL, 's'},
-                                         {"seeds", required_argument, NULL, 's'},
-                                         {"dims", required_argument, NULL, 'd'},
-                                         {"out", required_argument, NULL, 'o'},
-                                         {"device", required_argument, NULL, 'g'},
-                                         {NULL, 0, NULL, 0}};
     const char *problem_id = NULL, *dims = "default", *out = NULL, *seeds = "0";
-    int device = 0, c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "p:s:d:o:g:", opts, NULL)) != -1) {
-        switch (c) {
-        case 'p': problem_id = optarg; break;
-        case 's': seeds = optarg; break;
-        case 'd': dims = optarg; break;
-        case 'o': out = optarg; break;
-        case 'g': device = atoi(optarg); break;
-        default: return 4;
-        }
-    }
+    int device = 0;
+    const kc_option opts[] = {KC_OPT_STR("problem", 'p', &problem_id),
+                              KC_OPT_STR("seed", 's', &seeds),
+                              KC_OPT_STR("seeds", 0, &seeds),
+                              KC_OPT_STR("dims", 'd', &dims),
+                              KC_OPT_STR("out", 'o', &out),
+                              KC_OPT_INTEGER("device", 'g', &device, 0, 1023),
+                              KC_OPT_END_OF_TABLE};
+    kc_parse_options(&dump_cmd, opts, argc, argv);
     if (!problem_id || !out)
-        return error("usage: kverify dump --problem ID --seed S[,S..] [--dims default|small|altN|alt|hiddenK[,..]] "
-                     "--out DIR"), 4;
-    wk_gpu g;
+        kc_usage_error("dump needs --problem ID and --out DIR");
+    problem p;
     strbuf err = STRBUF_INIT;
-    if (wk_gpu_open(&g, device, NULL, &err) || dump_all(&g, problem_id, dims, seeds, out, &err)) {
+    if (problem_load_by_id(problem_id, &p, &err)) {
         error("%s", err.buf);
         sb_free(&err);
-        return 1;
+        return KC_EXIT_KVERIFY_USAGE;
     }
+    int n_alt = p.n_alt, rc = KC_EXIT_OK;
+    problem_free(&p);
+    wk_gpu g;
+    if (wk_gpu_open(&g, device, NULL, &err))
+        rc = KC_EXIT_KVERIFY_USAGE;
+    else if (dump_all(&g, problem_id, n_alt, dims, seeds, out, &err))
+        rc = KC_EXIT_FAILURE;
+    if (rc)
+        error("%s", err.buf);
     sb_free(&err);
-    return 0;
+    return rc;
+}
+
+/* worker and sanitize: --device N, required. */
+static int device_option(const kc_command *cmd, int argc, char **argv)
+{
+    int device = -1;
+    const kc_option opts[] = {KC_OPT_INTEGER("device", 0, &device, 0, 1023), KC_OPT_END_OF_TABLE};
+    kc_parse_options(cmd, opts, argc, argv);
+    if (device < 0)
+        kc_usage_error("%s needs --device N", cmd->name);
+    return device;
 }
 
 int main(int argc, char **argv)
 {
     kc_set_progname("kverify-gpu");
-    if (argc >= 2 && strcmp(argv[1], "gpus") == 0)
-        return cmd_gpus(argc - 1, argv + 1);
-    if (argc >= 2 && strcmp(argv[1], "dump") == 0)
-        return cmd_dump(argc - 1, argv + 1);
-    if (argc >= 4 && strcmp(argv[1], "worker") == 0 && strcmp(argv[2], "--device") == 0)
-        return serve(atoi(argv[3]));
-    if (argc >= 4 && strcmp(argv[1], "sanitize") == 0 && strcmp(argv[2], "--device") == 0)
-        return wk_sanitize_serve(atoi(argv[3]));
-    fprintf(stderr, "usage: kverify-gpu worker --device N | sanitize --device N | gpus [--count] | dump ...\n"
-                    "(normally started by kverify and kcollect)\n");
-    return 4;
+    kc_cli_usage_status(KC_EXIT_KVERIFY_USAGE); /* as kverify's */
+    const char *cmd = kc_cli_subcommand(&top_cmd, "worker, sanitize, gpus, dump", argc, argv);
+    argc--, argv++;
+    if (strcmp(cmd, "gpus") == 0)
+        return cmd_gpus(argc, argv);
+    if (strcmp(cmd, "dump") == 0)
+        return cmd_dump(argc, argv);
+    if (strcmp(cmd, "worker") == 0)
+        return serve(device_option(&worker_cmd, argc, argv));
+    if (strcmp(cmd, "sanitize") == 0)
+        return wk_sanitize_serve(device_option(&sanitize_cmd, argc, argv));
+    kc_usage_error("unknown command '%s' (worker, sanitize, gpus, dump)", cmd);
 }
