@@ -2,7 +2,11 @@
  * policy_check_module, issue 34): a kernel that calls device malloc or free, directly, through
  * new/delete or through a macro that spells malloc by token pasting, is refused, naming the
  * device heap; honest kernels (printf included: it is not the heap) pass; bytes that are not an
- * ELF64 cubin, or whose section table is cut, are refused without reading past them. */
+ * ELF64 cubin, or whose section table is cut, are refused without reading past them. Also
+ * policy_module_keeps_state, which decides whether the worker reloads a module before each
+ * execution: a module with __device__ variables (zero-initialised or not, the catalogue's
+ * state_fresh_detect.cu among them) keeps state, one with only kernels, __constant__ data and
+ * shared memory does not, and anything unreadable counts as keeping state. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -82,12 +86,40 @@ static void test_not_a_cubin(void **state)
     sb_free(&cubin), sb_free(&err), sb_free(&why);
 }
 
+static int keeps_state(const char *source)
+{
+    strbuf cubin = STRBUF_INIT, err = STRBUF_INIT;
+    if (nvrtc_compile_trusted(source, "sm_90", &cubin, &err))
+        fail_msg("does not compile: %s", err.buf);
+    int rc = policy_module_keeps_state(cubin.buf, cubin.len);
+    sb_free(&cubin), sb_free(&err);
+    return rc;
+}
+
+static void test_module_state(void **state)
+{
+    (void)state;
+    assert_int_equal(keeps_state("__device__ unsigned runs;\n"
+                                 "extern \"C\" __global__ void k(float *y) { y[0] = runs++; }\n"),
+                     1);
+    assert_int_equal(keeps_state("__device__ int seen[4] = {1, 2, 3, 4};\n"
+                                 "extern \"C\" __global__ void k(float *y) { y[0] = seen[1]++; }\n"),
+                     1);
+    assert_int_equal(keeps_state("__constant__ float c[2] = {1, 2};\n"
+                                 "extern \"C\" __global__ void k(float *y) {\n"
+                                 "  __shared__ float s[32]; s[threadIdx.x] = c[0]; __syncthreads();\n"
+                                 "  y[threadIdx.x] = s[31 - threadIdx.x]; }\n"),
+                     0);
+    assert_int_equal(policy_module_keeps_state("hello", 5), 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_malloc_refused),
         cmocka_unit_test(test_honest_passes),
         cmocka_unit_test(test_not_a_cubin),
+        cmocka_unit_test(test_module_state),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -421,3 +421,32 @@ int policy_check_module(const void *cubin, size_t len, strbuf *err)
     }
     return 0;
 }
+
+/* The name of section sh (from the section-name table shstr), or NULL when it lies outside. */
+static const char *section_name(const unsigned char *img, size_t len, const Elf64_Shdr *shstr,
+                                const Elf64_Shdr *sh)
+{
+    if (!in_bounds(len, shstr->sh_offset, shstr->sh_size) || sh->sh_name >= shstr->sh_size)
+        return NULL;
+    const char *name = (const char *)img + shstr->sh_offset + sh->sh_name;
+    return memchr(name, 0, shstr->sh_size - sh->sh_name) ? name : NULL;
+}
+
+int policy_module_keeps_state(const void *cubin, size_t len)
+{
+    const unsigned char *img = cubin;
+    Elf64_Ehdr eh;
+    if (len < sizeof(eh) || memcmp(img, ELFMAG, SELFMAG) || img[EI_CLASS] != ELFCLASS64)
+        return 1;
+    memcpy(&eh, img, sizeof(eh));
+    const Elf64_Shdr *shstr = section(img, len, &eh, eh.e_shstrndx);
+    if (!shstr)
+        return 1;
+    for (int i = 0; i < eh.e_shnum; i++) {
+        const Elf64_Shdr *sh = section(img, len, &eh, i);
+        const char *name = sh ? section_name(img, len, shstr, sh) : NULL;
+        if (!name || strncmp(name, ".nv.global", 10) == 0)
+            return 1;
+    }
+    return 0;
+}

@@ -18,6 +18,10 @@ int policy_check(const char *source, strbuf *err);
  * candidate left there could change another's verdict (issue 34). 0 when allowed; -1 with
  * the reason in err (also for a module that is not a well-formed ELF64 cubin). */
 int policy_check_module(const void *cubin, size_t len, strbuf *err);
+/* Whether a compiled module keeps state from one execution to the next: writable device
+ * globals (a .nv.global or .nv.global.init section: __device__ variables, the only memory a
+ * module owns that its kernels can write). 1 too when the image cannot be read. */
+int policy_module_keeps_state(const void *cubin, size_t len);
 /* The allow-list, NULL-terminated. */
 extern const char *const policy_allowed_includes[];
 

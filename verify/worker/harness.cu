@@ -210,12 +210,26 @@ __device__ double special_value(int code)
     }
 }
 
+// i / d for 0 <= i < 2^50 and d >= 1 without a 64-bit integer division (dozens of
+// instructions per element in the structured fill): a double quotient, corrected to the exact
+// one. 1 / d is loop-invariant in kc_fill.
+__device__ long long quotient(long long i, long long d)
+{
+    long long q = (long long)((double)i * (1.0 / (double)d));
+    while (q > 0 && q * d > i)
+        q--;
+    while ((q + 1) * d <= i)
+        q++;
+    return q;
+}
+
 __device__ double shape_value(double v, long long i, long long n, int dist, double a, double b,
                               unsigned long long seed, unsigned int tensor, const fill_mode &m)
 {
     double mean = dist == DIST_NORMAL ? a : 0.0, std = dist == DIST_NORMAL ? b : fabs(b);
     if (m.mode & FILL_STRUCTURE) {
-        long long row = m.row_stride > 0 ? i / m.row_stride : 0, col = m.cols > 0 ? i % m.cols : 0;
+        long long row = m.row_stride > 0 ? quotient(i, m.row_stride) : 0;
+        long long col = m.cols > 0 ? i - quotient(i, m.cols) * m.cols : 0;
         double r = scale_of(unit_of(seed, tensor, 0x5c1eu, row), -2.0, 4.0);
         double c = scale_of(unit_of(seed, tensor, 0x5c1fu, col), -1.0, 2.0);
         double o = dist == DIST_NORMAL ? (unit_of(seed, tensor, 0x0ff5u, row) - 0.5) * std : 0.0;
@@ -351,30 +365,72 @@ extern "C" __global__ void kc_clock_probe(long long cycles, unsigned long long *
 // The guard bands' content: a fresh key for every run, so a kernel that writes beside a buffer
 // cannot put back a value it knows in advance. Every 16-bit unit is 0xFF over a byte in
 // 0xF1..0xFF, so any read of guard bytes as f16, bf16, f32 or f64 is NaN whatever its alignment
-// within the unit (sign 1, exponent all ones, mantissa non-zero).
-__device__ unsigned char guard_byte(unsigned long long key, unsigned long long addr)
+// within the unit (sign 1, exponent all ones, mantissa non-zero). One hash per 8-byte word.
+__device__ unsigned long long guard_word(unsigned long long key, unsigned long long word_addr)
 {
-    if (addr & 1)
-        return 0xFF;
-    return (unsigned char)(0xF1 + mix64(key ^ (addr >> 1)) % 15);
+    unsigned long long h = mix64(key ^ word_addr), out = 0;
+    for (int k = 0; k < 4; k++)
+        out |= (0xFF00ull | (0xF1 + ((h >> (16 * k)) & 0xFFFF) % 15)) << (16 * k);
+    return out;
+}
+
+// The bytes of [p, p + nbytes) that lie in the 8-byte word w (an address / 8), as a mask of
+// the word's bytes, and the whole word's guard content.
+__device__ unsigned long long guard_mask(unsigned long long p, long long nbytes,
+                                         unsigned long long w)
+{
+    unsigned long long lo = w * 8 < p ? p - w * 8 : 0, end = p + (unsigned long long)nbytes;
+    unsigned long long hi = w * 8 + 8 > end ? end - w * 8 : 8, mask = 0;
+    for (unsigned long long b = lo; b < hi; b++)
+        mask |= 0xFFull << (8 * b);
+    return mask;
+}
+
+// The 8-byte words that [p, p + nbytes) touches: the first, and how many.
+__device__ unsigned long long first_word(unsigned long long p) { return p / 8; }
+__device__ long long word_count(unsigned long long p, long long nbytes)
+{
+    return nbytes > 0 ? (long long)((p + (unsigned long long)nbytes - 1) / 8 - p / 8 + 1) : 0;
 }
 
 extern "C" __global__ void kc_guard_fill(unsigned char *p, long long nbytes, unsigned long long key)
 {
-    long long stride = (long long)gridDim.x * blockDim.x;
-    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < nbytes; i += stride)
-        p[i] = guard_byte(key, (unsigned long long)(p + i));
+    unsigned long long a = (unsigned long long)p, w0 = first_word(a);
+    long long n = word_count(a, nbytes), stride = (long long)gridDim.x * blockDim.x;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+        unsigned long long w = w0 + (unsigned long long)i, mask = guard_mask(a, nbytes, w);
+        unsigned long long g = guard_word(key, w);
+        if (mask == ~0ull) {
+            *(unsigned long long *)(w * 8) = g;
+            continue;
+        }
+        for (int b = 0; b < 8; b++)
+            if ((mask >> (8 * b)) & 0xFF)
+                ((unsigned char *)(w * 8))[b] = (unsigned char)(g >> (8 * b));
+    }
 }
 
 // Adds the count of bytes of [p, p + nbytes) that differ from the guard content to *changed
-// (the grid's x dimension strides over the bytes).
+// (the grid's x dimension strides over the words).
 __device__ void count_guard_changes(const unsigned char *p, long long nbytes,
                                     unsigned long long key, unsigned long long *changed)
 {
-    unsigned long long local = 0;
-    long long stride = (long long)gridDim.x * blockDim.x;
-    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < nbytes; i += stride)
-        local += p[i] != guard_byte(key, (unsigned long long)(p + i));
+    unsigned long long a = (unsigned long long)p, w0 = first_word(a), local = 0;
+    long long n = word_count(a, nbytes), stride = (long long)gridDim.x * blockDim.x;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+        unsigned long long w = w0 + (unsigned long long)i, mask = guard_mask(a, nbytes, w), x;
+        if (mask == ~0ull) {
+            x = *(const unsigned long long *)(w * 8);
+        } else {
+            x = 0;
+            for (int b = 0; b < 8; b++)
+                if ((mask >> (8 * b)) & 0xFF)
+                    x |= (unsigned long long)((const unsigned char *)(w * 8))[b] << (8 * b);
+        }
+        x = (x ^ guard_word(key, w)) & mask;
+        for (int b = 0; b < 8; b++)
+            local += ((x >> (8 * b)) & 0xFF) != 0;
+    }
     if (local)
         atomicAdd(changed, local);
 }
@@ -385,18 +441,21 @@ extern "C" __global__ void kc_guard_check(const unsigned char *p, long long nbyt
     count_guard_changes(p, nbytes, key, changed);
 }
 
-// Many ranges in one launch (blockIdx.y picks the range): the check between the launches of a
-// candidate's unit, which must stay cheap.
+// Many ranges in one launch (blockIdx.y picks the range), passed by value: the check of every
+// guard band of a run after an execution and between the launches of a candidate's unit.
+#define GUARD_RANGES 128 // worker.h WK_WATCH_RANGES
 struct guard_range {
     unsigned long long p;
     long long n;
 };
+struct guard_table {
+    guard_range r[GUARD_RANGES];
+};
 
-extern "C" __global__ void kc_guard_check_ranges(const guard_range *ranges, unsigned long long key,
+extern "C" __global__ void kc_guard_check_ranges(guard_table t, unsigned long long key,
                                                  unsigned long long *changed)
 {
-    count_guard_changes((const unsigned char *)ranges[blockIdx.y].p, ranges[blockIdx.y].n, key,
-                        changed);
+    count_guard_changes((const unsigned char *)t.r[blockIdx.y].p, t.r[blockIdx.y].n, key, changed);
 }
 
 // Position-dependent, order-independent checksum of a byte range (p 8-byte aligned): the sum

@@ -39,7 +39,6 @@ typedef struct wk_gpu {
     CUfunction k_fill, k_simplex, k_guard, k_checksum, k_compare, k_worst, k_spin, k_clock;
     CUfunction k_guard_fill, k_guard_ranges;
     unsigned long long guard_key; /* the guard bands' content (harness.cu guard_byte), per run */
-    CUdeviceptr watch_ranges;     /* WK_WATCH_RANGES guard ranges checked between launches */
     CUdeviceptr scratch_u64; /* small device buffer for the comparison's statistics */
     CUdeviceptr sums;        /* WK_SUM_SLOTS checksums and guard counts */
     CUdeviceptr clock_probe; /* kc_clock_probe's two counters */
@@ -76,7 +75,8 @@ typedef struct wk_buffer {
 /* A compiled module and its parsed launch unit. */
 typedef struct wk_unit {
     CUmodule module;
-    const char *cubin; /* the job's module image, reloaded before each execution */
+    const char *cubin; /* the job's module image, reloaded before each execution ... */
+    int keeps_state;   /* ... when it has device globals (policy_module_keeps_state) */
     launch_unit lu;
     CUfunction funcs[KC_MAX_LAUNCHES];
 } wk_unit;
@@ -147,22 +147,32 @@ int wk_buffer_guard_damage_into(wk_gpu *g, const wk_buffer *b, CUdeviceptr slot)
 /* A new guard key: the guard bands written after it (wk_buffer_reset_guards) hold content that
  * no kernel can know in advance; every run of a job takes one before its buffers are set up. */
 void wk_guard_rekey(wk_gpu *g);
-/* The guard bands watched between the launches of a candidate's unit: in a checking run that is
- * not a timing sample, a write beside a buffer that a later launch puts back is still seen.
- * Changed bytes add up in slot WK_WATCH_SLOT. */
+/* Every guard band of a run's buffers as one table (harness.cu guard_table, same layout),
+ * checked in one launch: after each execution, and, when active (a checking run that is not a
+ * timing sample), between the candidate's launches, so a write beside a buffer that a later
+ * launch puts back is still seen; those changed bytes add up in slot WK_WATCH_SLOT, which the
+ * caller clears before the launches. */
 #define WK_WATCH_RANGES 128
 #define WK_WATCH_SLOT (WK_SUM_SLOTS - 1)
 #define WK_WATCH_EVERY 256
 _Static_assert(WK_WATCH_SLOT >= 3 * KC_MAX_TENSORS + KC_MAX_SCRATCH, "the watch slot is free");
-_Static_assert(WK_WATCH_RANGES >= 2 * (KC_MAX_TENSORS + KC_MAX_SCRATCH), "every buffer watched");
+_Static_assert(WK_WATCH_RANGES >= 2 * (2 * KC_MAX_TENSORS + KC_MAX_SCRATCH), "every buffer watched");
 typedef struct wk_watch {
-    int n_ranges;
+    struct {
+        struct {
+            unsigned long long p;
+            long long n;
+        } r[WK_WATCH_RANGES];
+    } table; /* a kernel parameter: 2 KiB, within the 4 KiB every GPU takes */
+    int n_ranges, active;
     long long blocks, checks;
 } wk_watch;
-/* Uploads the guard ranges of bufs[0..n) and clears WK_WATCH_SLOT. */
-int wk_watch_set(wk_gpu *g, const wk_buffer *bufs, int n, wk_watch *w);
-/* Before launch launch_index of the unit (w may be NULL): checks the watched ranges before every
- * launch but the first, up to WK_WATCH_EVERY, then before every WK_WATCH_EVERY-th. */
+/* The table of the guard bands of bufs[0..n) (inactive). */
+void wk_watch_set(const wk_buffer *bufs, int n, wk_watch *w);
+/* Adds the count of changed guard bytes of every range to slot. */
+int wk_watch_count_into(wk_gpu *g, const wk_watch *w, CUdeviceptr slot);
+/* Before launch launch_index of the unit (w may be NULL or inactive): checks the table before
+ * every launch but the first, up to WK_WATCH_EVERY, then before every WK_WATCH_EVERY-th. */
 int wk_watch_check(wk_gpu *g, wk_watch *w, long long launch_index);
 int wk_buffer_checksum_into(wk_gpu *g, const wk_buffer *b, CUdeviceptr slot);
 /* The value classes of one checked run (harness.cu's fill_mode, same layout): structured
@@ -205,7 +215,7 @@ int wk_unit_launch(wk_gpu *g, wk_unit *u, const problem *p, const dimset *dims, 
 
 /* worker_check.c: a whole verification job */
 /* cubin: the candidate's; ref_cubin: the reference's, compiled by the (trusted) client. */
-json_t *wk_verify_job(wk_gpu *g, json_t *job, const char *source, const char *cubin,
+json_t *wk_verify_job(wk_gpu *g, json_t *job, const char *source, const strbuf *cubin,
                       const char *ref_cubin);
 /* Progress to the host: the stage about to run and its deadline. */
 void wk_progress(const char *stage, double deadline_ms);

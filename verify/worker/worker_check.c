@@ -10,6 +10,7 @@
 #include "common/error.h"
 #include "common/fsutil.h"
 #include "verify/service/ipc.h"
+#include "verify/service/policy.h"
 #include "verify/worker/worker.h"
 
 #include <math.h>
@@ -281,9 +282,10 @@ static int poison_side(wk_gpu *g, wk_buffer *bufs, int from, int to)
 }
 
 /* What every execution of the candidate starts from, checked or timed, coverage run or not:
- * poisoned outputs and scratch, a freshly loaded module (no device state from earlier
- * executions, so no execution can tell from its module whether it is the first since a load,
- * as a timing sample is, or a later one) and a cold L2 (nor from its inputs' load latency).
+ * poisoned outputs and scratch, a freshly loaded module when it has device globals (no device
+ * state from earlier executions, so no execution can tell from its module whether it is the
+ * first since a load or a later one; a module without them has no state to lose) and a cold L2
+ * (nor from its inputs' load latency).
  * The caller has just written fresh inputs. The L2 flush is left in flight, so the launch that
  * follows queues behind it (no host launch latency inside a timed region). */
 static int prepare_execution(wk_gpu *g, wk_unit *cand, struct run_buffers *b, wk_failure *f)
@@ -292,8 +294,11 @@ static int prepare_execution(wk_gpu *g, wk_unit *cand, struct run_buffers *b, wk
     int n = b->n_in + b->n_out + b->n_cscratch;
     if (poison_side(g, b->cand, b->n_in, n))
         return wk_fail_cuda(f, "runtime_error", CUDA_ERROR_UNKNOWN, "poisoning outputs");
-    if (sync_or_fail(g, f, "preparing a run") || wk_unit_reload(cand, f))
+    if (cand->keeps_state && (sync_or_fail(g, f, "preparing a run") || wk_unit_reload(cand, f)))
         return -1;
+    wk_watch_set(b->cand, n, &b->watch);
+    if (cuMemsetD8Async(wk_sum_slot(g, WK_WATCH_SLOT), 0, 8, g->stream) != CUDA_SUCCESS)
+        return wk_fail_cuda(f, "runtime_error", CUDA_ERROR_UNKNOWN, "clearing a count");
     if (wk_flush_l2(g))
         return wk_fail_cuda(f, "runtime_error", CUDA_ERROR_UNKNOWN, "flushing L2");
     wk_phase_add(WK_PH_PREPARE, t0);
@@ -310,11 +315,9 @@ static int run_candidate(wk_gpu *g, wk_unit *cand, const problem *p, const dimse
                          float *ms, double *device_ms, double *clock_mhz, wk_failure *f)
 {
     wk_progress("candidate", deadline_ms);
-    b->watch.n_ranges = 0;
     if (prepare_execution(g, cand, b, f))
         return -1;
-    if (watch && wk_watch_set(g, b->cand, b->n_in + b->n_out + b->n_cscratch, &b->watch))
-        return wk_fail_cuda(f, "runtime_error", CUDA_ERROR_UNKNOWN, "watching guard bands");
+    b->watch.active = watch;
     if (wk_timed_launch(g, cand, p, dims, b->cand, watch ? &b->watch : NULL, WK_PH_CANDIDATE,
                         with_cupti, ms, device_ms, clock_mhz, f))
         return -1;
@@ -340,45 +343,63 @@ static CUresult checksums_into(wk_gpu *g, const wk_buffer *bufs, int n, int firs
     return CUDA_SUCCESS;
 }
 
-/* Slots: the inputs' checksums first, then each buffer's changed guard bytes. */
+/* The verdict unsafe, its message left empty for the caller to write. */
+static strbuf *unsafe(wk_failure *f)
+{
+    snprintf(f->verdict, sizeof(f->verdict), "unsafe");
+    sb_reset(&f->message);
+    return &f->message;
+}
+
+/* Which buffer's guard bands changed (after the one-launch check found some): slots 0.. */
+static int name_guard_damage(wk_gpu *g, const problem *p, const wk_unit *cand,
+                             struct run_buffers *b, wk_failure *f)
+{
+    int n_buf = b->n_in + b->n_out + b->n_cscratch;
+    uint64_t v[WK_SUM_SLOTS];
+    CUresult rc = wk_sums_clear(g, n_buf);
+    for (int i = 0; i < n_buf && rc == CUDA_SUCCESS; i++)
+        if (wk_buffer_guard_damage_into(g, &b->cand[i], wk_sum_slot(g, i)))
+            rc = CUDA_ERROR_LAUNCH_FAILED;
+    if (rc == CUDA_SUCCESS)
+        rc = wk_sums_read(g, v, n_buf);
+    if (rc != CUDA_SUCCESS)
+        return wk_fail_cuda(f, "runtime_error", rc, "checking guard bands");
+    int i = 0;
+    while (i < n_buf - 1 && v[i] == 0)
+        i++;
+    sb_addf(unsafe(f), "wrote %llu bytes outside buffer '%s' (guard band overwritten)",
+            (unsigned long long)v[i], buffer_name(p, cand, i));
+    return -1;
+}
+
+/* Slots: the inputs' checksums first, then the guard bands' changed bytes (one launch over
+ * the run's table); WK_WATCH_SLOT holds what the checks between launches found. */
 static int check_safety_now(wk_gpu *g, const problem *p, const wk_unit *cand,
                             struct run_buffers *b, const uint64_t *sums, wk_failure *f)
 {
-    int n_buf = b->n_in + b->n_out + b->n_cscratch, n_slots = b->n_in + n_buf;
+    int n_slots = b->n_in + 1;
     uint64_t v[WK_SUM_SLOTS];
     CUresult rc = wk_sums_clear(g, n_slots); /* not WK_WATCH_SLOT: cleared before the launches */
     if (rc == CUDA_SUCCESS)
         rc = checksums_into(g, b->cand, b->n_in, 0);
-    for (int i = 0; i < n_buf && rc == CUDA_SUCCESS; i++)
-        if (wk_buffer_guard_damage_into(g, &b->cand[i], wk_sum_slot(g, b->n_in + i)))
-            rc = CUDA_ERROR_LAUNCH_FAILED;
+    if (rc == CUDA_SUCCESS && wk_watch_count_into(g, &b->watch, wk_sum_slot(g, b->n_in)))
+        rc = CUDA_ERROR_LAUNCH_FAILED;
     if (rc == CUDA_SUCCESS)
-        rc = wk_sums_read(g, v, b->watch.n_ranges ? WK_SUM_SLOTS : n_slots);
+        rc = wk_sums_read(g, v, WK_SUM_SLOTS);
     if (rc != CUDA_SUCCESS)
         return wk_fail_cuda(f, "runtime_error", rc, "checking guard bands and inputs");
-    for (int i = 0; i < n_buf; i++) {
-        if (v[b->n_in + i] > 0) {
-            snprintf(f->verdict, sizeof(f->verdict), "unsafe");
-            sb_reset(&f->message);
-            sb_addf(&f->message, "wrote %llu bytes outside buffer '%s' (guard band overwritten)",
-                    (unsigned long long)v[b->n_in + i], buffer_name(p, cand, i));
-            return -1;
-        }
-    }
-    if (b->watch.n_ranges && v[WK_WATCH_SLOT] > 0) {
-        snprintf(f->verdict, sizeof(f->verdict), "unsafe");
-        sb_reset(&f->message);
-        sb_addf(&f->message,
-                "wrote %llu bytes outside its buffers between two launches (a guard band was "
-                "changed, then put back before the unit ended)",
+    if (v[b->n_in] > 0)
+        return name_guard_damage(g, p, cand, b, f);
+    if (b->watch.active && v[WK_WATCH_SLOT] > 0) {
+        sb_addf(unsafe(f), "wrote %llu bytes outside its buffers between two launches (a guard "
+                           "band was changed, then put back before the unit ended)",
                 (unsigned long long)v[WK_WATCH_SLOT]);
         return -1;
     }
     for (int i = 0; i < b->n_in; i++) {
         if (v[i] != sums[i]) {
-            snprintf(f->verdict, sizeof(f->verdict), "unsafe");
-            sb_reset(&f->message);
-            sb_addf(&f->message, "modified input '%s' (inputs are read-only)", p->inputs[i].name);
+            sb_addf(unsafe(f), "modified input '%s' (inputs are read-only)", p->inputs[i].name);
             return -1;
         }
     }
@@ -1071,7 +1092,7 @@ static void release_job_scratch(void)
             free_scratch(&tensor_cache[slot].b);
 }
 
-json_t *wk_verify_job(wk_gpu *g, json_t *job, const char *source, const char *cubin,
+json_t *wk_verify_job(wk_gpu *g, json_t *job, const char *source, const strbuf *cubin,
                       const char *ref_cubin)
 {
     problem p;
@@ -1088,10 +1109,11 @@ json_t *wk_verify_job(wk_gpu *g, json_t *job, const char *source, const char *cu
         result = failure_result(g, &f, NULL);
         goto out_noproblem;
     }
-    if (wk_unit_load(&cand, cubin, source, &p, &f) || reference_unit(&p, ref_cubin, &ref, &f)) {
+    if (wk_unit_load(&cand, cubin->buf, source, &p, &f) || reference_unit(&p, ref_cubin, &ref, &f)) {
         result = failure_result(g, &f, NULL);
         goto out;
     }
+    cand.keeps_state = policy_module_keeps_state(cubin->buf, cubin->len);
     struct job_state s = {.g = g, .p = &p, .cand = &cand, .ref = &ref,
                           .cand_deadline_ms = DEFAULT_CANDIDATE_DEADLINE_MS, .runs = json_array()};
     double t_checks = now_ms();

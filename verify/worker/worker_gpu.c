@@ -168,7 +168,6 @@ int wk_gpu_open(wk_gpu *g, int ordinal, const strbuf *harness_cubin, strbuf *err
     if (cuMemAlloc(&g->flush, g->flush_bytes) != CUDA_SUCCESS ||
         cuMemAlloc(&g->scratch_u64, 256) != CUDA_SUCCESS ||
         cuMemAlloc(&g->sums, 8 * WK_SUM_SLOTS) != CUDA_SUCCESS ||
-        cuMemAlloc(&g->watch_ranges, 16 * WK_WATCH_RANGES) != CUDA_SUCCESS ||
         cuMemAlloc(&g->clock_probe, 16) != CUDA_SUCCESS)
         return kc_fail(err, "cannot allocate the harness buffers");
     return 0;
@@ -317,7 +316,7 @@ static int guard_fill(wk_gpu *g, CUdeviceptr p, long long nbytes)
 {
     unsigned long long key = g->guard_key;
     void *args[] = {&p, &nbytes, &key};
-    return nbytes > 0 ? wk_launch_harness(g, g->k_guard_fill, nbytes, args) : 0;
+    return nbytes > 0 ? wk_launch_harness(g, g->k_guard_fill, nbytes / 8 + 1, args) : 0;
 }
 
 int wk_buffer_reset_guards(wk_gpu *g, wk_buffer *b)
@@ -448,50 +447,47 @@ int wk_buffer_guard_damage_into(wk_gpu *g, const wk_buffer *b, CUdeviceptr slot)
            guard_count_into(g, b->ptr + b->bytes, (long long)back_guard(b), slot);
 }
 
-int wk_watch_set(wk_gpu *g, const wk_buffer *bufs, int n, wk_watch *w)
+void wk_watch_set(const wk_buffer *bufs, int n, wk_watch *w)
 {
-    struct {
-        unsigned long long p;
-        long long n;
-    } r[WK_WATCH_RANGES];
     int k = 0;
     long long longest = 0;
     for (int i = 0; i < n && k + 2 <= WK_WATCH_RANGES; i++) {
         if (bufs[i].exact || !bufs[i].base)
             continue;
-        r[k].p = bufs[i].base, r[k++].n = (long long)front_guard(&bufs[i]);
-        r[k].p = bufs[i].ptr + bufs[i].bytes, r[k++].n = (long long)back_guard(&bufs[i]);
-        longest = r[k - 1].n > longest ? r[k - 1].n : longest;
-        longest = r[k - 2].n > longest ? r[k - 2].n : longest;
+        w->table.r[k].p = bufs[i].base, w->table.r[k++].n = (long long)front_guard(&bufs[i]);
+        w->table.r[k].p = bufs[i].ptr + bufs[i].bytes, w->table.r[k++].n = (long long)back_guard(&bufs[i]);
+        for (int j = k - 2; j < k; j++)
+            longest = w->table.r[j].n > longest ? w->table.r[j].n : longest;
     }
     w->n_ranges = k;
     w->blocks = (longest / 8 + 255) / 256;
     w->blocks = w->blocks < 1 ? 1 : w->blocks > 64 ? 64 : w->blocks;
+    w->active = 0;
     w->checks = 0;
-    if (k == 0)
+}
+
+/* One launch over every range of the table (passed by value: no copy, no wait). */
+int wk_watch_count_into(wk_gpu *g, const wk_watch *w, CUdeviceptr slot)
+{
+    if (w->n_ranges == 0)
         return 0;
-    if (cuMemcpyHtoDAsync(g->watch_ranges, r, sizeof(r[0]) * (size_t)k, g->stream) != CUDA_SUCCESS ||
-        cuMemsetD8Async(wk_sum_slot(g, WK_WATCH_SLOT), 0, 8, g->stream) != CUDA_SUCCESS)
-        return -1;
-    /* r is read by the copy before this returns: a pageable source is staged synchronously */
-    return 0;
+    unsigned long long key = g->guard_key;
+    void *args[] = {(void *)&w->table, &key, &slot};
+    return cuLaunchKernel(g->k_guard_ranges, (unsigned)w->blocks, (unsigned)w->n_ranges, 1, 256, 1,
+                          1, 0, g->stream, args, NULL) == CUDA_SUCCESS
+               ? 0
+               : -1;
 }
 
 /* The cap keeps a schedule of many launches cheap: every gap up to WK_WATCH_EVERY launches,
  * then every WK_WATCH_EVERY-th. */
 int wk_watch_check(wk_gpu *g, wk_watch *w, long long launch_index)
 {
-    if (!w || w->n_ranges == 0 || launch_index == 0 ||
+    if (!w || !w->active || launch_index == 0 ||
         (launch_index > WK_WATCH_EVERY && launch_index % WK_WATCH_EVERY))
         return 0;
-    CUdeviceptr ranges = g->watch_ranges, slot = wk_sum_slot(g, WK_WATCH_SLOT);
-    unsigned long long key = g->guard_key;
-    void *args[] = {&ranges, &key, &slot};
     w->checks++;
-    return cuLaunchKernel(g->k_guard_ranges, (unsigned)w->blocks, (unsigned)w->n_ranges, 1, 256, 1,
-                          1, 0, g->stream, args, NULL) == CUDA_SUCCESS
-               ? 0
-               : -1;
+    return wk_watch_count_into(g, w, wk_sum_slot(g, WK_WATCH_SLOT));
 }
 
 int wk_buffer_checksum_into(wk_gpu *g, const wk_buffer *b, CUdeviceptr slot)

@@ -109,7 +109,7 @@ static int serve(int device)
         wk_printf_reset();
         wk_gpu_warm_up(&g, last_job_end > 0 ? now_ms() - last_job_end : WK_IDLE_MS);
         json_t *result = wk_verify_job(&g, job.json, job.blobs[0].buf ? job.blobs[0].buf : "",
-                                       job.blobs[1].buf, job.n_blobs > 2 ? job.blobs[2].buf : NULL);
+                                       &job.blobs[1], job.n_blobs > 2 ? job.blobs[2].buf : NULL);
         json_t *printed = wk_printf_evidence();
         if (printed)
             json_object_set_new(result, "device_printf", printed);

@@ -44,6 +44,7 @@ int wk_unit_load(wk_unit *u, const char *cubin, const char *source, const proble
     }
     sb_free(&err);
     u->cubin = cubin;
+    u->keeps_state = 1; /* until the caller knows better */
     CUresult rc = cuModuleLoadData(&u->module, cubin);
     if (rc != CUDA_SUCCESS)
         return wk_fail_cuda(f, "launch_error", rc, "loading the compiled module");
