@@ -91,17 +91,29 @@ __device__ long long segment_id(long long pos, long long row, long long L, int n
     return id - 1; // not reached: the lengths sum to L
 }
 
+// A standard normal from two 24-bit uniforms (Box-Muller). wide: in double, for float64
+// tensors; else in float, the tensor's own precision or finer, and about four times cheaper:
+// the fill of a large input is bound by these transcendentals, not by memory. The uniforms
+// are exact in float, and the math library's functions give the same bits on every GPU.
+__device__ double standard_normal(unsigned int r0, unsigned int r1, bool wide)
+{
+    if (wide)
+        return sqrt(-2.0 * log(unit_open(r0))) * cospi(2.0 * unit_open(r1));
+    float u1 = (float)unit_open(r0), u2 = (float)unit_open(r1);
+    return (double)(sqrtf(-2.0f * logf(u1)) * cospif(2.0f * u2));
+}
+
 // The value element i of a tensor gets from (seed, tensor): kc_fill stores it for every i.
 __device__ void draw(long long i, int dist, double a, double b, long long lo, long long hi,
-                     unsigned long long seed, unsigned int tensor, double *v, long long *iv)
+                     unsigned long long seed, unsigned int tensor, bool wide, double *v,
+                     long long *iv)
 {
     philox_out r = philox4x32_10((unsigned int)i, (unsigned int)(i >> 32), tensor, 0x6b63u,
                                  (unsigned int)seed, (unsigned int)(seed >> 32));
     *v = 0.0;
     *iv = 0;
     if (dist == DIST_NORMAL || dist == DIST_SIMPLEX) {
-        double u1 = unit_open(r.v[0]), u2 = unit_open(r.v[1]);
-        *v = a + b * sqrt(-2.0 * log(u1)) * cospi(2.0 * u2);
+        *v = a + b * standard_normal(r.v[0], r.v[1], wide);
     } else if (dist == DIST_UNIFORM || dist == DIST_UNIFORM_FAN_IN) {
         *v = a + (b - a) * unit_open(r.v[0]);
     } else if (dist == DIST_CONSTANT) {
@@ -259,7 +271,7 @@ __device__ void value_at(long long i, long long n, int dtype, int dist, double a
                          long long lo, long long hi, unsigned long long seed, unsigned int tensor,
                          const fill_mode &m, double *v, long long *iv)
 {
-    draw(i, dist, a, b, lo, hi, seed, tensor, v, iv);
+    draw(i, dist, a, b, lo, hi, seed, tensor, dtype == DT_F64, v, iv);
     if (shaped(dtype, dist, m))
         *v = shape_value(*v, i, n, dist, a, b, seed, tensor, m);
 }
