@@ -2,7 +2,9 @@
  * process starts on first use; proc_pool_acquire_slot takes one given slot (the GPU warm start
  * uses it to start every GPU's worker ahead of the first job) and leaves the others to
  * proc_pool_acquire; a released slot wakes every waiter, so a caller waiting for any slot is
- * not lost behind one waiting for a particular slot. The children are /bin/cat processes. */
+ * not lost behind one waiting for a particular slot; a replaced process's successor starts at
+ * once and is greeted when next needed (issue 37). The children are /bin/cat processes, and
+ * shells that take a while to say hello. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,7 +14,10 @@
 #include "common/fsutil.h"
 #include "verify/service/proc_pool.h"
 
+#include <poll.h>
 #include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -120,11 +125,114 @@ static void test_release_wakes_every_waiter(void **state)
     sb_free(&err);
 }
 
+/* Workers that take a while to start (a shell that sleeps, says hello, then is cat), read by
+ * a greet function: spawn n runs script[n] when set (a worker that cannot greet). */
+struct slow {
+    const char *delay; /* seconds before the hello */
+    const char *script[8];
+    int spawns, greets;
+};
+
+static int spawn_slow(void *ctx, int slot, ipc_child *child, strbuf *err)
+{
+    (void)slot;
+    struct slow *w = ctx;
+    char cmd[128];
+    int n = w->spawns++;
+    snprintf(cmd, sizeof(cmd), "sleep %s; echo hello; exec cat", w->delay);
+    char *argv[] = {"/bin/sh", "-c", n < 8 && w->script[n] ? (char *)w->script[n] : cmd, NULL};
+    return ipc_spawn(argv, child, err);
+}
+
+static int greet_line(void *ctx, int slot, ipc_child *child, strbuf *err)
+{
+    (void)slot;
+    struct slow *w = ctx;
+    char buf[16] = {0};
+    size_t got = 0;
+    struct pollfd pfd = {.fd = child->from_child, .events = POLLIN};
+    while (got < 6 && poll(&pfd, 1, 10000) == 1) {
+        ssize_t r = read(child->from_child, buf + got, 6 - got);
+        if (r <= 0)
+            break;
+        got += (size_t)r;
+    }
+    if (got != 6 || strcmp(buf, "hello\n") != 0) {
+        sb_adds(err, "no hello");
+        return -1;
+    }
+    w->greets++;
+    return 0;
+}
+
+/* After a kill (proc_pool_replace) the replacement starts at once, not when the slot is next
+ * taken: a taker that comes after the start-up finds it up (it only reads the hello); the old
+ * process is gone by the time proc_pool_replace returns. */
+static void test_replace_starts_ahead_of_need(void **state)
+{
+    (void)state;
+    struct slow w = {.delay = "1"};
+    proc_pool *p = proc_pool_new(1, spawn_slow, &w);
+    proc_pool_set_greet(p, greet_line);
+    ipc_child *c;
+    strbuf err = STRBUF_INIT;
+    int slot;
+    assert_int_equal(proc_pool_acquire(p, &slot, &c, &err), 0);
+    assert_true(proc_pool_start_ms(p, 0) >= 900); /* started when needed: the whole start-up */
+    int old = c->pid;
+    assert_true(proc_pool_replace(p, 0) >= 0);
+    assert_int_equal(w.spawns, 2); /* the replacement is already starting */
+    assert_true(kill(old, 0) != 0); /* the old one was killed and reaped */
+    assert_true(c->pid > 0 && c->pid != old);
+    proc_pool_release(p, 0);
+    usleep(1500000); /* the client records the label, takes the next candidate ... */
+    assert_int_equal(proc_pool_acquire(p, &slot, &c, &err), 0);
+    assert_true(proc_pool_start_ms(p, 0) < 500); /* its start-up was over: only the hello */
+    assert_int_equal(w.greets, 2);
+    proc_pool_release(p, 0);
+    assert_int_equal(proc_pool_acquire(p, &slot, &c, &err), 0);
+    assert_true(proc_pool_start_ms(p, 0) == 0); /* up */
+    assert_int_equal(w.spawns, 2);
+    proc_pool_release(p, 0);
+    proc_pool_free(p);
+    sb_free(&err);
+}
+
+/* A replacement that cannot greet (started while the old process still held the device's
+ * memory, say) is killed and the taker starts another; a pool freed while its replacement is
+ * still starting kills it rather than waiting for its start-up. */
+static void test_replace_that_cannot_greet(void **state)
+{
+    (void)state;
+    struct slow w = {.delay = "0", .script = {NULL, "exit 3"}};
+    proc_pool *p = proc_pool_new(1, spawn_slow, &w);
+    proc_pool_set_greet(p, greet_line);
+    ipc_child *c;
+    strbuf err = STRBUF_INIT;
+    int slot;
+    assert_int_equal(proc_pool_acquire(p, &slot, &c, &err), 0);
+    proc_pool_replace(p, 0);
+    proc_pool_release(p, 0);
+    assert_int_equal(proc_pool_acquire(p, &slot, &c, &err), 0); /* spawn 2 exits: spawn 3 */
+    assert_int_equal(w.spawns, 3);
+    assert_int_equal(w.greets, 2);
+    assert_true(c->pid > 0);
+    w.delay = "5";
+    proc_pool_replace(p, 0);
+    proc_pool_release(p, 0);
+    double t0 = now_ms();
+    proc_pool_free(p);
+    assert_true(now_ms() - t0 < 2000); /* killed, not waited for */
+    sb_free(&err);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_acquire_slot_starts_that_slot_only),
         cmocka_unit_test(test_release_wakes_every_waiter),
+        cmocka_unit_test(test_replace_starts_ahead_of_need),
+        cmocka_unit_test(test_replace_that_cannot_greet),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,6 +1,7 @@
 /* proc_pool: slots of child processes shared by threads (see proc_pool.h). */
 #include "verify/service/proc_pool.h"
 #include "common/error.h"
+#include "common/fsutil.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -8,6 +9,8 @@
 struct slot {
     ipc_child child;
     int busy;
+    int greeted;     /* its process said hello (always, without a greet function) */
+    double start_ms; /* how long the last taking waited for the process to start */
 };
 
 struct proc_pool {
@@ -17,6 +20,7 @@ struct proc_pool {
     int waiting; /* callers blocked in proc_pool_acquire */
     struct slot *slots;
     proc_spawn_fn spawn;
+    proc_greet_fn greet; /* NULL: spawn reads the hello itself */
     void *ctx;
 };
 
@@ -74,18 +78,54 @@ int proc_pool_acquire_slot(proc_pool *p, int slot, ipc_child **child, strbuf *er
     return start_slot(p, slot, child, err);
 }
 
-/* The slot is held: starts its process if it has none. */
+void proc_pool_set_greet(proc_pool *p, proc_greet_fn greet) { p->greet = greet; }
+
+/* Reads the hello of the slot's started process; kills it when there is none. */
+static int greet_slot(proc_pool *p, int i, strbuf *err)
+{
+    struct slot *s = &p->slots[i];
+    s->greeted = !p->greet || p->greet(p->ctx, i, &s->child, err) == 0;
+    if (!s->greeted)
+        ipc_kill(&s->child);
+    return s->greeted ? 0 : -1;
+}
+
+/* The slot is held: starts its process if it has none, greets one started ahead of need (or,
+ * when that one cannot, starts another). */
 static int start_slot(proc_pool *p, int i, ipc_child **child, strbuf *err)
 {
     struct slot *s = &p->slots[i];
-    if (s->child.pid <= 0 && p->spawn(p->ctx, i, &s->child, err) != 0) {
+    double t0 = now_ms();
+    int was_up = s->child.pid > 0 && s->greeted;
+    if (s->child.pid > 0 && !s->greeted && greet_slot(p, i, err))
+        sb_reset(err); /* its error is the next start's, if that fails too */
+    if (s->child.pid <= 0 &&
+        (p->spawn(p->ctx, i, &s->child, err) != 0 || (s->child.pid > 0 && greet_slot(p, i, err)))) {
         s->child.pid = 0;
         proc_pool_release(p, i);
         return -1;
     }
+    s->start_ms = was_up ? 0 : now_ms() - t0;
     *child = &s->child;
     return 0;
 }
+
+double proc_pool_replace(proc_pool *p, int slot)
+{
+    struct slot *s = &p->slots[slot];
+    ipc_child old = s->child;
+    s->child = (ipc_child){.pid = 0, .to_child = -1, .from_child = -1};
+    s->greeted = 0;
+    strbuf err = STRBUF_INIT; /* a failed start is the next taker's to meet and report */
+    if (!p->greet || p->spawn(p->ctx, slot, &s->child, &err) != 0)
+        s->child = (ipc_child){.pid = 0, .to_child = -1, .from_child = -1};
+    sb_free(&err);
+    double t0 = now_ms();
+    ipc_kill(&old);
+    return now_ms() - t0;
+}
+
+double proc_pool_start_ms(proc_pool *p, int slot) { return p->slots[slot].start_ms; }
 
 void proc_pool_release(proc_pool *p, int slot)
 {
@@ -111,9 +151,12 @@ void proc_pool_free(proc_pool *p)
 {
     if (!p)
         return;
-    for (int i = 0; i < p->n; i++)
-        if (p->slots[i].child.pid > 0)
+    for (int i = 0; i < p->n; i++) {
+        if (p->slots[i].child.pid > 0 && p->slots[i].greeted)
             ipc_close(&p->slots[i].child);
+        else if (p->slots[i].child.pid > 0) /* still starting: nobody will need it */
+            ipc_kill(&p->slots[i].child);
+    }
     free(p->slots);
     pthread_mutex_destroy(&p->lock);
     pthread_cond_destroy(&p->freed);
