@@ -5,6 +5,7 @@
 #include "common/fsutil.h"
 #include "common/hash.h"
 #include "common/interrupt.h"
+#include "verify/service/deadline.h"
 #include "verify/service/ipc.h"
 #include "verify/service/proc_pool.h"
 #include "verify/service/programs.h"
@@ -19,9 +20,10 @@
 
 #define GPU_MAX_WORKERS 16
 
-/* What a worker said of its GPU when it started. */
+/* What a worker said of its GPU when it started, and what its start-up cost. */
 struct gpu_info {
     char name[128], driver[32], cuda[32];
+    double open_ms, cupti_ms; /* the device, context and harness; CUPTI's first use */
 };
 
 struct gpu_client {
@@ -31,18 +33,31 @@ struct gpu_client {
     strbuf exe;
     struct gpu_info info[GPU_MAX_WORKERS];
     json_int_t next_job; /* every job is numbered; the worker echoes the number */
+    double kill_ms[GPU_MAX_WORKERS]; /* the replaced worker's end, for its job's evidence */
     pthread_t warm[GPU_MAX_WORKERS];
     struct warm_arg { gpu_client *g; int slot; } warm_args[GPU_MAX_WORKERS];
 };
 
+/* Starts a worker; greet_worker reads its hello (the pool may start one ahead of need). */
 static int spawn_worker(void *ctx, int slot, ipc_child *child, strbuf *err)
 {
     gpu_client *g = ctx;
     char device[16];
     snprintf(device, sizeof(device), "%d", slot);
     char *argv[] = {g->exe.buf, "worker", "--device", device, NULL};
-    if (ipc_spawn(argv, child, err))
-        return -1;
+    return ipc_spawn(argv, child, err);
+}
+
+/* A start-up phase the hello reports, in ms (0 when absent or out of range). */
+static double start_phase(json_t *start, const char *key)
+{
+    double v = json_number_value(json_object_get(start, key));
+    return v >= 0 && v <= 3.6e6 ? v : 0;
+}
+
+static int greet_worker(void *ctx, int slot, ipc_child *child, strbuf *err)
+{
+    gpu_client *g = ctx;
     ipc_msg hello;
     enum ipc_status st = ipc_recv(child->from_child, &hello, now_ms() + 120000, err);
     int rc = 0;
@@ -58,11 +73,12 @@ static int spawn_worker(void *ctx, int slot, ipc_child *child, strbuf *err)
         gpu_json_copy_str(info->name, sizeof(info->name), hello.json, "gpu_name");
         gpu_json_copy_str(info->driver, sizeof(info->driver), hello.json, "driver");
         gpu_json_copy_str(info->cuda, sizeof(info->cuda), hello.json, "cuda");
+        json_t *start = json_object_get(hello.json, "start_ms");
+        info->open_ms = start_phase(start, "gpu_open");
+        info->cupti_ms = start_phase(start, "cupti");
     }
     ipc_msg_free(&hello);
-    if (rc)
-        ipc_kill(child);
-    return rc;
+    return rc; /* the pool kills a worker that did not greet */
 }
 
 /* Counts GPUs by asking kverify-gpu (so that this process never loads libcuda). */
@@ -128,6 +144,7 @@ int gpu_client_start(const kv_options *o, gpu_client **out, strbuf *err)
         n = GPU_MAX_WORKERS;
     g->workers = n;
     g->procs = proc_pool_new(n, spawn_worker, g);
+    proc_pool_set_greet(g->procs, greet_worker);
     start_warming(g);
     *out = g;
     return 0;
@@ -296,30 +313,55 @@ static void set_lost_worker(kv_result *r, const char *verdict, const char *messa
     sb_adds(&r->message, message);
 }
 
-/* Follows progress messages until the result; kills the worker on a missed deadline. */
-static int await_result(const problem *p, ipc_child *child, json_int_t job_id, kv_result *r,
-                        strbuf *err)
+/* The slot's worker must go (a hang, a sticky error, a death): its replacement starts first. */
+static void replace_worker(gpu_client *g, int slot)
 {
-    double deadline = now_ms() + 120000; /* until the first progress message */
-    char stage[64] = "setup";
+    g->kill_ms[slot] = proc_pool_replace(g->procs, slot);
+}
+
+/* A missed deadline: the worker is replaced; the verdict, a message saying which deadline
+ * (the model reads it), and the evidence "timeout" (deadline.h) from the last progress report
+ * (NULL: none yet), which came waited_ms ago. */
+static void set_timed_out(gpu_client *g, int slot, json_t *last, double waited_ms, kv_result *r)
+{
+    replace_worker(g, slot);
+    const char *stage = last ? json_string_value(json_object_get(last, "progress")) : "setup";
+    const char *run = json_string_value(json_object_get(last, "run"));
+    double ref_ms = json_number_value(json_object_get(last, "reference_ms")) *
+                    json_number_value(json_object_get(last, "work_ratio"));
+    strbuf msg = STRBUF_INIT;
+    sb_addf(&msg, "the %s did not finish within its deadline", stage);
+    if (run && ref_ms > 0)
+        sb_addf(&msg, " of %.0f ms on the %s dims (the reference takes about %.3g ms there)",
+                json_number_value(json_object_get(last, "deadline_ms")), run, ref_ms);
+    sb_adds(&msg, "; the worker was killed and restarted");
+    set_lost_worker(r, strcmp(stage, "reference") ? "timeout" : "runtime_error", msg.buf);
+    sb_free(&msg);
+    kv_result_set_evidence(r, "timeout", deadline_timeout_evidence(last, waited_ms));
+}
+
+/* Follows progress messages until the result; replaces the worker on a missed deadline or a
+ * sticky error. */
+static int await_result(gpu_client *g, int slot, const problem *p, ipc_child *child,
+                        json_int_t job_id, kv_result *r, strbuf *err)
+{
+    double since = now_ms(), deadline = since + DEADLINE_SETUP_MS; /* until the first progress */
+    json_t *last = NULL; /* the last progress report */
+    int rc = 0;
     for (;;) {
         ipc_msg m;
         enum ipc_status st = ipc_recv(child->from_child, &m, deadline, err);
         if (st == IPC_TIMEOUT) {
             ipc_msg_free(&m);
-            ipc_kill(child);
-            strbuf msg = STRBUF_INIT;
-            sb_addf(&msg, "the %s did not finish within its deadline; the worker was killed and "
-                          "restarted", stage);
-            set_lost_worker(r, strcmp(stage, "reference") ? "timeout" : "runtime_error", msg.buf);
-            sb_free(&msg);
-            return 0;
+            set_timed_out(g, slot, last, now_ms() - since, r);
+            break;
         }
         if (st == IPC_ERROR) {
             char why[256];
             snprintf(why, sizeof(why), "%s", sb_str(err));
             sb_reset(err);
-            return protocol_error(child, &m, why, err);
+            rc = protocol_error(child, &m, why, err);
+            break;
         }
         if (st != IPC_OK) {
             ipc_msg_free(&m);
@@ -327,31 +369,38 @@ static int await_result(const problem *p, ipc_child *child, json_int_t job_id, k
             if (kc_interrupted()) { /* killed beside the tool's interrupt: no label */
                 strbuf how = STRBUF_INIT;
                 ipc_describe_exit(status, &how);
-                kc_fail(err, "interrupted: the GPU worker stopped (%s); the candidate was not "
-                             "labelled", how.buf);
+                rc = kc_fail(err, "interrupted: the GPU worker stopped (%s); the candidate was "
+                                  "not labelled", how.buf);
                 sb_free(&how);
-                return -1;
+                break;
             }
+            replace_worker(g, slot);
             set_lost_worker(r, "runtime_error",
                             "the GPU worker died while running the candidate and was restarted");
-            return 0;
+            break;
         }
         const char *why;
         enum gpu_message_kind kind = gpu_message_check(m.json, job_id, &why);
-        if (kind == GPU_MSG_BAD)
-            return protocol_error(child, &m, why, err);
+        if (kind == GPU_MSG_BAD) {
+            rc = protocol_error(child, &m, why, err);
+            break;
+        }
         if (kind == GPU_MSG_RESULT) {
             json_t *res = json_object_get(m.json, "result");
             gpu_result_fill(p, res, r);
             if (json_is_true(json_object_get(res, "fatal")))
-                ipc_kill(child); /* a sticky CUDA error: the next job gets a fresh process */
+                replace_worker(g, slot); /* a sticky CUDA error: a fresh process */
             ipc_msg_free(&m);
-            return 0;
+            break;
         }
-        snprintf(stage, sizeof(stage), "%s", json_string_value(json_object_get(m.json, "progress")));
-        deadline = now_ms() + json_number_value(json_object_get(m.json, "deadline_ms"));
+        json_decref(last);
+        last = json_incref(m.json);
+        since = now_ms();
+        deadline = since + json_number_value(json_object_get(m.json, "deadline_ms"));
         ipc_msg_free(&m);
     }
+    json_decref(last);
+    return rc;
 }
 
 #define MEMCHECK_MAX_BYTES (64LL << 20) /* inputs + outputs of memcheck's drawn set */
@@ -393,11 +442,27 @@ static json_t *memcheck_set(const problem *p, json_t *job)
 }
 
 /* The time this client held the GPU for the candidate (worker stages, sanitizer, IPC and
- * message checks), beside the worker's own stage times: make bench's per-phase table. */
-static void note_client_time(kv_result *r)
+ * message checks), beside the worker's own stage times: make bench's per-phase table. What a
+ * kill costs (issue 37): how long the job waited for its worker to start (after a kill, the
+ * part of the restart that did not overlap the old worker's end) with what the worker's
+ * start-up spent, and, for the job whose worker was replaced, how long the old one took to end
+ * once killed. */
+static void note_client_time(gpu_client *g, int slot, kv_result *r)
 {
-    if (r->evidence_json.len) /* a worker's evidence, not a lost worker's empty one */
-        kv_result_set_evidence(r, "client_ms", json_pack("{s:f}", "gpu", r->gpu_ms));
+    double start_ms = proc_pool_start_ms(g->procs, slot), kill_ms = g->kill_ms[slot];
+    g->kill_ms[slot] = 0;
+    if (!r->evidence_json.len) /* a lost worker's empty evidence */
+        return;
+    json_t *t = json_pack("{s:f}", "gpu", r->gpu_ms);
+    if (start_ms > 0) {
+        json_object_set_new(t, "worker_start", json_real(start_ms));
+        json_object_set_new(t, "worker_init", json_pack("{s:f,s:f}", "gpu_open",
+                                                        g->info[slot].open_ms, "cupti",
+                                                        g->info[slot].cupti_ms));
+    }
+    if (kill_ms > 0)
+        json_object_set_new(t, "worker_kill", json_real(kill_ms));
+    kv_result_set_evidence(r, "client_ms", t);
 }
 
 int gpu_client_verify(gpu_client *g, const problem *p, const strbuf *ref_cubin,
@@ -427,12 +492,12 @@ int gpu_client_verify(gpu_client *g, const problem *p, const strbuf *ref_cubin,
         rc = kc_fail(err, "the GPU worker died before taking the job");
     } else {
         double t0 = now_ms();
-        rc = await_result(p, child, job_id, r, err);
+        rc = await_result(g, slot, p, child, job_id, r, err);
         /* the second memory wall, while this GPU's worker waits (nothing else runs on it) */
         if (rc == 0 && g->opt.sanitize && strcmp(r->verdict, "correct") == 0)
             rc = sanitizer_check(&g->opt, slot, p, seeds[0], memcheck_set(p, job), r, err);
         r->gpu_ms = now_ms() - t0;
-        note_client_time(r);
+        note_client_time(g, slot, r);
     }
     json_decref(job);
     proc_pool_release(g->procs, slot);

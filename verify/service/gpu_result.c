@@ -4,6 +4,7 @@
 #include "common/error.h"
 #include "common/fsutil.h"
 #include "common/verdicts.h"
+#include "verify/service/deadline.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -219,11 +220,13 @@ static int result_valid(json_t *res, const char **why)
     return 1;
 }
 
-/* A progress message: a stage name and a deadline in (0 ms, 1 day]. */
+/* A progress message: a stage name and a deadline in (0 ms, 1 day], and for a candidate stage
+ * what the deadline derives from (deadline.h). */
 static int progress_valid(json_t *m)
 {
     const char *stage = json_string_value(json_object_get(m, "progress"));
-    return stage && strlen(stage) < 64 && number_in(m, "deadline_ms", 0, 86400000.0, 1);
+    return stage && strlen(stage) < 64 && number_in(m, "deadline_ms", 0, 86400000.0, 1) &&
+           deadline_progress_basis_valid(m);
 }
 
 enum gpu_message_kind gpu_message_check(json_t *msg, json_int_t job_id, const char **why)

@@ -13,7 +13,8 @@
 enum gpu_message_kind { GPU_MSG_BAD, GPU_MSG_PROGRESS, GPU_MSG_RESULT };
 
 /* What msg (the JSON of one message) is for job job_id; for GPU_MSG_BAD *why says what is wrong.
- * A progress report has "progress" (a stage name under 64 bytes) and "deadline_ms" in (0, 1 day]. */
+ * A progress report has "progress" (a stage name under 64 bytes) and "deadline_ms" in (0, 1 day],
+ * and may have what the deadline derives from (deadline_progress_basis_valid). */
 enum gpu_message_kind gpu_message_check(json_t *msg, json_int_t job_id, const char **why);
 /* Fills r from res, the "result" of a message gpu_message_check accepted. */
 void gpu_result_fill(const problem *p, json_t *res, kv_result *r);

@@ -3,12 +3,15 @@
  * and each value-class run the manifest declares, seeded inputs (params varied in turn,
  * structured where the manifest says), poisoned outputs and scratch, buffers placed flush
  * against their walls front or end in turn, guard bands, input checksums, the candidate, then
- * the trusted reference, the comparison, and the verdict; a second run of the first seed
+ * the trusted reference, the comparison, and the verdict (the reference also runs once, timed,
+ * before the candidate first runs: every candidate stage's deadline derives from its time,
+ * verify/service/deadline.h); a second run of the first seed
  * catches races. Each default-dims seed run is also a timing sample (device events around the
  * unit); when everything passed, the timing takes those samples, with extra checked reps only
  * while they are too few or too noisy (worker_timing.c). */
 #include "common/error.h"
 #include "common/fsutil.h"
+#include "verify/service/deadline.h"
 #include "verify/service/ipc.h"
 #include "verify/service/policy.h"
 #include "verify/worker/worker.h"
@@ -19,12 +22,19 @@
 #include <string.h>
 #include <sys/random.h>
 
-#define DEFAULT_CANDIDATE_DEADLINE_MS 20000.0
-#define REFERENCE_DEADLINE_MS 600000.0
+#define REFERENCE_DEADLINE_MS DEADLINE_TRUSTED_MS /* candidate stages: measure_reference */
 
 void wk_progress(const char *stage, double deadline_ms)
 {
     json_t *m = json_pack("{s:s,s:f}", "progress", stage, "deadline_ms", deadline_ms);
+    wk_channel_send(m);
+    json_decref(m);
+}
+
+/* A stage that runs candidate code: its deadline and what it derives from (deadline.h). */
+static void progress_candidate(const char *stage, const stage_deadline *d)
+{
+    json_t *m = deadline_progress(stage, d);
     wk_channel_send(m);
     json_decref(m);
 }
@@ -311,10 +321,11 @@ static int prepare_execution(wk_gpu *g, wk_unit *cand, struct run_buffers *b, wk
  * between the launches (never in a timing sample or under CUPTI: the checks would be inside
  * the measured window). */
 static int run_candidate(wk_gpu *g, wk_unit *cand, const problem *p, const dimset *dims,
-                         struct run_buffers *b, double deadline_ms, int with_cupti, int watch,
-                         float *ms, double *device_ms, double *clock_mhz, wk_failure *f)
+                         struct run_buffers *b, const stage_deadline *deadline, int with_cupti,
+                         int watch, float *ms, double *device_ms, double *clock_mhz,
+                         wk_failure *f)
 {
-    wk_progress("candidate", deadline_ms);
+    progress_candidate("candidate", deadline);
     if (prepare_execution(g, cand, b, f))
         return -1;
     b->watch.active = watch;
@@ -590,7 +601,11 @@ struct job_state {
     const problem *p;
     problem pv; /* p with the run's param values and tolerance (shallow copy: p's strings) */
     wk_unit *cand, *ref;
-    double cand_deadline_ms;
+    struct {
+        double reference_ms; /* before the first candidate run (0: not yet), on its dims */
+        char run[16];
+        dimset dims;
+    } measured;
     double rerun_device_ms; /* CUPTI time of the first seed's rerun (0: unknown) */
     wk_samples samples; /* each seed's checking run on the default dims */
     double worst_err[3];
@@ -614,12 +629,13 @@ struct run_spec {
 
 /* Runs the candidate once more on the same inputs; differing outputs flag a race. */
 static int rerun_for_determinism(struct job_state *s, const dimset *dims,
-                                 struct run_buffers *b, wk_failure *f)
+                                 struct run_buffers *b, const stage_deadline *deadline,
+                                 wk_failure *f)
 {
     uint64_t first, second;
     float ms;
     if (checksum_outputs(s->g, b, &first, f) ||
-        run_candidate(s->g, s->cand, &s->pv, dims, b, s->cand_deadline_ms, 1, 0, &ms,
+        run_candidate(s->g, s->cand, &s->pv, dims, b, deadline, 1, 0, &ms,
                       &s->rerun_device_ms, NULL, f) ||
         checksum_outputs(s->g, b, &second, f))
         return -1;
@@ -670,6 +686,47 @@ static void set_run_values(struct job_state *s, const struct run_spec *rs, wk_fi
                                                      "atol", s->pv.atol));
 }
 
+/* The reference's launch unit between the device events. */
+static int time_reference(wk_gpu *g, wk_unit *ref, const problem *p, const dimset *dims,
+                          wk_buffer *bufs, float *ms, wk_failure *f)
+{
+    CUresult rc = cuEventRecord(g->ev_start, g->stream);
+    if (rc == CUDA_SUCCESS && wk_unit_launch(g, ref, p, dims, bufs, NULL, f))
+        return -1;
+    if (rc == CUDA_SUCCESS)
+        rc = cuEventRecord(g->ev_stop, g->stream);
+    if (rc == CUDA_SUCCESS)
+        rc = cuEventSynchronize(g->ev_stop);
+    if (rc == CUDA_SUCCESS)
+        rc = cuEventElapsedTime(ms, g->ev_start, g->ev_stop);
+    wk_printf_drain();
+    return rc == CUDA_SUCCESS ? 0 : wk_fail_cuda(f, "runtime_error", rc, "timing the reference");
+}
+
+/* Before the candidate first runs, the reference runs once on the run's dims and inputs, timed:
+ * every candidate stage's deadline derives from that time (verify/service/deadline.h). It
+ * writes its own buffers, scrubbed right after, so the candidate never runs beside its output. */
+static int measure_reference(struct job_state *s, const struct run_spec *rs, struct run_buffers *b,
+                             wk_failure *f)
+{
+    int n = b->n_in + b->n_out + b->n_rscratch;
+    float ms = 0;
+    double t0 = now_ms();
+    wk_progress("reference", REFERENCE_DEADLINE_MS);
+    if (poison_side(s->g, b->ref, b->n_in, n) ||
+        time_reference(s->g, s->ref, &s->pv, rs->dims, b->ref, &ms, f) ||
+        poison_side(s->g, b->ref, b->n_in, n)) {
+        f->fatal = 1;
+        sb_adds(&f->message, " (internal: the reference failed)");
+        return -1;
+    }
+    wk_phase_add(WK_PH_REFERENCE, t0);
+    s->measured.reference_ms = ms > 0 ? ms : 1e-6;
+    snprintf(s->measured.run, sizeof(s->measured.run), "%s", rs->name);
+    dimset_copy(&s->measured.dims, rs->dims);
+    return 0;
+}
+
 /* One checked run. Returns 0 pass, 1 mismatch, -1 failure (f says which). */
 static int one_run(struct job_state *s, const struct run_spec *rs, wk_failure *f)
 {
@@ -693,13 +750,19 @@ static int one_run(struct job_state *s, const struct run_spec *rs, wk_failure *f
         json_object_set_new(run, "varied_constants", json_true());
     if (fill_inputs(s->g, p, rs->dims, rs->seed, rs->vary, &mode, bp, sums, f))
         goto out;
+    stage_deadline deadline;
+    if (!s->measured.reference_ms && measure_reference(s, rs, bp, f))
+        goto out;
+    deadline_for_run(s->p, &s->cand->lu, rs->name, rs->dims, &s->measured.dims,
+                     s->measured.reference_ms, &deadline);
+    json_object_set_new(run, "deadline_ms", json_real(deadline.ms));
     /* a default-dims seed run is a timing sample (no CUPTI inside its window); the others
      * record their kernels' device time */
     int sample = strcmp(rs->name, "default") == 0;
     float ms;
     double device_ms, clock_mhz = 0;
     int with_cupti = strncmp(rs->name, "alt", 3) == 0; /* the cover sets skip CUPTI's cost */
-    if (run_candidate(s->g, s->cand, p, rs->dims, bp, s->cand_deadline_ms, with_cupti,
+    if (run_candidate(s->g, s->cand, p, rs->dims, bp, &deadline, with_cupti,
                       !sample && !with_cupti, &ms, &device_ms, sample ? &clock_mhz : NULL, f) ||
         check_safety(s->g, p, s->cand, bp, sums, f))
         goto out;
@@ -708,8 +771,6 @@ static int one_run(struct job_state *s, const struct run_spec *rs, wk_failure *f
         json_object_set_new(run, "device_ms", json_real(device_ms));
     if (clock_mhz > 0)
         json_object_set_new(run, "sm_clock_mhz", json_real(clock_mhz));
-    if (s->cand_deadline_ms == DEFAULT_CANDIDATE_DEADLINE_MS)
-        s->cand_deadline_ms = fmax(5000.0, 50.0 * ms);
     t0 = now_ms();
     if (run_reference(s->g, s->ref, p, rs->dims, bp, f))
         goto out;
@@ -721,7 +782,7 @@ static int one_run(struct job_state *s, const struct run_spec *rs, wk_failure *f
         s->samples.clock_mhz[s->samples.n] = clock_mhz;
         s->samples.ms[s->samples.n++] = ms;
     }
-    if (rs->determinism && rerun_for_determinism(s, rs->dims, bp, f))
+    if (rs->determinism && rerun_for_determinism(s, rs->dims, bp, &deadline, f))
         goto out;
     if (rs->cover && !bad) /* a passing coverage run: its dims and seed say enough */
         json_object_del(run, "outputs");
@@ -904,6 +965,23 @@ static int run_all(struct job_state *s, json_t *job, wk_failure *f, strbuf *flag
     return run_value_classes(s, first_seed, f, flags, message);
 }
 
+/* The timed reps' deadline: a checking run's on the default dims. */
+static void timed_rep_deadline(const struct job_state *s, stage_deadline *d)
+{
+    deadline_for_run(s->p, &s->cand->lu, "default", &s->p->dims_default, &s->measured.dims,
+                     s->measured.reference_ms, d);
+}
+
+/* The evidence's "deadlines" (deadline.h; runs[].deadline_ms has each run's). */
+static json_t *job_deadlines(const struct job_state *s)
+{
+    stage_deadline measured, timed;
+    deadline_for_run(s->p, &s->cand->lu, s->measured.run, &s->measured.dims, &s->measured.dims,
+                     s->measured.reference_ms, &measured);
+    timed_rep_deadline(s, &timed);
+    return deadline_evidence(&measured, &timed);
+}
+
 static json_t *finish(struct job_state *s, json_t *job, wk_failure *f, int outcome, strbuf *flags,
                       strbuf *message)
 {
@@ -915,6 +993,8 @@ static json_t *finish(struct job_state *s, json_t *job, wk_failure *f, int outco
     }
     if (s->first_failure)
         json_object_set(evidence, "first_failure", s->first_failure);
+    if (s->measured.reference_ms > 0)
+        json_object_set_new(evidence, "deadlines", job_deadlines(s));
     if (s->nondeterministic)
         add_flag(flags, "nondeterministic");
     json_t *r;
@@ -964,9 +1044,13 @@ static int prepare_timed_rep(void *ctx, int rep, wk_failure *f)
 {
     struct timing_state *t = ctx;
     struct job_state *s = t->s;
-    if (fill_inputs(s->g, s->p, &s->p->dims_default, rep_seed(t, rep), 0, NULL, t->b, t->input_sums, f))
+    if (fill_inputs(s->g, s->p, &s->p->dims_default, rep_seed(t, rep), 0, NULL, t->b, t->input_sums, f) ||
+        prepare_execution(s->g, s->cand, t->b, f))
         return -1;
-    return prepare_execution(s->g, s->cand, t->b, f);
+    stage_deadline deadline; /* each timed rep has its own: the stage's grows with its reps */
+    timed_rep_deadline(s, &deadline);
+    progress_candidate("timing", &deadline);
+    return 0;
 }
 
 /* Checks the rep just timed: its inputs unchanged, no guard band damaged, and its outputs
@@ -977,6 +1061,7 @@ static int check_timed_rep(void *ctx, int rep, wk_failure *f)
     struct job_state *s = t->s;
     const dimset *dims = &s->p->dims_default;
     struct run_buffers *b = t->b;
+    wk_progress("checks", REFERENCE_DEADLINE_MS);
     if (check_safety(s->g, s->p, s->cand, b, t->input_sums, f))
         return -1;
     if (run_reference(s->g, s->ref, s->p, dims, b, f))
@@ -1023,7 +1108,6 @@ static int time_candidate(struct job_state *s, json_t *job, json_t *result, wk_f
                               s->runs_started++ % 2, f);
     if (enough || t.b) {
         wk_rep_hooks h = {.prepare = prepare_timed_rep, .check = check_timed_rep, .ctx = &t};
-        wk_progress("timing", cap + 10 * s->cand_deadline_ms);
         rc = wk_time_unit(s->g, s->cand, s->p, &s->p->dims_default, t.b ? t.b->cand : NULL,
                           cap > 0 ? cap : 1000, noise, &h, &s->samples,
                           s->rerun_device_ms, timing, f);
@@ -1114,8 +1198,7 @@ json_t *wk_verify_job(wk_gpu *g, json_t *job, const char *source, const strbuf *
         goto out;
     }
     cand.keeps_state = policy_module_keeps_state(cubin->buf, cubin->len);
-    struct job_state s = {.g = g, .p = &p, .cand = &cand, .ref = &ref,
-                          .cand_deadline_ms = DEFAULT_CANDIDATE_DEADLINE_MS, .runs = json_array()};
+    struct job_state s = {.g = g, .p = &p, .cand = &cand, .ref = &ref, .runs = json_array()};
     double t_checks = now_ms();
     wk_phase_add(WK_PH_LOAD, t_start);
     int outcome = run_all(&s, job, &f, &flags, &message);
@@ -1134,6 +1217,7 @@ json_t *wk_verify_job(wk_gpu *g, json_t *job, const char *source, const strbuf *
         json_decref(stages);
     json_decref(s.runs);
     json_decref(s.first_failure);
+    dimset_free(&s.measured.dims);
 out:
     release_job_scratch();
     wk_unit_free(&cand);
