@@ -1,6 +1,7 @@
 /* deadline: the deadlines of a GPU verification job's stages, their progress messages and
  * their evidence (see deadline.h). */
 #include "verify/service/deadline.h"
+#include "common/gpu_peaks.h"
 #include "common/schedule.h"
 
 #include <math.h>
@@ -33,6 +34,18 @@ static double tensor_bytes(const problem *p, const dimset *dims)
         sum += (double)n * (double)dtype_size(t->dtype);
     }
     return sum;
+}
+
+double deadline_estimate_reference_ms(const problem *p, const dimset *dims, const char *gpu)
+{
+    double gbps = 0, tflops = 0;
+    if (!kc_gpu_peaks(gpu, "f32", &gbps, &tflops) || gbps <= 0 || tflops <= 0)
+        gbps = DEADLINE_FALLBACK_GBPS, tflops = DEADLINE_FALLBACK_TFLOPS;
+    double bytes = positive(p->bytes_expr, dims), flops = positive(p->flops_expr, dims);
+    if (bytes <= 0)
+        bytes = tensor_bytes(p, dims);
+    double roofline_ms = fmax(bytes / (gbps * 1e6), flops / (tflops * 1e9));
+    return DEADLINE_ESTIMATE_FACTOR * roofline_ms + 1.0;
 }
 
 double deadline_work_ratio(const problem *p, const dimset *dims, const dimset *base)

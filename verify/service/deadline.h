@@ -1,7 +1,7 @@
 /* deadline: how long each stage of a GPU verification job may take before kverify kills the
- * worker (issue 37). The worker measures the trusted reference once before the candidate first
- * runs (device events, on the first run's dims and inputs); every stage that runs candidate
- * code then gets
+ * worker (issue 37). The worker takes the trusted reference's time from the first run (its
+ * execution after the candidate's, wall time; the first candidate execution gets an estimate,
+ * deadline_estimate_reference_ms); every stage that runs candidate code gets
  *     floor + multiple x reference_ms x work_ratio + per_launch x launches
  * where work_ratio is the run's work over the measured run's (the manifest's bytes and flops
  * expressions, else the tensors' bytes; at least 1) and launches the candidate's launches in one
@@ -37,6 +37,15 @@ typedef struct stage_deadline {
     int64_t launches;    /* the candidate's launches in one execution at the run's dims */
 } stage_deadline;
 
+/* Before the reference has run on the GPU (the first run's candidate runs before it), its time
+ * is estimated from the manifest's bytes and flops at the GPU's peaks (kc_gpu_peaks, f32; the
+ * fallback peaks for a GPU it does not know): DEADLINE_ESTIMATE_FACTOR times the roofline time
+ * plus 1 ms, of the order of what the fp64 references take, without a run of the reference of
+ * its own (an honest kernel 900 times slower than the roofline passes the first run). */
+#define DEADLINE_ESTIMATE_FACTOR 30.0
+#define DEADLINE_FALLBACK_GBPS 1000.0
+#define DEADLINE_FALLBACK_TFLOPS 20.0
+double deadline_estimate_reference_ms(const problem *p, const dimset *dims, const char *gpu);
 /* The deadline of a stage that runs candidate code. */
 double deadline_candidate_ms(double reference_ms, double work_ratio, int64_t launches);
 /* The work of one execution at dims over that at base: the largest ratio of the manifest's

@@ -3,9 +3,9 @@
  * and each value-class run the manifest declares, seeded inputs (params varied in turn,
  * structured where the manifest says), poisoned outputs and scratch, buffers placed flush
  * against their walls front or end in turn, guard bands, input checksums, the candidate, then
- * the trusted reference, the comparison, and the verdict (the reference also runs once, timed,
- * before the candidate first runs: every candidate stage's deadline derives from its time,
- * verify/service/deadline.h); a second run of the first seed
+ * the trusted reference, the comparison, and the verdict (every candidate stage's deadline
+ * derives from the reference's time in the first run, verify/service/deadline.h); a second run
+ * of the first seed
  * catches races. Each default-dims seed run is also a timing sample (device events around the
  * unit); when everything passed, the timing takes those samples, with extra checked reps only
  * while they are too few or too noisy (worker_timing.c). */
@@ -22,7 +22,7 @@
 #include <string.h>
 #include <sys/random.h>
 
-#define REFERENCE_DEADLINE_MS DEADLINE_TRUSTED_MS /* candidate stages: measure_reference */
+#define REFERENCE_DEADLINE_MS DEADLINE_TRUSTED_MS /* candidate stages: deadline_for_run */
 
 void wk_progress(const char *stage, double deadline_ms)
 {
@@ -686,45 +686,13 @@ static void set_run_values(struct job_state *s, const struct run_spec *rs, wk_fi
                                                      "atol", s->pv.atol));
 }
 
-/* The reference's launch unit between the device events. */
-static int time_reference(wk_gpu *g, wk_unit *ref, const problem *p, const dimset *dims,
-                          wk_buffer *bufs, float *ms, wk_failure *f)
+/* The reference's time on the first run's dims: every later candidate stage's deadline derives
+ * from it (verify/service/deadline.h). */
+static void measured_reference(struct job_state *s, const struct run_spec *rs, double ms)
 {
-    CUresult rc = cuEventRecord(g->ev_start, g->stream);
-    if (rc == CUDA_SUCCESS && wk_unit_launch(g, ref, p, dims, bufs, NULL, f))
-        return -1;
-    if (rc == CUDA_SUCCESS)
-        rc = cuEventRecord(g->ev_stop, g->stream);
-    if (rc == CUDA_SUCCESS)
-        rc = cuEventSynchronize(g->ev_stop);
-    if (rc == CUDA_SUCCESS)
-        rc = cuEventElapsedTime(ms, g->ev_start, g->ev_stop);
-    wk_printf_drain();
-    return rc == CUDA_SUCCESS ? 0 : wk_fail_cuda(f, "runtime_error", rc, "timing the reference");
-}
-
-/* Before the candidate first runs, the reference runs once on the run's dims and inputs, timed:
- * every candidate stage's deadline derives from that time (verify/service/deadline.h). It
- * writes its own buffers, scrubbed right after, so the candidate never runs beside its output. */
-static int measure_reference(struct job_state *s, const struct run_spec *rs, struct run_buffers *b,
-                             wk_failure *f)
-{
-    int n = b->n_in + b->n_out + b->n_rscratch;
-    float ms = 0;
-    double t0 = now_ms();
-    wk_progress("reference", REFERENCE_DEADLINE_MS);
-    if (poison_side(s->g, b->ref, b->n_in, n) ||
-        time_reference(s->g, s->ref, &s->pv, rs->dims, b->ref, &ms, f) ||
-        poison_side(s->g, b->ref, b->n_in, n)) {
-        f->fatal = 1;
-        sb_adds(&f->message, " (internal: the reference failed)");
-        return -1;
-    }
-    wk_phase_add(WK_PH_REFERENCE, t0);
     s->measured.reference_ms = ms > 0 ? ms : 1e-6;
     snprintf(s->measured.run, sizeof(s->measured.run), "%s", rs->name);
     dimset_copy(&s->measured.dims, rs->dims);
-    return 0;
 }
 
 /* One checked run. Returns 0 pass, 1 mismatch, -1 failure (f says which). */
@@ -751,10 +719,12 @@ static int one_run(struct job_state *s, const struct run_spec *rs, wk_failure *f
     if (fill_inputs(s->g, p, rs->dims, rs->seed, rs->vary, &mode, bp, sums, f))
         goto out;
     stage_deadline deadline;
-    if (!s->measured.reference_ms && measure_reference(s, rs, bp, f))
-        goto out;
-    deadline_for_run(s->p, &s->cand->lu, rs->name, rs->dims, &s->measured.dims,
-                     s->measured.reference_ms, &deadline);
+    if (s->measured.reference_ms > 0)
+        deadline_for_run(s->p, &s->cand->lu, rs->name, rs->dims, &s->measured.dims,
+                         s->measured.reference_ms, &deadline);
+    else /* the first run: the reference has not run yet */
+        deadline_for_run(s->p, &s->cand->lu, rs->name, rs->dims, rs->dims,
+                         deadline_estimate_reference_ms(s->p, rs->dims, s->g->name), &deadline);
     json_object_set_new(run, "deadline_ms", json_real(deadline.ms));
     /* a default-dims seed run is a timing sample (no CUPTI inside its window); the others
      * record their kernels' device time */
@@ -775,6 +745,8 @@ static int one_run(struct job_state *s, const struct run_spec *rs, wk_failure *f
     if (run_reference(s->g, s->ref, p, rs->dims, bp, f))
         goto out;
     json_object_set_new(run, "reference_ms", json_real(now_ms() - t0));
+    if (s->measured.reference_ms <= 0) /* the later runs' deadlines derive from this one */
+        measured_reference(s, rs, now_ms() - t0);
     int bad = compare_outputs(s->g, p, rs->dims, bp, run, s->worst_err, f);
     if (bad < 0)
         goto out;
