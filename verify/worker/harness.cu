@@ -378,8 +378,11 @@ extern "C" __global__ void kc_clock_probe(long long cycles, unsigned long long *
 // cannot put back a value it knows in advance. Every 16-bit unit is 0xFF over a byte in
 // 0xF1..0xFF, so any read of guard bytes as f16, bf16, f32 or f64 is NaN whatever its alignment
 // within the unit (sign 1, exponent all ones, mantissa non-zero). One hash per 8-byte word.
+// Key 0 is the far zones' content, 0xFF (also NaN in every float dtype).
 __device__ unsigned long long guard_word(unsigned long long key, unsigned long long word_addr)
 {
+    if (key == 0) // the far zones (worker_gpu.c zone_of): the constant 0xFF
+        return ~0ull;
     unsigned long long h = mix64(key ^ word_addr), out = 0;
     for (int k = 0; k < 4; k++)
         out |= (0xFF00ull | (0xF1 + ((h >> (16 * k)) & 0xFFFF) % 15)) << (16 * k);

@@ -147,29 +147,37 @@ int wk_buffer_guard_damage_into(wk_gpu *g, const wk_buffer *b, CUdeviceptr slot)
 /* A new guard key: the guard bands written after it (wk_buffer_reset_guards) hold content that
  * no kernel can know in advance; every run of a job takes one before its buffers are set up. */
 void wk_guard_rekey(wk_gpu *g);
-/* Every guard band of a run's buffers as one table (harness.cu guard_table, same layout),
- * checked in one launch: after each execution, and, when active (a checking run that is not a
- * timing sample), between the candidate's launches, so a write beside a buffer that a later
- * launch puts back is still seen; those changed bytes add up in slot WK_WATCH_SLOT, which the
- * caller clears before the launches. */
+/* Every guard band of a run's buffers as two tables (harness.cu guard_table, same layout), the
+ * zones near the buffers and the far rest, each checked in one launch after each execution;
+ * when active (a checking run that is not a timing sample) the near zones also between the
+ * candidate's launches, so a write beside a buffer that a later launch puts back is still seen;
+ * those changed bytes add up in slot WK_WATCH_SLOT, which the caller clears before the
+ * launches. */
 #define WK_WATCH_RANGES 128
 #define WK_WATCH_SLOT (WK_SUM_SLOTS - 1)
 #define WK_WATCH_EVERY 256
 _Static_assert(WK_WATCH_SLOT >= 3 * KC_MAX_TENSORS + KC_MAX_SCRATCH, "the watch slot is free");
 _Static_assert(WK_WATCH_RANGES >= 2 * (2 * KC_MAX_TENSORS + KC_MAX_SCRATCH), "every buffer watched");
-typedef struct wk_watch {
+#define WK_NEAR_BYTES (64 * 1024) /* the guard zone on each side of a buffer that holds the key's
+                                   * content and is watched between launches */
+typedef struct wk_guard_table {
     struct {
         struct {
             unsigned long long p;
             long long n;
         } r[WK_WATCH_RANGES];
-    } table; /* a kernel parameter: 2 KiB, within the 4 KiB every GPU takes */
-    int n_ranges, active;
-    long long blocks, checks;
+    } r; /* a kernel parameter: 2 KiB, within the 4 KiB every GPU takes */
+    int n_ranges;
+    long long blocks;
+} wk_guard_table;
+typedef struct wk_watch {
+    wk_guard_table near, far; /* the zones beside the buffers (key content), the rest (0xFF) */
+    int active;
+    long long checks;
 } wk_watch;
-/* The table of the guard bands of bufs[0..n) (inactive). */
+/* The tables of the guard bands of bufs[0..n) (inactive). */
 void wk_watch_set(const wk_buffer *bufs, int n, wk_watch *w);
-/* Adds the count of changed guard bytes of every range to slot. */
+/* Adds the count of changed guard bytes of every range of both tables to slot. */
 int wk_watch_count_into(wk_gpu *g, const wk_watch *w, CUdeviceptr slot);
 /* Before launch launch_index of the unit (w may be NULL or inactive): checks the table before
  * every launch but the first, up to WK_WATCH_EVERY, then before every WK_WATCH_EVERY-th. */

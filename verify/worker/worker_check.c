@@ -212,7 +212,7 @@ static struct run_buffers *prepare_buffers_now(wk_gpu *g, const problem *p, cons
     struct run_buffers *b = acquire_tensors(g, p, dims_name, dims, f);
     if (!b)
         return NULL;
-    b->watch.n_ranges = 0;
+    b->watch.near.n_ranges = b->watch.far.n_ranges = b->watch.active = 0;
     int base = p->n_inputs + p->n_outputs;
     b->n_cscratch = cand->lu.n_scratch;
     b->n_rscratch = ref->lu.n_scratch;

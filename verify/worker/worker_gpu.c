@@ -296,35 +296,60 @@ int wk_buffer_alloc_exact(wk_buffer *b, enum kc_dtype dtype, int64_t numel, strb
     return 0;
 }
 
-/* Guard bytes before and after the buffer within its mapping (none for an exact buffer). */
-static size_t front_guard(const wk_buffer *b) { return b->exact ? 0 : (size_t)(b->ptr - b->base); }
-static size_t back_guard(const wk_buffer *b)
+/* The guard bands of a buffer within its mapping (none for an exact buffer), as four zones:
+ * near ones, the WK_NEAR_BYTES on each side of the buffer, hold content from the run's key and
+ * are watched between launches; far ones, the rest of the mapping (a reused mapping can be
+ * much larger than its buffer), hold 0xFF and are checked after each execution. A write far
+ * from a buffer faults in the runs that place it against that wall. */
+enum { ZONE_FRONT_FAR, ZONE_FRONT_NEAR, ZONE_BACK_NEAR, ZONE_BACK_FAR, ZONES };
+typedef struct guard_zone {
+    CUdeviceptr p;
+    long long n;
+} guard_zone;
+
+static guard_zone zone_of(const wk_buffer *b, int z)
 {
-    return b->exact ? 0 : (size_t)(b->base + b->map_bytes - b->ptr) - b->bytes;
+    if (b->exact || !b->base)
+        return (guard_zone){0, 0};
+    CUdeviceptr end = b->base + b->map_bytes, after = b->ptr + b->bytes;
+    CUdeviceptr near_front = b->ptr - b->base > WK_NEAR_BYTES ? b->ptr - WK_NEAR_BYTES : b->base;
+    CUdeviceptr near_back = end - after > WK_NEAR_BYTES ? after + WK_NEAR_BYTES : end;
+    switch (z) {
+    case ZONE_FRONT_FAR: return (guard_zone){b->base, (long long)(near_front - b->base)};
+    case ZONE_FRONT_NEAR: return (guard_zone){near_front, (long long)(b->ptr - near_front)};
+    case ZONE_BACK_NEAR: return (guard_zone){after, (long long)(near_back - after)};
+    default: return (guard_zone){near_back, (long long)(end - near_back)};
+    }
 }
+
+static int zone_is_near(int z) { return z == ZONE_FRONT_NEAR || z == ZONE_BACK_NEAR; }
 
 void wk_guard_rekey(wk_gpu *g)
 {
     uint64_t v = 0;
     if (getrandom(&v, sizeof(v), 0) != sizeof(v))
         v = (uint64_t)now_ms() * 0x9E3779B97F4A7C15ull;
-    g->guard_key = v;
+    g->guard_key = v | 1; /* 0 means the far zones' constant 0xFF (harness.cu guard_word) */
 }
 
-/* Writes the guard content (harness.cu's guard_byte under the current key) over [p, p + n). */
-static int guard_fill(wk_gpu *g, CUdeviceptr p, long long nbytes)
+/* Writes a zone's content: the run's key in a near zone, 0xFF in a far one. */
+static int zone_fill(wk_gpu *g, guard_zone zn, int near)
 {
+    if (zn.n <= 0)
+        return 0;
+    if (!near)
+        return cuMemsetD8Async(zn.p, 0xFF, (size_t)zn.n, g->stream) == CUDA_SUCCESS ? 0 : -1;
     unsigned long long key = g->guard_key;
-    void *args[] = {&p, &nbytes, &key};
-    return nbytes > 0 ? wk_launch_harness(g, g->k_guard_fill, nbytes / 8 + 1, args) : 0;
+    void *args[] = {&zn.p, &zn.n, &key};
+    return wk_launch_harness(g, g->k_guard_fill, zn.n / 8 + 1, args);
 }
 
 int wk_buffer_reset_guards(wk_gpu *g, wk_buffer *b)
 {
-    if (!b->base || b->exact)
-        return 0;
-    return guard_fill(g, b->base, (long long)front_guard(b)) ||
-           guard_fill(g, b->ptr + b->bytes, (long long)back_guard(b));
+    for (int z = 0; z < ZONES; z++)
+        if (zone_fill(g, zone_of(b, z), zone_is_near(z)))
+            return -1;
+    return 0;
 }
 
 /* Waits for the work in flight first: unmapping a range that a queued operation (the scrub of
@@ -431,63 +456,74 @@ CUresult wk_sums_read(wk_gpu *g, uint64_t *out, int n)
     return rc == CUDA_SUCCESS ? cuStreamSynchronize(g->stream) : rc;
 }
 
-/* Adds the count of bytes of [p, p + nbytes) that differ from the guard content to slot. */
-static int guard_count_into(wk_gpu *g, CUdeviceptr p, long long nbytes, CUdeviceptr slot)
+/* Adds the count of bytes of a zone that differ from its content to slot. */
+static int zone_count_into(wk_gpu *g, guard_zone zn, int near, CUdeviceptr slot)
 {
-    unsigned long long key = g->guard_key;
-    void *args[] = {&p, &nbytes, &key, &slot};
-    return nbytes > 0 ? wk_launch_harness(g, g->k_guard, nbytes / 8 + 1, args) : 0;
+    unsigned long long key = near ? g->guard_key : 0;
+    void *args[] = {&zn.p, &zn.n, &key, &slot};
+    return zn.n > 0 ? wk_launch_harness(g, g->k_guard, zn.n / 8 + 1, args) : 0;
 }
 
 int wk_buffer_guard_damage_into(wk_gpu *g, const wk_buffer *b, CUdeviceptr slot)
 {
-    if (b->exact || !b->base)
-        return 0;
-    return guard_count_into(g, b->base, (long long)front_guard(b), slot) ||
-           guard_count_into(g, b->ptr + b->bytes, (long long)back_guard(b), slot);
+    for (int z = 0; z < ZONES; z++)
+        if (zone_count_into(g, zone_of(b, z), zone_is_near(z), slot))
+            return -1;
+    return 0;
+}
+
+/* Adds a zone to a table (the near or the far zones of every buffer); the launch's blocks
+ * follow its longest range. */
+static void table_add(wk_guard_table *t, guard_zone zn)
+{
+    if (zn.n <= 0 || t->n_ranges >= WK_WATCH_RANGES)
+        return;
+    t->r.r[t->n_ranges].p = zn.p, t->r.r[t->n_ranges++].n = zn.n;
+    long long blocks = (zn.n / 8 + 255) / 256;
+    blocks = blocks > 64 ? 64 : blocks;
+    t->blocks = blocks > t->blocks ? blocks : t->blocks;
 }
 
 void wk_watch_set(const wk_buffer *bufs, int n, wk_watch *w)
 {
-    int k = 0;
-    long long longest = 0;
-    for (int i = 0; i < n && k + 2 <= WK_WATCH_RANGES; i++) {
-        if (bufs[i].exact || !bufs[i].base)
-            continue;
-        w->table.r[k].p = bufs[i].base, w->table.r[k++].n = (long long)front_guard(&bufs[i]);
-        w->table.r[k].p = bufs[i].ptr + bufs[i].bytes, w->table.r[k++].n = (long long)back_guard(&bufs[i]);
-        for (int j = k - 2; j < k; j++)
-            longest = w->table.r[j].n > longest ? w->table.r[j].n : longest;
-    }
-    w->n_ranges = k;
-    w->blocks = (longest / 8 + 255) / 256;
-    w->blocks = w->blocks < 1 ? 1 : w->blocks > 64 ? 64 : w->blocks;
+    w->near.n_ranges = w->far.n_ranges = 0;
+    w->near.blocks = w->far.blocks = 1;
+    for (int i = 0; i < n; i++)
+        for (int z = 0; z < ZONES; z++)
+            table_add(zone_is_near(z) ? &w->near : &w->far, zone_of(&bufs[i], z));
     w->active = 0;
     w->checks = 0;
 }
 
-/* One launch over every range of the table (passed by value: no copy, no wait). */
-int wk_watch_count_into(wk_gpu *g, const wk_watch *w, CUdeviceptr slot)
+/* One launch over every range of a table (passed by value: no copy, no wait). */
+static int table_count_into(wk_gpu *g, const wk_guard_table *t, unsigned long long key,
+                            CUdeviceptr slot)
 {
-    if (w->n_ranges == 0)
+    if (t->n_ranges == 0)
         return 0;
-    unsigned long long key = g->guard_key;
-    void *args[] = {(void *)&w->table, &key, &slot};
-    return cuLaunchKernel(g->k_guard_ranges, (unsigned)w->blocks, (unsigned)w->n_ranges, 1, 256, 1,
+    void *args[] = {(void *)&t->r, &key, &slot};
+    return cuLaunchKernel(g->k_guard_ranges, (unsigned)t->blocks, (unsigned)t->n_ranges, 1, 256, 1,
                           1, 0, g->stream, args, NULL) == CUDA_SUCCESS
                ? 0
                : -1;
 }
 
+int wk_watch_count_into(wk_gpu *g, const wk_watch *w, CUdeviceptr slot)
+{
+    return table_count_into(g, &w->near, g->guard_key, slot) ||
+           table_count_into(g, &w->far, 0, slot);
+}
+
 /* The cap keeps a schedule of many launches cheap: every gap up to WK_WATCH_EVERY launches,
- * then every WK_WATCH_EVERY-th. */
+ * then every WK_WATCH_EVERY-th. Only the near zones: a far write faults in the runs that place
+ * the buffer against that wall. */
 int wk_watch_check(wk_gpu *g, wk_watch *w, long long launch_index)
 {
     if (!w || !w->active || launch_index == 0 ||
         (launch_index > WK_WATCH_EVERY && launch_index % WK_WATCH_EVERY))
         return 0;
     w->checks++;
-    return wk_watch_count_into(g, w, wk_sum_slot(g, WK_WATCH_SLOT));
+    return table_count_into(g, &w->near, g->guard_key, wk_sum_slot(g, WK_WATCH_SLOT));
 }
 
 int wk_buffer_checksum_into(wk_gpu *g, const wk_buffer *b, CUdeviceptr slot)
