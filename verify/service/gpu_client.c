@@ -335,7 +335,9 @@ static void set_timed_out(gpu_client *g, int slot, json_t *last, double waited_m
         sb_addf(&msg, " of %.0f ms on the %s dims (the reference takes about %.3g ms there)",
                 json_number_value(json_object_get(last, "deadline_ms")), run, ref_ms);
     sb_adds(&msg, "; the worker was killed and restarted");
-    set_lost_worker(r, strcmp(stage, "reference") ? "timeout" : "runtime_error", msg.buf);
+    /* the worker reports a run of trusted stages once (worker_check.c wk_progress) */
+    int trusted = strcmp(stage, "reference") == 0 || strcmp(stage, "checks") == 0;
+    set_lost_worker(r, trusted ? "runtime_error" : "timeout", msg.buf);
     sb_free(&msg);
     kv_result_set_evidence(r, "timeout", deadline_timeout_evidence(last, waited_ms));
 }

@@ -183,13 +183,32 @@ struct fill_mode {
     long long row_stride, cols; // elements per index of the first dim; extent of the last dim
 };
 
-// A hash of (seed, tensor, what, index) as a uniform double in [0, 1): one splitmix finalizer
-// of the index mixed with a key of (seed, tensor, what). The key does not depend on the element,
-// so the compiler may compute it once per loop (not checked in the generated code).
-__device__ double unit_of(unsigned long long seed, unsigned int tensor, unsigned int what,
-                          long long index)
+// The key of (seed, tensor, what): each value class draws from its own stream.
+__device__ unsigned long long class_key(unsigned long long seed, unsigned int tensor,
+                                        unsigned int what)
 {
-    unsigned long long key = mix64(seed ^ mix64((unsigned long long)tensor << 32 | what));
+    return mix64(seed ^ mix64((unsigned long long)tensor << 32 | what));
+}
+
+// The keys of one tensor's value classes, computed once per thread of kc_fill (not per element:
+// two finalizers each, which dominated the structured fill).
+struct class_keys {
+    unsigned long long row_scale, col_scale, row_offset, spike_at, spike_sign, special_at,
+        special_pick;
+};
+
+__device__ class_keys keys_of(unsigned long long seed, unsigned int tensor)
+{
+    return {class_key(seed, tensor, 0x5c1eu), class_key(seed, tensor, 0x5c1fu),
+            class_key(seed, tensor, 0x0ff5u), class_key(seed, tensor, 0x591cu),
+            class_key(seed, tensor, 0x5195u), class_key(seed, tensor, 0x5becu),
+            class_key(seed, tensor, 0x5bedu)};
+}
+
+// A hash of (key, index) as a uniform double in [0, 1): one splitmix finalizer of the index
+// mixed with the key.
+__device__ double unit_of(unsigned long long key, long long index)
+{
     unsigned long long h = mix64(key ^ ((unsigned long long)index * 0x9e3779b97f4a7c15ull));
     return (double)(h >> 11) * (1.0 / 9007199254740992.0);
 }
@@ -205,11 +224,10 @@ __device__ double scale_of(double u, double lo, double span)
 // Whether element i is one of the about SECRET_POSITIONS secret positions of (seed, tensor,
 // what): each element is one with probability 16 / n (at most 1/4), so their places and count
 // are known only to who knows the seed.
-__device__ bool secret_position(unsigned long long seed, unsigned int tensor, unsigned int what,
-                                long long i, long long n)
+__device__ bool secret_position(unsigned long long key, long long i, long long n)
 {
     double p = n > 4 * SECRET_POSITIONS ? (double)SECRET_POSITIONS / (double)n : 0.25;
-    return unit_of(seed, tensor, what, i) < p;
+    return unit_of(key, i) < p;
 }
 
 __device__ double special_value(int code)
@@ -236,26 +254,26 @@ __device__ long long quotient(long long i, long long d)
 }
 
 __device__ double shape_value(double v, long long i, long long n, int dist, double a, double b,
-                              unsigned long long seed, unsigned int tensor, const fill_mode &m)
+                              const class_keys &k, const fill_mode &m)
 {
     double mean = dist == DIST_NORMAL ? a : 0.0, std = dist == DIST_NORMAL ? b : fabs(b);
     if (m.mode & FILL_STRUCTURE) {
         long long row = m.row_stride > 0 ? quotient(i, m.row_stride) : 0;
         long long col = m.cols > 0 ? i - quotient(i, m.cols) * m.cols : 0;
-        double r = scale_of(unit_of(seed, tensor, 0x5c1eu, row), -2.0, 4.0);
-        double c = scale_of(unit_of(seed, tensor, 0x5c1fu, col), -1.0, 2.0);
-        double o = dist == DIST_NORMAL ? (unit_of(seed, tensor, 0x0ff5u, row) - 0.5) * std : 0.0;
+        double r = scale_of(unit_of(k.row_scale, row), -2.0, 4.0);
+        double c = scale_of(unit_of(k.col_scale, col), -1.0, 2.0);
+        double o = dist == DIST_NORMAL ? (unit_of(k.row_offset, row) - 0.5) * std : 0.0;
         v = (v - mean) * r * c + mean + o;
     }
     if (m.mode & FILL_LARGE)
         v *= m.large;
-    if ((m.mode & FILL_SPIKES) && dist == DIST_NORMAL && secret_position(seed, tensor, 0x591cu, i, n))
-        v = (unit_of(seed, tensor, 0x5195u, i) < 0.5 ? -1.0 : 1.0) * m.spike * std;
+    if ((m.mode & FILL_SPIKES) && dist == DIST_NORMAL && secret_position(k.spike_at, i, n))
+        v = (unit_of(k.spike_sign, i) < 0.5 ? -1.0 : 1.0) * m.spike * std;
     int count = m.specials & 15;
     if ((m.mode & FILL_SPECIAL) && count && dist == DIST_NORMAL &&
-        secret_position(seed, tensor, 0x5becu, i, n)) {
-        int k = (int)(unit_of(seed, tensor, 0x5bedu, i) * count);
-        v = special_value((m.specials >> (4 * (1 + k))) & 15);
+        secret_position(k.special_at, i, n)) {
+        int pick = (int)(unit_of(k.special_pick, i) * count);
+        v = special_value((m.specials >> (4 * (1 + pick))) & 15);
     }
     return v;
 }
@@ -269,11 +287,11 @@ __device__ bool shaped(int dtype, int dist, const fill_mode &m)
 // Element i's value: the draw, then the run's value classes.
 __device__ void value_at(long long i, long long n, int dtype, int dist, double a, double b,
                          long long lo, long long hi, unsigned long long seed, unsigned int tensor,
-                         const fill_mode &m, double *v, long long *iv)
+                         const fill_mode &m, const class_keys &k, double *v, long long *iv)
 {
     draw(i, dist, a, b, lo, hi, seed, tensor, dtype == DT_F64, v, iv);
     if (shaped(dtype, dist, m))
-        *v = shape_value(*v, i, n, dist, a, b, seed, tensor, m);
+        *v = shape_value(*v, i, n, dist, a, b, k, m);
 }
 
 // Stores every element's value (value_at), an 8-byte word of elements at a time; with sum, also
@@ -287,11 +305,12 @@ extern "C" __global__ void kc_fill(void *p, long long n, int dtype, int dist, do
     long long nbytes = n * elem_size(dtype), words = nbytes / 8;
     long long stride = (long long)gridDim.x * blockDim.x;
     unsigned long long local = 0;
+    const class_keys keys = keys_of(seed, tensor);
     for (long long w = (long long)blockIdx.x * blockDim.x + threadIdx.x; w < words; w += stride) {
         for (int k = 0; k < per; k++) {
             double v;
             long long iv, i = w * per + k;
-            value_at(i, n, dtype, dist, a, b, lo, hi, seed, tensor, m, &v, &iv);
+            value_at(i, n, dtype, dist, a, b, lo, hi, seed, tensor, m, keys, &v, &iv);
             store(p, i, dtype, v, iv);
         }
         if (sum) // the thread's own stores, read back
@@ -301,7 +320,7 @@ extern "C" __global__ void kc_fill(void *p, long long n, int dtype, int dist, do
         for (long long i = words * per; i < n; i++) {
             double v;
             long long iv;
-            value_at(i, n, dtype, dist, a, b, lo, hi, seed, tensor, m, &v, &iv);
+            value_at(i, n, dtype, dist, a, b, lo, hi, seed, tensor, m, keys, &v, &iv);
             store(p, i, dtype, v, iv);
         }
         if (sum)
