@@ -1,6 +1,6 @@
 /* deadline: how long each stage of a GPU verification job may take before kverify kills the
  * worker (issue 37). The worker takes the trusted reference's time from the first run (its
- * execution after the candidate's, wall time; the first candidate execution gets an estimate,
+ * execution after the candidate's, between device events; the first candidate execution gets an estimate,
  * deadline_estimate_reference_ms); every stage that runs candidate code gets
  *     floor + multiple x reference_ms x work_ratio + per_launch x launches
  * where work_ratio is the run's work over the measured run's (the manifest's bytes and flops
@@ -41,8 +41,9 @@ typedef struct stage_deadline {
  * is estimated from the manifest's bytes and flops at the GPU's peaks (kc_gpu_peaks, f32; the
  * fallback peaks for a GPU it does not know): DEADLINE_ESTIMATE_FACTOR times the roofline time
  * plus 1 ms, of the order of what the fp64 references take, without a run of the reference of
- * its own (an honest kernel 900 times slower than the roofline passes the first run). */
-#define DEADLINE_ESTIMATE_FACTOR 30.0
+ * its own (an honest kernel 450 times slower than the roofline passes the first run: on the
+ * H200, a hang in the first run of the largest level-1 problems held the GPU 2.9 s with 30). */
+#define DEADLINE_ESTIMATE_FACTOR 15.0
 #define DEADLINE_FALLBACK_GBPS 1000.0
 #define DEADLINE_FALLBACK_TFLOPS 20.0
 double deadline_estimate_reference_ms(const problem *p, const dimset *dims, const char *gpu);
