@@ -887,7 +887,7 @@ static int check_unique_names(struct problem_ctx *c, const problem *p)
 static const char *known_fields[] = {
     "format",    "id",      "title",    "level",  "kernelbench", "description", "torch_reference",
     "dims",      "derived", "inputs",   "outputs", "params",     "tolerance",   "bytes",
-    "flops",     "reference", "degenerate", "hidden", "values", NULL};
+    "flops",     "reference", "degenerate", "hidden", "values", "torch_model", NULL};
 
 static int check_known_fields(struct problem_ctx *c, json_t *root)
 {
@@ -973,6 +973,51 @@ static int load_reference(struct problem_ctx *c, json_t *root, problem *p)
     return rc;
 }
 
+/* "torch_model" (level 3): how the tools run KernelBench's own source on the harness's inputs
+ * (schemas/problem.schema.json). The verifier does not run Python; the loader checks the form
+ * and that forward names inputs, which are not packed (a packed input reaches the Model through
+ * its views' torch keys). */
+static int load_torch_model(struct problem_ctx *c, json_t *root, const problem *p)
+{
+    json_t *tm = json_object_get(root, "torch_model");
+    if (!tm)
+        return 0;
+    if (!json_is_object(tm))
+        return problem_field_fail(c, "torch_model", "expected {globals, init, forward, outputs}");
+    const char *key;
+    json_t *v;
+    json_object_foreach(tm, key, v)
+    {
+        int ok = !strcmp(key, "globals") ? json_is_object(v)
+                 : !strcmp(key, "init") || !strcmp(key, "forward") ? json_is_array(v)
+                 : !strcmp(key, "outputs") ? json_is_string(v) : -1;
+        if (ok == -1)
+            return problem_field_fail(c, "torch_model", "unknown key (expected globals, init, "
+                                                        "forward, outputs)");
+        if (!ok)
+            return problem_field_fail(c, "torch_model", "globals is an object of name -> "
+                                      "expression, init and forward arrays, outputs a string");
+    }
+    json_t *fw = json_object_get(tm, "forward");
+    if (!json_object_get(tm, "init") || !fw)
+        return problem_field_fail(c, "torch_model", "needs init and forward");
+    size_t i;
+    json_array_foreach(fw, i, v)
+    {
+        int is_output = 0;
+        const tensor_spec *t = json_is_string(v) ? problem_tensor(p, json_string_value(v), &is_output)
+                                                 : NULL;
+        if (!t || is_output || t->n_views) {
+            strbuf f = STRBUF_INIT;
+            sb_addf(&f, "torch_model.forward[%zu]", i);
+            int rc = problem_field_fail(c, f.buf, "expected the name of an input that is not packed");
+            sb_free(&f);
+            return rc;
+        }
+    }
+    return 0;
+}
+
 /* "degenerate": why the output is trivial at these inits (identically zero, saturated, the input
  * passed through); such problems stay in the suite but out of training exports by default. */
 static int load_degenerate(struct problem_ctx *c, json_t *root, problem *p)
@@ -1026,6 +1071,7 @@ static int load_parts(const char *manifest_path, problem *p, strbuf *err)
         check_expr(&c, p, p->bytes_expr, "bytes") ||
         get_string(&c, root, "flops", "flops", 1, &p->flops_expr) ||
         check_expr(&c, p, p->flops_expr, "flops") || load_degenerate(&c, root, p) ||
+        load_torch_model(&c, root, p) ||
         problem_load_hidden(manifest_path, root, p, err) || load_reference(&c, root, p))
         goto out;
     rc = 0;

@@ -1,0 +1,215 @@
+// shared/l3_ops.cuh: the layer kernels of the level-3 references (whole networks; written by
+// tools/problems/gen_level3.py, docs/LEVEL3.md). The problem loader pastes this file in place
+// of a reference's `#include "shared/l3_ops.cuh"` line. Activations between layers are float32
+// (what a float32 network holds); inside a kernel every product of two floats is exact in
+// double and every sum is a double sum, rounded to float once at the end: an epilogue
+// (bias, batch norm, residual, activation) is applied in double before that rounding. The
+// products of Linear layers (l3_linear_nt, below, over matmul_tiled_ref.cuh's mm_tile on the
+// FP64 tensor cores) and of convolutions (conv2d_ref.cuh) leave double or float results that
+// these kernels finish. All loops are grid-stride with 64-bit indices; names start with l3_.
+
+// Activation codes, applied in double.
+#define L3_NONE 0
+#define L3_RELU 1    /* torch.relu: NaN stays NaN */
+#define L3_TANH 2
+#define L3_SIGMOID 3
+#define L3_GELU 4    /* exact (erf) form, nn.GELU() */
+#define L3_RELU6 5   /* clamp(0, 6), NaN stays NaN */
+#define L3_SILU 6    /* x * sigmoid(x) */
+
+__device__ __forceinline__ double l3_act(double v, int act)
+{
+    switch (act) {
+    case L3_RELU: return v > 0.0 || v != v ? v : 0.0;
+    case L3_TANH: return tanh(v);
+    case L3_SIGMOID: return 1.0 / (1.0 + exp(-v));
+    case L3_GELU: return 0.5 * v * (1.0 + erf(v * 0.70710678118654752440));
+    case L3_RELU6: return v != v ? v : v < 0.0 ? 0.0 : v > 6.0 ? 6.0 : v;
+    case L3_SILU: return v / (1.0 + exp(-v));
+    default: return v;
+    }
+}
+
+// Sum over the block (blockDim.x a multiple of 32, at most 1024); every thread gets the total.
+__device__ double l3_block_sum(double v)
+{
+    __shared__ double part[32];
+    __shared__ double total;
+    for (int off = 16; off; off >>= 1)
+        v += __shfl_xor_sync(0xffffffffu, v, off);
+    __syncthreads(); /* part and total may still be read by a previous call */
+    if ((threadIdx.x & 31) == 0)
+        part[threadIdx.x >> 5] = v;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        double s = 0.0;
+        for (int i = 0; i < (int)(blockDim.x >> 5); i++)
+            s += part[i];
+        total = s;
+    }
+    __syncthreads();
+    return total;
+}
+
+// dst[i] = act(src[i] + bias[(i / inner) % nb] + res[i]) for i < n, rounded to float once.
+// bias and res may be NULL (no bias, no residual). Linear: inner 1, nb N; conv: inner OH*OW,
+// nb CO. The double source is a Linear's product (l3_linear_nt), the float one a convolution's.
+extern "C" __global__ void l3_bias_act_d(const double *__restrict__ src, const float *__restrict__ bias,
+                                         const float *__restrict__ res, float *__restrict__ dst,
+                                         long long n, long long inner, long long nb, int act)
+{
+    const long long step = (long long)gridDim.x * blockDim.x;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {
+        double v = src[i];
+        if (bias)
+            v += (double)bias[i / inner % nb];
+        if (res)
+            v += (double)res[i];
+        dst[i] = (float)l3_act(v, act);
+    }
+}
+extern "C" __global__ void l3_bias_act_f(const float *__restrict__ src, const float *__restrict__ bias,
+                                         const float *__restrict__ res, float *__restrict__ dst,
+                                         long long n, long long inner, long long nb, int act)
+{
+    const long long step = (long long)gridDim.x * blockDim.x;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {
+        double v = (double)src[i];
+        if (bias)
+            v += (double)bias[i / inner % nb];
+        if (res)
+            v += (double)res[i];
+        dst[i] = (float)l3_act(v, act);
+    }
+}
+
+// BatchNorm in training mode (batch statistics, biased variance), as KernelBench runs it:
+// per-channel mean and variance of x[n, c, s] over n and s, two passes in double:
+// stats[2*c] = mean, stats[2*c + 1] = variance. One block per channel (grid-stride).
+extern "C" __global__ void l3_bn_stats(const float *__restrict__ x, double *__restrict__ stats,
+                                       long long N, long long C, long long S)
+{
+    for (long long c = blockIdx.x; c < C; c += gridDim.x) {
+        const long long cnt = N * S;
+        double s = 0.0;
+        for (long long j = threadIdx.x; j < cnt; j += blockDim.x)
+            s += (double)x[(j / S * C + c) * S + j % S];
+        const double mean = l3_block_sum(s) / (double)cnt;
+        double q = 0.0;
+        for (long long j = threadIdx.x; j < cnt; j += blockDim.x) {
+            const double d = (double)x[(j / S * C + c) * S + j % S] - mean;
+            q += d * d;
+        }
+        q = l3_block_sum(q) / (double)cnt;
+        if (threadIdx.x == 0)
+            stats[2 * c] = mean, stats[2 * c + 1] = q;
+    }
+}
+
+// y = act((x - mean) / sqrt(var + eps) * gamma + beta + res) per channel (x[n, c, s]); res may
+// be NULL. In double, rounded once.
+extern "C" __global__ void l3_bn_apply(const float *__restrict__ x, const double *__restrict__ stats,
+                                       const float *__restrict__ gamma, const float *__restrict__ beta,
+                                       const float *__restrict__ res, float *__restrict__ y,
+                                       long long n, long long C, long long S, double eps, int act)
+{
+    const long long step = (long long)gridDim.x * blockDim.x;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {
+        const long long c = i / S % C;
+        double v = ((double)x[i] - stats[2 * c]) / sqrt(stats[2 * c + 1] + eps) * (double)gamma[c] +
+                   (double)beta[c];
+        if (res)
+            v += (double)res[i];
+        y[i] = (float)l3_act(v, act);
+    }
+}
+
+// 2-D max pool (floor mode, dilation 1, padding P as -inf), x[NC, H, W] -> y[NC, OH, OW]; a NaN
+// in the window gives NaN (torch's max_pool2d). One thread per output.
+extern "C" __global__ void l3_maxpool2d(const float *__restrict__ x, float *__restrict__ y,
+                                        long long NC, int H, int W, int OH, int OW, int K, int S,
+                                        int P)
+{
+    const long long n = NC * OH * OW, step = (long long)gridDim.x * blockDim.x;
+    for (long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x; t < n; t += step) {
+        const int ow = (int)(t % OW), oh = (int)(t / OW % OH);
+        const float *p = x + t / ((long long)OW * OH) * H * W;
+        float m = -__int_as_float(0x7f800000);
+        bool nan = false;
+        for (int kh = 0; kh < K; kh++) {
+            const int ih = oh * S - P + kh;
+            if (ih < 0 || ih >= H)
+                continue;
+            for (int kw = 0; kw < K; kw++) {
+                const int iw = ow * S - P + kw;
+                if (iw < 0 || iw >= W)
+                    continue;
+                const float v = p[(long long)ih * W + iw];
+                nan |= v != v;
+                m = v > m ? v : m;
+            }
+        }
+        y[t] = nan ? __int_as_float(0x7fc00000) : m;
+    }
+}
+
+// 2-D average pool (floor mode, zero padding P counted in the divisor: count_include_pad, as
+// nn.AvgPool2d's default), x[NC, H, W] -> y[NC, OH, OW], sums in double. One thread per output.
+extern "C" __global__ void l3_avgpool2d(const float *__restrict__ x, float *__restrict__ y,
+                                        long long NC, int H, int W, int OH, int OW, int K, int S,
+                                        int P)
+{
+    const long long n = NC * OH * OW, step = (long long)gridDim.x * blockDim.x;
+    for (long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x; t < n; t += step) {
+        const int ow = (int)(t % OW), oh = (int)(t / OW % OH);
+        const float *p = x + t / ((long long)OW * OH) * H * W;
+        double s = 0.0;
+        for (int kh = 0; kh < K; kh++) {
+            const int ih = oh * S - P + kh;
+            for (int kw = 0; kw < K; kw++) {
+                const int iw = ow * S - P + kw;
+                if (ih >= 0 && ih < H && iw >= 0 && iw < W)
+                    s += (double)p[(long long)ih * W + iw];
+            }
+        }
+        y[t] = (float)(s / (double)(K * K));
+    }
+}
+
+// The mean of each contiguous row of L floats (adaptive average pool to 1x1: rows = N*C,
+// L = H*W), one warp per row, summed in double; act applied to the mean.
+extern "C" __global__ void l3_row_mean(const float *__restrict__ x, float *__restrict__ y,
+                                       long long rows, long long L, int act)
+{
+    const long long warps = (long long)gridDim.x * (blockDim.x >> 5);
+    for (long long r = (long long)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5); r < rows;
+         r += warps) {
+        double s = 0.0;
+        for (long long j = threadIdx.x & 31; j < L; j += 32)
+            s += (double)x[r * L + j];
+        for (int off = 16; off; off >>= 1)
+            s += __shfl_xor_sync(0xffffffffu, s, off);
+        if ((threadIdx.x & 31) == 0)
+            y[r] = (float)l3_act(s / (double)L, act);
+    }
+}
+
+// Copies src[N, Cs, S] into channels c0 .. c0 + Cs - 1 of dst[N, Cd, S] (torch.cat on dim 1).
+extern "C" __global__ void l3_copy_channels(const float *__restrict__ src, float *__restrict__ dst,
+                                            long long N, long long Cs, long long S, long long Cd,
+                                            long long c0)
+{
+    const long long n = N * Cs * S, step = (long long)gridDim.x * blockDim.x;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {
+        const long long s = i % S, c = i / S % Cs, b = i / (S * Cs);
+        dst[(b * Cd + c0 + c) * S + s] = src[i];
+    }
+}
+
+// dst[i] = src[i]: a copy (a view's contents into an activation buffer, a state handed on).
+extern "C" __global__ void l3_copy(const float *__restrict__ src, float *__restrict__ dst, long long n)
+{
+    const long long step = (long long)gridDim.x * blockDim.x;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step)
+        dst[i] = src[i];
+}
