@@ -158,3 +158,241 @@ def p003():
 
 
 SPECS = [p001, p002, p003]
+
+
+# ---------------------------------------------------------------- convolutional networks
+
+CONV_STRUCT_WHY = ("each convolution and Linear sums products that take up to 8x from the scaled input "
+                   "and 8x from the scaled weight views (per-row and per-column scales), compounding over "
+                   "the layers, so float32 rounding near cancelling outputs grows by up to 64x a layer; "
+                   "atol x%d (an estimate, to be calibrated on the H100 with tools/baselines/crosscheck.py's "
+                   "float32 run); no spikes: every output mixes many input elements")
+BN_STRUCT_WHY = ("the scaled inputs and weight views (per-row and per-column scales up to 8x) change "
+                 "each convolution's outputs by channel, and training-mode BatchNorm renormalises each "
+                 "channel, so float32 rounding relative to the outputs stays near the unscaled runs'; "
+                 "atol x%d for the convolution sums that cancel (an estimate, to be calibrated on the "
+                 "H100); no spikes: every output mixes many input elements")
+BN_LARGE_WHY = ("training-mode BatchNorm makes each block invariant to the scale of its input, and the "
+                "rest is piecewise linear: the structured runs cover magnitude")
+
+
+def conv_bias_act(n, x, w, b, y, tmp, B, CI, CO, H, W, OH, OW, K, S, P, act="L3_RELU", cc=4):
+    """nn.Conv2d with bias, then an activation: conv2d_ref into tmp, bias and act into y."""
+    n.conv(x, w, tmp, B, CI, CO, H, W, OH, OW, K, S, P, cc=cc)
+    n.bias_act(tmp, b, y, "(%s)*(%s)*(%s)*(%s)" % (B, CO, OH, OW), "(%s)*(%s)" % (OH, OW), CO, act)
+
+
+def conv_bn(n, x, w, g, b, y, tmp, B, CI, CO, H, W, OH, OW, K, S, P, act="L3_RELU", res="0", cc=4):
+    """nn.Conv2d without bias, training-mode BatchNorm2d, optional residual, activation."""
+    n.conv(x, w, tmp, B, CI, CO, H, W, OH, OW, K, S, P, cc=cc)
+    n.bn(tmp, "stats", g, b, y, B, CO, "(%s)*(%s)" % (OH, OW), act, res)
+
+
+def cnn_tolerance(layers):
+    return {"atol": 1e-4, "rtol": 1e-4,
+            "why": "KernelBench's float32 tolerance. %s at PyTorch's init keep the activations O(0.1-1); "
+                   "a float32 implementation errs by ~1e-6 relative per layer (sums of up to a few "
+                   "thousand products in any order; the reference rounds each layer's exact double result "
+                   "once), which adds to ~1e-5 over the layers, inside 1e-4; TF32 products (~5e-4 a "
+                   "product) fail" % layers}
+
+
+def sizes(h, chain):
+    """Spatial size after each (k, s, p) step of chain (floor mode)."""
+    out = []
+    for k, s, p in chain:
+        h = (h + 2 * p - k) // s + 1
+        out.append(h)
+    return out
+
+
+def p004():
+    n = Net(4, "lenet5", "4_LeNet5", "LeNet-5")
+    n.input("x", ["B", 1, 32, 32])
+    c1w, c1b = n.conv_views("conv1", 6, 1, 5, "conv1")
+    c2w, c2b = n.conv_views("conv2", 16, 6, 5, "conv2")
+    f1w, f1b = n.linear_views("fc1", 120, 400, "fc1")
+    f2w, f2b = n.linear_views("fc2", 84, 120, "fc2")
+    f3w, f3b = n.linear_views("fc3", "NC", 84, "fc3")
+    n.output("y", ["B", "NC"])
+    n.buf("t", "B*6*28*28")
+    n.buf("a", "B*6*28*28")
+    n.buf("p", "B*6*14*14")
+    n.buf("acc", "B*max(120, NC)", "f64")
+    conv_bias_act(n, "x", c1w, c1b, "a", "t", "B", 1, 6, 32, 32, 28, 28, 5, 1, 0)
+    n.maxpool("a", "p", "B*6", 28, 28, 14, 14, 2, 2)
+    conv_bias_act(n, "p", c2w, c2b, "a", "t", "B", 6, 16, 14, 14, 10, 10, 5, 1, 0)
+    n.maxpool("a", "p", "B*16", 10, 10, 5, 5, 2, 2)
+    n.linear("p", f1w, f1b, "a", "B", 120, 400, "L3_RELU")
+    n.linear("a", f2w, f2b, "t", "B", 84, 120, "L3_RELU")
+    n.linear("t", f3w, f3b, "y", "B", "NC", 84)
+    n.notes += ["conv (conv2d_ref), bias and ReLU in double, 2x2 max pool, twice; then three Linear layers",
+                "(FP64 tensor-core products, bias and ReLU in double)."]
+    n.manifest = {
+        "description": "KernelBench level 3, problem 4 (4_LeNet5): LeNet-5 on x (B, 1, 32, 32): Conv2d(1, 6, 5), "
+                       "ReLU, max pool 2x2 stride 2, Conv2d(6, 16, 5), ReLU, max pool 2x2, flatten to 400, "
+                       "Linear(400, 120), ReLU, Linear(120, 84), ReLU, Linear(84, NC); KernelBench's sizes B = "
+                       "4096, NC = 20 (the 32x32 image is fixed by the flatten to 16*5*5). " + COMMON + X_NOTE +
+                       "Output y (B, NC).",
+        "torch_model": {"globals": {"batch_size": "B", "num_classes": "NC"}, "init": ["NC"], "forward": ["x"]},
+        "dims": {"default": {"B": 4096, "NC": 20}, "small": {"B": 2, "NC": 3},
+                 "alt": [{"B": 3, "NC": 1}, {"B": 65, "NC": 129}]},
+        "hidden": {"dims": {"B": {"min": 1, "max": 4500}, "NC": {"min": 1, "max": 1000}},
+                   "why": "any batch and class count: the convolutions' tiles and the Linear layers' 64x64 "
+                          "tiles are masked at every edge; B past 4096 (KernelBench's) and off multiples of 64, "
+                          "NC 1 to 1000 (odd, prime)"},
+        "values": values(64, CONV_STRUCT_WHY % 64),
+        "tolerance": cnn_tolerance("Two convolutions (25 and 150 terms) and three Linear layers (400, 120, 84)"),
+        "bytes": "4*(B*32*32 + %s + B*NC)" % n.params_numel(),
+        "flops": "2*B*(6*28*28*25 + 16*10*10*150 + 400*120 + 120*84 + 84*NC)",
+    }
+    return n
+
+
+def p005():
+    n = Net(5, "alexnet", "5_AlexNet", "AlexNet")
+    n.input("x", ["B", 3, "H", "W"])
+    convs = [("conv1", 96, 3, 11, 4, 2), ("conv2", 256, 96, 5, 1, 2), ("conv3", 384, 256, 3, 1, 1),
+             ("conv4", 384, 384, 3, 1, 1), ("conv5", 256, 384, 3, 1, 1)]
+    cv = [n.conv_views(nm, co, ci, k, nm) for nm, co, ci, k, s, p in convs]
+    f1w, f1b = n.linear_views("fc1", 4096, 9216, "fc1")
+    f2w, f2b = n.linear_views("fc2", 4096, 4096, "fc2")
+    f3w, f3b = n.linear_views("fc3", "NC", 4096, "fc3")
+    n.output("y", ["B", "NC"])
+    big = "B*96*C1H*C1W"
+    n.buf("t", big)
+    n.buf("a", big)
+    n.buf("p", big)
+    n.buf("acc", "B*max(4096, NC)", "f64")
+    # conv1 (k11 s4 p2) -> C1, pool -> P1, conv2 (same) -> P1, pool -> P2, conv3-5 -> P2, pool -> P3 = 6
+    conv_bias_act(n, "x", cv[0][0], cv[0][1], "a", "t", "B", 3, 96, "H", "W", "C1H", "C1W", 11, 4, 2, cc=1)
+    n.maxpool("a", "p", "B*96", "C1H", "C1W", "P1H", "P1W", 3, 2)
+    conv_bias_act(n, "p", cv[1][0], cv[1][1], "a", "t", "B", 96, 256, "P1H", "P1W", "P1H", "P1W", 5, 1, 2, cc=1)
+    n.maxpool("a", "p", "B*256", "P1H", "P1W", "P2H", "P2W", 3, 2)
+    conv_bias_act(n, "p", cv[2][0], cv[2][1], "a", "t", "B", 256, 384, "P2H", "P2W", "P2H", "P2W", 3, 1, 1, cc=1)
+    conv_bias_act(n, "a", cv[3][0], cv[3][1], "p", "t", "B", 384, 384, "P2H", "P2W", "P2H", "P2W", 3, 1, 1, cc=1)
+    conv_bias_act(n, "p", cv[4][0], cv[4][1], "a", "t", "B", 384, 256, "P2H", "P2W", "P2H", "P2W", 3, 1, 1, cc=1)
+    n.maxpool("a", "p", "B*256", "P2H", "P2W", 6, 6, 3, 2)
+    n.linear("p", f1w, f1b, "a", "B", 4096, 9216, "L3_RELU")
+    n.linear("a", f2w, f2b, "t", "B", 4096, 4096, "L3_RELU")
+    n.linear("t", f3w, f3b, "y", "B", "NC", 4096)
+    n.notes += ["Five convolutions (conv2d_ref with CC = 1: conv1's 11x11 stride-4 tile fits shared memory",
+                "only so), bias and ReLU in double, three 3x3 stride-2 max pools; three Linear layers."]
+    hs = [h for h in range(200, 300) if sizes(h, [(11, 4, 2), (3, 2, 0), (3, 2, 0), (3, 2, 0)])[-1] == 6]
+    assert hs == list(range(hs[0], hs[-1] + 1))
+    derived = {}
+    for d in ("H", "W"):
+        derived["C1" + d] = "(%s - 7)/4 + 1" % d
+        derived["P1" + d] = "(C1%s - 3)/2 + 1" % d
+        derived["P2" + d] = "(P1%s - 3)/2 + 1" % d
+    n.manifest = {
+        "description": "KernelBench level 3, problem 5 (5_AlexNet): AlexNet on x (B, 3, H, W): Conv2d(3, 96, 11, "
+                       "stride 4, padding 2), ReLU, max pool 3 stride 2, Conv2d(96, 256, 5, padding 2), ReLU, max "
+                       "pool 3/2, Conv2d(256, 384, 3, padding 1), ReLU, Conv2d(384, 384, 3, padding 1), ReLU, "
+                       "Conv2d(384, 256, 3, padding 1), ReLU, max pool 3/2 (to 6x6), flatten to 9216, "
+                       "Linear(9216, 4096), ReLU, Dropout(0), Linear(4096, 4096), ReLU, Dropout(0), "
+                       "Linear(4096, NC); KernelBench's sizes B = 1024, H = W = 224, NC = 1000 (H and W from 223 to "
+                       "254 keep the last pool 6x6). " + COMMON +
+                       X_NOTE + "Output y (B, NC).",
+        "torch_model": {"globals": {"batch_size": "B", "num_classes": "NC"}, "init": ["NC"], "forward": ["x"]},
+        "dims": {"default": {"B": 1024, "H": 224, "W": 224, "NC": 1000},
+                 "small": {"B": 1, "H": 224, "W": 224, "NC": 3},
+                 "alt": [{"B": 3, "H": 225, "W": 239, "NC": 1}, {"B": 2, "H": 226, "W": 223, "NC": 97}]},
+        "derived": derived,
+        "hidden": {"dims": {"B": {"min": 1, "max": 6}, "H": {"min": hs[0], "max": hs[-1]},
+                            "W": {"min": hs[0], "max": hs[-1]},
+                            "NC": {"min": 1, "max": 1000}},
+                   "require": ["(P2H - 3)/2 + 1 == 6", "(P2W - 3)/2 + 1 == 6"],
+                   "max_bytes": 536870912, "max_flops": 3e10,
+                   "why": "batches of 1 to 6 and every image size the 6x6 flatten admits (%d-%d), any class "
+                          "count: the convolution and product tiles are masked at every edge; at most 3e10 "
+                          "flops a draw (the weights alone are 230 MB)" % (hs[0], hs[-1])},
+        "values": values(64, CONV_STRUCT_WHY % 64),
+        "tolerance": cnn_tolerance("Five convolutions (up to 3456 terms) and three Linear layers (up to 9216)"),
+        "bytes": "4*(B*3*H*W + %s + B*NC)" % n.params_numel(),
+        "flops": "2*B*(96*C1H*C1W*363 + 256*P1H*P1W*2400 + 384*P2H*P2W*2304 + 384*P2H*P2W*3456 + "
+                 "256*P2H*P2W*3456 + 9216*4096 + 4096*4096 + 4096*NC)",
+    }
+    return n
+
+
+def vgg(num, name, kb_name, title, cfg):
+    n = Net(num, name, kb_name, title)
+    n.input("x", ["B", 3, "H", "W"])
+    n.output("y", ["B", "NC"])
+    big = "B*64*H*W"
+    n.buf("t", big)
+    n.buf("a", big)
+    n.buf("b", big)
+    n.buf("acc", "B*max(4096, NC)", "f64")
+    idx, ci, cur, stage_in = 0, 3, "x", ("H", "W")
+    free = ["a", "b"]
+    flops, layers = [], 0
+    for s, stage in enumerate(cfg):
+        h, w = stage_in
+        for co in stage:
+            wv, bv = n.conv_views("f%d" % idx, co, ci, 3, "features.%d" % idx)
+            dst = free[0] if free[0] != cur else free[1]
+            conv_bias_act(n, cur, wv, bv, dst, "t", "B", ci, co, h, w, h, w, 3, 1, 1)
+            flops.append("%d*%s*%s" % (co * ci * 9, h, w))
+            cur, ci, idx, layers = dst, co, idx + 2, layers + 1
+        oh, ow = "H%d" % (s + 1), "W%d" % (s + 1)
+        dst = free[0] if free[0] != cur else free[1]
+        n.maxpool(cur, dst, "B*%d" % ci, h, w, oh, ow, 2, 2)
+        cur, idx, stage_in = dst, idx + 1, (oh, ow)
+    f1w, f1b = n.linear_views("fc1", 4096, 25088, "classifier.0")
+    f2w, f2b = n.linear_views("fc2", 4096, 4096, "classifier.3")
+    f3w, f3b = n.linear_views("fc3", "NC", 4096, "classifier.6")
+    other = "a" if cur == "b" else "b"
+    n.linear(cur, f1w, f1b, other, "B", 4096, 25088, "L3_RELU")
+    n.linear(other, f2w, f2b, "t", "B", 4096, 4096, "L3_RELU")
+    n.linear("t", f3w, f3b, "y", "B", "NC", 4096)
+    n.notes += ["%d 3x3 convolutions (conv2d_ref), bias and ReLU in double, five 2x2 max pools; three Linear" % layers,
+                "layers (FP64 tensor-core products); activations ping-pong between two buffers."]
+    derived = {}
+    for d in ("H", "W"):
+        prev = d
+        for s in range(5):
+            derived["%s%d" % (d, s + 1)] = "%s/2" % prev
+            prev = "%s%d" % (d, s + 1)
+    convs = " ".join("[%s]" % ", ".join(str(c) for c in st) for st in cfg)
+    n.manifest = {
+        "description": "KernelBench level 3, problem %d (%s): %s on x (B, 3, H, W): five blocks of 3x3 "
+                       "convolutions (padding 1, with bias) each followed by ReLU, channels per block %s, each "
+                       "block ending in a 2x2 max pool (stride 2, floor), then flatten to 512*7*7 = 25088, "
+                       "Linear(25088, 4096), ReLU, Dropout(0), Linear(4096, 4096), ReLU, Dropout(0), "
+                       "Linear(4096, NC); KernelBench's sizes B = 10, H = W = 224, NC = 1000 (H and W from 224 "
+                       "to 255 keep the last map 7x7). " % (num, kb_name, title, convs) + COMMON + X_NOTE +
+                       "Output y (B, NC).",
+        "torch_model": {"globals": {"batch_size": "B", "num_classes": "NC"}, "init": ["NC"], "forward": ["x"]},
+        "dims": {"default": {"B": 10, "H": 224, "W": 224, "NC": 1000},
+                 "small": {"B": 1, "H": 224, "W": 224, "NC": 3},
+                 "alt": [{"B": 2, "H": 231, "W": 255, "NC": 1}, {"B": 1, "H": 255, "W": 224, "NC": 97}]},
+        "derived": derived,
+        "hidden": {"dims": {"B": {"min": 1, "max": 3}, "H": {"min": 224, "max": 255},
+                            "W": {"min": 224, "max": 255}, "NC": {"min": 1, "max": 1000}},
+                   "require": ["H5 == 7", "W5 == 7"],
+                   "max_bytes": 1073741824, "max_flops": 1.5e11,
+                   "why": "batches of 1 to 3 (each image is ~%d GFLOP) and every image size the 7x7 flatten "
+                          "admits (224-255: odd maps from the first pool on, the floor of each pool), any class "
+                          "count; the convolution and product tiles are masked at every edge"
+                          % (16 if layers == 13 else 20)},
+        "values": values(64, CONV_STRUCT_WHY % 64),
+        "tolerance": cnn_tolerance("%d convolutions (up to 4608 terms) and three Linear layers (up to 25088)" % layers),
+        "bytes": "4*(B*3*H*W + %s + B*NC)" % n.params_numel(),
+        "flops": "2*B*(%s + 25088*4096 + 4096*4096 + 4096*NC)" % " + ".join(flops),
+    }
+    return n
+
+
+def p011():
+    return vgg(11, "vgg16", "11_VGG16", "VGG16",
+               [[64, 64], [128, 128], [256, 256, 256], [512, 512, 512], [512, 512, 512]])
+
+
+def p012():
+    return vgg(12, "vgg19", "12_VGG19", "VGG19",
+               [[64, 64], [128, 128], [256, 256, 256, 256], [512, 512, 512, 512], [512, 512, 512, 512]])
+
+
+SPECS += [p004, p005, p011, p012]
