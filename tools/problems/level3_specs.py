@@ -396,3 +396,136 @@ def p012():
 
 
 SPECS += [p004, p005, p011, p012]
+
+
+# ---------------------------------------------------------------- residual networks
+
+def basic_block(n, pre, torch, x, y, bufs, B, CI, CO, H, W, OH, OW, S, downsample):
+    """torchvision-style BasicBlock: conv3x3(S) BN ReLU conv3x3 BN (+ identity or 1x1(S) conv BN)
+    ReLU. bufs: three scratch names other than x and y (t, u, d) of the block's largest size."""
+    t, u, d = bufs
+    w1 = n.conv_views(pre + "c1", CO, CI, 3, torch + ".conv1", bias=False)[0]
+    g1, b1 = n.bn_views(pre + "bn1", CO, torch + ".bn1")
+    w2 = n.conv_views(pre + "c2", CO, CO, 3, torch + ".conv2", bias=False)[0]
+    g2, b2 = n.bn_views(pre + "bn2", CO, torch + ".bn2")
+    if downsample:
+        wd = n.conv_views(pre + "dc", CO, CI, 1, torch + ".downsample.0", bias=False)[0]
+        gd, bd = n.bn_views(pre + "dbn", CO, torch + ".downsample.1")
+    conv_bn(n, x, w1, g1, b1, u, t, B, CI, CO, H, W, OH, OW, 3, S, 1)
+    if downsample:
+        conv_bn(n, x, wd, gd, bd, d, t, B, CI, CO, H, W, OH, OW, 1, S, 0, act="L3_NONE")
+    conv_bn(n, u, w2, g2, b2, y, t, B, CO, CO, OH, OW, OH, OW, 3, 1, 1, res=d if downsample else x)
+
+
+def p008():
+    n = Net(8, "resnet_basic_block", "8_ResNetBasicBlock", "ResNet basic block (with downsample)")
+    n.input("x", ["B", "CI", "H", "W"])
+    n.output("y", ["B", "CO", "OH", "OW"])
+    for b in ("t", "u", "d"):
+        n.buf(b, "B*CO*OH*OW")
+    n.buf("stats", "2*CO", "f64")
+    # the module's own names: conv1, bn1, conv2, bn2, downsample.0/1
+    w1 = n.conv_views("c1", "CO", "CI", 3, "conv1", bias=False)[0]
+    g1, b1 = n.bn_views("bn1", "CO", "bn1")
+    w2 = n.conv_views("c2", "CO", "CO", 3, "conv2", bias=False)[0]
+    g2, b2 = n.bn_views("bn2", "CO", "bn2")
+    wd = n.conv_views("dc", "CO", "CI", 1, "downsample.0", bias=False)[0]
+    gd, bd = n.bn_views("dbn", "CO", "downsample.1")
+    conv_bn(n, "x", w1, g1, b1, "u", "t", "B", "CI", "CO", "H", "W", "OH", "OW", 3, "S", 1)
+    conv_bn(n, "x", wd, gd, bd, "d", "t", "B", "CI", "CO", "H", "W", "OH", "OW", 1, "S", 0, act="L3_NONE")
+    conv_bn(n, "u", w2, g2, b2, "y", "t", "B", "CO", "CO", "OH", "OW", "OH", "OW", 3, 1, 1, res="d")
+    n.notes += ["conv3x3(S) BN ReLU, the 1x1(S) downsample conv BN, conv3x3 BN + downsample, ReLU; BatchNorm",
+                "in training mode (batch statistics in double), residual and ReLU in double, rounded once."]
+    n.manifest = {
+        "description": "KernelBench level 3, problem 8 (8_ResNetBasicBlock): a ResNet basic block on x (B, CI, H, W): "
+                       "Conv2d(CI, CO, 3, stride S, padding 1, no bias), BatchNorm2d, ReLU, Conv2d(CO, CO, 3, "
+                       "padding 1, no bias), BatchNorm2d, plus the downsample branch Conv2d(CI, CO, 1, stride S, "
+                       "no bias), BatchNorm2d (KernelBench's module always has it), then ReLU; output (B, CO, OH, "
+                       "OW), OH = (H - 1)/S + 1. KernelBench's sizes B = 10, CI = 3, CO = 64, S = 1, H = W = 224. "
+                       + COMMON + X_NOTE + "Output y (B, CO, OH, OW).",
+        "torch_model": {"globals": {"batch_size": "B", "in_channels": "CI", "out_channels": "CO", "stride": "S"},
+                        "init": ["CI", "CO", "S"], "forward": ["x"]},
+        "dims": {"default": {"B": 10, "CI": 3, "CO": 64, "S": 1, "H": 224, "W": 224},
+                 "small": {"B": 2, "CI": 3, "CO": 5, "S": 1, "H": 9, "W": 7},
+                 "alt": [{"B": 3, "CI": 5, "CO": 17, "S": 2, "H": 33, "W": 30},
+                         {"B": 1, "CI": 1, "CO": 33, "S": 1, "H": 67, "W": 1}]},
+        "derived": {"OH": "(H - 1)/S + 1", "OW": "(W - 1)/S + 1"},
+        "hidden": {"dims": {"B": {"min": 1, "max": 8}, "CI": {"min": 1, "max": 48}, "CO": {"min": 1, "max": 96},
+                            "S": {"values": [1, 2]}, "H": {"min": 1, "max": 96}, "W": {"min": 1, "max": 96}},
+                   "require": ["B*OH*OW >= 2"],
+                   "why": "any batch, channel counts (off the conv2d_ref's 16-channel blocks) and image sizes "
+                          "down to 1 (the 3x3 convolution's padding), strides 1 and 2 as ResNet uses; at least "
+                          "two values per channel for BatchNorm's batch statistics (PyTorch refuses one)"},
+        "values": values(64, BN_STRUCT_WHY % 64, large_why=BN_LARGE_WHY),
+        "tolerance": cnn_tolerance("Three convolutions (up to 9*CO terms) with training-mode BatchNorm"),
+        "bytes": "4*(B*CI*H*W + %s + B*CO*OH*OW)" % n.params_numel(),
+        "flops": "2*B*CO*OH*OW*(9*CI + 9*CO + CI) + 10*B*CO*OH*OW",
+    }
+    return n
+
+
+def p009():
+    n = Net(9, "resnet18", "9_ResNet18", "ResNet-18")
+    n.input("x", ["B", 3, "H", "W"])
+    n.output("y", ["B", "NC"])
+    big = "B*64*C1H*C1W"
+    for b in ("a", "b", "t", "u", "d"):
+        n.buf(b, big)
+    n.buf("stats", "2*512", "f64")
+    n.buf("acc", "B*NC", "f64")
+    w1 = n.conv_views("conv1", 64, 3, 7, "conv1", bias=False)[0]
+    g1, b1 = n.bn_views("bn1", 64, "bn1")
+    conv_bn(n, "x", w1, g1, b1, "a", "t", "B", 3, 64, "H", "W", "C1H", "C1W", 7, 2, 3)
+    n.maxpool("a", "b", "B*64", "C1H", "C1W", "L1H", "L1W", 3, 2, 1)
+    cur, other = "b", "a"
+    ci, hw = 64, ("L1H", "L1W")
+    for layer, co in enumerate([64, 128, 256, 512], 1):
+        for blk in range(2):
+            s = 2 if layer > 1 and blk == 0 else 1
+            oh, ow = ("L%dH" % layer, "L%dW" % layer)
+            basic_block(n, "l%d_%d_" % (layer, blk), "layer%d.%d" % (layer, blk), cur, other, ("t", "u", "d"),
+                        "B", ci, co, hw[0], hw[1], oh, ow, s, s != 1 or ci != co)
+            cur, other, ci, hw = other, cur, co, (oh, ow)
+    n.row_mean(cur, other, "B*512", "L4H*L4W")
+    fw, fb = n.linear_views("fc", "NC", 512, "fc")
+    n.linear(other, fw, fb, "y", "B", "NC", 512)
+    n.notes += ["conv1 7x7/2 BN ReLU, max pool 3/2 (padding 1), four stages of two basic blocks (the first of",
+                "stages 2-4 with stride 2 and a 1x1 downsample), global average pool, Linear; BatchNorm in",
+                "training mode (batch statistics in double), residuals and ReLU in double."]
+    derived = {}
+    for d in ("H", "W"):
+        derived["C1" + d] = "(%s - 1)/2 + 1" % d
+        derived["L1" + d] = "(C1%s - 1)/2 + 1" % d
+        derived["L2" + d] = "(L1%s - 1)/2 + 1" % d
+        derived["L3" + d] = "(L2%s - 1)/2 + 1" % d
+        derived["L4" + d] = "(L3%s - 1)/2 + 1" % d
+    n.manifest = {
+        "description": "KernelBench level 3, problem 9 (9_ResNet18): ResNet-18 on x (B, 3, H, W): Conv2d(3, 64, 7, "
+                       "stride 2, padding 3, no bias), BatchNorm2d, ReLU, MaxPool2d(3, stride 2, padding 1), four "
+                       "stages of two basic blocks (64, 128, 256, 512 channels; each block conv3x3 BN ReLU conv3x3 "
+                       "BN, plus the identity or, in the first block of stages 2-4, a stride-2 1x1 conv BN "
+                       "downsample, then ReLU), adaptive average pool to 1x1, Linear(512, NC). Every halving is "
+                       "(n - 1)/2 + 1. KernelBench's sizes B = 2, H = W = 224, NC = 1000. " + COMMON + X_NOTE +
+                       "Output y (B, NC).",
+        "torch_model": {"globals": {"batch_size": "B", "num_classes": "NC"}, "init": ["NC"], "forward": ["x"]},
+        "dims": {"default": {"B": 2, "H": 224, "W": 224, "NC": 1000},
+                 "small": {"B": 2, "H": 32, "W": 32, "NC": 3},
+                 "alt": [{"B": 3, "H": 67, "W": 45, "NC": 1}, {"B": 1, "H": 97, "W": 129, "NC": 97}]},
+        "derived": derived,
+        "hidden": {"dims": {"B": {"min": 1, "max": 4}, "H": {"min": 17, "max": 256},
+                            "W": {"min": 17, "max": 256}, "NC": {"min": 1, "max": 1000}},
+                   "require": ["B*L4H*L4W >= 2"],
+                   "max_bytes": 536870912, "max_flops": 3e10,
+                   "why": "batches of 1 to 4 and images of 17 to 256 (odd sizes halve with rounding up at every "
+                          "stride-2 step; 17 and above keep the last stage at least 1x1), any class count; at "
+                          "least two values per channel for the last stage's BatchNorm statistics"},
+        "values": values(64, BN_STRUCT_WHY % 64, large_why=BN_LARGE_WHY),
+        "tolerance": cnn_tolerance("Twenty convolutions with training-mode BatchNorm and a Linear layer"),
+        "bytes": "4*(B*3*H*W + %s + B*NC)" % n.params_numel(),
+        "flops": "2*B*(64*C1H*C1W*147 + 4*64*L1H*L1W*576 + 128*L2H*L2W*(576 + 3*1152 + 64) + "
+                 "256*L3H*L3W*(1152 + 3*2304 + 128) + 512*L4H*L4W*(2304 + 3*4608 + 256) + 512*NC)",
+    }
+    return n
+
+
+SPECS += [p008, p009]
