@@ -213,3 +213,13 @@ extern "C" __global__ void l3_copy(const float *__restrict__ src, float *__restr
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step)
         dst[i] = src[i];
 }
+
+// dst[r, c] = src[r*ld + c] for r < rows, c < cols (a strided slice made contiguous: the last
+// time step of a batch-first sequence).
+extern "C" __global__ void l3_copy_rows(const float *__restrict__ src, float *__restrict__ dst,
+                                        long long rows, long long cols, long long ld)
+{
+    const long long n = rows * cols, step = (long long)gridDim.x * blockDim.x;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step)
+        dst[i] = src[i / cols * ld + i % cols];
+}

@@ -133,9 +133,8 @@ class Net:
     def ops(self):
         self.include('#include "shared/l3_ops.cuh"')
 
-    def linear(self, x, w, b, y, M, N, K, act="L3_NONE", acc="acc", res="0"):
-        """y[M, N] = act(x[M, K] w[N, K]^T + b (+ res)): the product on the FP64 tensor cores into
-        the double scratch acc (at least M*N), then bias, residual and activation in double."""
+    def product(self, x, w, acc, M, N, K):
+        """acc[M, N] = x[M, K] w[N, K]^T in double (FP64 tensor cores): a Linear without bias."""
         self.ops()
         self.include('#include "shared/matmul_tiled_ref.cuh"')
         self.kernel("// y = x w^T in double (exact products on the FP64 tensor cores, double sums):\n"
@@ -148,6 +147,11 @@ class Net:
                     "}")
         self.launch("l3_linear_nt<<<dim3(cdiv(%s, 64), cdiv(%s, 64)), dim3(16, 16)>>>(%s, %s, %s, %s, %s, %s)"
                     % (M, N, x, w, acc, M, N, K))
+
+    def linear(self, x, w, b, y, M, N, K, act="L3_NONE", acc="acc", res="0"):
+        """y[M, N] = act(x[M, K] w[N, K]^T + b (+ res)): the product on the FP64 tensor cores into
+        the double scratch acc (at least M*N), then bias, residual and activation in double."""
+        self.product(x, w, acc, M, N, K)
         self.launch("l3_bias_act_d<<<%s, 256>>>(%s, %s, %s, %s, (%s)*(%s), 1, %s, %s)"
                     % (grid("(%s)*(%s)" % (M, N)), acc, b or "0", res, y, M, N, N, act_code(act)))
 
@@ -191,6 +195,23 @@ class Net:
         self.ops()
         self.launch("l3_copy_channels<<<%s, 256>>>(%s, %s, %s, %s, %s, %s, %s)"
                     % (grid("(%s)*(%s)*(%s)" % (N, Cs, S)), src, dst, N, Cs, S, Cd, c0))
+
+    def copy_rows(self, src, dst, rows, cols, ld):
+        self.ops()
+        self.launch("l3_copy_rows<<<%s, 256>>>(%s, %s, %s, %s, %s)"
+                    % (grid("(%s)*(%s)" % (rows, cols)), src, dst, rows, cols, ld))
+
+    def rnn(self):
+        self.ops()
+        self.include('#include "shared/l3_rnn.cuh"')
+
+    def state_in(self, src, dst, n):
+        self.rnn()
+        self.launch("l3_state_in<<<%s, 256>>>(%s, %s, %s)" % (grid(n), src, dst, n))
+
+    def state_out(self, src, dst, n):
+        self.rnn()
+        self.launch("l3_state_out<<<%s, 256>>>(%s, %s, %s)" % (grid(n), src, dst, n))
 
     def copy(self, src, dst, n):
         self.ops()

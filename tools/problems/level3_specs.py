@@ -529,3 +529,292 @@ def p009():
 
 
 SPECS += [p008, p009]
+
+
+# ---------------------------------------------------------------- recurrent networks (33-42)
+
+RNN_STRUCT_WHY = ("the scaled inputs, states and weight views (per-row and per-column scales up to 8x) push "
+                  "the gates' pre-activations further into the sigmoid and tanh tails, where the outputs "
+                  "are flat, and the recurrence's float32 rounding relative to the state stays near the "
+                  "unscaled runs'; atol x%d for the input projections' sums that cancel (an estimate, to be "
+                  "calibrated on the H100); no spikes: every state mixes every input element")
+
+
+def recurrent(n, kind, mod, x, batch_first, D, h0, c0, hn=None, cn=None):
+    """nn.LSTM / nn.GRU (kind "lstm" / "gru", module attribute mod) of L layers and D directions
+    over x ([B, T, IN] batch-first, else [T, B, IN]), states h0 (and c0) [L*D, B, H]. The last
+    layer's output sequence ends in seq[((L - 1) % 2)*T*B*D*H] (rows as x's, D*H columns). hn/cn:
+    outputs [L*D, B, H] that get the final states. Views: per direction the first layer's W_ih,
+    the other layers' W_ih stacked, and W_hh, b_ih, b_hh stacked over the L layers (PyTorch's
+    RNN init: uniform(-1/sqrt(H), 1/sqrt(H)) for all)."""
+    G = 4 if kind == "lstm" else 3
+    step = "l3_lstm_step" if kind == "lstm" else "l3_gru_step"
+    N = "T*B*%d*H" % D
+    n.buf("seq", "2*" + N)
+    n.buf("gx", "T*B*%d*H" % G, "f64")
+    n.buf("hd", "2*B*H", "f64")
+    if kind == "lstm":
+        n.buf("cd", "B*H", "f64")
+    sb, st = ("T", "1") if batch_first else ("1", "B")
+    views = []
+    for d in range(D):
+        sfx, tsfx = ("", "") if d == 0 else ("_r", "_reverse")
+        w0 = n.view("wih0" + sfx, ["%d*H" % G, "IN"], fan_in("H"), "%s.weight_ih_l0%s" % (mod, tsfx))
+        ws = n.view("wih" + sfx, ["L-1", "%d*H" % G, "%d*H" % D], fan_in("H"), "%s.weight_ih_l{i+1}%s" % (mod, tsfx))
+        wh = n.view("whh" + sfx, ["L", "%d*H" % G, "H"], fan_in("H"), "%s.weight_hh_l{i}%s" % (mod, tsfx))
+        bi = n.view("bih" + sfx, ["L", "%d*H" % G], fan_in("H"), "%s.bias_ih_l{i}%s" % (mod, tsfx))
+        bh = n.view("bhh" + sfx, ["L", "%d*H" % G], fan_in("H"), "%s.bias_hh_l{i}%s" % (mod, tsfx))
+        views.append((w0, ws, wh, bi, bh))
+
+    def layer(l, src, src_k, first):
+        dst = "seq[(%s %% 2)*%s]" % (l, N)
+        for d in range(D):
+            w0, ws, wh, bi, bh = views[d]
+            w = w0 if first else "%s[(%s - 1)*%d*H*%d*H]" % (ws, l, G, D)
+            n.product(src, w, "gx", "T*B", "%d*H" % G, src_k)
+            n.state_in("%s[(%s*%d + %d)*B*H]" % (h0, l, D, d), "hd", "B*H")
+            if kind == "lstm":
+                n.state_in("%s[(%s*%d + %d)*B*H]" % (c0, l, D, d), "cd", "B*H")
+            tt = "t" if d == 0 else "T - 1 - t"
+            with n.loop("t", 0, "T"):
+                n.launch("%s<<<dim3(cdiv(H, 8), B), 256>>>(gx, %s[%s*%d*H*H], %s[%s*%d*H], %s[%s*%d*H], "
+                         "hd[(t %% 2)*B*H], hd[((t + 1) %% 2)*B*H], %s%s, B, H, %s, %s, %s, %d*H, %d*H)"
+                         % (step, wh, l, G, bi, l, G, bh, l, G, "cd, " if kind == "lstm" else "", dst,
+                            tt, sb, st, D, d))
+            if hn:
+                n.state_out("hd[(T % 2)*B*H]", "%s[(%s*%d + %d)*B*H]" % (hn, l, D, d), "B*H")
+            if cn:
+                n.state_out("cd", "%s[(%s*%d + %d)*B*H]" % (cn, l, D, d), "B*H")
+
+    layer("0", x, "IN", True)
+    with n.loop("l", 1, "L"):
+        layer("l", "seq[((l + 1) %% 2)*%s]" % N, "%d*H" % D, False)
+    return "seq[((L - 1) %% 2)*%s]" % N
+
+
+RNN_DIMS_WHY = ("any batch, sequence length, widths and depths: the step kernels guard every hidden unit "
+                "(a warp each) and the input projections' 64x64 tiles are masked at every edge; T up to "
+                "%d and L up to %d keep a run within %d launches of the 65536 allowed")
+
+
+def lstm_problem(num, name, kb_name, title, ret, D):
+    """KernelBench 35-38: nn.LSTM(IN, H, L, batch_first=True, bidirectional=D == 2) and
+    fc = Linear(D*H, OUT); ret: "fc" (fc on the last step), "hn" or "cn" (state[0] / state[1])."""
+    n = Net(num, name, kb_name, title)
+    n.input("x", ["B", "T", "IN"])
+    n.input("h0", ["L*%d" % D, "B", "H"])
+    n.input("c0", ["L*%d" % D, "B", "H"])
+    if ret == "fc":
+        n.output("y", ["B", "OUT"])
+    else:
+        n.output(ret, ["L*%d" % D, "B", "H"])
+    last = recurrent(n, "lstm", "lstm", "x", True, D, "h0", "c0",
+                     hn="hn" if ret == "hn" else None, cn="cn" if ret == "cn" else None)
+    fw, fb = n.linear_views("fc", "OUT", "%d*H" % D, "fc")
+    if ret == "fc":
+        n.buf("last", "B*%d*H" % D)
+        n.buf("acc", "B*OUT", "f64")
+        n.copy_rows(last.replace("[", "[(T - 1)*%d*H + " % D, 1), "last", "B", "%d*H" % D, "T*%d*H" % D)
+        n.linear("last", fw, fb, "y", "B", "OUT", "%d*H" % D)
+    n.notes += ["Each layer and direction: the input projection for all steps (FP64 tensor cores), then one",
+                "l3_lstm_step launch per time step (state in double); layers 1..L-1 run in a @for loop."]
+    what = {"fc": "fc(out[:, -1, :]) (B, OUT): the Linear on the last time step's output of the last layer",
+            "hn": "state[0] = h_n (L%s, B, H), the final hidden state of every layer%s" % ("*2" if D == 2 else "", " and direction" if D == 2 else ""),
+            "cn": "state[1] = c_n (L, B, H), the final cell state of every layer"}[ret]
+    fwd = '"x", "h0", "c0"'
+    n.manifest = {
+        "description": "KernelBench level 3, problem %d (%s): nn.LSTM(IN, H, num_layers=L, batch_first=True%s) on x "
+                       "(B, T, IN) with initial states h0 and c0 (L%s, B, H), then fc = Linear(%sH, OUT); the "
+                       "output is %s. PyTorch's LSTM: gates i, f, g, o from x_t W_ih^T + b_ih + h W_hh^T + b_hh, "
+                       "c = f c + i g, h = o tanh(c)%s. KernelBench's sizes B = 10, T = 512, IN = 128, H = 256, L "
+                       "= 6, OUT = 10. %s" % (num, kb_name, ", bidirectional=True" if D == 2 else "",
+                                              "*2" if D == 2 else "", "2*" if D == 2 else "", what,
+                                              "; the reverse direction runs t = T-1 .. 0 and its outputs "
+                                              "follow the forward ones in each step's 2H" if D == 2 else "",
+                                              "KernelBench draws h0 and c0 inside forward with torch.randn when they are not given (35) or as torch.rand inputs: here they are inputs, N(0, 1). " if True else "")
+                       + COMMON.replace("Linear and Conv weights", "LSTM (uniform(-1/sqrt(H), 1/sqrt(H)) for every weight and bias), Linear and Conv weights") + X_NOTE +
+                       ("Output y (B, OUT)." if ret == "fc" else "Output %s (L%s, B, H)." % (ret, "*2" if D == 2 else "")),
+        "torch_model": {"globals": {"batch_size": "B", "sequence_length": "T", "input_size": "IN",
+                                    "hidden_size": "H", "num_layers": "L", "output_size": "OUT"},
+                        "init": ["IN", "H", "L", "OUT", "0.0"], "forward": ["x", "h0", "c0"]},
+        "dims": {"default": {"B": 10, "T": 512, "IN": 128, "H": 256, "L": 6, "OUT": 10},
+                 "small": {"B": 2, "T": 5, "IN": 3, "H": 7, "L": 2, "OUT": 3},
+                 "alt": [{"B": 3, "T": 17, "IN": 33, "H": 65, "L": 3, "OUT": 1},
+                         {"B": 1, "T": 1, "IN": 1, "H": 129, "L": 1, "OUT": 7}]},
+        "hidden": {"dims": {"B": {"min": 1, "max": 16}, "T": {"min": 1, "max": 96}, "IN": {"min": 1, "max": 160},
+                            "H": {"min": 1, "max": 300}, "L": {"min": 1, "max": 7}, "OUT": {"min": 1, "max": 64}},
+                   "why": RNN_DIMS_WHY % (96, 7, 7 * D * 101)},
+        "values": values(64, RNN_STRUCT_WHY % 64, large_why="the gates saturate (sigmoid, tanh): larger inputs "
+                         "move them into the flat tails, where the outputs stop depending on magnitude; the "
+                         "structured runs scale rows and columns"),
+        "tolerance": {"atol": 1e-4, "rtol": 1e-4,
+                      "why": "KernelBench's float32 tolerance. The states are bounded (|h| < 1) and the "
+                             "recurrence contracts (forget gates below 1), so float32 rounding does not grow "
+                             "over the %s steps; PyTorch's float32 LSTM errs by ~1e-6 on the states (an "
+                             "estimate, to be calibrated on the H100), inside 1e-4" % "512"},
+        "bytes": "4*(B*T*IN + %d*L*B*H + %s + %s)" % (2 * D, n.params_numel(),
+                                                     "B*OUT" if ret == "fc" else "%d*L*B*H" % D),
+        "flops": "2*%d*T*B*4*H*(IN + (L - 1)*%d*H + L*H)%s" % (D, D, " + 2*B*%d*H*OUT" % D if ret == "fc" else ""),
+    }
+    return n
+
+
+def gru_problem(num, name, kb_name, title, ret, D):
+    """KernelBench 39-42: nn.GRU(IN, H, L, bias, batch_first=False, bidirectional=D == 2);
+    ret "out" (the last layer's output sequence) or "hn"."""
+    n = Net(num, name, kb_name, title)
+    n.input("x", ["T", "B", "IN"])
+    n.input("h0", ["L*%d" % D, "B", "H"])
+    if ret == "out":
+        n.output("y", ["T", "B", "%d*H" % D])
+    else:
+        n.output("hn", ["L*%d" % D, "B", "H"])
+    last = recurrent(n, "gru", "gru", "x", False, D, "h0", None, hn="hn" if ret == "hn" else None)
+    if ret == "out":
+        n.copy(last, "y", "T*B*%d*H" % D)
+    n.notes += ["Each layer and direction: the input projection for all steps (FP64 tensor cores), then one",
+                "l3_gru_step launch per time step (state in double); layers 1..L-1 run in a @for loop."]
+    what = ("output (T, B, %sH): the last layer's h at every step%s" % ("2*" if D == 2 else "", ", forward then reverse" if D == 2 else "")
+            if ret == "out" else "h_n (L%s, B, H): the final hidden state of every layer%s" % ("*2" if D == 2 else "", " and direction" if D == 2 else ""))
+    n.manifest = {
+        "description": "KernelBench level 3, problem %d (%s): nn.GRU(IN, H, num_layers=L, bias=True, "
+                       "batch_first=False%s) on x (T, B, IN) with initial state h0 (L%s, B, H); the output is %s. "
+                       "PyTorch's GRU: r = sigmoid(W_ir x + b_ir + W_hr h + b_hr), z likewise, n = tanh(W_in x + "
+                       "b_in + r (W_hn h + b_hn)), h = (1 - z) n + z h%s. KernelBench's sizes T = 512, B = 10, IN = "
+                       "128, H = 256, L = 6. KernelBench draws h0 with torch.rand: here it is an input, N(0, 1). "
+                       % (num, kb_name, ", bidirectional=True" if D == 2 else "", "*2" if D == 2 else "", what,
+                          "; the reverse direction runs t = T-1 .. 0" if D == 2 else "")
+                       + COMMON.replace("Linear and Conv weights", "GRU (uniform(-1/sqrt(H), 1/sqrt(H)) for every weight and bias), Linear and Conv weights") + X_NOTE +
+                       ("Output y (T, B, %sH)." % ("2*" if D == 2 else "") if ret == "out" else "Output hn (L%s, B, H)." % ("*2" if D == 2 else "")),
+        "torch_model": {"globals": {"batch_size": "B", "seq_len": "T", "input_size": "IN", "hidden_size": "H",
+                                    "num_layers": "L"},
+                        "init": ["IN", "H", "L"], "forward": ["x", "h0"]},
+        "dims": {"default": {"T": 512, "B": 10, "IN": 128, "H": 256, "L": 6},
+                 "small": {"T": 5, "B": 2, "IN": 3, "H": 7, "L": 2},
+                 "alt": [{"T": 17, "B": 3, "IN": 33, "H": 65, "L": 3},
+                         {"T": 1, "B": 1, "IN": 1, "H": 129, "L": 1}]},
+        "hidden": {"dims": {"T": {"min": 1, "max": 96}, "B": {"min": 1, "max": 16}, "IN": {"min": 1, "max": 160},
+                            "H": {"min": 1, "max": 300}, "L": {"min": 1, "max": 7}},
+                   "why": RNN_DIMS_WHY % (96, 7, 7 * D * 101)},
+        "values": values(64, RNN_STRUCT_WHY % 64, large_why="the gates saturate (sigmoid, tanh): larger inputs "
+                         "move them into the flat tails, where the outputs stop depending on magnitude; the "
+                         "structured runs scale rows and columns"),
+        "tolerance": {"atol": 1e-4, "rtol": 1e-4,
+                      "why": "KernelBench's float32 tolerance. The states are bounded (|h| < 1 after the first "
+                             "step) and the update interpolates, so float32 rounding does not grow over the 512 "
+                             "steps; PyTorch's float32 GRU errs by ~1e-6 on the states (an estimate, to be "
+                             "calibrated on the H100), inside 1e-4"},
+        "bytes": "4*(T*B*IN + %d*L*B*H + %s + %s)" % (D, n.params_numel(), "T*B*%d*H" % D if ret == "out" else "%d*L*B*H" % D),
+        "flops": "2*%d*T*B*3*H*(IN + (L - 1)*%d*H + L*H)" % (D, D),
+    }
+    return n
+
+
+def p035():
+    return lstm_problem(35, "lstm", "35_LSTM", "LSTM, Linear on the last step", "fc", 1)
+
+
+def p036():
+    return lstm_problem(36, "lstm_hn", "36_LSTMHn", "LSTM, final hidden states", "hn", 1)
+
+
+def p037():
+    return lstm_problem(37, "lstm_cn", "37_LSTMCn", "LSTM, final cell states", "cn", 1)
+
+
+def p038():
+    return lstm_problem(38, "lstm_bidirectional", "38_LSTMBidirectional", "Bidirectional LSTM, Linear on the last step", "fc", 2)
+
+
+def p039():
+    return gru_problem(39, "gru", "39_GRU", "GRU, output sequence", "out", 1)
+
+
+def p040():
+    return gru_problem(40, "gru_hidden", "40_GRUHidden", "GRU, final hidden states", "hn", 1)
+
+
+def p041():
+    return gru_problem(41, "gru_bidirectional", "41_GRUBidirectional", "Bidirectional GRU, output sequence", "out", 2)
+
+
+def p042():
+    return gru_problem(42, "gru_bidirectional_hidden", "42_GRUBidirectionalHidden", "Bidirectional GRU, final hidden states", "hn", 2)
+
+
+SPECS += [p035, p036, p037, p038, p039, p040, p041, p042]
+
+
+def vanilla_rnn(num, name, kb_name, title, seq):
+    """KernelBench 33 (one step: x (B, IN), output h2o(tanh(i2h(cat(x, h0))))) and 34 (T steps over
+    x (T, B, IN), the outputs of every step stacked)."""
+    n = Net(num, name, kb_name, title)
+    n.input("x", ["T", "B", "IN"] if seq else ["B", "IN"])
+    n.input("h0", ["B", "H"])
+    n.output("y", ["T", "B", "OUT"] if seq else ["B", "OUT"])
+    iw, ib = n.linear_views("i2h", "H", "IN + H", "i2h")
+    ow, ob = n.linear_views("h2o", "OUT", "H", "h2o")
+    n.buf("comb", "B*(IN + H)")
+    n.buf("hid", "B*H")
+    n.buf("acc", "B*max(H, OUT)", "f64")
+    if seq:
+        n.copy("h0", "hid", "B*H")
+        with n.loop("t", 0, "T"):
+            n.copy_channels("x[t*B*IN]", "comb", "B", "IN", 1, "IN + H", 0)
+            n.copy_channels("hid", "comb", "B", "H", 1, "IN + H", "IN")
+            n.linear("comb", iw, ib, "hid", "B", "H", "IN + H", "L3_TANH")
+            n.linear("hid", ow, ob, "y[t*B*OUT]", "B", "OUT", "H")
+    else:
+        n.copy_channels("x", "comb", "B", "IN", 1, "IN + H", 0)
+        n.copy_channels("h0", "comb", "B", "H", 1, "IN + H", "IN")
+        n.linear("comb", iw, ib, "hid", "B", "H", "IN + H", "L3_TANH")
+        n.linear("hid", ow, ob, "y", "B", "OUT", "H")
+    n.notes += ["cat(x_t, h) into one buffer, i2h (FP64 tensor cores) with bias and tanh in double, h2o%s."
+                % (", once per time step in a @for loop" if seq else "")]
+    d = {"B": 8, "T": 256, "IN": 1024, "H": 256, "OUT": 128} if seq else {"B": 256, "IN": 16384, "H": 16384, "OUT": 8192}
+    small = {"B": 2, "T": 3, "IN": 5, "H": 7, "OUT": 3} if seq else {"B": 2, "IN": 5, "H": 7, "OUT": 3}
+    alt = ([{"B": 3, "T": 17, "IN": 65, "H": 33, "OUT": 1}, {"B": 1, "T": 1, "IN": 1, "H": 129, "OUT": 7}] if seq else
+           [{"B": 3, "IN": 257, "H": 65, "OUT": 1}, {"B": 1, "IN": 1, "H": 4097, "OUT": 33}])
+    hid = ({"B": {"min": 1, "max": 16}, "T": {"min": 1, "max": 128}, "IN": {"min": 1, "max": 1200},
+            "H": {"min": 1, "max": 320}, "OUT": {"min": 1, "max": 160}} if seq else
+           {"B": {"min": 1, "max": 300}, "IN": {"min": 1, "max": 4096}, "H": {"min": 1, "max": 4096},
+            "OUT": {"min": 1, "max": 2048}})
+    kb_sizes = ("B = 8, T = 256, IN = 1024, H = 256, OUT = 128" if seq else
+                "B = 256, IN = 16384, H = 16384, OUT = 8192")
+    n.manifest = {
+        "description": "KernelBench level 3, problem %d (%s): a vanilla RNN cell, i2h = Linear(IN + H, H), h2o = "
+                       "Linear(H, OUT): %s. KernelBench's sizes %s. The initial hidden state h0 (B, H) is an input, "
+                       "N(0, 1) (KernelBench passes torch.rand). " % (
+                           num, kb_name,
+                           "for t in 0..T-1, h = tanh(i2h(cat(x[t], h))), y[t] = h2o(h), starting from h = h0; the "
+                           "output stacks y over t" if seq else
+                           "h = tanh(i2h(cat(x, h0))) on x (B, IN), output h2o(h) (the module keeps h as its "
+                           "state: a side effect not checked)", kb_sizes) + COMMON + X_NOTE +
+                       ("Output y (T, B, OUT)." if seq else "Output y (B, OUT)."),
+        "torch_model": {"globals": {"batch_size": "B", "input_size": "IN", "hidden_size": "H", "output_size": "OUT"},
+                        "init": ["IN", "H", "OUT"], "forward": ["x", "h0"]},
+        "dims": {"default": d, "small": small, "alt": alt},
+        "hidden": {"dims": hid,
+                   "why": "any batch, widths%s: the concatenation and the 64x64 product tiles are masked at every "
+                          "edge (odd, prime and unit widths)" % (" and lengths (6 launches a step)" if seq else "")},
+        "values": values(64, MLP_STRUCT_WHY % 64, large_why="tanh saturates and the rest is linear: larger "
+                         "inputs only move the hidden state into the flat tails; the structured runs scale rows and columns"),
+        "tolerance": {"atol": 1e-4, "rtol": 1e-4,
+                      "why": "KernelBench's float32 tolerance. Each step's sums have IN + H terms at PyTorch's init "
+                             "and the state is bounded by tanh, so float32 rounding (~1e-6 relative a step) does not "
+                             "grow over the steps; TF32 products (~5e-4 a product) fail"},
+        "bytes": "4*(%s + B*H + %s + %s)" % ("T*B*IN" if seq else "B*IN", n.params_numel(), "T*B*OUT" if seq else "B*OUT"),
+        "flops": "2*%sB*((IN + H)*H + H*OUT)" % ("T*" if seq else ""),
+    }
+    return n
+
+
+def p033():
+    return vanilla_rnn(33, "vanilla_rnn", "33_VanillaRNN", "Vanilla RNN cell (one step)", False)
+
+
+def p034():
+    return vanilla_rnn(34, "vanilla_rnn_hidden", "34_VanillaRNNHidden", "Vanilla RNN over a sequence", True)
+
+
+SPECS += [p033, p034]
