@@ -16,6 +16,7 @@
 #define L3_GELU 4    /* exact (erf) form, nn.GELU() */
 #define L3_RELU6 5   /* clamp(0, 6), NaN stays NaN */
 #define L3_SILU 6    /* x * sigmoid(x) */
+#define L3_GELU_TANH 7 /* 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))): minGPT's NewGELU */
 
 __device__ __forceinline__ double l3_act(double v, int act)
 {
@@ -26,6 +27,8 @@ __device__ __forceinline__ double l3_act(double v, int act)
     case L3_GELU: return 0.5 * v * (1.0 + erf(v * 0.70710678118654752440));
     case L3_RELU6: return v != v ? v : v < 0.0 ? 0.0 : v > 6.0 ? 6.0 : v;
     case L3_SILU: return v / (1.0 + exp(-v));
+    case L3_GELU_TANH:
+        return 0.5 * v * (1.0 + tanh(0.79788456080286535588 * (v + 0.044715 * v * v * v)));
     default: return v;
     }
 }

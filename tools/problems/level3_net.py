@@ -39,7 +39,8 @@ def grid(n):
 
 
 # l3_ops.cuh's activation codes (launch lines take the number)
-ACT = {"L3_NONE": 0, "L3_RELU": 1, "L3_TANH": 2, "L3_SIGMOID": 3, "L3_GELU": 4, "L3_RELU6": 5, "L3_SILU": 6}
+ACT = {"L3_NONE": 0, "L3_RELU": 1, "L3_TANH": 2, "L3_SIGMOID": 3, "L3_GELU": 4, "L3_RELU6": 5, "L3_SILU": 6,
+       "L3_GELU_TANH": 7}
 
 
 def act_code(act):
@@ -212,6 +213,28 @@ class Net:
     def state_out(self, src, dst, n):
         self.rnn()
         self.launch("l3_state_out<<<%s, 256>>>(%s, %s, %s)" % (grid(n), src, dst, n))
+
+    def attn(self):
+        self.ops()
+        self.include('#include "shared/matmul_tiled_ref.cuh"')
+        self.include('#include "shared/l3_attn.cuh"')
+
+    def layernorm(self, x, g, b, y, rows, C, eps="1e-5"):
+        self.attn()
+        self.launch("l3_layernorm<<<min(%s, 65535), 256>>>(%s, %s, %s, %s, %s, %s, %s)" % (rows, x, g, b, y, rows, C, eps))
+
+    def causal_attention(self, qkv, y, B, T, C, NH, kind=0):
+        """y [B, T, C] = the heads of causal attention over qkv [B, T, 3C] (c_attn's output) side by
+        side; kind 0: softmax, 1: ReLU of the scores. Scratch q, k, v (B*T*C floats), s (B*NH*T*T
+        doubles), yh (B*T*C doubles) must exist."""
+        self.attn()
+        self.launch("l3_split_heads<<<%s, 256>>>(%s, q, k, v, %s, %s, %s, %s)" % (grid("%s*%s*%s" % (B, T, C)), qkv, B, T, C, NH))
+        self.launch("l3_bmm_nt<<<dim3(cdiv(%s, 64), cdiv(%s, 64), %s*%s), dim3(16, 16)>>>(q, k, s, %s, %s, (%s)/(%s), (%s)/(%s))"
+                    % (T, T, B, NH, T, T, C, NH, C, NH))
+        self.launch("l3_causal_rows<<<min(cdiv(%s*%s*%s, 8), 65536), 256>>>(s, %s*%s*%s, %s, %d)" % (B, NH, T, B, NH, T, T, kind))
+        self.launch("l3_bmm_nn_d<<<dim3(cdiv(%s, 64), cdiv((%s)/(%s), 64), %s*%s), dim3(16, 16)>>>(s, v, yh, %s, (%s)/(%s), %s)"
+                    % (T, C, NH, B, NH, T, C, NH, T))
+        self.launch("l3_merge_heads<<<%s, 256>>>(yh, %s, %s, %s, %s, %s)" % (grid("%s*%s*%s" % (B, T, C)), y, B, T, C, NH))
 
     def copy(self, src, dst, n):
         self.ops()

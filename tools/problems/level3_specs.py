@@ -818,3 +818,159 @@ def p034():
 
 
 SPECS += [p033, p034]
+
+
+# ---------------------------------------------------------------- attention (43, 44, 50)
+
+ATT_STRUCT_WHY = ("the scaled input and weight views (per-row and per-column scales up to 8x) scale q, k and v "
+                  "through c_attn, so the scores grow by up to 64x per factor and the softmax sharpens; float32 "
+                  "rounding of the products and of the softmax's exponentials grows with them, and the "
+                  "projections' sums cancel; atol x%d (an estimate, to be calibrated on the H100); no spikes: "
+                  "every output mixes a whole row of keys")
+ATT_LARGE_WHY = ("the structured runs already multiply the scores by up to 64x per factor through the scaled "
+                 "weights (the softmax's max subtraction is tested there); a uniform scale of every input "
+                 "would scale the scores by its fourth power")
+
+
+def attention_views(n, pre, torch):
+    w1, b1 = n.linear_views(pre + "c_attn", "3*C", "C", torch + "c_attn")
+    w2, b2 = n.linear_views(pre + "c_proj", "C", "C", torch + "c_proj")
+    return w1, b1, w2, b2
+
+
+def attention_bufs(n):
+    n.buf("qkv", "B*T*3*C")
+    for b in ("q", "k", "v", "ya"):
+        n.buf(b, "B*T*C")
+    n.buf("s", "B*NH*T*T", "f64")
+    n.buf("yh", "B*T*C", "f64")
+    n.buf("acc", "B*T*4*C", "f64")
+
+
+ATT_DIMS = {"default": {"B": 128, "T": 512, "C": 768, "NH": 8},
+            "small": {"B": 2, "T": 5, "C": 6, "NH": 2},
+            "alt": [{"B": 3, "T": 65, "C": 36, "NH": 3}, {"B": 1, "T": 1, "C": 7, "NH": 7}]}
+ATT_HIDDEN = {"dims": {"B": {"min": 1, "max": 8}, "T": {"min": 1, "max": 300}, "C": {"min": 1, "max": 384},
+                       "NH": {"divisor_of": "C"}},
+              "require": ["NH <= 48"],
+              "why": "any batch, length (1 to 300, within max_seqlen 1024) and width, every head count up to 48 "
+                     "that divides it (head sizes from 1 to C; the double score scratch grows with the heads): the score and value products' 64x64 tiles are masked "
+                     "at every edge and each causal row is a warp's; at most 2e10 flops a draw"}
+
+
+def p043():
+    n = Net(43, "min_gpt_causal_attention", "43_MinGPTCausalAttention", "minGPT causal self-attention")
+    n.input("x", ["B", "T", "C"])
+    n.output("y", ["B", "T", "C"])
+    w1, b1, w2, b2 = attention_views(n, "", "")
+    attention_bufs(n)
+    n.linear("x", w1, b1, "qkv", "B*T", "3*C", "C")
+    n.causal_attention("qkv", "ya", "B", "T", "C", "NH")
+    n.linear("ya", w2, b2, "y", "B*T", "C", "C")
+    n.notes += ["c_attn (FP64 tensor cores), heads split, S = Q K^T / sqrt(HS) in double per (batch, head),",
+                "causal softmax in double, P V in double, heads merged (rounded once), c_proj."]
+    n.manifest = {
+        "description": "KernelBench level 3, problem 43 (43_MinGPTCausalAttention): minGPT's causal self-attention "
+                       "on x (B, T, C): q, k, v = c_attn(x) split in three (c_attn = Linear(C, 3C)), each viewed as "
+                       "NH heads of HS = C/NH, att = softmax(q k^T / sqrt(HS)) with keys after the query masked "
+                       "(-inf), y = att v with the heads side by side, then c_proj = Linear(C, C); dropout p = 0. "
+                       "KernelBench's sizes B = 128, T = 512, C = 768, NH = 8 (max_seqlen 1024: T stays at most "
+                       "1024). " + COMMON + X_NOTE + "Output y (B, T, C).",
+        "torch_model": {"globals": {"batch_size": "B", "seq_len": "T", "n_embd": "C", "n_head": "NH"},
+                        "init": ["C", "NH", "0.0", "0.0", "1024"], "forward": ["x"]},
+        "dims": ATT_DIMS, "hidden": ATT_HIDDEN,
+        "values": values(64, ATT_STRUCT_WHY % 64, large_why=ATT_LARGE_WHY),
+        "tolerance": {"atol": 1e-4, "rtol": 1e-4,
+                      "why": "KernelBench's float32 tolerance. The projections sum C = 768 products and the "
+                             "attention T = 512 weighted values at PyTorch's init (outputs O(0.1)); float32 "
+                             "products, softmax and sums err by ~1e-6, inside 1e-4; TF32 products fail"},
+        "bytes": "4*(B*T*C + %s + B*T*C)" % n.params_numel(),
+        "flops": "2*B*T*C*4*C + 4*B*T*T*C",
+    }
+    return n
+
+
+def p044():
+    n = Net(44, "mini_gpt_block", "44_MiniGPTBlock", "minGPT transformer block")
+    n.input("x", ["B", "T", "C"])
+    n.output("y", ["B", "T", "C"])
+    g1, e1 = n.view("ln1_g", ["C"], {"dist": "constant", "value": 1, "vary": {"dist": "normal", "mean": 1, "std": 0.5}}, "ln_1.weight"), \
+        n.view("ln1_b", ["C"], {"dist": "constant", "value": 0, "vary": {"dist": "normal", "mean": 0, "std": 0.5}}, "ln_1.bias")
+    w1, b1, w2, b2 = attention_views(n, "attn_", "attn.")
+    g2 = n.view("ln2_g", ["C"], {"dist": "constant", "value": 1, "vary": {"dist": "normal", "mean": 1, "std": 0.5}}, "ln_2.weight")
+    e2 = n.view("ln2_b", ["C"], {"dist": "constant", "value": 0, "vary": {"dist": "normal", "mean": 0, "std": 0.5}}, "ln_2.bias")
+    fw, fb = n.linear_views("fc", "4*C", "C", "mlp.c_fc")
+    pw, pb = n.linear_views("proj", "C", "4*C", "mlp.c_proj")
+    attention_bufs(n)
+    n.buf("h", "B*T*C")
+    n.buf("x1", "B*T*C")
+    n.buf("m", "B*T*4*C")
+    n.layernorm("x", g1, e1, "h", "B*T", "C")
+    n.linear("h", w1, b1, "qkv", "B*T", "3*C", "C")
+    n.causal_attention("qkv", "ya", "B", "T", "C", "NH")
+    n.linear("ya", w2, b2, "x1", "B*T", "C", "C", res="x")
+    n.layernorm("x1", g2, e2, "h", "B*T", "C")
+    n.linear("h", fw, fb, "m", "B*T", "4*C", "C", "L3_GELU_TANH")
+    n.linear("m", pw, pb, "y", "B*T", "C", "4*C", res="x1")
+    n.notes += ["ln_1 (double statistics), causal self-attention as in 043, residual in double; ln_2, c_fc with",
+                "NewGELU (tanh form) in double, c_proj, residual in double."]
+    n.manifest = {
+        "description": "KernelBench level 3, problem 44 (44_MiniGPTBlock): a minGPT transformer block on x (B, T, "
+                       "C): x = x + attn(ln_1(x)), x = x + mlp(ln_2(x)), with ln_1, ln_2 = LayerNorm(C) (eps 1e-5), "
+                       "attn the causal self-attention of problem 43 (c_attn = Linear(C, 3C), NH heads, c_proj = "
+                       "Linear(C, C)), mlp = c_proj(NewGELU(c_fc(.))) with c_fc = Linear(C, 4C), c_proj = "
+                       "Linear(4C, C) and NewGELU(x) = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))); dropout "
+                       "p = 0. KernelBench's sizes B = 128, T = 512, C = 768, NH = 8 (max_seqlen 1024). LayerNorm "
+                       "weights are ones and biases zeros (varied by the checks). " + COMMON + X_NOTE +
+                       "Output y (B, T, C).",
+        "torch_model": {"globals": {"batch_size": "B", "seq_len": "T", "n_embd": "C", "n_head": "NH"},
+                        "init": ["C", "NH", "0.0", "0.0", "1024"], "forward": ["x"]},
+        "dims": ATT_DIMS, "hidden": ATT_HIDDEN,
+        "values": values(64, ATT_STRUCT_WHY % 64, large_why=ATT_LARGE_WHY),
+        "tolerance": {"atol": 1e-4, "rtol": 1e-4,
+                      "why": "KernelBench's float32 tolerance. LayerNorm keeps each sublayer's input O(1); the "
+                             "products sum up to 4C = 3072 terms and the attention 512 weighted values, and the "
+                             "residual path carries x (O(1)); float32 errs by ~1e-6 relative, inside 1e-4; TF32 "
+                             "products fail"},
+        "bytes": "4*(B*T*C + %s + B*T*C)" % n.params_numel(),
+        "flops": "2*B*T*C*12*C + 4*B*T*T*C",
+    }
+    return n
+
+
+def p050():
+    n = Net(50, "relu_self_attention", "50_ReLUSelfAttention", "Causal self-attention with ReLU weights")
+    n.input("x", ["B", "T", "C"])
+    n.output("y", ["B", "T", "C"])
+    w1, b1, w2, b2 = attention_views(n, "", "")
+    attention_bufs(n)
+    n.linear("x", w1, b1, "qkv", "B*T", "3*C", "C")
+    n.causal_attention("qkv", "y", "B", "T", "C", "NH", kind=1)
+    n.notes += ["c_attn (FP64 tensor cores), S = Q K^T / sqrt(HS) in double, ReLU of the causal scores, P V in",
+                "double, heads merged (rounded once). c_proj is a parameter the forward never uses."]
+    n.manifest = {
+        "description": "KernelBench level 3, problem 50 (50_ReLUSelfAttention): causal self-attention with ReLU in "
+                       "place of the softmax on x (B, T, C): q, k, v = c_attn(x) (Linear(C, 3C)), NH heads of HS = "
+                       "C/NH, att = relu(q k^T / sqrt(HS)) with keys after the query masked (-inf, so 0), y = att v "
+                       "with the heads side by side; no output projection (the module's c_proj is a parameter "
+                       "forward does not use: its view is there, unread). KernelBench's sizes B = 16, T = 1024 "
+                       "(= max_seqlen), C = 768, NH = 12. " + COMMON + X_NOTE + "Output y (B, T, C).",
+        "torch_model": {"globals": {"batch_size": "B", "max_seqlen": "T", "n_embd": "C", "n_head": "NH"},
+                        "init": ["C", "NH", "1024"], "forward": ["x"]},
+        "dims": {"default": {"B": 16, "T": 1024, "C": 768, "NH": 12}, "small": ATT_DIMS["small"],
+                 "alt": ATT_DIMS["alt"]},
+        "hidden": ATT_HIDDEN,
+        "values": values(64, ATT_STRUCT_WHY % 64, large_why="the output is positively homogeneous of degree 3 in "
+                         "the inputs (ReLU weights, no softmax): magnitude only scales it, which the structured "
+                         "runs cover"),
+        "tolerance": {"atol": 1e-4, "rtol": 1e-4,
+                      "why": "KernelBench's float32 tolerance. The outputs sum up to T = 1024 ReLU-weighted values "
+                             "of O(0.1) scores (outputs O(1-10)); float32 sums err by ~1e-6 relative, inside 1e-4; "
+                             "TF32 products fail"},
+        "bytes": "4*(B*T*C + %s + B*T*C)" % n.params_numel(),
+        "flops": "2*B*T*C*3*C + 4*B*T*T*C",
+    }
+    return n
+
+
+SPECS += [p043, p044, p050]

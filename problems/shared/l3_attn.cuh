@@ -1,0 +1,104 @@
+// shared/l3_attn.cuh: multi-head causal self-attention and LayerNorm for the level-3 references
+// (minGPT's CausalSelfAttention and Block, KernelBench 43, 44, 50; tools/problems/gen_level3.py).
+// The problem loader pastes this file in place of a reference's `#include "shared/l3_attn.cuh"`
+// line; it needs shared/matmul_tiled_ref.cuh (mm_tile) and shared/l3_ops.cuh before it. The
+// scores of every (batch, head) are materialised in double: S = Q K^T / sqrt(HS) (exact float
+// products on the FP64 tensor cores, double sums), the causal rows turned into weights in
+// double (softmax with the max subtracted, or ReLU), Y = P V in double, rounded to float once
+// as the heads are merged. Layout: q, k, v [B*NH, T, HS] float; S, P [B*NH, T, T] double.
+
+// qkv [B, T, 3C] (c_attn's output) -> q, k, v [B, NH, T, HS], HS = C / NH.
+extern "C" __global__ void l3_split_heads(const float *__restrict__ qkv, float *__restrict__ q,
+                                          float *__restrict__ k, float *__restrict__ v, long long B,
+                                          long long T, long long C, long long NH)
+{
+    const long long HS = C / NH, n = B * T * C, step = (long long)gridDim.x * blockDim.x;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {
+        const long long d = i % HS, t = i / HS % T, h = i / (HS * T) % NH, b = i / (HS * T * NH);
+        const float *src = qkv + (b * T + t) * 3 * C + h * HS + d;
+        q[i] = src[0], k[i] = src[C], v[i] = src[2 * C];
+    }
+}
+
+// S[z] = A[z] B[z]^T / sqrt(rs) for z = blockIdx.z (A rows x inner, B cols x inner, float): the
+// scores with the scale 1/sqrt(HS) in double (rs = HS; the launch line passes integers).
+extern "C" __global__ void __launch_bounds__(256, 2)
+l3_bmm_nt(const float *__restrict__ A, const float *__restrict__ Bm, double *__restrict__ S,
+          long long rows, long long cols, long long inner, long long rs)
+{
+    const long long z = blockIdx.z;
+    mm_tile<true>(A + z * rows * inner, Bm + z * cols * inner, S + z * rows * cols, rows, cols, inner,
+                  1.0 / sqrt((double)rs));
+}
+
+// Y[z] = P[z] V[z] for z = blockIdx.z (P rows x inner double, V inner x cols float).
+extern "C" __global__ void __launch_bounds__(256, 2)
+l3_bmm_nn_d(const double *__restrict__ P, const float *__restrict__ V, double *__restrict__ Y,
+            long long rows, long long cols, long long inner)
+{
+    const long long z = blockIdx.z;
+    mm_tile<false>(P + z * rows * inner, V + z * inner * cols, Y + z * rows * cols, rows, cols, inner,
+                   1.0);
+}
+
+// Each row of S [R, T] (row r: query i = r % T) in place: keys j > i masked; kind 0: softmax
+// over j <= i (max subtracted, masked weights 0); kind 1: ReLU of the scores (masked ones -inf,
+// so 0). One warp per row.
+extern "C" __global__ void l3_causal_rows(double *__restrict__ S, long long R, long long T, int kind)
+{
+    const long long warps = (long long)gridDim.x * (blockDim.x >> 5);
+    const int lane = threadIdx.x & 31;
+    for (long long r = (long long)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5); r < R; r += warps) {
+        double *row = S + r * T;
+        const long long i = r % T;
+        if (kind == 1) {
+            for (long long j = lane; j < T; j += 32)
+                row[j] = j <= i && row[j] > 0.0 ? row[j] : (j <= i && row[j] != row[j] ? row[j] : 0.0);
+            continue;
+        }
+        double m = -__longlong_as_double(0x7ff0000000000000LL);
+        for (long long j = lane; j <= i; j += 32)
+            m = fmax(m, row[j]);
+        for (int off = 16; off; off >>= 1)
+            m = fmax(m, __shfl_xor_sync(0xffffffffu, m, off));
+        double s = 0.0;
+        for (long long j = lane; j <= i; j += 32)
+            s += exp(row[j] - m);
+        for (int off = 16; off; off >>= 1)
+            s += __shfl_xor_sync(0xffffffffu, s, off);
+        for (long long j = lane; j < T; j += 32)
+            row[j] = j <= i ? exp(row[j] - m) / s : 0.0;
+    }
+}
+
+// y [B, NH, T, HS] double -> out [B, T, C] float (the heads side by side), rounded once.
+extern "C" __global__ void l3_merge_heads(const double *__restrict__ y, float *__restrict__ out,
+                                          long long B, long long T, long long C, long long NH)
+{
+    const long long HS = C / NH, n = B * T * C, step = (long long)gridDim.x * blockDim.x;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {
+        const long long d = i % HS, t = i / HS % T, h = i / (HS * T) % NH, b = i / (HS * T * NH);
+        out[(b * T + t) * C + h * HS + d] = (float)y[i];
+    }
+}
+
+// LayerNorm over the last dim C of x [rows, C]: (x - mean) / sqrt(var + eps) * g + b, mean and
+// biased variance in two passes in double, one block per row.
+extern "C" __global__ void l3_layernorm(const float *__restrict__ x, const float *__restrict__ g,
+                                        const float *__restrict__ b, float *__restrict__ y,
+                                        long long rows, long long C, double eps)
+{
+    for (long long r = blockIdx.x; r < rows; r += gridDim.x) {
+        const float *p = x + r * C;
+        double s = 0.0;
+        for (long long j = threadIdx.x; j < C; j += blockDim.x)
+            s += (double)p[j];
+        const double mean = l3_block_sum(s) / (double)C;
+        double q = 0.0;
+        for (long long j = threadIdx.x; j < C; j += blockDim.x)
+            q += ((double)p[j] - mean) * ((double)p[j] - mean);
+        const double inv = 1.0 / sqrt(l3_block_sum(q) / (double)C + eps);
+        for (long long j = threadIdx.x; j < C; j += blockDim.x)
+            y[r * C + j] = (float)(((double)p[j] - mean) * inv * (double)g[j] + (double)b[j]);
+    }
+}
