@@ -226,3 +226,16 @@ extern "C" __global__ void l3_copy_rows(const float *__restrict__ src, float *__
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step)
         dst[i] = src[i / cols * ld + i % cols];
 }
+
+// dst[N, Cd, S] = channels c0 .. c0 + Cd - 1 of src[N, Cs, S] (a contiguous copy of a channel
+// slice: the concatenated features a DenseNet layer reads).
+extern "C" __global__ void l3_slice_channels(const float *__restrict__ src, float *__restrict__ dst,
+                                             long long N, long long Cs, long long S, long long Cd,
+                                             long long c0)
+{
+    const long long n = N * Cd * S, step = (long long)gridDim.x * blockDim.x;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {
+        const long long s = i % S, c = i / S % Cd, b = i / (S * Cd);
+        dst[i] = src[(b * Cs + c0 + c) * S + s];
+    }
+}

@@ -236,6 +236,11 @@ class Net:
                     % (T, C, NH, B, NH, T, C, NH, T))
         self.launch("l3_merge_heads<<<%s, 256>>>(yh, %s, %s, %s, %s, %s)" % (grid("%s*%s*%s" % (B, T, C)), y, B, T, C, NH))
 
+    def slice_channels(self, src, dst, N, Cs, S, Cd, c0):
+        self.ops()
+        self.launch("l3_slice_channels<<<%s, 256>>>(%s, %s, %s, %s, %s, %s, %s)"
+                    % (grid("(%s)*(%s)*(%s)" % (N, Cd, S)), src, dst, N, Cs, S, Cd, c0))
+
     def copy(self, src, dst, n):
         self.ops()
         self.launch("l3_copy<<<%s, 256>>>(%s, %s, %s)" % (grid(n), src, dst, n))

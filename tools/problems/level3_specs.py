@@ -974,3 +974,193 @@ def p050():
 
 
 SPECS += [p043, p044, p050]
+
+
+# ---------------------------------------------------------------- modules (6, 13, 14, 17)
+
+def p006():
+    n = Net(6, "googlenet_inception_module", "6_GoogleNetInceptionModule", "GoogLeNet inception module")
+    n.input("x", ["B", "CI", "H", "W"])
+    n.output("y", ["B", "CT", "H", "W"])
+    b1w, b1b = n.conv_views("b1", "O1", "CI", 1, "branch1x1")
+    r3w, r3b = n.conv_views("b3r", "R3", "CI", 1, "branch3x3.0")
+    b3w, b3b = n.conv_views("b3", "O3", "R3", 3, "branch3x3.1")
+    r5w, r5b = n.conv_views("b5r", "R5", "CI", 1, "branch5x5.0")
+    b5w, b5b = n.conv_views("b5", "O5", "R5", 5, "branch5x5.1")
+    pw, pb = n.conv_views("bp", "PP", "CI", 1, "branch_pool.1")
+    big = "B*max(max(CI, max(O1, O3)), max(max(R3, R5), max(O5, PP)))*H*W"
+    for b in ("t", "r", "o"):
+        n.buf(b, big)
+    HW = "H*W"
+    branches = []
+    conv_bias_act(n, "x", b1w, b1b, "o", "t", "B", "CI", "O1", "H", "W", "H", "W", 1, 1, 0, act="L3_NONE")
+    n.copy_channels("o", "y", "B", "O1", HW, "CT", 0)
+    conv_bias_act(n, "x", r3w, r3b, "r", "t", "B", "CI", "R3", "H", "W", "H", "W", 1, 1, 0, act="L3_NONE")
+    conv_bias_act(n, "r", b3w, b3b, "o", "t", "B", "R3", "O3", "H", "W", "H", "W", 3, 1, 1, act="L3_NONE")
+    n.copy_channels("o", "y", "B", "O3", HW, "CT", "O1")
+    conv_bias_act(n, "x", r5w, r5b, "r", "t", "B", "CI", "R5", "H", "W", "H", "W", 1, 1, 0, act="L3_NONE")
+    conv_bias_act(n, "r", b5w, b5b, "o", "t", "B", "R5", "O5", "H", "W", "H", "W", 5, 1, 2, act="L3_NONE")
+    n.copy_channels("o", "y", "B", "O5", HW, "CT", "O1 + O3")
+    n.maxpool("x", "r", "B*CI", "H", "W", "H", "W", 3, 1, 1)
+    conv_bias_act(n, "r", pw, pb, "o", "t", "B", "CI", "PP", "H", "W", "H", "W", 1, 1, 0, act="L3_NONE")
+    n.copy_channels("o", "y", "B", "PP", HW, "CT", "O1 + O3 + O5")
+    n.notes += ["Four branches (1x1; 1x1 then 3x3; 1x1 then 5x5; 3x3 max pool then 1x1), each conv with its",
+                "bias in double, copied into its channels of the output (torch.cat on dim 1)."]
+    n.manifest = {
+        "description": "KernelBench level 3, problem 6 (6_GoogleNetInceptionModule): a GoogLeNet inception module on "
+                       "x (B, CI, H, W), four branches concatenated on the channels in this order: Conv2d(CI, O1, 1); "
+                       "Conv2d(CI, R3, 1) then Conv2d(R3, O3, 3, padding 1); Conv2d(CI, R5, 1) then Conv2d(R5, O5, "
+                       "5, padding 2); MaxPool2d(3, stride 1, padding 1) then Conv2d(CI, PP, 1); all with bias, no "
+                       "activation. CT = O1 + O3 + O5 + PP. KernelBench's sizes B = 10, CI = 480, O1 = 192, R3 = "
+                       "96, O3 = 208, R5 = 16, O5 = 48, PP = 64, H = W = 224. " + COMMON + X_NOTE +
+                       "Output y (B, CT, H, W).",
+        "torch_model": {"globals": {"batch_size": "B", "in_channels": "CI", "height": "H", "width": "W"},
+                        "init": ["CI", "O1", "R3", "O3", "R5", "O5", "PP"], "forward": ["x"]},
+        "dims": {"default": {"B": 10, "CI": 480, "O1": 192, "R3": 96, "O3": 208, "R5": 16, "O5": 48, "PP": 64, "H": 224, "W": 224},
+                 "small": {"B": 2, "CI": 3, "O1": 2, "R3": 3, "O3": 4, "R5": 2, "O5": 3, "PP": 2, "H": 6, "W": 7},
+                 "alt": [{"B": 3, "CI": 17, "O1": 5, "R3": 7, "O3": 33, "R5": 3, "O5": 9, "PP": 1, "H": 31, "W": 1},
+                         {"B": 1, "CI": 1, "O1": 1, "R3": 1, "O3": 1, "R5": 1, "O5": 17, "PP": 19, "H": 65, "W": 66}]},
+        "derived": {"CT": "O1 + O3 + O5 + PP"},
+        "hidden": {"dims": {"B": {"min": 1, "max": 4}, "CI": {"min": 1, "max": 64}, "O1": {"min": 1, "max": 48},
+                            "R3": {"min": 1, "max": 32}, "O3": {"min": 1, "max": 48}, "R5": {"min": 1, "max": 16},
+                            "O5": {"min": 1, "max": 32}, "PP": {"min": 1, "max": 32}, "H": {"min": 1, "max": 80},
+                            "W": {"min": 1, "max": 80}},
+                   "why": "any batch, channel counts (off the conv2d_ref's 16-channel blocks) and image sizes down "
+                          "to 1 (the 3x3 and 5x5 paddings and the pool's -inf padding at every border)"},
+        "values": values(64, CONV_STRUCT_WHY % 64),
+        "tolerance": cnn_tolerance("Six convolutions (up to 25*R5 terms), one or two deep per branch,"),
+        "bytes": "4*(B*CI*H*W + %s + B*CT*H*W)" % n.params_numel(),
+        "flops": "2*B*H*W*(CI*O1 + CI*R3 + 9*R3*O3 + CI*R5 + 25*R5*O5 + CI*PP)",
+    }
+    return n
+
+
+def p013():
+    n = Net(13, "densenet121_transition_layer", "13_DenseNet121TransitionLayer", "DenseNet-121 transition layer")
+    n.input("x", ["B", "CI", "H", "W"])
+    n.output("y", ["B", "CO", "OH", "OW"])
+    g, b = n.bn_views("bn", "CI", "transition.0")
+    w = n.conv_views("conv", "CO", "CI", 1, "transition.2", bias=False)[0]
+    n.buf("a", "B*CI*H*W")
+    n.buf("t", "B*CO*H*W")
+    n.buf("stats", "2*CI", "f64")
+    n.bn("x", "stats", g, b, "a", "B", "CI", "H*W", "L3_RELU")
+    n.conv("a", w, "t", "B", "CI", "CO", "H", "W", "H", "W", 1, 1, 0)
+    n.avgpool("t", "y", "B*CO", "H", "W", "OH", "OW", 2, 2)
+    n.notes += ["Training-mode BatchNorm and ReLU in double, 1x1 conv (conv2d_ref), 2x2 average pool in double."]
+    n.manifest = {
+        "description": "KernelBench level 3, problem 13 (13_DenseNet121TransitionLayer): a DenseNet transition on x "
+                       "(B, CI, H, W): BatchNorm2d(CI), ReLU, Conv2d(CI, CO, 1, no bias), AvgPool2d(2, stride 2) "
+                       "(floor), output (B, CO, H/2, W/2). KernelBench's sizes B = 128, CI = 32, CO = 64, H = W = "
+                       "256. " + COMMON + X_NOTE + "Output y (B, CO, OH, OW).",
+        "torch_model": {"globals": {"batch_size": "B", "num_input_features": "CI", "num_output_features": "CO"},
+                        "init": ["CI", "CO"], "forward": ["x"]},
+        "dims": {"default": {"B": 128, "CI": 32, "CO": 64, "H": 256, "W": 256},
+                 "small": {"B": 2, "CI": 3, "CO": 5, "H": 6, "W": 4},
+                 "alt": [{"B": 3, "CI": 17, "CO": 33, "H": 31, "W": 2}, {"B": 1, "CI": 1, "CO": 7, "H": 67, "W": 129}]},
+        "derived": {"OH": "H/2", "OW": "W/2"},
+        "hidden": {"dims": {"B": {"min": 1, "max": 16}, "CI": {"min": 1, "max": 64}, "CO": {"min": 1, "max": 96},
+                            "H": {"min": 2, "max": 160}, "W": {"min": 2, "max": 160}},
+                   "require": ["B*H*W >= 2"],
+                   "why": "any batch, channels (off the 16-channel blocks) and image sizes from 2 (odd sizes drop "
+                          "the last row or column in the pool); at least two values per channel for BatchNorm"},
+        "values": values(64, BN_STRUCT_WHY % 64, large_why=BN_LARGE_WHY),
+        "tolerance": cnn_tolerance("A training-mode BatchNorm, a 1x1 convolution (CI terms) and a 2x2 average"),
+        "bytes": "4*(B*CI*H*W + %s + B*CO*OH*OW)" % n.params_numel(),
+        "flops": "2*B*CO*CI*H*W + 8*B*CI*H*W + 4*B*CO*OH*OW",
+    }
+    return n
+
+
+def p014():
+    n = Net(14, "densenet121_dense_block", "14_DenseNet121DenseBlock", "DenseNet-121 dense block (6 layers)")
+    L = 6
+    n.input("x", ["B", "C0", "H", "W"])
+    n.output("y", ["B", "CT", "H", "W"])
+    n.buf("a", "B*(C0 + 5*G)*H*W")
+    n.buf("h", "B*(C0 + 5*G)*H*W")
+    n.buf("t", "B*G*H*W")
+    n.buf("stats", "2*(C0 + 5*G)", "f64")
+    # y holds the concatenated features as they grow: x first, then each layer's G channels
+    n.copy_channels("x", "y", "B", "C0", "H*W", "CT", 0)
+    for i in range(L):
+        ci = "C0 + %d*G" % i if i else "C0"
+        g, b = n.bn_views("l%d_bn" % i, ci, "layers.%d.0" % i)
+        w = n.conv_views("l%d_conv" % i, "G", ci, 3, "layers.%d.2" % i, bias=False)[0]
+        n.slice_channels("y", "a", "B", "CT", "H*W", ci, 0)
+        n.bn("a", "stats", g, b, "h", "B", ci, "H*W", "L3_RELU")
+        n.conv("h", w, "t", "B", ci, "G", "H", "W", "H", "W", 3, 1, 1)
+        n.copy_channels("t", "y", "B", "G", "H*W", "CT", ci)
+    n.notes += ["Six layers, each: its input (the first C0 + i*G channels of the growing output) made",
+                "contiguous, training-mode BatchNorm and ReLU in double, 3x3 conv (conv2d_ref), appended."]
+    n.manifest = {
+        "description": "KernelBench level 3, problem 14 (14_DenseNet121DenseBlock): a DenseNet dense block of 6 layers "
+                       "on x (B, C0, H, W): layer i (i = 0..5) takes the concatenation of x and the outputs of layers "
+                       "0..i-1 (C0 + i*G channels) through BatchNorm2d, ReLU, Conv2d(C0 + i*G, G, 3, padding 1, no "
+                       "bias), Dropout(0); the output is the concatenation of x and all six layers' outputs, CT = "
+                       "C0 + 6G channels. KernelBench's sizes B = 10, C0 = 32, G = 32, H = W = 224 (num_layers = 6, "
+                       "fixed here). " + COMMON + X_NOTE + "Output y (B, CT, H, W).",
+        "torch_model": {"globals": {"batch_size": "B", "num_input_features": "C0", "growth_rate": "G"},
+                        "init": ["6", "C0", "G"], "forward": ["x"]},
+        "dims": {"default": {"B": 10, "C0": 32, "G": 32, "H": 224, "W": 224},
+                 "small": {"B": 2, "C0": 3, "G": 2, "H": 5, "W": 4},
+                 "alt": [{"B": 3, "C0": 17, "G": 5, "H": 31, "W": 2}, {"B": 1, "C0": 1, "G": 17, "H": 33, "W": 65}]},
+        "derived": {"CT": "C0 + 6*G"},
+        "hidden": {"dims": {"B": {"min": 1, "max": 8}, "C0": {"min": 1, "max": 48}, "G": {"min": 1, "max": 40},
+                            "H": {"min": 1, "max": 96}, "W": {"min": 1, "max": 96}},
+                   "require": ["B*H*W >= 2"],
+                   "why": "any batch, channels and growth (off the 16-channel blocks) and image sizes down to 1 (the "
+                          "3x3 padding at every border); at least two values per channel for BatchNorm"},
+        "values": values(64, BN_STRUCT_WHY % 64, large_why=BN_LARGE_WHY),
+        "tolerance": cnn_tolerance("Six layers of training-mode BatchNorm and 3x3 convolutions (up to 9*(C0 + 5G) terms)"),
+        "bytes": "4*(B*C0*H*W + %s + B*CT*H*W)" % n.params_numel(),
+        "flops": "2*B*H*W*G*9*(6*C0 + 15*G) + 8*B*H*W*(6*C0 + 15*G)",
+    }
+    return n
+
+
+def p017():
+    n = Net(17, "squeezenet_fire_module", "17_SqueezeNetFireModule", "SqueezeNet fire module")
+    n.input("x", ["B", "CI", "H", "W"])
+    n.output("y", ["B", "CT", "H", "W"])
+    sw, sb = n.conv_views("squeeze", "SQ", "CI", 1, "squeeze")
+    e1w, e1b = n.conv_views("e1", "E1", "SQ", 1, "expand1x1")
+    e3w, e3b = n.conv_views("e3", "E3", "SQ", 3, "expand3x3")
+    n.buf("s", "B*SQ*H*W")
+    n.buf("t", "B*max(SQ, max(E1, E3))*H*W")
+    n.buf("o", "B*max(E1, E3)*H*W")
+    conv_bias_act(n, "x", sw, sb, "s", "t", "B", "CI", "SQ", "H", "W", "H", "W", 1, 1, 0)
+    conv_bias_act(n, "s", e1w, e1b, "o", "t", "B", "SQ", "E1", "H", "W", "H", "W", 1, 1, 0)
+    n.copy_channels("o", "y", "B", "E1", "H*W", "CT", 0)
+    conv_bias_act(n, "s", e3w, e3b, "o", "t", "B", "SQ", "E3", "H", "W", "H", "W", 3, 1, 1)
+    n.copy_channels("o", "y", "B", "E3", "H*W", "CT", "E1")
+    n.notes += ["squeeze 1x1 conv, bias and ReLU; expand 1x1 and expand 3x3 (each with bias and ReLU in double)",
+                "copied side by side into the output's channels."]
+    n.manifest = {
+        "description": "KernelBench level 3, problem 17 (17_SqueezeNetFireModule): a SqueezeNet fire module on x (B, "
+                       "CI, H, W): s = ReLU(Conv2d(CI, SQ, 1)(x)), output cat(ReLU(Conv2d(SQ, E1, 1)(s)), "
+                       "ReLU(Conv2d(SQ, E3, 3, padding 1)(s))) on the channels, CT = E1 + E3; convolutions with "
+                       "bias. KernelBench's sizes B = 128, CI = 3, SQ = 6, E1 = E3 = 64, H = W = 256. " + COMMON +
+                       X_NOTE + "Output y (B, CT, H, W).",
+        "torch_model": {"globals": {"batch_size": "B", "num_input_features": "CI", "squeeze_channels": "SQ",
+                                    "expand1x1_channels": "E1", "expand3x3_channels": "E3"},
+                        "init": ["CI", "SQ", "E1", "E3"], "forward": ["x"]},
+        "dims": {"default": {"B": 128, "CI": 3, "SQ": 6, "E1": 64, "E3": 64, "H": 256, "W": 256},
+                 "small": {"B": 2, "CI": 3, "SQ": 2, "E1": 3, "E3": 4, "H": 5, "W": 6},
+                 "alt": [{"B": 3, "CI": 17, "SQ": 5, "E1": 33, "E3": 1, "H": 31, "W": 1},
+                         {"B": 1, "CI": 1, "SQ": 1, "E1": 7, "E3": 17, "H": 67, "W": 65}]},
+        "derived": {"CT": "E1 + E3"},
+        "hidden": {"dims": {"B": {"min": 1, "max": 16}, "CI": {"min": 1, "max": 64}, "SQ": {"min": 1, "max": 32},
+                            "E1": {"min": 1, "max": 96}, "E3": {"min": 1, "max": 96}, "H": {"min": 1, "max": 96},
+                            "W": {"min": 1, "max": 96}},
+                   "why": "any batch, channel counts (off the 16-channel blocks) and image sizes down to 1 (the 3x3 "
+                          "padding at every border)"},
+        "values": values(64, CONV_STRUCT_WHY % 64),
+        "tolerance": cnn_tolerance("Two layers of convolutions (up to 9*SQ terms)"),
+        "bytes": "4*(B*CI*H*W + %s + B*CT*H*W)" % n.params_numel(),
+        "flops": "2*B*H*W*(CI*SQ + SQ*E1 + 9*SQ*E3)",
+    }
+    return n
+
+
+SPECS += [p006, p013, p014, p017]
