@@ -182,9 +182,9 @@ def conv_bias_act(n, x, w, b, y, tmp, B, CI, CO, H, W, OH, OW, K, S, P, act="L3_
     n.bias_act(tmp, b, y, "(%s)*(%s)*(%s)*(%s)" % (B, CO, OH, OW), "(%s)*(%s)" % (OH, OW), CO, act)
 
 
-def conv_bn(n, x, w, g, b, y, tmp, B, CI, CO, H, W, OH, OW, K, S, P, act="L3_RELU", res="0", cc=4):
+def conv_bn(n, x, w, g, b, y, tmp, B, CI, CO, H, W, OH, OW, K, S, P, act="L3_RELU", res="0", cc=4, G=1):
     """nn.Conv2d without bias, training-mode BatchNorm2d, optional residual, activation."""
-    n.conv(x, w, tmp, B, CI, CO, H, W, OH, OW, K, S, P, cc=cc)
+    n.conv(x, w, tmp, B, CI, CO, H, W, OH, OW, K, S, P, G=G, cc=cc)
     n.bn(tmp, "stats", g, b, y, B, CO, "(%s)*(%s)" % (OH, OW), act, res)
 
 
@@ -1164,3 +1164,191 @@ def p017():
 
 
 SPECS += [p006, p013, p014, p017]
+
+
+# ---------------------------------------------------------------- 19, 21, 27
+
+def conv_bias_bn(n, x, w, cb, g, b, y, tmp, tmp2, B, CI, CO, H, W, OH, OW, K, S, P, act="L3_RELU", G=1):
+    """nn.Conv2d with bias, then training-mode BatchNorm2d and an activation (the bias is added in
+    double and rounded, as the convolution's float output would hold it, before the statistics)."""
+    n.conv(x, w, tmp, B, CI, CO, H, W, OH, OW, K, S, P, G=G)
+    n.bias_act(tmp, cb, tmp2, "(%s)*(%s)*(%s)*(%s)" % (B, CO, OH, OW), "(%s)*(%s)" % (OH, OW), CO)
+    n.bn(tmp2, "stats", g, b, y, B, CO, "(%s)*(%s)" % (OH, OW), act)
+
+
+def p019():
+    n = Net(19, "mobilenet_v1", "19_MobileNetV1", "MobileNet v1")
+    n.input("x", ["B", "CI", "H", "W"])
+    n.output("y", ["B", "NC"])
+    cfg = [(32, 64, 1), (64, 128, 2), (128, 128, 1), (128, 256, 2), (256, 256, 1), (256, 512, 2)] + \
+          [(512, 512, 1)] * 5 + [(512, 1024, 2), (1024, 1024, 1)]
+    big = "B*32*S0H*S0W"
+    for b in ("a", "b", "t"):
+        n.buf(b, big)
+    n.buf("stats", "2*1024", "f64")
+    n.buf("acc", "B*NC", "f64")
+    w0 = n.conv_views("c0", 32, "CI", 3, "model.0.0", bias=False)[0]
+    g0, b0 = n.bn_views("bn0", 32, "model.0.1")
+    conv_bn(n, "x", w0, g0, b0, "a", "t", "B", "CI", 32, "H", "W", "S0H", "S0W", 3, 2, 1)
+    cur, other, hw, si = "a", "b", ("S0H", "S0W"), 0
+    for k, (ci, co, s) in enumerate(cfg, 1):
+        if s == 2:
+            si += 1
+        oh, ow = "S%dH" % si, "S%dW" % si
+        wd = n.conv_views("dw%d" % k, ci, 1, 3, "model.%d.0" % k, bias=False)[0]
+        gd, bd = n.bn_views("dbn%d" % k, ci, "model.%d.1" % k)
+        wp = n.conv_views("pw%d" % k, co, ci, 1, "model.%d.3" % k, bias=False)[0]
+        gp, bp = n.bn_views("pbn%d" % k, co, "model.%d.4" % k)
+        conv_bn(n, cur, wd, gd, bd, other, "t", "B", ci, ci, hw[0], hw[1], oh, ow, 3, s, 1, G=ci)
+        conv_bn(n, other, wp, gp, bp, cur, "t", "B", ci, co, oh, ow, oh, ow, 1, 1, 0)
+        hw = (oh, ow)
+    n.avgpool(cur, other, "B*1024", "S4H", "S4W", 1, 1, 7, 7)
+    fw, fb = n.linear_views("fc", "NC", 1024, "fc")
+    n.linear(other, fw, fb, "y", "B", "NC", 1024)
+    n.notes += ["conv 3x3/2 BN ReLU, 13 depthwise-separable blocks (depthwise 3x3 as conv2d_ref with one group per",
+                "channel, BN ReLU, pointwise 1x1, BN ReLU; BatchNorm in training mode in double), 7x7 average",
+                "pool, Linear."]
+    derived = {}
+    for d in ("H", "W"):
+        derived["S0" + d] = "(%s - 1)/2 + 1" % d
+        for i in range(1, 5):
+            derived["S%d%s" % (i, d)] = "(S%d%s - 1)/2 + 1" % (i - 1, d)
+    n.manifest = {
+        "description": "KernelBench level 3, problem 19 (19_MobileNetV1): MobileNet v1 (alpha 1) on x (B, CI, H, W): "
+                       "Conv2d(CI, 32, 3, stride 2, padding 1, no bias), BatchNorm2d, ReLU, then 13 depthwise-separable "
+                       "blocks (Conv2d(c, c, 3, stride s, padding 1, groups c, no bias), BatchNorm2d, ReLU, Conv2d(c, "
+                       "c', 1, no bias), BatchNorm2d, ReLU) with (c, c', s) = (32, 64, 1), (64, 128, 2), (128, 128, "
+                       "1), (128, 256, 2), (256, 256, 1), (256, 512, 2), 5 x (512, 512, 1), (512, 1024, 2), (1024, "
+                       "1024, 1), AvgPool2d(7), flatten, Linear(1024, NC). Each stride-2 step maps n to (n - 1)/2 + "
+                       "1; H and W from 193 to 256 leave a 7-8 map after the five halvings, pooled to 1x1. KernelBench's sizes B = 10, CI = "
+                       "3, H = W = 224, NC = 1000. " + COMMON + X_NOTE + "Output y (B, NC).",
+        "torch_model": {"globals": {"batch_size": "B", "input_channels": "CI", "num_classes": "NC"},
+                        "init": ["NC", "CI", "1.0"], "forward": ["x"]},
+        "dims": {"default": {"B": 10, "CI": 3, "H": 224, "W": 224, "NC": 1000},
+                 "small": {"B": 1, "CI": 3, "H": 224, "W": 224, "NC": 3},
+                 "alt": [{"B": 2, "CI": 1, "H": 193, "W": 255, "NC": 1}, {"B": 3, "CI": 4, "H": 231, "W": 200, "NC": 97}]},
+        "derived": derived,
+        "hidden": {"dims": {"B": {"min": 1, "max": 4}, "CI": {"min": 1, "max": 4}, "H": {"min": 193, "max": 256},
+                            "W": {"min": 193, "max": 256}, "NC": {"min": 1, "max": 1000}},
+                   "require": ["(S4H - 7)/7 + 1 == 1", "(S4W - 7)/7 + 1 == 1"],
+                   "max_flops": 3e10,
+                   "why": "batches of 1 to 4, 1 to 4 input channels, image sizes whose last map pools to 1x1 "
+                          "(193-256: odd maps at every stride), any class count; BatchNorm has at least 49 values "
+                          "per channel at every layer"},
+        "values": values(64, BN_STRUCT_WHY % 64, large_why=BN_LARGE_WHY),
+        "tolerance": cnn_tolerance("27 convolutions with training-mode BatchNorm and a Linear layer"),
+        "bytes": "4*(B*CI*H*W + %s + B*NC)" % n.params_numel(),
+        "flops": "2*B*(32*S0H*S0W*9*CI + S0H*S0W*(9*32 + 32*64) + S1H*S1W*(9*64 + 64*128 + 9*128 + 128*128) + "
+                 "S2H*S2W*(9*128 + 128*256 + 9*256 + 256*256) + S3H*S3W*(9*256 + 256*512 + 5*(9*512 + 512*512)) + "
+                 "S4H*S4W*(9*512 + 512*1024 + 9*1024 + 1024*1024) + 1024*NC)",
+    }
+    return n
+
+
+def p021():
+    n = Net(21, "efficientnet_mbconv", "21_EfficientNetMBConv", "EfficientNet MBConv block")
+    n.input("x", ["B", "CI", "H", "W"])
+    n.output("y", ["B", "CO", "OH", "OW"])
+    we = n.conv_views("expand", "HD", "CI", 1, "expand_conv.0", bias=False)[0]
+    ge, be = n.bn_views("ebn", "HD", "expand_conv.1")
+    wd = n.conv_views("dw", "HD", 1, "K", "depthwise_conv.0", bias=False)[0]
+    gd, bd = n.bn_views("dbn", "HD", "depthwise_conv.1")
+    wp = n.conv_views("project", "CO", "HD", 1, "project_conv.0", bias=False)[0]
+    gp, bp = n.bn_views("pbn", "CO", "project_conv.1")
+    for b in ("a", "t"):
+        n.buf(b, "B*HD*H*W")
+    n.buf("stats", "2*max(HD, CO)", "f64")
+    conv_bn(n, "x", we, ge, be, "a", "t", "B", "CI", "HD", "H", "W", "H", "W", 1, 1, 0, act="L3_RELU6")
+    n.conv("a", wd, "t", "B", "HD", "HD", "H", "W", "OH", "OW", "K", "S", "(K - 1)/2", G="HD")
+    n.bn("t", "stats", gd, bd, "a", "B", "HD", "OH*OW", "L3_RELU6")
+    conv_bn(n, "a", wp, gp, bp, "y", "t", "B", "HD", "CO", "OH", "OW", "OH", "OW", 1, 1, 0, act="L3_NONE")
+    n.notes += ["expand 1x1 conv, BN, ReLU6; depthwise KxK/S conv (one group per channel), BN, ReLU6; project 1x1",
+                "conv, BN (training-mode statistics in double); no residual (CI != CO in every dims set)."]
+    n.manifest = {
+        "description": "KernelBench level 3, problem 21 (21_EfficientNetMBConv): an MBConv block on x (B, CI, H, W) with "
+                       "HD = CI*E: Conv2d(CI, HD, 1, no bias), BatchNorm2d, ReLU6; Conv2d(HD, HD, K, stride S, "
+                       "padding (K-1)/2, groups HD, no bias), BatchNorm2d, ReLU6; Conv2d(HD, CO, 1, no bias), "
+                       "BatchNorm2d; output (B, CO, OH, OW), OH = (H + 2*((K-1)/2) - K)/S + 1. The residual "
+                       "(stride 1 and CI == CO) never applies here: every dims set has CI != CO, as KernelBench's. "
+                       "KernelBench's sizes B = 10, CI = 112, CO = 192, K = 5, S = 2, E = 6, H = W = 224. " + COMMON +
+                       X_NOTE + "Output y (B, CO, OH, OW).",
+        "torch_model": {"globals": {"batch_size": "B", "in_channels": "CI", "out_channels": "CO", "kernel_size": "K",
+                                    "stride": "S", "expand_ratio": "E"},
+                        "init": ["CI", "CO", "K", "S", "E"], "forward": ["x"]},
+        "dims": {"default": {"B": 10, "CI": 112, "CO": 192, "K": 5, "S": 2, "E": 6, "H": 224, "W": 224},
+                 "small": {"B": 2, "CI": 3, "CO": 5, "K": 3, "S": 1, "E": 2, "H": 6, "W": 5},
+                 "alt": [{"B": 3, "CI": 5, "CO": 17, "K": 5, "S": 2, "E": 3, "H": 33, "W": 30},
+                         {"B": 1, "CI": 7, "CO": 1, "K": 3, "S": 1, "E": 6, "H": 1, "W": 67}]},
+        "derived": {"HD": "CI*E", "OH": "(H + 2*((K - 1)/2) - K)/S + 1", "OW": "(W + 2*((K - 1)/2) - K)/S + 1"},
+        "hidden": {"dims": {"B": {"min": 1, "max": 8}, "CI": {"min": 1, "max": 48}, "CO": {"min": 1, "max": 64},
+                            "K": {"values": [3, 5]}, "S": {"values": [1, 2]}, "E": {"values": [2, 3, 4, 6]},
+                            "H": {"min": 1, "max": 96}, "W": {"min": 1, "max": 96}},
+                   "require": ["CI != CO", "B*OH*OW >= 2"],
+                   "why": "any batch, channels (off the 16-channel blocks) and image sizes down to 1, kernels 3 and 5, "
+                          "strides 1 and 2, EfficientNet's expansion ratios; CI != CO keeps the block without its "
+                          "residual as KernelBench's; at least two values per channel for BatchNorm"},
+        "values": values(64, BN_STRUCT_WHY % 64, large_why=BN_LARGE_WHY),
+        "tolerance": cnn_tolerance("Three convolutions with training-mode BatchNorm (sums of up to HD terms)"),
+        "bytes": "4*(B*CI*H*W + %s + B*CO*OH*OW)" % n.params_numel(),
+        "flops": "2*B*(HD*CI*H*W + HD*K*K*OH*OW + CO*HD*OH*OW)",
+    }
+    return n
+
+
+def p027():
+    n = Net(27, "regnet", "27_RegNet", "RegNet-style network (3 stages)")
+    widths = [64, 128, 256]
+    n.input("x", ["B", "CI", "H", "W"])
+    n.output("y", ["B", "NC"])
+    big = "B*64*H*W"
+    for b in ("a", "b", "t", "u"):
+        n.buf(b, big)
+    n.buf("stats", "2*256", "f64")
+    n.buf("acc", "B*NC", "f64")
+    cur, ci, hw = "x", "CI", ("H", "W")
+    for s, co in enumerate(widths):
+        w1, c1 = n.conv_views("s%d_c1" % s, co, ci, 3, "feature_extractor.%d.0" % s)
+        g1, b1 = n.bn_views("s%d_bn1" % s, co, "feature_extractor.%d.1" % s)
+        w2, c2 = n.conv_views("s%d_c2" % s, co, co, 3, "feature_extractor.%d.3" % s)
+        g2, b2 = n.bn_views("s%d_bn2" % s, co, "feature_extractor.%d.4" % s)
+        conv_bias_bn(n, cur, w1, c1, g1, b1, "a", "t", "u", "B", ci, co, hw[0], hw[1], hw[0], hw[1], 3, 1, 1)
+        conv_bias_bn(n, "a", w2, c2, g2, b2, "b", "t", "u", "B", co, co, hw[0], hw[1], hw[0], hw[1], 3, 1, 1)
+        oh, ow = "H%d" % (s + 1), "W%d" % (s + 1)
+        n.maxpool("b", "a", "B*%d" % co, hw[0], hw[1], oh, ow, 2, 2)
+        cur, ci, hw = "a", co, (oh, ow)  # the next stage's first conv reads a before its BN writes a
+    n.row_mean(cur, "b", "B*256", "H3*W3")
+    fw, fb = n.linear_views("fc", "NC", 256, "fc")
+    n.linear("b", fw, fb, "y", "B", "NC", 256)
+    n.notes += ["Three stages of (3x3 conv with bias, BN, ReLU) twice and a 2x2 max pool, BatchNorm in training mode",
+                "in double; the mean over H and W in double; Linear."]
+    derived = {}
+    for d in ("H", "W"):
+        derived[d + "1"] = "%s/2" % d
+        derived[d + "2"] = "%s1/2" % d
+        derived[d + "3"] = "%s2/2" % d
+    n.manifest = {
+        "description": "KernelBench level 3, problem 27 (27_RegNet): three stages on x (B, CI, H, W), stage widths 64, "
+                       "128, 256, each Conv2d(c, w, 3, padding 1), BatchNorm2d, ReLU, Conv2d(w, w, 3, padding 1), "
+                       "BatchNorm2d, ReLU, MaxPool2d(2, stride 2) (floor); then the mean over H and W and "
+                       "Linear(256, NC). KernelBench's sizes B = 8, CI = 3, H = W = 224, NC = 10 (stages = 3, "
+                       "block_widths = [64, 128, 256], fixed here). " + COMMON + X_NOTE + "Output y (B, NC).",
+        "torch_model": {"globals": {"batch_size": "B", "input_channels": "CI", "output_classes": "NC"},
+                        "init": ["CI", "3", "[64, 128, 256]", "NC"], "forward": ["x"]},
+        "dims": {"default": {"B": 8, "CI": 3, "H": 224, "W": 224, "NC": 10},
+                 "small": {"B": 2, "CI": 3, "H": 8, "W": 9, "NC": 3},
+                 "alt": [{"B": 3, "CI": 1, "H": 33, "W": 17, "NC": 1}, {"B": 1, "CI": 5, "H": 67, "W": 130, "NC": 97}]},
+        "derived": derived,
+        "hidden": {"dims": {"B": {"min": 1, "max": 8}, "CI": {"min": 1, "max": 8}, "H": {"min": 8, "max": 128},
+                            "W": {"min": 8, "max": 128}, "NC": {"min": 1, "max": 1000}},
+                   "require": ["B*H3*W3 >= 2"],
+                   "why": "any batch, input channels, image sizes from 8 (odd sizes drop a row or column at each "
+                          "pool) and class counts; at least two values per channel for BatchNorm"},
+        "values": values(64, BN_STRUCT_WHY % 64, large_why=BN_LARGE_WHY),
+        "tolerance": cnn_tolerance("Six 3x3 convolutions (up to 2304 terms) with training-mode BatchNorm and a Linear layer"),
+        "bytes": "4*(B*CI*H*W + %s + B*NC)" % n.params_numel(),
+        "flops": "2*B*(H*W*64*9*(CI + 64) + H1*W1*128*9*(64 + 128) + H2*W2*256*9*(128 + 256) + 256*NC)",
+    }
+    return n
+
+
+SPECS += [p019, p021, p027]
