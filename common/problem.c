@@ -575,41 +575,64 @@ static int constant_expr(const char *expr, int64_t *v)
     return rc == 0;
 }
 
-/* The element count of a view as an expression: a literal when its shape is constant (*konst
- * set), else the product of its extents. */
-static void view_numel_expr(const tensor_spec *v, strbuf *out, int *konst, int64_t *value)
+/* A view's element count split as konst * (rest): konst the product of its constant extents,
+ * rest the product of the others ("(E1)*(E2)", empty when the shape is constant). 0 on success,
+ * -1 when the constant product overflows. */
+static int view_size_parts(const tensor_spec *v, int64_t *konst, strbuf *rest)
 {
     int64_t n = 1, e;
-    *konst = 1;
-    for (int i = 0; i < v->rank && *konst; i++)
-        if (!constant_expr(v->shape[i], &e) || __builtin_mul_overflow(n, e, &n))
-            *konst = 0;
-    *value = n;
-    sb_reset(out);
-    if (*konst) {
-        sb_addf(out, "%lld", (long long)n);
-        return;
+    sb_reset(rest);
+    for (int i = 0; i < v->rank; i++) {
+        if (constant_expr(v->shape[i], &e)) {
+            if (__builtin_mul_overflow(n, e, &n))
+                return -1;
+        } else {
+            sb_addf(rest, "%s(%s)", rest->len ? "*" : "", v->shape[i]);
+        }
     }
-    for (int i = 0; i < v->rank; i++)
-        sb_addf(out, "%s(%s)", i ? "*" : "", v->shape[i]);
+    *konst = n;
+    return 0;
+}
+
+/* The layout's running sum: a literal, terms FACTOR*COEF grouped by factor (views whose size is
+ * an aligned constant times extents over dims: a stack of L-1 layers adds (L-1)*SIZE), and
+ * cdiv terms for the other sizes over dims. */
+struct layout_sum {
+    int64_t konst;
+    int n;
+    char **factor;
+    int64_t *coef;
+    strbuf cdivs;
+};
+
+static void layout_sum_render(const struct layout_sum *ls, strbuf *out)
+{
+    sb_reset(out);
+    for (int i = 0; i < ls->n; i++)
+        if (ls->coef[i])
+            sb_addf(out, "%s%s*%lld", out->len ? " + " : "", ls->factor[i], (long long)ls->coef[i]);
+    if (ls->cdivs.len)
+        sb_addf(out, "%s%s", out->len ? " + " : "", ls->cdivs.buf);
+    if (ls->konst || !out->len)
+        sb_addf(out, "%s%lld", out->len ? " + " : "", (long long)ls->konst);
 }
 
 /* The views in order, each starting at a multiple of KC_VIEW_ALIGN_BYTES: every view's
- * view_offset and the packed input's one dim (the padded total). Constant sizes fold into one
- * literal; a size over dims adds a term cdiv(NUMEL, A)*A (A: the alignment in elements), so
- * views whose size depends on dims are best placed last. */
+ * view_offset and the packed input's one dim (the padded total), as dim expressions. A
+ * constant size adds its padded value to one literal; a size konst * (extents over dims) with
+ * konst a multiple of the alignment adds konst to the coefficient of those extents (no padding
+ * is needed); any other size over dims adds a term cdiv(NUMEL, A)*A (A: the alignment in
+ * elements). */
 static int layout_views(struct problem_ctx *c, tensor_spec *t, const char *field)
 {
     const int64_t align = KC_VIEW_ALIGN_BYTES / (int64_t)dtype_size(t->dtype);
-    int64_t konst = 0;
-    strbuf terms = STRBUF_INIT, numel = STRBUF_INIT, off = STRBUF_INIT;
+    struct layout_sum ls = {0};
+    ls.factor = xcalloc((size_t)t->n_views + 1, sizeof(*ls.factor));
+    ls.coef = xcalloc((size_t)t->n_views + 1, sizeof(*ls.coef));
+    strbuf rest = STRBUF_INIT, off = STRBUF_INIT;
     int rc = 0;
     for (int k = 0; k <= t->n_views && !rc; k++) {
-        sb_reset(&off);
-        if (terms.len)
-            sb_addf(&off, "%s", terms.buf);
-        if (konst || !terms.len)
-            sb_addf(&off, "%s%lld", terms.len ? " + " : "", (long long)konst);
+        layout_sum_render(&ls, &off);
         if (off.len > KC_EXPR_MAX_LEN) {
             strbuf f = STRBUF_INIT, m = STRBUF_INIT;
             sb_addf(&f, "%s.views[%d]", field, k < t->n_views ? k : t->n_views - 1);
@@ -626,23 +649,36 @@ static int layout_views(struct problem_ctx *c, tensor_spec *t, const char *field
             break;
         }
         t->views[k].view_offset = xstrdup(off.buf);
-        int is_const;
-        int64_t n;
-        view_numel_expr(&t->views[k], &numel, &is_const, &n);
-        if (is_const) {
-            int64_t padded = (n + align - 1) / align * align; /* n < 2^40 * 2^40? checked below */
-            if (n > KC_MAX_TENSOR_BYTES || __builtin_add_overflow(konst, padded, &konst)) {
+        int64_t konst;
+        if (view_size_parts(&t->views[k], &konst, &rest) || konst > KC_MAX_TENSOR_BYTES) {
+            strbuf f = STRBUF_INIT;
+            sb_addf(&f, "%s.views[%d]", field, k);
+            rc = problem_field_fail(c, f.buf, "the view is larger than 64 GiB");
+            sb_free(&f);
+        } else if (!rest.len) {
+            int64_t padded = (konst + align - 1) / align * align;
+            if (__builtin_add_overflow(ls.konst, padded, &ls.konst)) {
                 strbuf f = STRBUF_INIT;
                 sb_addf(&f, "%s.views[%d]", field, k);
                 rc = problem_field_fail(c, f.buf, "the packed input is larger than 64 GiB");
                 sb_free(&f);
             }
+        } else if (konst % align == 0) {
+            int i = 0;
+            while (i < ls.n && strcmp(ls.factor[i], rest.buf))
+                i++;
+            if (i == ls.n)
+                ls.factor[ls.n++] = xstrdup(rest.buf);
+            ls.coef[i] += konst; /* at most n_views * 64 GiB */
         } else {
-            sb_addf(&terms, "%scdiv(%s, %lld)*%lld", terms.len ? " + " : "", numel.buf,
-                    (long long)align, (long long)align);
+            sb_addf(&ls.cdivs, "%scdiv(%lld*%s, %lld)*%lld", ls.cdivs.len ? " + " : "",
+                    (long long)konst, rest.buf, (long long)align, (long long)align);
         }
     }
-    sb_free(&terms), sb_free(&numel), sb_free(&off);
+    for (int i = 0; i < ls.n; i++)
+        free(ls.factor[i]);
+    free(ls.factor), free(ls.coef);
+    sb_free(&ls.cdivs), sb_free(&rest), sb_free(&off);
     return rc;
 }
 

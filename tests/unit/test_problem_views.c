@@ -32,7 +32,9 @@ static const char default_views[] =
     "   {\"name\": \"g\", \"shape\": [3], \"init\": {\"dist\": \"constant\", \"value\": 1, \"vary\": {\"dist\": \"normal\", \"mean\": 1, \"std\": 0.5}}, \"torch\": \"bn.weight\"},\n"
     "   {\"name\": \"cw\", \"shape\": [2, 3, 5, 5], \"init\": {\"dist\": \"uniform_fan_in\", \"fan_in\": 75}},\n"
     "   {\"name\": \"stack\", \"shape\": [\"L\", 4, 4], \"init\": {\"dist\": \"uniform_fan_in\", \"fan_in\": 4}, \"torch\": \"l.{i}.weight\"},\n"
-    "   {\"name\": \"fc\", \"shape\": [\"N\", 7], \"init\": {\"dist\": \"uniform_fan_in\", \"fan_in\": 7}}\n";
+    "   {\"name\": \"fc\", \"shape\": [\"N\", 7], \"init\": {\"dist\": \"uniform_fan_in\", \"fan_in\": 7}},\n"
+    "   {\"name\": \"st2\", \"shape\": [\"L\", 64], \"init\": {\"dist\": \"normal\"}},\n"
+    "   {\"name\": \"st3\", \"shape\": [2, \"L\", 32], \"init\": {\"dist\": \"normal\"}}\n";
 static const char manifest_tail[] =
     "  ]}],\n"
     " \"outputs\": [{\"name\": \"y\", \"dtype\": \"f32\", \"shape\": [\"B\", \"N\"]}],\n"
@@ -84,19 +86,23 @@ static void test_layout(void **state)
     if (load_synthetic(NULL, NULL, &p, &err))
         fail_msg("%s", err.buf);
     const tensor_spec *t = &p.inputs[1];
-    assert_int_equal(t->n_views, 4);
+    assert_int_equal(t->n_views, 6);
     assert_int_equal(t->rank, 1);
     /* g: 3 floats at 0 (padded to 64); cw: 150 at 64 (padded to 192); stack at 256: its size
-     * is over dims (L x 16), a cdiv term; fc after it */
+     * is over dims (16 L), a cdiv term; fc after it; st2 and st3 are 64 L each: one grouped
+     * term (L)*128, no padding needed */
     assert_string_equal(t->views[0].view_offset, "0");
     assert_string_equal(t->views[1].view_offset, "64");
     assert_string_equal(t->views[2].view_offset, "256");
-    assert_string_equal(t->views[3].view_offset, "cdiv((L)*(4)*(4), 64)*64 + 256");
-    assert_string_equal(t->shape[0], "cdiv((L)*(4)*(4), 64)*64 + cdiv((N)*(7), 64)*64 + 256");
+    assert_string_equal(t->views[3].view_offset, "cdiv(16*(L), 64)*64 + 256");
+    assert_string_equal(t->views[5].view_offset,
+                        "(L)*64 + cdiv(16*(L), 64)*64 + cdiv(7*(N), 64)*64 + 256");
+    assert_string_equal(t->shape[0], "(L)*128 + cdiv(16*(L), 64)*64 + cdiv(7*(N), 64)*64 + 256");
     assert_string_equal(t->views[2].torch_key, "l.{i}.weight");
     /* default: L = 3 (48 floats, padded 64), N = 10 (70, padded 128) */
     assert_int_equal(eval_at(t->views[3].view_offset, &p.dims_default), 320);
-    assert_int_equal(eval_at(t->shape[0], &p.dims_default), 448);
+    assert_int_equal(eval_at(t->views[5].view_offset, &p.dims_default), 448 + 192);
+    assert_int_equal(eval_at(t->shape[0], &p.dims_default), 448 + 384);
     int64_t off, n;
     assert_int_equal(view_extent(&t->views[3], &p.dims_alt[0], &off, &n, &err), 0);
     assert_int_equal(off, 256 + 64);
@@ -172,9 +178,9 @@ static void test_arguments(void **state)
     dimset d;
     dimset_copy(&d, &p.dims_default);
     dimset_set(&d, "l", 2);
-    assert_int_equal(launch_offset_bytes(a, &d, 448, KC_F32, &bytes, &err), 0);
+    assert_int_equal(launch_offset_bytes(a, &d, 832, KC_F32, &bytes, &err), 0);
     assert_int_equal(bytes, 4 * (256 + 32));
-    assert_int_equal(launch_offset_bytes(b, &d, 448, KC_F32, &bytes, &err), 0);
+    assert_int_equal(launch_offset_bytes(b, &d, 832, KC_F32, &bytes, &err), 0);
     assert_int_equal(bytes, 4 * 320);
     dimset_free(&d);
     launch_unit_free(&u);
@@ -200,7 +206,7 @@ static void test_arguments(void **state)
     sb_adds(&src, "// @launch k<<<1, 1>>>(gg, g, y);\n");
     assert_int_equal(candidate_parse(src.buf, &p, &u, &err), -1);
     assert_string_equal(err.buf, "line 2: unknown tensor 'gg' in launch of k (tensors: x params y; "
-                                 "views: g cw stack fc; dims: B L N)");
+                                 "views: g cw stack fc st2 st3; dims: B L N)");
     launch_unit_free(&u);
     problem_free(&p);
     sb_free(&err), sb_free(&src);

@@ -246,17 +246,25 @@ class Net:
         self.launch("l3_copy<<<%s, 256>>>(%s, %s, %s)" % (grid(n), src, dst, n))
 
     def params_numel(self):
-        """The packed input's element count as the loader computes it (common/problem.c
-        layout_views): constant sizes folded, a size over dims as cdiv(NUMEL, 64)*64."""
-        konst, terms = 0, []
+        """The packed input's element count as the loader lays it out (common/problem.c
+        layout_views): constant sizes folded, sizes K*(extents over dims) with K a multiple of 64
+        grouped by their extents, other sizes over dims as cdiv(NUMEL, 64)*64."""
+        konst, groups, cdivs = 0, {}, []
         for v in self.views:
-            try:
-                n = 1
-                for e in v["shape"]:
-                    n *= kcproblems.eval_dim_expr(e, {})
-                konst += -(-n // 64) * 64
-            except Exception:  # noqa: BLE001 (a name: a size over dims)
-                terms.append("cdiv(%s, 64)*64" % "*".join("(%s)" % e for e in v["shape"]))
+            k, rest = 1, []
+            for e in v["shape"]:
+                try:
+                    k *= kcproblems.eval_dim_expr(e, {})
+                except Exception:  # noqa: BLE001 (a name: an extent over dims)
+                    rest.append("(%s)" % e)
+            if not rest:
+                konst += -(-k // 64) * 64
+            elif k % 64 == 0:
+                key = "*".join(rest)
+                groups[key] = groups.get(key, 0) + k
+            else:
+                cdivs.append("cdiv(%d*%s, 64)*64" % (k, "*".join(rest)))
+        terms = ["%s*%d" % (g, c) for g, c in groups.items()] + cdivs
         if konst or not terms:
             terms.append(str(konst))
         return " + ".join(terms)

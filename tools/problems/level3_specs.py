@@ -1352,3 +1352,113 @@ def p027():
 
 
 SPECS += [p019, p021, p027]
+
+
+# ---------------------------------------------------------------- 10: ResNet-101 (stacked blocks, loops)
+
+def p010():
+    n = Net(10, "resnet101", "10_ResNet101", "ResNet-101 (bottleneck stages of N1-N4 blocks)")
+    n.input("x", ["B", 3, "H", "W"])
+    n.output("y", ["B", "NC"])
+    SZ = "B*max(64*C1H*C1W, 256*L1H*L1W)"
+    n.buf("act", "2*" + SZ)
+    n.buf("sx", SZ)
+    for b in ("t", "u", "v", "d"):
+        n.buf(b, SZ)
+    n.buf("stats", "2*2048", "f64")
+    n.buf("acc", "B*NC", "f64")
+    w1 = n.conv_views("conv1", 64, 3, 7, "conv1", bias=False)[0]
+    g1, b1 = n.bn_views("bn1", 64, "bn1")
+    conv_bn(n, "x", w1, g1, b1, "u", "t", "B", 3, 64, "H", "W", "C1H", "C1W", 7, 2, 3)
+    n.maxpool("u", "sx", "B*64", "C1H", "C1W", "L1H", "L1W", 3, 2, 1)
+    ci, hw = 64, ("L1H", "L1W")
+    for s, mid in enumerate([64, 128, 256, 512], 1):
+        co, stride, NB = 4 * mid, 1 if s == 1 else 2, "N%d" % s
+        oh, ow = "L%dH" % s, "L%dW" % s
+        t = "layer%d" % s
+        # block 0: from sx into act[0], with the downsample branch
+        c1 = n.conv_views("s%d_0_c1" % s, mid, ci, 1, t + ".0.conv1", bias=False)[0]
+        bn1 = n.bn_views("s%d_0_bn1" % s, mid, t + ".0.bn1")
+        c2 = n.conv_views("s%d_0_c2" % s, mid, mid, 3, t + ".0.conv2", bias=False)[0]
+        bn2 = n.bn_views("s%d_0_bn2" % s, mid, t + ".0.bn2")
+        c3 = n.conv_views("s%d_0_c3" % s, co, mid, 1, t + ".0.conv3", bias=False)[0]
+        bn3 = n.bn_views("s%d_0_bn3" % s, co, t + ".0.bn3")
+        dc = n.conv_views("s%d_0_dc" % s, co, ci, 1, t + ".0.downsample.0", bias=False)[0]
+        dbn = n.bn_views("s%d_0_dbn" % s, co, t + ".0.downsample.1")
+        conv_bn(n, "sx", c1, bn1[0], bn1[1], "u", "t", "B", ci, mid, hw[0], hw[1], hw[0], hw[1], 1, 1, 0)
+        conv_bn(n, "u", c2, bn2[0], bn2[1], "v", "t", "B", mid, mid, hw[0], hw[1], oh, ow, 3, stride, 1)
+        conv_bn(n, "sx", dc, dbn[0], dbn[1], "d", "t", "B", ci, co, hw[0], hw[1], oh, ow, 1, stride, 0, act="L3_NONE")
+        conv_bn(n, "v", c3, bn3[0], bn3[1], "act", "t", "B", mid, co, oh, ow, oh, ow, 1, 1, 0, res="d")
+        # blocks 1 .. N-1: one stacked view per parameter, a @for loop over act's two halves
+        st = "N%d-1" % s
+        k1 = n.conv_views("s%d_c1" % s, mid, co, 1, t + ".{i+1}.conv1", bias=False, stack=st)[0]
+        kb1 = n.bn_views("s%d_bn1" % s, mid, t + ".{i+1}.bn1", stack=st)
+        k2 = n.conv_views("s%d_c2" % s, mid, mid, 3, t + ".{i+1}.conv2", bias=False, stack=st)[0]
+        kb2 = n.bn_views("s%d_bn2" % s, mid, t + ".{i+1}.bn2", stack=st)
+        k3 = n.conv_views("s%d_c3" % s, co, mid, 1, t + ".{i+1}.conv3", bias=False, stack=st)[0]
+        kb3 = n.bn_views("s%d_bn3" % s, co, t + ".{i+1}.bn3", stack=st)
+        cur, nxt = "act[(b %% 2)*%s]" % SZ, "act[((b + 1) %% 2)*%s]" % SZ
+        at = lambda v, size: "%s[b*%d]" % (v, size)
+        with n.loop("b", 0, st):
+            conv_bn(n, cur, at(k1, mid * co), at(kb1[0], mid), at(kb1[1], mid), "u", "t", "B", co, mid,
+                    oh, ow, oh, ow, 1, 1, 0)
+            conv_bn(n, "u", at(k2, mid * mid * 9), at(kb2[0], mid), at(kb2[1], mid), "v", "t", "B", mid, mid,
+                    oh, ow, oh, ow, 3, 1, 1)
+            conv_bn(n, "v", at(k3, co * mid), at(kb3[0], co), at(kb3[1], co), nxt, "t", "B", mid, co,
+                    oh, ow, oh, ow, 1, 1, 0, res=cur)
+        n.copy("act[((%s - 1) %% 2)*%s]" % (NB, SZ), "sx", "B*%d*%s*%s" % (co, oh, ow))
+        ci, hw = co, (oh, ow)
+    n.row_mean("sx", "u", "B*2048", "L4H*L4W")
+    fw, fb = n.linear_views("fc", "NC", 2048, "fc")
+    n.linear("u", fw, fb, "y", "B", "NC", 2048)
+    n.notes += ["conv1 7x7/2 BN ReLU, max pool 3/2; four stages of bottleneck blocks (1x1, 3x3 with the stage's",
+                "stride, 1x1 to 4x the width; BN after each, training mode in double; residual and ReLU in",
+                "double): each stage's first block (with the downsample branch) explicit, blocks 1..N-1 one",
+                "loop over stacked views; global average pool; Linear."]
+    derived = {}
+    for d in ("H", "W"):
+        derived["C1" + d] = "(%s - 1)/2 + 1" % d
+        derived["L1" + d] = "(C1%s - 1)/2 + 1" % d
+        derived["L2" + d] = "(L1%s - 1)/2 + 1" % d
+        derived["L3" + d] = "(L2%s - 1)/2 + 1" % d
+        derived["L4" + d] = "(L3%s - 1)/2 + 1" % d
+    n.manifest = {
+        "description": "KernelBench level 3, problem 10 (10_ResNet101): ResNet with bottleneck blocks on x (B, 3, H, W), "
+                       "layers = [N1, N2, N3, N4]: Conv2d(3, 64, 7, stride 2, padding 3, no bias), BatchNorm2d, ReLU, "
+                       "MaxPool2d(3, stride 2, padding 1), four stages of N1..N4 bottleneck blocks of widths 64, 128, "
+                       "256, 512 (each: Conv2d 1x1 to the width, BN, ReLU, Conv2d 3x3 with the stage's stride (1, 2, "
+                       "2, 2; padding 1), BN, ReLU, Conv2d 1x1 to 4x the width, BN, plus the identity or, in each "
+                       "stage's first block, the downsample Conv2d 1x1 with the stride and BN; then ReLU; no conv has "
+                       "a bias), adaptive average pool to 1x1, Linear(2048, NC). Every halving is (n - 1)/2 + 1. "
+                       "Blocks 1..N-1 of a stage are stacked in one view per parameter (s3_c1_w [N3-1, 256, 1024, 1, "
+                       "1]: block i+1 of layer3 at index i). KernelBench's sizes B = 10, H = W = 224, layers = [3, 4, "
+                       "23, 3], NC = 1000. " + COMMON + X_NOTE + "Output y (B, NC).",
+        "torch_model": {"globals": {"batch_size": "B", "height": "H", "width": "W", "layers": "[N1, N2, N3, N4]",
+                                    "num_classes": "NC"},
+                        "init": ["[N1, N2, N3, N4]", "NC"], "forward": ["x"]},
+        "dims": {"default": {"B": 10, "H": 224, "W": 224, "N1": 3, "N2": 4, "N3": 23, "N4": 3, "NC": 1000},
+                 "small": {"B": 2, "H": 32, "W": 32, "N1": 1, "N2": 2, "N3": 1, "N4": 1, "NC": 3},
+                 "alt": [{"B": 3, "H": 45, "W": 67, "N1": 2, "N2": 1, "N3": 3, "N4": 2, "NC": 1},
+                         {"B": 1, "H": 97, "W": 129, "N1": 1, "N2": 3, "N3": 2, "N4": 1, "NC": 97}]},
+        "derived": derived,
+        "hidden": {"dims": {"B": {"min": 1, "max": 3}, "H": {"min": 17, "max": 160}, "W": {"min": 17, "max": 160},
+                            "N1": {"min": 1, "max": 4}, "N2": {"min": 1, "max": 5}, "N3": {"min": 1, "max": 8},
+                            "N4": {"min": 1, "max": 4}, "NC": {"min": 1, "max": 1000}},
+                   "require": ["B*L4H*L4W >= 2"],
+                   "max_bytes": 536870912, "max_flops": 3e10,
+                   "why": "batches of 1 to 3, images of 17 to 160 (odd sizes halve with rounding up), 1 to 8 blocks "
+                          "a stage (one block: an empty stack and a loop of no trips), any class count; at least "
+                          "two values per channel for the last stage's BatchNorm"},
+        "values": values(64, BN_STRUCT_WHY % 64, large_why=BN_LARGE_WHY),
+        "tolerance": cnn_tolerance("Over 100 convolutions with training-mode BatchNorm (renormalising every layer) and a Linear layer"),
+        "bytes": "4*(B*3*H*W + %s + B*NC)" % n.params_numel(),
+        "flops": "2*B*(64*C1H*C1W*147 + L1H*L1W*(64*64 + 9*64*64 + 64*256 + 64*256 + (N1 - 1)*(256*64 + 9*64*64 + "
+                 "64*256)) + L2H*L2W*(256*128 + 9*128*128 + 128*512 + 256*512 + (N2 - 1)*(512*128 + 9*128*128 + "
+                 "128*512)) + L3H*L3W*(512*256 + 9*256*256 + 256*1024 + 512*1024 + (N3 - 1)*(1024*256 + 9*256*256 "
+                 "+ 256*1024)) + L4H*L4W*(1024*512 + 9*512*512 + 512*2048 + 1024*2048 + (N4 - 1)*(2048*512 + "
+                 "9*512*512 + 512*2048)) + 2048*NC)",
+    }
+    return n
+
+
+SPECS += [p010]
