@@ -61,6 +61,7 @@ class Net:
         self.kernels = []    # (comment, source) of generated glue kernels
         self.notes = []      # lines of the reference's header comment
         self.manifest = {}   # the rest of the manifest (dims, hidden, values, ...)
+        self.flops = {}      # multiply-adds of convolutions and products: {extent product: coefficient}
         self._depth = 0
 
     # ---- manifest parts
@@ -136,6 +137,7 @@ class Net:
 
     def product(self, x, w, acc, M, N, K):
         """acc[M, N] = x[M, K] w[N, K]^T in double (FP64 tensor cores): a Linear without bias."""
+        self.count(1, [M, N, K])
         self.ops()
         self.include('#include "shared/matmul_tiled_ref.cuh"')
         self.kernel("// y = x w^T in double (exact products on the FP64 tensor cores, double sums):\n"
@@ -156,8 +158,27 @@ class Net:
         self.launch("l3_bias_act_d<<<%s, 256>>>(%s, %s, %s, %s, (%s)*(%s), 1, %s, %s)"
                     % (grid("(%s)*(%s)" % (M, N)), acc, b or "0", res, y, M, N, N, act_code(act)))
 
+    def count(self, coef, extents):
+        """Adds coef * prod(extents) multiply-adds; integer factors go into coef."""
+        key = []
+        for e in extents:
+            try:
+                coef *= kcproblems.eval_dim_expr(e, {})
+            except Exception:  # noqa: BLE001 (over dims)
+                key.append("(%s)" % e)
+        k = "*".join(key)
+        self.flops[k] = self.flops.get(k, 0) + coef
+
+    def flops_expr(self):
+        """2 * the multiply-adds counted, grouped by their extents over dims."""
+        return "2*(%s)" % " + ".join(("%s*%d" % (k, c) if k else "%d" % c) for k, c in self.flops.items())
+
     def conv(self, x, w, y, B, CI, CO, H, W, OH, OW, K, S, P, G=1, cc=4):
         """y = conv2d(x, w) without bias (conv2d_ref.cuh: exact products, double sums, float)."""
+        if isinstance(CI, int) and isinstance(G, int):
+            self.count(CI // G, [B, CO, OH, OW, K, K])
+        else:
+            self.count(1, [B, CO, OH, OW, K, K, "(%s)/(%s)" % (CI, G)])
         self.include("#define CC %d /* input channels per chunk of conv2d_ref */" % cc)
         self.include('#include "shared/conv2d_ref.cuh"')
         smem = "12*(%d*(%s)*(%s)*16 + %d*(7*(%s) + (%s))*(63*(%s) + (%s)))" % (cc, K, K, cc, S, K, S, K)

@@ -1462,3 +1462,236 @@ def p010():
 
 
 SPECS += [p010]
+
+
+# ---------------------------------------------------------------- 20, 22-24: inverted residual networks
+
+def mbconv(n, pre, keys, x, y, B, ci, co, hw, ohw, K, S, E, act, res, init=None, se=None):
+    """An MBConv / inverted-residual block from x into y over scratch a, b, t: [1x1 expand conv,
+    BN, act] (when keys["e"]), KxK/S depthwise conv (one group per channel), BN, act, [SE:
+    global average pool, 1x1 conv to HD/4, ReLU, 1x1 conv back, sigmoid: the pooled map, 1x1 from
+    here on, as KernelBench's 24 runs it], 1x1 project conv, BN, plus x when res. keys: torch
+    prefixes (conv, bn) per part. init(co, ci, k): a conv weight's init (default PyTorch's)."""
+    hd = ci * E
+    P = (K - 1) // 2
+    cv = lambda name, o, i, k, key: (n.view(name, [o, i, k, k], init(o, i, k), key + ".weight") if init
+                                     else n.conv_views(name, o, i, k, key, bias=False)[0])
+    src = x
+    if keys.get("e"):
+        w = cv(pre + "e_w", hd, ci, 1, keys["e"][0])
+        g, b = n.bn_views(pre + "e_bn", hd, keys["e"][1])
+        conv_bn(n, x, w, g, b, "a", "t", B, ci, hd, hw[0], hw[1], hw[0], hw[1], 1, 1, 0, act=act)
+        src = "a"
+    w = cv(pre + "d_w", hd, 1, K, keys["d"][0])
+    g, b = n.bn_views(pre + "d_bn", hd, keys["d"][1])
+    conv_bn(n, src, w, g, b, "b", "t", B, hd, hd, hw[0], hw[1], ohw[0], ohw[1], K, S, P, act=act, G=hd)
+    src, sp = "b", ohw
+    if se:
+        n.row_mean("b", "a", "%s*%d" % (B, hd), "(%s)*(%s)" % ohw)
+        w1 = n.view(pre + "se1_w", [hd // 4, hd, 1, 1], fan_in(hd), se[0] + ".weight")
+        w2 = n.view(pre + "se2_w", [hd, hd // 4, 1, 1], fan_in(hd // 4), se[1] + ".weight")
+        n.conv("a", w1, "t", B, hd, hd // 4, 1, 1, 1, 1, 1, 1, 0)
+        n.bias_act("t", None, "b", "%s*%d" % (B, hd // 4), 1, hd // 4, "L3_RELU")
+        n.conv("b", w2, "t", B, hd // 4, hd, 1, 1, 1, 1, 1, 1, 0)
+        n.bias_act("t", None, "a", "%s*%d" % (B, hd), 1, hd, "L3_SIGMOID")
+        src, sp = "a", (1, 1)
+    w = cv(pre + "p_w", co, hd, 1, keys["p"][0])
+    g, b = n.bn_views(pre + "p_bn", co, keys["p"][1])
+    conv_bn(n, src, w, g, b, y, "t", B, hd, co, sp[0], sp[1], sp[0], sp[1], 1, 1, 0, act="L3_NONE",
+            res=x if res else "0")
+    return sp
+
+
+def inverted_net(n, blocks, stem_act, head_c, head_act, head_keys, fc_key, init=None, fc_init=None, se=False):
+    """Stem conv 3x3/2 (32 channels) BN act, the blocks [(ci, co, K, S, E, keys, res, se_keys)], head
+    1x1 conv to head_c, BN, act, global average pool, Linear(head_c, NC)."""
+    maxc = max([32, head_c] + [b[0] * b[4] for b in blocks] + [b[1] for b in blocks])
+    big = "B*%d*S0H*S0W" % maxc
+    for b in ("a", "b", "t", "p", "q"):
+        n.buf(b, big)
+    n.buf("stats", "2*%d" % maxc, "f64")
+    n.buf("acc", "B*NC", "f64")
+    stem = n.view("stem_w", [32, "CI", 3, 3], init(32, "CI", 3) if init else fan_in("CI*9"), head_keys[0][0] + ".weight")
+    sg, sb = n.bn_views("stem_bn", 32, head_keys[0][1])
+    conv_bn(n, "x", stem, sg, sb, "p", "t", "B", "CI", 32, "H", "W", "S0H", "S0W", 3, 2, 1, act=stem_act)
+    cur, other, hw, si = "p", "q", ("S0H", "S0W"), 0
+    for k, (ci, co, K, S, E, keys, res, sek) in enumerate(blocks):
+        if S == 2 and hw != (1, 1):
+            si += 1
+        ohw = ("S%dH" % si, "S%dW" % si) if hw != (1, 1) else (1, 1)
+        hw = mbconv(n, "b%d_" % k, keys, cur, other, "B", ci, co, hw, ohw, K, S, E, "L3_RELU6" if not se else "L3_RELU",
+                    res, init, sek)
+        cur, other = other, cur
+    hwn = n.view("head_w", [head_c, blocks[-1][1], 1, 1], init(head_c, blocks[-1][1], 1) if init else fan_in(blocks[-1][1]),
+                 head_keys[1][0] + ".weight")
+    hg, hb = n.bn_views("head_bn", head_c, head_keys[1][1])
+    conv_bn(n, cur, hwn, hg, hb, other, "t", "B", blocks[-1][1], head_c, hw[0], hw[1], hw[0], hw[1], 1, 1, 0, act=head_act)
+    n.row_mean(other, cur, "B*%d" % head_c, "(%s)*(%s)" % hw)
+    if fc_init:
+        fw = n.view("fc_w", ["NC", head_c], fc_init, fc_key + ".weight")
+        fb = n.view("fc_b", ["NC"], {"dist": "constant", "value": 0, "vary": {"dist": "normal", "mean": 0, "std": 0.5}},
+                    fc_key + ".bias")
+    else:
+        fw, fb = n.linear_views("fc", "NC", head_c, fc_key)
+    n.linear(cur, fw, fb, "y", "B", "NC", head_c)
+    return si
+
+
+def spatial_derived(levels):
+    d = {}
+    for a in ("H", "W"):
+        d["S0" + a] = "(%s - 1)/2 + 1" % a
+        for i in range(1, levels + 1):
+            d["S%d%s" % (i, a)] = "(S%d%s - 1)/2 + 1" % (i - 1, a)
+    return d
+
+
+def inverted_manifest(n, num, kb_name, text, sizes_text, levels, kb_dims, torch_model, extra_require=(),
+                      hmin=32, hmax=160, bmin=1):
+    last = "S%d" % levels
+    n.manifest = {
+        "description": "KernelBench level 3, problem %d (%s): %s Every stride-2 step maps n to (n - 1)/2 + 1. "
+                       "KernelBench's sizes %s. " % (num, kb_name, text, sizes_text) + COMMON + X_NOTE +
+                       "Output y (B, NC).",
+        "torch_model": torch_model,
+        "dims": {"default": kb_dims,
+                 "small": {"B": max(2, bmin), "CI": 3, "H": 32, "W": 32, "NC": 3},
+                 "alt": [{"B": 3, "CI": 1, "H": 45, "W": 67, "NC": 1}, {"B": 2, "CI": 4, "H": 97, "W": 33, "NC": 97}]},
+        "derived": spatial_derived(levels),
+        "hidden": {"dims": {"B": {"min": bmin, "max": 4}, "CI": {"min": 1, "max": 4}, "H": {"min": hmin, "max": hmax},
+                            "W": {"min": hmin, "max": hmax}, "NC": {"min": 1, "max": 1000}},
+                   "require": ["B*%sH*%sW >= 2" % (last, last)] + list(extra_require),
+                   "max_bytes": 536870912, "max_flops": 3e10,
+                   "why": "batches of %d to 4, 1 to 4 input channels, images of %d to %d (odd sizes halve with "
+                          "rounding up at every stride), any class count; at least two values per channel for "
+                          "the last BatchNorm" % (bmin, hmin, hmax)},
+        "values": values(64, BN_STRUCT_WHY % 64, large_why=BN_LARGE_WHY),
+        "tolerance": cnn_tolerance("Some fifty convolutions with training-mode BatchNorm and a Linear layer"),
+        "bytes": "4*(B*CI*H*W + %s + B*NC)" % n.params_numel(),
+        "flops": n.flops_expr(),
+    }
+
+
+def p020():
+    n = Net(20, "mobilenet_v2", "20_MobileNetV2", "MobileNet v2 (no residual connections, as KernelBench's)")
+    n.input("x", ["B", "CI", "H", "W"])
+    n.output("y", ["B", "NC"])
+    setting = [[1, 16, 1, 1], [6, 24, 2, 2], [6, 32, 3, 2], [6, 64, 4, 2], [6, 96, 3, 1], [6, 160, 3, 2], [6, 320, 1, 1]]
+    blocks, ci, idx = [], 32, 3
+    for t, c, reps, s in setting:
+        for i in range(reps):
+            f = "features.%d." % idx
+            keys = ({"d": (f + "0", f + "1"), "p": (f + "3", f + "4")} if t == 1 else
+                    {"e": (f + "0", f + "1"), "d": (f + "3", f + "4"), "p": (f + "6", f + "7")})
+            blocks.append((ci, c, 3, s if i == 0 else 1, t, keys, False, None))
+            ci, idx = c, idx + 1
+    kaiming = lambda co, ci_, k: {"dist": "normal", "mean": 0, "std": (2.0 / (co * k * k)) ** 0.5}
+    levels = inverted_net(n, blocks, "L3_RELU6", 1280, "L3_RELU6",
+                          [("features.0", "features.1"), ("features.%d" % idx, "features.%d" % (idx + 1))],
+                          "classifier.1", init=kaiming, fc_init={"dist": "normal", "mean": 0, "std": 0.01})
+    n.notes += ["Stem conv 3x3/2 BN ReLU6, 17 inverted-residual blocks (expand 1x1, depthwise 3x3, project 1x1,",
+                "BN after each, training mode in double; no residual adds: KernelBench's blocks drop them), head",
+                "1x1 conv to 1280 BN ReLU6, global average pool, Linear."]
+    inverted_manifest(n, 20, "20_MobileNetV2",
+                      "MobileNet v2 on x (B, CI, H, W): Conv2d(CI, 32, 3, stride 2, padding 1, no bias), BatchNorm2d, "
+                      "ReLU6, then 17 inverted-residual blocks from the setting (t, c, n, s) = (1, 16, 1, 1), (6, 24, 2, 2), "
+                      "(6, 32, 3, 2), (6, 64, 4, 2), (6, 96, 3, 1), (6, 160, 3, 2), (6, 320, 1, 1) (each: for t != 1 "
+                      "Conv2d(c_in, t*c_in, 1) BN ReLU6; then the depthwise Conv2d(h, h, 3, stride, padding 1, groups "
+                      "h) BN ReLU6; then Conv2d(h, c, 1) BN; no bias anywhere); KernelBench's module computes "
+                      "use_res_connect but appends only the Sequential, so no block adds its input: none does here. "
+                      "Then Conv2d(320, 1280, 1) BN ReLU6, adaptive average pool to 1x1, Dropout(0), Linear(1280, NC). "
+                      "KernelBench's own initialisation: convolution weights normal(0, sqrt(2/fan_out)) (kaiming, "
+                      "fan_out = out channels * k * k), BatchNorm ones and zeros, the Linear's weight normal(0, 0.01) "
+                      "and bias zeros (varied by the checks).", "B = 10, CI = 3, H = W = 224, NC = 1000", levels,
+                      {"B": 10, "CI": 3, "H": 224, "W": 224, "NC": 1000},
+                      {"globals": {"batch_size": "B"}, "init": ["NC"], "forward": ["x"]})
+    return n
+
+
+def p022():
+    n = Net(22, "efficientnet_b0", "22_EfficientNetB0", "EfficientNet-B0")
+    n.input("x", ["B", "CI", "H", "W"])
+    n.output("y", ["B", "NC"])
+    cfg = [(32, 16, 3, 1, 1), (16, 24, 3, 2, 6), (24, 24, 3, 1, 6), (24, 40, 5, 2, 6), (40, 40, 5, 1, 6),
+           (40, 80, 3, 2, 6), (80, 80, 3, 1, 6), (80, 112, 5, 1, 6), (112, 112, 5, 1, 6), (112, 192, 5, 2, 6),
+           (192, 192, 5, 1, 6), (192, 192, 5, 1, 6), (192, 320, 3, 1, 6)]
+    blocks = []
+    for k, (ci, co, K, s, e) in enumerate(cfg):
+        f = "blocks.%d." % k
+        keys = {"d": (f + "depthwise_conv.0", f + "depthwise_conv.1"), "p": (f + "project_conv.0", f + "project_conv.1")}
+        if e != 1:
+            keys["e"] = (f + "expand_conv.0", f + "expand_conv.1")
+        blocks.append((ci, co, K, s, e, keys, s == 1 and ci == co, None))
+    levels = inverted_net(n, blocks, "L3_RELU", 1280, "L3_RELU", [("conv1", "bn1"), ("conv2", "bn2")], "fc")
+    n.notes += ["Stem conv 3x3/2 BN ReLU, 13 MBConv blocks (ReLU6; the input added where stride 1 and c_in = c_out),",
+                "head 1x1 conv to 1280 BN ReLU, global average pool, Linear; BatchNorm in training mode in double."]
+    inverted_manifest(n, 22, "22_EfficientNetB0",
+                      "EfficientNet-B0 as KernelBench writes it on x (B, CI, H, W): Conv2d(CI, 32, 3, stride 2, padding "
+                      "1, no bias), BatchNorm2d, ReLU; 13 MBConv blocks (c_in, c_out, k, stride, expansion) = (32, 16, 3, "
+                      "1, 1), (16, 24, 3, 2, 6), (24, 24, 3, 1, 6), (24, 40, 5, 2, 6), (40, 40, 5, 1, 6), (40, 80, 3, 2, "
+                      "6), (80, 80, 3, 1, 6), (80, 112, 5, 1, 6), (112, 112, 5, 1, 6), (112, 192, 5, 2, 6), (192, 192, 5, "
+                      "1, 6), (192, 192, 5, 1, 6), (192, 320, 3, 1, 6) (each: for expansion != 1 Conv2d 1x1 BN ReLU6; "
+                      "depthwise Conv2d k x k, stride, padding (k-1)/2, BN ReLU6; Conv2d 1x1 BN; plus the input when "
+                      "stride 1 and c_in = c_out; no bias); Conv2d(320, 1280, 1) BN ReLU, adaptive average pool, "
+                      "Linear(1280, NC).", "B = 10, CI = 3, H = W = 224, NC = 1000", levels,
+                      {"B": 10, "CI": 3, "H": 224, "W": 224, "NC": 1000},
+                      {"globals": {"batch_size": "B"}, "init": ["NC"], "forward": ["x"]})
+    return n
+
+
+def p023():
+    n = Net(23, "efficientnet_b1", "23_EfficientNetB1", "EfficientNet-B1 (KernelBench's simplified form)")
+    n.input("x", ["B", "CI", "H", "W"])
+    n.output("y", ["B", "NC"])
+    cfg = [(32, 16, 1, 1), (16, 24, 2, 6), (24, 40, 2, 6), (40, 80, 2, 6), (80, 112, 1, 6), (112, 192, 2, 6), (192, 320, 1, 6)]
+    blocks = []
+    for k, (ci, co, s, e) in enumerate(cfg, 1):
+        f = "mbconv%d." % k
+        blocks.append((ci, co, 3, s, e, {"e": (f + "0", f + "1"), "d": (f + "3", f + "4"), "p": (f + "6", f + "7")},
+                       False, None))
+    levels = inverted_net(n, blocks, "L3_RELU", 1280, "L3_RELU", [("conv1", "bn1"), ("conv2", "bn2")], "fc")
+    n.notes += ["Stem conv 3x3/2 BN ReLU, 7 MBConv blocks (always with the 1x1 expansion, ReLU6, no residual), head",
+                "1x1 conv to 1280 BN ReLU, global average pool, Linear; BatchNorm in training mode in double."]
+    inverted_manifest(n, 23, "23_EfficientNetB1",
+                      "KernelBench's EfficientNet-B1 on x (B, CI, H, W): Conv2d(CI, 32, 3, stride 2, padding 1, no "
+                      "bias), BatchNorm2d, ReLU; 7 blocks (c_in, c_out, stride, expansion) = (32, 16, 1, 1), (16, 24, 2, "
+                      "6), (24, 40, 2, 6), (40, 80, 2, 6), (80, 112, 1, 6), (112, 192, 2, 6), (192, 320, 1, 6), each "
+                      "Conv2d(c_in, h, 1) BN ReLU6 (h = c_in * expansion, also for expansion 1), depthwise Conv2d(h, h, "
+                      "3, stride, padding 1, groups h) BN ReLU6, Conv2d(h, c_out, 1) BN, no residual, no bias; "
+                      "Conv2d(320, 1280, 1) BN ReLU, adaptive average pool, Linear(1280, NC).",
+                      "B = 10, CI = 3, H = W = 240, NC = 1000", levels,
+                      {"B": 10, "CI": 3, "H": 240, "W": 240, "NC": 1000},
+                      {"globals": {"batch_size": "B", "input_shape": "(CI, H, W)"}, "init": ["NC"], "forward": ["x"]})
+    return n
+
+
+def p024():
+    n = Net(24, "efficientnet_b2", "24_EfficientNetB2", "EfficientNet-B2 (KernelBench's form, pooled inside the blocks)")
+    n.input("x", ["B", "CI", "H", "W"])
+    n.output("y", ["B", "NC"])
+    cfg = [(32, 96, 1, 3), (96, 144, 2, 6), (144, 192, 2, 6), (192, 288, 2, 6), (288, 384, 1, 6)]
+    blocks = []
+    for k, (ci, co, s, e) in enumerate(cfg, 1):
+        f = "mbconv%d." % k
+        blocks.append((ci, co, 3, s, e, {"e": (f + "0", f + "1"), "d": (f + "3", f + "4"), "p": (f + "11", f + "12")},
+                       False, (f + "7", f + "9")))
+    levels = inverted_net(n, blocks, "L3_RELU", 1408, "L3_RELU", [("conv1", "bn1"), ("conv_final", "bn_final")], "fc",
+                          se=True)
+    n.notes += ["Stem conv 3x3/2 BN ReLU, 5 blocks (1x1 expansion BN ReLU, depthwise 3x3 BN ReLU, a global average",
+                "pool, 1x1 conv ReLU, 1x1 conv sigmoid, 1x1 project BN: from the first block on the map is 1x1),",
+                "head 1x1 conv BN ReLU, Linear; BatchNorm in training mode in double (over B values per channel)."]
+    inverted_manifest(n, 24, "24_EfficientNetB2",
+                      "KernelBench's EfficientNet-B2 on x (B, CI, H, W): Conv2d(CI, 32, 3, stride 2, padding 1, no "
+                      "bias), BatchNorm2d, ReLU; 5 blocks (c_in, c_out, stride, expansion) = (32, 96, 1, 3), (96, 144, "
+                      "2, 6), (144, 192, 2, 6), (192, 288, 2, 6), (288, 384, 1, 6), each Conv2d(c_in, h, 1) BN ReLU (h = "
+                      "c_in * expansion), depthwise Conv2d(h, h, 3, stride, padding 1, groups h) BN ReLU, "
+                      "AdaptiveAvgPool2d(1), Conv2d(h, h/4, 1) ReLU, Conv2d(h/4, h, 1) Sigmoid, Conv2d(h, c_out, 1) BN "
+                      "(a squeeze-excitation written as a sequence, not a product: from the first block's pool on, "
+                      "the map is 1x1 and BatchNorm normalises over the batch alone), no bias; Conv2d(384, 1408, 1) "
+                      "BN ReLU, adaptive average pool, Linear(1408, NC).", "B = 2, CI = 3, H = W = 224, NC = 1000",
+                      levels, {"B": 2, "CI": 3, "H": 224, "W": 224, "NC": 1000},
+                      {"globals": {"batch_size": "B"}, "init": ["NC"], "forward": ["x"]}, hmin=8, bmin=2)
+    return n
+
+
+SPECS += [p020, p022, p023, p024]
