@@ -239,3 +239,16 @@ extern "C" __global__ void l3_slice_channels(const float *__restrict__ src, floa
         dst[i] = src[(b * Cs + c0 + c) * S + s];
     }
 }
+
+// ShuffleNet's channel shuffle: src[N, C, S] viewed as [N, G, C/G, S], dims 1 and 2 swapped:
+// dst channel j*G + g = src channel g*(C/G) + j.
+extern "C" __global__ void l3_channel_shuffle(const float *__restrict__ src, float *__restrict__ dst,
+                                              long long N, long long C, long long S, long long G)
+{
+    const long long n = N * C * S, step = (long long)gridDim.x * blockDim.x, cg = C / G;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {
+        const long long s = i % S, c = i / S % C, b = i / (S * C);
+        const long long g = c % G, j = c / G; /* dst channel c = j*G + g */
+        dst[i] = src[(b * C + g * cg + j) * S + s];
+    }
+}

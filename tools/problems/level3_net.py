@@ -262,6 +262,11 @@ class Net:
         self.launch("l3_slice_channels<<<%s, 256>>>(%s, %s, %s, %s, %s, %s, %s)"
                     % (grid("(%s)*(%s)*(%s)" % (N, Cd, S)), src, dst, N, Cs, S, Cd, c0))
 
+    def channel_shuffle(self, src, dst, N, C, S, G):
+        self.ops()
+        self.launch("l3_channel_shuffle<<<%s, 256>>>(%s, %s, %s, %s, %s, %s)"
+                    % (grid("(%s)*(%s)*(%s)" % (N, C, S)), src, dst, N, C, S, G))
+
     def copy(self, src, dst, n):
         self.ops()
         self.launch("l3_copy<<<%s, 256>>>(%s, %s, %s)" % (grid(n), src, dst, n))

@@ -1695,3 +1695,311 @@ def p024():
 
 
 SPECS += [p020, p022, p023, p024]
+
+
+# ---------------------------------------------------------------- 7, 18, 25, 26
+
+def inception(n, pre, torch, x, y, B, ci, o1, r3, o3, r5, o5, pp, H, W):
+    """KernelBench's InceptionModule (6 and 7): four branches, conv biases, no activation, cat."""
+    ct, hw = o1 + o3 + o5 + pp, "(%s)*(%s)" % (H, W)
+    b1 = n.conv_views(pre + "b1", o1, ci, 1, torch + "branch1x1")
+    r3v = n.conv_views(pre + "b3r", r3, ci, 1, torch + "branch3x3.0")
+    b3 = n.conv_views(pre + "b3", o3, r3, 3, torch + "branch3x3.1")
+    r5v = n.conv_views(pre + "b5r", r5, ci, 1, torch + "branch5x5.0")
+    b5 = n.conv_views(pre + "b5", o5, r5, 5, torch + "branch5x5.1")
+    bp = n.conv_views(pre + "bp", pp, ci, 1, torch + "branch_pool.1")
+    conv_bias_act(n, x, b1[0], b1[1], "o", "t", B, ci, o1, H, W, H, W, 1, 1, 0, act="L3_NONE")
+    n.copy_channels("o", y, B, o1, hw, ct, 0)
+    conv_bias_act(n, x, r3v[0], r3v[1], "r", "t", B, ci, r3, H, W, H, W, 1, 1, 0, act="L3_NONE")
+    conv_bias_act(n, "r", b3[0], b3[1], "o", "t", B, r3, o3, H, W, H, W, 3, 1, 1, act="L3_NONE")
+    n.copy_channels("o", y, B, o3, hw, ct, o1)
+    conv_bias_act(n, x, r5v[0], r5v[1], "r", "t", B, ci, r5, H, W, H, W, 1, 1, 0, act="L3_NONE")
+    conv_bias_act(n, "r", b5[0], b5[1], "o", "t", B, r5, o5, H, W, H, W, 5, 1, 2, act="L3_NONE")
+    n.copy_channels("o", y, B, o5, hw, ct, o1 + o3)
+    n.maxpool(x, "r", "%s*%d" % (B, ci), H, W, H, W, 3, 1, 1)
+    conv_bias_act(n, "r", bp[0], bp[1], "o", "t", B, ci, pp, H, W, H, W, 1, 1, 0, act="L3_NONE")
+    n.copy_channels("o", y, B, pp, hw, ct, o1 + o3 + o5)
+    return ct
+
+
+def p007():
+    n = Net(7, "googlenet_inception_v1", "7_GoogleNetInceptionV1", "GoogLeNet (Inception v1)")
+    n.input("x", ["B", "CI", "H", "W"])
+    n.output("y", ["B", "NC"])
+    big = "B*max(64*S1H*S1W, max(480*S3H*S3W, max(832*S4H*S4W, 1024*S5H*S5W)))"
+    for b in ("p", "q", "t", "r", "o"):
+        n.buf(b, big)
+    n.buf("acc", "B*NC", "f64")
+    c1 = n.conv_views("conv1", 64, "CI", 7, "conv1")
+    c2 = n.conv_views("conv2", 64, 64, 1, "conv2")
+    c3 = n.conv_views("conv3", 192, 64, 3, "conv3")
+    conv_bias_act(n, "x", c1[0], c1[1], "p", "t", "B", "CI", 64, "H", "W", "S1H", "S1W", 7, 2, 3)
+    n.maxpool("p", "q", "B*64", "S1H", "S1W", "S2H", "S2W", 3, 2, 1)
+    conv_bias_act(n, "q", c2[0], c2[1], "p", "t", "B", 64, 64, "S2H", "S2W", "S2H", "S2W", 1, 1, 0)
+    conv_bias_act(n, "p", c3[0], c3[1], "q", "t", "B", 64, 192, "S2H", "S2W", "S2H", "S2W", 3, 1, 1)
+    n.maxpool("q", "p", "B*192", "S2H", "S2W", "S3H", "S3W", 3, 2, 1)
+    mods = [("3a", 192, 64, 96, 128, 16, 32, 32, 3), ("3b", 256, 128, 128, 192, 32, 96, 64, 3), "pool",
+            ("4a", 480, 192, 96, 208, 16, 48, 64, 4), ("4b", 512, 160, 112, 224, 24, 64, 64, 4),
+            ("4c", 512, 128, 128, 256, 24, 64, 64, 4), ("4d", 512, 112, 144, 288, 32, 64, 64, 4),
+            ("4e", 528, 256, 160, 320, 32, 128, 128, 4), "pool",
+            ("5a", 832, 256, 160, 320, 32, 128, 128, 5), ("5b", 832, 384, 192, 384, 48, 128, 128, 5)]
+    cur, other, c, lv = "p", "q", 192, 3
+    for m in mods:
+        if m == "pool":
+            n.maxpool(cur, other, "B*%d" % c, "S%dH" % lv, "S%dW" % lv, "S%dH" % (lv + 1), "S%dW" % (lv + 1), 3, 2, 1)
+            cur, other, lv = other, cur, lv + 1
+            continue
+        name, ci, o1, r3, o3, r5, o5, pp, _ = m
+        c = inception(n, "i%s_" % name, "inception%s." % name, cur, other, "B", ci, o1, r3, o3, r5, o5, pp,
+                      "S%dH" % lv, "S%dW" % lv)
+        cur, other = other, cur
+    n.row_mean(cur, other, "B*1024", "S5H*S5W")
+    fw, fb = n.linear_views("fc", "NC", 1024, "fc")
+    n.linear(other, fw, fb, "y", "B", "NC", 1024)
+    n.notes += ["conv 7x7/2 ReLU, max pool, conv 1x1 ReLU, conv 3x3 ReLU, max pool, nine inception modules (four",
+                "branches each, biases in double, concatenated) with two max pools, global average pool, Linear."]
+    derived = {}
+    for d in ("H", "W"):
+        derived["S1" + d] = "(%s - 1)/2 + 1" % d
+        for i in range(2, 6):
+            derived["S%d%s" % (i, d)] = "(S%d%s - 1)/2 + 1" % (i - 1, d)
+    n.manifest = {
+        "description": "KernelBench level 3, problem 7 (7_GoogleNetInceptionV1): GoogLeNet on x (B, CI, H, W): "
+                       "Conv2d(CI, 64, 7, stride 2, padding 3), ReLU, MaxPool2d(3, stride 2, padding 1), Conv2d(64, "
+                       "64, 1), ReLU, Conv2d(64, 192, 3, padding 1), ReLU, max pool 3/2/1, inception modules 3a "
+                       "(192: 64, 96->128, 16->32, 32), 3b (256: 128, 128->192, 32->96, 64), max pool, 4a (480: 192, "
+                       "96->208, 16->48, 64), 4b (512: 160, 112->224, 24->64, 64), 4c (512: 128, 128->256, 24->64, 64), "
+                       "4d (512: 112, 144->288, 32->64, 64), 4e (528: 256, 160->320, 32->128, 128), max pool, 5a (832: "
+                       "256, 160->320, 32->128, 128), 5b (832: 384, 192->384, 48->128, 128), adaptive average pool, "
+                       "Dropout(0), Linear(1024, NC). An inception module is problem 6's: branches 1x1; 1x1 then 3x3 "
+                       "(padding 1); 1x1 then 5x5 (padding 2); max pool 3/1/1 then 1x1; all convolutions with bias and "
+                       "no activation inside the modules; concatenated on the channels. Every halving is (n - 1)/2 + "
+                       "1. KernelBench's sizes B = 10, CI = 3, H = W = 224, NC = 1000. " + COMMON + X_NOTE +
+                       "Output y (B, NC).",
+        "torch_model": {"globals": {"batch_size": "B", "input_channels": "CI"}, "init": ["NC"], "forward": ["x"]},
+        "dims": {"default": {"B": 10, "CI": 3, "H": 224, "W": 224, "NC": 1000},
+                 "small": {"B": 1, "CI": 3, "H": 32, "W": 32, "NC": 3},
+                 "alt": [{"B": 3, "CI": 1, "H": 45, "W": 67, "NC": 1}, {"B": 2, "CI": 4, "H": 97, "W": 33, "NC": 97}]},
+        "derived": derived,
+        "hidden": {"dims": {"B": {"min": 1, "max": 4}, "CI": {"min": 1, "max": 4}, "H": {"min": 1, "max": 160},
+                            "W": {"min": 1, "max": 160}, "NC": {"min": 1, "max": 1000}},
+                   "max_bytes": 536870912, "max_flops": 3e10,
+                   "why": "batches of 1 to 4, 1 to 4 input channels, any image size from 1 (odd sizes halve with "
+                          "rounding up; the paddings and the pools' -inf borders everywhere), any class count"},
+        "values": values(64, CONV_STRUCT_WHY % 64),
+        "tolerance": cnn_tolerance("57 convolutions, up to 4 deep between pools (no normalisation), and a Linear layer"),
+        "bytes": "4*(B*CI*H*W + %s + B*NC)" % n.params_numel(),
+        "flops": n.flops_expr(),
+    }
+    p = n.manifest["description"]
+    return n
+
+
+def p018():
+    n = Net(18, "squeezenet", "18_SqueezeNet", "SqueezeNet 1.0")
+    n.input("x", ["B", "CI", "H", "W"])
+    n.output("y", ["B", "NC"])
+    big = "B*96*S1H*S1W"
+    for b in ("p", "q", "t", "s", "o"):
+        n.buf(b, big)
+    c1 = n.conv_views("conv1", 96, "CI", 7, "features.0")
+    conv_bias_act(n, "x", c1[0], c1[1], "p", "t", "B", "CI", 96, "H", "W", "S1H", "S1W", 7, 2, 0)
+    n.maxpool("p", "q", "B*96", "S1H", "S1W", "S2H", "S2W", 3, 2, 0)
+    fires = [(3, 96, 16, 64, 64), (4, 128, 16, 64, 64), (5, 128, 32, 128, 128), "pool",
+             (7, 256, 32, 128, 128), (8, 256, 48, 192, 192), (9, 384, 48, 192, 192), (10, 384, 64, 256, 256), "pool",
+             (12, 512, 64, 256, 256)]
+    cur, other, lv, c = "q", "p", 2, 96
+    for f in fires:
+        if f == "pool":
+            n.maxpool(cur, other, "B*%d" % c, "S%dH" % lv, "S%dW" % lv, "S%dH" % (lv + 1), "S%dW" % (lv + 1), 3, 2, 0)
+            cur, other, lv = other, cur, lv + 1
+            continue
+        idx, ci, sq, e1, e3 = f
+        h, w = "S%dH" % lv, "S%dW" % lv
+        sv = n.conv_views("f%d_sq" % idx, sq, ci, 1, "features.%d.squeeze" % idx)
+        e1v = n.conv_views("f%d_e1" % idx, e1, sq, 1, "features.%d.expand1x1" % idx)
+        e3v = n.conv_views("f%d_e3" % idx, e3, sq, 3, "features.%d.expand3x3" % idx)
+        conv_bias_act(n, cur, sv[0], sv[1], "s", "t", "B", ci, sq, h, w, h, w, 1, 1, 0)
+        conv_bias_act(n, "s", e1v[0], e1v[1], "o", "t", "B", sq, e1, h, w, h, w, 1, 1, 0)
+        n.copy_channels("o", other, "B", e1, "(%s)*(%s)" % (h, w), e1 + e3, 0)
+        conv_bias_act(n, "s", e3v[0], e3v[1], "o", "t", "B", sq, e3, h, w, h, w, 3, 1, 1)
+        n.copy_channels("o", other, "B", e3, "(%s)*(%s)" % (h, w), e1 + e3, e1)
+        cur, other, c = other, cur, e1 + e3
+    cv = n.conv_views("cls", "NC", 512, 1, "classifier.1")
+    n.buf("z", "B*NC*S4H*S4W")
+    conv_bias_act(n, cur, cv[0], cv[1], "z", "t", "B", 512, "NC", "S4H", "S4W", "S4H", "S4W", 1, 1, 0)
+    n.row_mean("z", "y", "B*NC", "S4H*S4W")
+    n.notes += ["conv 7x7/2 ReLU, three 3x3/2 max pools in ceil mode (windows clipped at the border), eight fire",
+                "modules (squeeze 1x1 ReLU, expand 1x1 and 3x3 ReLU, concatenated), classifier 1x1 conv ReLU,",
+                "global average pool; biases and ReLU in double."]
+    derived = {}
+    for d in ("H", "W"):
+        derived["S1" + d] = "(%s - 7)/2 + 1" % d
+        for i in range(2, 5):
+            derived["S%d%s" % (i, d)] = "cdiv(S%d%s - 3, 2) + 1" % (i - 1, d)
+    n.manifest = {
+        "description": "KernelBench level 3, problem 18 (18_SqueezeNet): SqueezeNet 1.0 on x (B, CI, H, W): Conv2d(CI, "
+                       "96, 7, stride 2), ReLU, MaxPool2d(3, stride 2, ceil_mode=True), fire modules (in: squeeze, "
+                       "expand1x1, expand3x3) (96: 16, 64, 64), (128: 16, 64, 64), (128: 32, 128, 128), max pool 3/2 "
+                       "ceil, (256: 32, 128, 128), (256: 48, 192, 192), (384: 48, 192, 192), (384: 64, 256, 256), max "
+                       "pool 3/2 ceil, (512: 64, 256, 256), then Dropout(0), Conv2d(512, NC, 1), ReLU, adaptive "
+                       "average pool to 1x1, flatten. A fire module is problem 17's (squeeze 1x1 ReLU, then expand "
+                       "1x1 ReLU and expand 3x3 (padding 1) ReLU concatenated); every convolution has a bias. Ceil "
+                       "mode: a pool over n gives ceil((n - 3)/2) + 1, its last window clipped at the border. "
+                       "KernelBench's sizes B = 64, CI = 3, H = W = 512, NC = 1000. " + COMMON + X_NOTE +
+                       "Output y (B, NC).",
+        "torch_model": {"globals": {"batch_size": "B", "input_channels": "CI"}, "init": ["NC"], "forward": ["x"]},
+        "dims": {"default": {"B": 64, "CI": 3, "H": 512, "W": 512, "NC": 1000},
+                 "small": {"B": 1, "CI": 3, "H": 31, "W": 32, "NC": 3},
+                 "alt": [{"B": 3, "CI": 1, "H": 45, "W": 68, "NC": 1}, {"B": 2, "CI": 4, "H": 97, "W": 33, "NC": 97}]},
+        "derived": derived,
+        "hidden": {"dims": {"B": {"min": 1, "max": 6}, "CI": {"min": 1, "max": 4}, "H": {"min": 23, "max": 256},
+                            "W": {"min": 23, "max": 256}, "NC": {"min": 1, "max": 1000}},
+                   "max_bytes": 536870912, "max_flops": 3e10,
+                   "why": "batches of 1 to 6, 1 to 4 input channels, images of 23 to 256 (every ceil-mode pool "
+                          "clips a window at odd and even sizes; 23 keeps the last map at least 1x1), any class count"},
+        "values": values(64, CONV_STRUCT_WHY % 64),
+        "tolerance": cnn_tolerance("26 convolutions, up to 3 deep between pools, with biases and ReLU"),
+        "bytes": "4*(B*CI*H*W + %s + B*NC)" % n.params_numel(),
+        "flops": n.flops_expr(),
+    }
+    return n
+
+
+def shuffle_unit(n, pre, torch, x, y, B, ci, co, G, H, W):
+    """KernelBench's ShuffleNetUnit (25, 26): relu(bn1(gconv1x1)), bn2(dwconv3x3), channel shuffle,
+    relu(bn3(gconv1x1)), plus the shortcut (identity when ci == co, else conv1x1 BN) added after
+    the ReLU. Scratch a, b, t, d."""
+    mid = co // 4
+    hw = "(%s)*(%s)" % (H, W)
+    w1 = n.conv_views(pre + "c1", mid, ci, 1, torch + "conv1", bias=False, groups=G)[0]
+    g1 = n.bn_views(pre + "bn1", mid, torch + "bn1")
+    w2 = n.conv_views(pre + "c2", mid, 1, 3, torch + "conv2", bias=False)[0]
+    g2 = n.bn_views(pre + "bn2", mid, torch + "bn2")
+    w3 = n.conv_views(pre + "c3", co, mid, 1, torch + "conv3", bias=False, groups=G)[0]
+    g3 = n.bn_views(pre + "bn3", co, torch + "bn3")
+    conv_bn(n, x, w1, g1[0], g1[1], "a", "t", B, ci, mid, H, W, H, W, 1, 1, 0, G=G)
+    conv_bn(n, "a", w2, g2[0], g2[1], "b", "t", B, mid, mid, H, W, H, W, 3, 1, 1, act="L3_NONE", G=mid)
+    n.channel_shuffle("b", "a", B, mid, hw, G)
+    conv_bn(n, "a", w3, g3[0], g3[1], "b", "t", B, mid, co, H, W, H, W, 1, 1, 0, G=G)
+    res = x
+    if ci != co:
+        ws = n.conv_views(pre + "sc", co, ci, 1, torch + "shortcut.0", bias=False)[0]
+        gs = n.bn_views(pre + "sbn", co, torch + "shortcut.1")
+        conv_bn(n, x, ws, gs[0], gs[1], "d", "t", B, ci, co, H, W, H, W, 1, 1, 0, act="L3_NONE")
+        res = "d"
+    n.bias_act("b", None, y, "(%s)*%d*%s" % (B, co, hw), 1, co, res=res)
+
+
+def p026():
+    n = Net(26, "shufflenet", "26_ShuffleNet", "ShuffleNet (groups 3)")
+    n.input("x", ["B", "CI", "H", "W"])
+    n.output("y", ["B", "NC"])
+    big = "B*960*S2H*S2W"
+    for b in ("p", "q", "a", "b", "t", "d"):
+        n.buf(b, big)
+    n.buf("stats", "2*1024", "f64")
+    n.buf("acc", "B*NC", "f64")
+    w1 = n.conv_views("conv1", 24, "CI", 3, "conv1", bias=False)[0]
+    g1 = n.bn_views("bn1", 24, "bn1")
+    conv_bn(n, "x", w1, g1[0], g1[1], "p", "t", "B", "CI", 24, "H", "W", "S1H", "S1W", 3, 2, 1)
+    n.maxpool("p", "q", "B*24", "S1H", "S1W", "S2H", "S2W", 3, 2, 1)
+    cur, other, ci = "q", "p", 24
+    for st, (co, reps) in enumerate([(240, 3), (480, 7), (960, 3)], 2):
+        for u in range(reps):
+            shuffle_unit(n, "s%d_%d_" % (st, u), "stage%d.%d." % (st, u), cur, other, "B", ci, co, 3, "S2H", "S2W")
+            cur, other, ci = other, cur, co
+    w5 = n.conv_views("conv5", 1024, 960, 1, "conv5", bias=False)[0]
+    g5 = n.bn_views("bn5", 1024, "bn5")
+    conv_bn(n, cur, w5, g5[0], g5[1], other, "t", "B", 960, 1024, "S2H", "S2W", "S2H", "S2W", 1, 1, 0)
+    n.row_mean(other, cur, "B*1024", "S2H*S2W")
+    fw, fb = n.linear_views("fc", "NC", 1024, "fc")
+    n.linear(cur, fw, fb, "y", "B", "NC", 1024)
+    n.notes += ["conv 3x3/2 BN ReLU, max pool 3/2/1, 13 ShuffleNet units (group 1x1 conv BN ReLU, depthwise 3x3 BN,",
+                "channel shuffle, group 1x1 conv BN ReLU, plus the shortcut), conv 1x1 BN ReLU, global average pool,",
+                "Linear; BatchNorm in training mode in double."]
+    derived = {}
+    for d in ("H", "W"):
+        derived["S1" + d] = "(%s - 1)/2 + 1" % d
+        derived["S2" + d] = "(S1%s - 1)/2 + 1" % d
+    n.manifest = {
+        "description": "KernelBench level 3, problem 26 (26_ShuffleNet): ShuffleNet (groups 3) on x (B, CI, H, W): "
+                       "Conv2d(CI, 24, 3, stride 2, padding 1, no bias), BatchNorm2d, ReLU, MaxPool2d(3, stride 2, "
+                       "padding 1), stages of 3, 7 and 3 ShuffleNet units with 240, 480 and 960 output channels (a "
+                       "unit is problem 25's, always stride 1, so every unit runs at the pooled size), Conv2d(960, "
+                       "1024, 1, no bias), BatchNorm2d, ReLU, adaptive average pool, Linear(1024, NC). Each halving "
+                       "is (n - 1)/2 + 1. KernelBench's sizes B = 10, CI = 3, H = W = 224, NC = 1000. " + COMMON +
+                       X_NOTE + "Output y (B, NC).",
+        "torch_model": {"globals": {"batch_size": "B", "input_channels": "CI"}, "init": ["NC"], "forward": ["x"]},
+        "dims": {"default": {"B": 10, "CI": 3, "H": 224, "W": 224, "NC": 1000},
+                 "small": {"B": 1, "CI": 3, "H": 8, "W": 7, "NC": 3},
+                 "alt": [{"B": 3, "CI": 1, "H": 45, "W": 17, "NC": 1}, {"B": 2, "CI": 4, "H": 33, "W": 65, "NC": 97}]},
+        "derived": derived,
+        "hidden": {"dims": {"B": {"min": 1, "max": 4}, "CI": {"min": 1, "max": 4}, "H": {"min": 1, "max": 128},
+                            "W": {"min": 1, "max": 128}, "NC": {"min": 1, "max": 1000}},
+                   "require": ["B*S2H*S2W >= 2"],
+                   "max_bytes": 536870912, "max_flops": 3e10,
+                   "why": "batches of 1 to 4, 1 to 4 input channels, any image size from 1 (odd sizes halve with "
+                          "rounding up), any class count; at least two values per channel for BatchNorm"},
+        "values": values(64, BN_STRUCT_WHY % 64, large_why=BN_LARGE_WHY),
+        "tolerance": cnn_tolerance("About 45 convolutions with training-mode BatchNorm and a Linear layer"),
+        "bytes": "4*(B*CI*H*W + %s + B*NC)" % n.params_numel(),
+        "flops": n.flops_expr(),
+    }
+    return n
+
+
+SPECS += [p007, p018, p026]
+
+
+def p025():
+    n = Net(25, "shufflenet_unit", "25_ShuffleNetUnit", "ShuffleNet unit")
+    n.input("x", ["B", "CI", "H", "W"])
+    n.output("y", ["B", "CO", "H", "W"])
+    for b in ("a", "b", "t", "d"):
+        n.buf(b, "B*CO*H*W")
+    n.buf("stats", "2*CO", "f64")
+    w1 = n.conv_views("c1", "CO/4", "CI", 1, "conv1", bias=False, groups="G")[0]
+    g1 = n.bn_views("bn1", "CO/4", "bn1")
+    w2 = n.conv_views("c2", "CO/4", 1, 3, "conv2", bias=False)[0]
+    g2 = n.bn_views("bn2", "CO/4", "bn2")
+    w3 = n.conv_views("c3", "CO", "CO/4", 1, "conv3", bias=False, groups="G")[0]
+    g3 = n.bn_views("bn3", "CO", "bn3")
+    ws = n.conv_views("sc", "CO", "CI", 1, "shortcut.0", bias=False)[0]
+    gs = n.bn_views("sbn", "CO", "shortcut.1")
+    conv_bn(n, "x", w1, g1[0], g1[1], "a", "t", "B", "CI", "CO/4", "H", "W", "H", "W", 1, 1, 0, G="G")
+    conv_bn(n, "a", w2, g2[0], g2[1], "b", "t", "B", "CO/4", "CO/4", "H", "W", "H", "W", 3, 1, 1, act="L3_NONE", G="CO/4")
+    n.channel_shuffle("b", "a", "B", "CO/4", "H*W", "G")
+    conv_bn(n, "a", w3, g3[0], g3[1], "b", "t", "B", "CO/4", "CO", "H", "W", "H", "W", 1, 1, 0, G="G")
+    conv_bn(n, "x", ws, gs[0], gs[1], "d", "t", "B", "CI", "CO", "H", "W", "H", "W", 1, 1, 0, act="L3_NONE")
+    n.bias_act("b", None, "y", "B*CO*H*W", 1, "CO", res="d")
+    n.notes += ["group 1x1 conv BN ReLU, depthwise 3x3 BN, channel shuffle, group 1x1 conv BN ReLU, plus the 1x1",
+                "conv BN shortcut added after that ReLU; BatchNorm in training mode in double."]
+    n.manifest = {
+        "description": "KernelBench level 3, problem 25 (25_ShuffleNetUnit): a ShuffleNet unit on x (B, CI, H, W) with "
+                       "M = CO/4: out = ReLU(BN(Conv2d(CI, M, 1, groups G))), out = BN(Conv2d(M, M, 3, padding 1, groups "
+                       "M)), channel shuffle (view (B, G, M/G, H, W), swap dims 1 and 2, flatten back), out = "
+                       "ReLU(BN(Conv2d(M, CO, 1, groups G))), then out + shortcut(x) with shortcut = BN(Conv2d(CI, CO, "
+                       "1)) (KernelBench uses the identity when CI == CO; every dims set here has CI != CO); no bias, "
+                       "no activation after the add. KernelBench's sizes B = 10, CI = 240, CO = 480, G = 3, H = W = "
+                       "224. " + COMMON + X_NOTE + "Output y (B, CO, H, W).",
+        "torch_model": {"globals": {"batch_size": "B", "input_channels": "CI", "out_channels": "CO", "groups": "G"},
+                        "init": ["CI", "CO", "G"], "forward": ["x"]},
+        "dims": {"default": {"B": 10, "CI": 240, "CO": 480, "G": 3, "H": 224, "W": 224},
+                 "small": {"B": 2, "CI": 6, "CO": 12, "G": 3, "H": 5, "W": 4},
+                 "alt": [{"B": 3, "CI": 10, "CO": 40, "G": 2, "H": 31, "W": 1}, {"B": 1, "CI": 3, "CO": 24, "G": 1, "H": 33, "W": 65}]},
+        "hidden": {"dims": {"B": {"min": 1, "max": 8}, "CI": {"min": 1, "max": 96}, "CO": {"min": 4, "max": 192},
+                            "G": {"values": [1, 2, 3, 4]}, "H": {"min": 1, "max": 96}, "W": {"min": 1, "max": 96}},
+                   "require": ["CO % (4*G) == 0", "CI % G == 0", "CI != CO", "B*H*W >= 2"],
+                   "why": "any batch, image size, group count 1-4 and channel counts the groups divide (CO/4 "
+                          "too: the shuffle and the grouped convolutions), off the 16-channel blocks; CI != CO keeps "
+                          "the convolution shortcut; at least two values per channel for BatchNorm"},
+        "values": values(64, BN_STRUCT_WHY % 64, large_why=BN_LARGE_WHY),
+        "tolerance": cnn_tolerance("Four convolutions (up to CI/G terms) with training-mode BatchNorm"),
+        "bytes": "4*(B*CI*H*W + %s + B*CO*H*W)" % n.params_numel(),
+        "flops": n.flops_expr(),
+    }
+    return n
+
+
+SPECS += [p025]
