@@ -43,14 +43,14 @@ l3_bmm_nn_d(const double *__restrict__ P, const float *__restrict__ V, double *_
 
 // Each row of S [R, T] (row r: query i = r % T) in place: keys j > i masked; kind 0: softmax
 // over j <= i (max subtracted, masked weights 0); kind 1: ReLU of the scores (masked ones -inf,
-// so 0). One warp per row.
+// so 0); kind 2: softmax over the whole row (no mask). One warp per row.
 extern "C" __global__ void l3_causal_rows(double *__restrict__ S, long long R, long long T, int kind)
 {
     const long long warps = (long long)gridDim.x * (blockDim.x >> 5);
     const int lane = threadIdx.x & 31;
     for (long long r = (long long)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5); r < R; r += warps) {
         double *row = S + r * T;
-        const long long i = r % T;
+        const long long i = kind == 2 ? T - 1 : r % T;
         if (kind == 1) {
             for (long long j = lane; j < T; j += 32)
                 row[j] = j <= i && row[j] > 0.0 ? row[j] : (j <= i && row[j] != row[j] ? row[j] : 0.0);
@@ -100,5 +100,17 @@ extern "C" __global__ void l3_layernorm(const float *__restrict__ x, const float
         const double inv = 1.0 / sqrt(l3_block_sum(q) / (double)C + eps);
         for (long long j = threadIdx.x; j < C; j += blockDim.x)
             y[r * C + j] = (float)(((double)p[j] - mean) * inv * (double)g[j] + (double)b[j]);
+    }
+}
+
+// dst[n, c, r] = src[n, r, c]: the last two dims of src [N, R, C] swapped (an image's channels
+// and positions: (B, C, H*W) <-> (B, H*W, C)).
+extern "C" __global__ void l3_transpose(const float *__restrict__ src, float *__restrict__ dst,
+                                        long long N, long long R, long long C)
+{
+    const long long n = N * R * C, step = (long long)gridDim.x * blockDim.x;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {
+        const long long r = i % R, c = i / R % C, b = i / (R * C);
+        dst[i] = src[(b * R + r) * C + c];
     }
 }

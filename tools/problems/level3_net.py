@@ -257,6 +257,24 @@ class Net:
                     % (T, C, NH, B, NH, T, C, NH, T))
         self.launch("l3_merge_heads<<<%s, 256>>>(yh, %s, %s, %s, %s, %s)" % (grid("%s*%s*%s" % (B, T, C)), y, B, T, C, NH))
 
+    def full_attention(self, qkv, y, B, T, C, NH):
+        """As causal_attention with no mask (softmax over every key), one (batch, head) at a time
+        in a @for loop: the double score scratch s holds T*T."""
+        self.attn()
+        hs = "(%s)/(%s)" % (C, NH)
+        self.launch("l3_split_heads<<<%s, 256>>>(%s, q, k, v, %s, %s, %s, %s)" % (grid("%s*%s*%s" % (B, T, C)), qkv, B, T, C, NH))
+        with self.loop("zh", 0, "%s*%s" % (B, NH)):
+            self.launch("l3_bmm_nt<<<dim3(cdiv(%s, 64), cdiv(%s, 64), 1), dim3(16, 16)>>>(q[zh*%s*%s], k[zh*%s*%s], s, %s, %s, %s, %s)"
+                        % (T, T, T, hs, T, hs, T, T, hs, hs))
+            self.launch("l3_causal_rows<<<min(cdiv(%s, 8), 65536), 256>>>(s, %s, %s, 2)" % (T, T, T))
+            self.launch("l3_bmm_nn_d<<<dim3(cdiv(%s, 64), cdiv(%s, 64), 1), dim3(16, 16)>>>(s, v[zh*%s*%s], yh[zh*%s*%s], %s, %s, %s)"
+                        % (T, hs, T, hs, T, hs, T, hs, T))
+        self.launch("l3_merge_heads<<<%s, 256>>>(yh, %s, %s, %s, %s, %s)" % (grid("%s*%s*%s" % (B, T, C)), y, B, T, C, NH))
+
+    def transpose(self, src, dst, N, R, C):
+        self.attn()
+        self.launch("l3_transpose<<<%s, 256>>>(%s, %s, %s, %s, %s)" % (grid("(%s)*(%s)*(%s)" % (N, R, C)), src, dst, N, R, C))
+
     def slice_channels(self, src, dst, N, Cs, S, Cd, c0):
         self.ops()
         self.launch("l3_slice_channels<<<%s, 256>>>(%s, %s, %s, %s, %s, %s, %s)"

@@ -2003,3 +2003,69 @@ def p025():
 
 
 SPECS += [p025]
+
+
+def p031():
+    n = Net(31, "vision_attention", "31_VisionAttention", "Multi-head self-attention over an image's positions, LayerNorm")
+    n.input("x", ["B", "C", "H", "W"])
+    n.output("y", ["B", "C", "H", "W"])
+    wi = n.view("in_w", ["3*C", "C"], fan_in("2*C/3"), "attn.in_proj_weight")
+    bi = n.view("in_b", ["3*C"], {"dist": "constant", "value": 0, "vary": {"dist": "normal", "mean": 0, "std": 0.5}},
+                "attn.in_proj_bias")
+    wo = n.view("out_w", ["C", "C"], fan_in("C"), "attn.out_proj.weight")
+    bo = n.view("out_b", ["C"], {"dist": "constant", "value": 0, "vary": {"dist": "normal", "mean": 0, "std": 0.5}},
+                "attn.out_proj.bias")
+    lg = n.view("ln_g", ["C"], {"dist": "constant", "value": 1, "vary": {"dist": "normal", "mean": 1, "std": 0.5}}, "norm.weight")
+    lb = n.view("ln_b", ["C"], {"dist": "constant", "value": 0, "vary": {"dist": "normal", "mean": 0, "std": 0.5}}, "norm.bias")
+    S = "H*W"
+    n.buf("xt", "B*H*W*C")
+    n.buf("qkv", "B*H*W*3*C")
+    for b in ("q", "k", "v", "ya", "z"):
+        n.buf(b, "B*H*W*C")
+    n.buf("s", "H*W*H*W", "f64")
+    n.buf("yh", "B*H*W*C", "f64")
+    n.buf("acc", "B*H*W*3*C", "f64")
+    n.transpose("x", "xt", "B", "C", S)
+    n.linear("xt", wi, bi, "qkv", "B*H*W", "3*C", "C")
+    n.full_attention("qkv", "ya", "B", S, "C", "NH")
+    n.linear("ya", wo, bo, "z", "B*H*W", "C", "C", res="xt")
+    n.layernorm("z", lg, lb, "v", "B*H*W", "C")
+    n.transpose("v", "y", "B", S, "C")
+    n.notes += ["x (B, C, H*W) transposed to (B, H*W, C); in-projection (FP64 tensor cores), one (batch, head) at a",
+                "time: scores in double, softmax in double, values; out-projection plus x, LayerNorm, transposed back."]
+    n.manifest = {
+        "description": "KernelBench level 3, problem 31 (31_VisionAttention): nn.MultiheadAttention(C, NH) over the H*W "
+                       "positions of x (B, C, H, W) as a sequence (x.view(B, C, H*W).permute(2, 0, 1)), keys = queries "
+                       "= values, no mask: q, k, v = x W_in^T + b_in split in three, NH heads of C/NH, softmax(q k^T / "
+                       "sqrt(C/NH)) v, heads side by side, out_proj = Linear(C, C); then LayerNorm(C) (eps 1e-5) of "
+                       "attention output + x, permuted back to (B, C, H, W). KernelBench's sizes B = 2, C = 128, NH "
+                       "= 4, H = W = 128. Parameters as nn.MultiheadAttention initialises them: in_proj_weight xavier "
+                       "uniform, bound sqrt(6/(C + 3C)) = 1/sqrt(2C/3) (written uniform_fan_in with fan_in 2*C/3, "
+                       "rounded down), in_proj_bias and out_proj.bias zeros, out_proj.weight uniform(-1/sqrt(C), "
+                       "1/sqrt(C)); LayerNorm ones and zeros (zeros and ones varied by the checks). " +
+                       COMMON.split("Every module parameter")[0] + "Every module parameter is an input, packed into "
+                       "`params`. " + X_NOTE + "Output y (B, C, H, W).",
+        "torch_model": {"globals": {"batch_size": "B", "embed_dim": "C", "num_heads": "NH", "num_channels": "C",
+                                    "image_height": "H", "image_width": "W"},
+                        "init": ["C", "NH"], "forward": ["x"]},
+        "dims": {"default": {"B": 2, "C": 128, "NH": 4, "H": 128, "W": 128},
+                 "small": {"B": 2, "C": 6, "NH": 2, "H": 3, "W": 2},
+                 "alt": [{"B": 3, "C": 36, "NH": 3, "H": 7, "W": 9}, {"B": 1, "C": 7, "NH": 7, "H": 1, "W": 65}]},
+        "hidden": {"dims": {"B": {"min": 1, "max": 4}, "C": {"min": 2, "max": 192}, "NH": {"divisor_of": "C"},
+                            "H": {"min": 1, "max": 32}, "W": {"min": 1, "max": 32}},
+                   "require": ["NH <= 32", "2*C/3 >= 1"],
+                   "why": "any batch, width and head count that divides it (head sizes 1 to C), sequences of 1 to "
+                          "1024 positions (one (batch, head) of double scores at a time); the products' 64x64 tiles "
+                          "are masked at every edge"},
+        "values": values(64, ATT_STRUCT_WHY % 64, large_why=ATT_LARGE_WHY),
+        "tolerance": {"atol": 1e-4, "rtol": 1e-4,
+                      "why": "KernelBench's float32 tolerance. LayerNorm makes the output O(1); the projections sum C "
+                             "= 128 products and the attention averages H*W = 16384 values, which float32 sums to "
+                             "~1e-6 relative, inside 1e-4; TF32 products fail"},
+        "bytes": "4*(2*B*C*H*W + %s)" % n.params_numel(),
+        "flops": "2*B*H*W*4*C*C + 4*B*H*W*H*W*C",
+    }
+    return n
+
+
+SPECS += [p031]
