@@ -252,3 +252,76 @@ extern "C" __global__ void l3_channel_shuffle(const float *__restrict__ src, flo
         dst[i] = src[(b * C + g * cg + j) * S + s];
     }
 }
+
+// dst[r, j] = softmax(src[r, :L])[j] for j < keep (the first keep columns of a row softmax,
+// max subtracted, in double), one warp per row.
+extern "C" __global__ void l3_softmax_rows(const float *__restrict__ src, float *__restrict__ dst,
+                                           long long rows, long long L, long long keep)
+{
+    const long long warps = (long long)gridDim.x * (blockDim.x >> 5);
+    const int lane = threadIdx.x & 31;
+    for (long long r = (long long)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5); r < rows; r += warps) {
+        const float *p = src + r * L;
+        double m = -__longlong_as_double(0x7ff0000000000000LL);
+        for (long long j = lane; j < L; j += 32)
+            m = fmax(m, (double)p[j]);
+        for (int off = 16; off; off >>= 1)
+            m = fmax(m, __shfl_xor_sync(0xffffffffu, m, off));
+        double s = 0.0;
+        for (long long j = lane; j < L; j += 32)
+            s += exp((double)p[j] - m);
+        for (int off = 16; off; off >>= 1)
+            s += __shfl_xor_sync(0xffffffffu, s, off);
+        for (long long j = lane; j < keep; j += 32)
+            dst[r * keep + j] = (float)(exp((double)p[j] - m) / s);
+    }
+}
+
+// NetVLAD's aggregation: v[b, d, k] = sum over n of a[b, n, k] x[b, n, d] - (sum over n of
+// a[b, n, k]) c2[d, k] (a [B, N, K] soft assignments, x [B, N, D], c2 [D, K]), in double, one
+// thread per (b, d, k).
+extern "C" __global__ void l3_vlad(const float *__restrict__ a, const float *__restrict__ x,
+                                   const float *__restrict__ c2, double *__restrict__ v, long long B,
+                                   long long N, long long D, long long K)
+{
+    const long long n_out = B * D * K, step = (long long)gridDim.x * blockDim.x;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n_out; i += step) {
+        const long long k = i % K, d = i / K % D, b = i / (K * D);
+        double s = 0.0, as = 0.0;
+        for (long long j = 0; j < N; j++) {
+            const double w = (double)a[(b * N + j) * K + k];
+            s = fma(w, (double)x[(b * N + j) * D + d], s);
+            as += w;
+        }
+        v[i] = s - as * (double)c2[d * K + k];
+    }
+}
+
+// NetVLAD's two normalisations (F.normalize, eps 1e-12): each column k of v[b] (D x K) over d,
+// then the whole D*K row of b; y[b, d*K + k] in float. One block per b.
+extern "C" __global__ void l3_vlad_normalize(const double *__restrict__ v, float *__restrict__ y,
+                                             long long B, long long D, long long K)
+{
+    extern __shared__ double colscale[]; /* K doubles */
+    for (long long b = blockIdx.x; b < B; b += gridDim.x) {
+        const double *p = v + b * D * K;
+        for (long long k = 0; k < K; k++) {
+            double q = 0.0;
+            for (long long d = threadIdx.x; d < D; d += blockDim.x)
+                q += p[d * K + k] * p[d * K + k];
+            q = l3_block_sum(q);
+            if (threadIdx.x == 0)
+                colscale[k] = 1.0 / fmax(sqrt(q), 1e-12);
+        }
+        __syncthreads();
+        double q = 0.0;
+        for (long long i = threadIdx.x; i < D * K; i += blockDim.x) {
+            const double e = p[i] * colscale[i % K];
+            q += e * e;
+        }
+        const double inv = 1.0 / fmax(sqrt(l3_block_sum(q)), 1e-12);
+        for (long long i = threadIdx.x; i < D * K; i += blockDim.x)
+            y[b * D * K + i] = (float)(p[i] * colscale[i % K] * inv);
+        __syncthreads();
+    }
+}

@@ -151,6 +151,21 @@ class Net:
         self.launch("l3_linear_nt<<<dim3(cdiv(%s, 64), cdiv(%s, 64)), dim3(16, 16)>>>(%s, %s, %s, %s, %s, %s)"
                     % (M, N, x, w, acc, M, N, K))
 
+    def product_nn(self, x, w, acc, M, N, K):
+        """acc[M, N] = x[M, K] w[K, N] in double (FP64 tensor cores): a matmul by a parameter stored K x N."""
+        self.ops()
+        self.count(1, [M, N, K])
+        self.include('#include "shared/matmul_tiled_ref.cuh"')
+        self.kernel("// y = x w in double (exact products on the FP64 tensor cores, double sums)",
+                    "extern \"C\" __global__ void __launch_bounds__(256, 2)\n"
+                    "l3_matmul_nn(const float *__restrict__ x, const float *__restrict__ w, double *__restrict__ y,\n"
+                    "             long long M, long long N, long long K)\n"
+                    "{\n"
+                    "    mm_tile<false>(x, w, y, M, N, K, 1.0);\n"
+                    "}")
+        self.launch("l3_matmul_nn<<<dim3(cdiv(%s, 64), cdiv(%s, 64)), dim3(16, 16)>>>(%s, %s, %s, %s, %s, %s)"
+                    % (M, N, x, w, acc, M, N, K))
+
     def linear(self, x, w, b, y, M, N, K, act="L3_NONE", acc="acc", res="0"):
         """y[M, N] = act(x[M, K] w[N, K]^T + b (+ res)): the product on the FP64 tensor cores into
         the double scratch acc (at least M*N), then bias, residual and activation in double."""

@@ -2069,3 +2069,80 @@ def p031():
 
 
 SPECS += [p031]
+
+
+def netvlad(num, name, kb_name, title, ghost):
+    n = Net(num, name, kb_name, title)
+    D = 512
+    KG = "K + G" if ghost else "K"
+    n.input("x", ["B", "N", D])
+    n.output("y", ["B", "%d*K" % D])
+    std = round(1 / D ** 0.5, 17)
+    c1 = n.view("clusters", [D, KG], {"dist": "normal", "mean": 0, "std": std}, "clusters")
+    g, b = n.bn_views("bn", KG, "batch_norm")
+    c2 = n.view("clusters2", [1, D, "K"], {"dist": "normal", "mean": 0, "std": std}, "clusters2")
+    n.buf("acc", "B*N*(%s)" % KG, "f64")
+    n.buf("af", "B*N*(%s)" % KG)
+    n.buf("ab", "B*N*(%s)" % KG)
+    n.buf("as", "B*N*K")
+    n.buf("stats", "2*(%s)" % KG, "f64")
+    n.buf("v", "B*%d*K" % D, "f64")
+    n.product_nn("x", c1, "acc", "B*N", KG, D)
+    n.launch("l3_bias_act_d<<<%s, 256>>>(acc, 0, 0, af, B*N*(%s), 1, %s, 0)" % ("min(cdiv(B*N*(%s), 256), 65536)" % KG, KG, KG))
+    n.bn("af", "stats", g, b, "ab", "B*N", KG, 1, act="L3_NONE")
+    n.launch("l3_softmax_rows<<<min(cdiv(B*N, 8), 65536), 256>>>(ab, as, B*N, %s, K)" % KG)
+    n.launch("l3_vlad<<<min(cdiv(B*%d*K, 256), 65536), 256>>>(as, x, clusters2, v, B, N, %d, K)" % (D, D))
+    n.launch("l3_vlad_normalize<<<min(B, 65535), 256, 8*K>>>(v, y, B, %d, K)" % D)
+    n.count(1, ["B", "N", "K", D])
+    n.notes += ["assignment = x clusters (FP64 tensor cores), BatchNorm1d in training mode and the softmax in double,",
+                "the residual aggregation and both normalisations in double."]
+    gtxt = ("K + G clusters (G ghost clusters, dropped after the softmax)" if ghost else "K clusters (no ghost clusters)")
+    n.manifest = {
+        "description": "KernelBench level 3, problem %d (%s): NetVLAD on x (B, N, D) with D = 512 and %s: assignment = "
+                       "x.view(B*N, D) @ clusters (D, %s), BatchNorm1d over the B*N rows (training mode), softmax over "
+                       "the clusters, the first K columns kept, viewed (B, N, K); a_sum = sum over N, a = a_sum * "
+                       "clusters2 (1, D, K); vlad = (assignment^T x)^T (B, D, K) - a; F.normalize over D (dim 1, eps "
+                       "1e-12), flattened to (B, D*K), F.normalize again. clusters and clusters2 are N(0, 1/sqrt(D)) "
+                       "(KernelBench's init_sc * randn), BatchNorm ones and zeros (varied by the checks). "
+                       "KernelBench's sizes B = 2048, N = 100, K = 32%s, D = 512 (fixed here). "
+                       % (num, kb_name, gtxt, KG, ", G = 16" if ghost else "") +
+                       COMMON.split("Every module parameter")[0] + "Every module parameter is an input, packed into "
+                       "`params`. The input x is N(0, 1) (KernelBench draws torch.rand). Output y (B, 512*K).",
+        "torch_model": {"globals": {"batch_size": "B", "num_features": "N", "num_clusters": "K", "feature_size": "512",
+                                    "ghost_clusters": "G" if ghost else "0"},
+                        "init": ["K", "512", "G" if ghost else "0"], "forward": ["x"]},
+        "dims": {"default": dict({"B": 2048, "N": 100, "K": 32}, **({"G": 16} if ghost else {})),
+                 "small": dict({"B": 2, "N": 3, "K": 2}, **({"G": 1} if ghost else {})),
+                 "alt": [dict({"B": 3, "N": 33, "K": 5}, **({"G": 7} if ghost else {})),
+                         dict({"B": 1, "N": 2, "K": 65}, **({"G": 2} if ghost else {}))]},
+        "hidden": {"dims": dict({"B": {"min": 1, "max": 96}, "N": {"min": 1, "max": 160}, "K": {"min": 1, "max": 80}},
+                                **({"G": {"min": 1, "max": 24}} if ghost else {})),
+                   "require": ["B*N >= 2"],
+                   "why": "any batch, feature count and cluster counts%s (the 64x64 product tiles masked at every edge, "
+                          "a warp per softmax row); at least two rows for BatchNorm's statistics"
+                          % (" with any number of ghost clusters" if ghost else "")},
+        "values": values(64, "the scaled input and cluster views (per-row and per-column scales up to 8x) scale the "
+                         "assignment logits, which BatchNorm renormalises per cluster, and the aggregation, which the "
+                         "normalisations divide out; atol x64 for the sums that cancel (an estimate, to be calibrated "
+                         "on the H100); no spikes",
+                         large_why="BatchNorm before the softmax and the two normalisations make the output invariant "
+                                   "to the input's scale; the structured runs scale rows and columns"),
+        "tolerance": {"atol": 1e-4, "rtol": 1e-4,
+                      "why": "KernelBench's float32 tolerance. The output is normalised (each of its 512*K entries "
+                             "O(1/sqrt(512 K)) ~ 0.008); float32 sums of 512 products and of N = 100 weighted "
+                             "features err by ~1e-6 relative, inside 1e-4"},
+        "bytes": "4*(B*N*512 + %s + B*512*K)" % n.params_numel(),
+        "flops": n.flops_expr(),
+    }
+    return n
+
+
+def p046():
+    return netvlad(46, "netvlad_ghost_clusters", "46_NetVladWithGhostClusters", "NetVLAD with ghost clusters", True)
+
+
+def p047():
+    return netvlad(47, "netvlad_no_ghost_clusters", "47_NetVladNoGhostClusters", "NetVLAD without ghost clusters", False)
+
+
+SPECS += [p046, p047]
