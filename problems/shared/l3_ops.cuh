@@ -325,3 +325,22 @@ extern "C" __global__ void l3_vlad_normalize(const double *__restrict__ v, float
         __syncthreads();
     }
 }
+
+// ConvTranspose2d with kernel 2 and stride 2 (no padding), with bias: y[b, co, oh, ow] = bias[co]
+// + sum over ci of x[b, ci, oh/2, ow/2] w[ci, co, oh%2, ow%2] (x [B, CI, H, W], w [CI, CO, 2, 2],
+// y [B, CO, 2H, 2W]); exact products, double sums, one thread per output.
+extern "C" __global__ void l3_upconv2x2(const float *__restrict__ x, const float *__restrict__ w,
+                                        const float *__restrict__ bias, float *__restrict__ y,
+                                        long long B, long long CI, long long CO, long long H, long long W)
+{
+    const long long OH = 2 * H, OW = 2 * W, n = B * CO * OH * OW, step = (long long)gridDim.x * blockDim.x;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {
+        const long long ow = i % OW, oh = i / OW % OH, co = i / (OW * OH) % CO, b = i / (OW * OH * CO);
+        const float *xp = x + b * CI * H * W + (oh / 2) * W + ow / 2;
+        const float *wp = w + co * 4 + (oh % 2) * 2 + ow % 2;
+        double s = 0.0;
+        for (long long ci = 0; ci < CI; ci++)
+            s = fma((double)xp[ci * H * W], (double)wp[ci * CO * 4], s);
+        y[i] = (float)(s + (double)bias[co]);
+    }
+}

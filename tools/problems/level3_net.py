@@ -300,6 +300,16 @@ class Net:
         self.launch("l3_channel_shuffle<<<%s, 256>>>(%s, %s, %s, %s, %s, %s)"
                     % (grid("(%s)*(%s)*(%s)" % (N, C, S)), src, dst, N, C, S, G))
 
+    def softmax_rows(self, src, dst, rows, L, keep=None):
+        self.ops()
+        self.launch("l3_softmax_rows<<<min(cdiv(%s, 8), 65536), 256>>>(%s, %s, %s, %s, %s)" % (rows, src, dst, rows, L, keep or L))
+
+    def upconv2x2(self, x, w, b, y, B, CI, CO, H, W):
+        self.ops()
+        self.count(1, [B, CO, H, W, CI, 4])
+        self.launch("l3_upconv2x2<<<%s, 256>>>(%s, %s, %s, %s, %s, %s, %s, %s, %s)"
+                    % (grid("(%s)*(%s)*4*(%s)*(%s)" % (B, CO, H, W)), x, w, b, y, B, CI, CO, H, W))
+
     def copy(self, src, dst, n):
         self.ops()
         self.launch("l3_copy<<<%s, 256>>>(%s, %s, %s)" % (grid(n), src, dst, n))

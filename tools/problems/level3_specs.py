@@ -2146,3 +2146,90 @@ def p047():
 
 
 SPECS += [p046, p047]
+
+
+def p045():
+    n = Net(45, "unet_softmax", "45_UNetSoftmax", "UNet with softmax in place of ReLU")
+    n.input("x", ["B", "CI", "H", "W"])
+    n.output("y", ["B", "CO", "H", "W"])
+    big = "B*128*H*W"
+    for b in ("p", "q", "t", "u", "c"):
+        n.buf(b, big)
+    for i in range(4):
+        n.buf("e%d" % (i + 1), "B*%d*H*W/%d" % (64 * 2 ** i, 4 ** i))
+    n.buf("stats", "2*1024", "f64")
+
+    def dconv(pre, torch, x, y, ci, co, h, w):
+        """DoubleConv: (conv3x3 with bias, BatchNorm, softmax over W) twice."""
+        w1, b1 = n.conv_views(pre + "c1", co, ci, 3, torch + ".double_conv.0")
+        g1 = n.bn_views(pre + "bn1", co, torch + ".double_conv.1")
+        w2, b2 = n.conv_views(pre + "c2", co, co, 3, torch + ".double_conv.3")
+        g2 = n.bn_views(pre + "bn2", co, torch + ".double_conv.4")
+        conv_bias_bn(n, x, w1, b1, g1[0], g1[1], "p", "t", "u", "B", ci, co, h, w, h, w, 3, 1, 1, act="L3_NONE")
+        n.softmax_rows("p", "q", "B*(%s)*(%s)" % (co, h), w)
+        conv_bias_bn(n, "q", w2, b2, g2[0], g2[1], "p", "t", "u", "B", co, co, h, w, h, w, 3, 1, 1, act="L3_NONE")
+        n.softmax_rows("p", y, "B*(%s)*(%s)" % (co, h), w)
+
+    sizes = [("H", "W"), ("H/2", "W/2"), ("H/4", "W/4"), ("H/8", "W/8"), ("H/16", "W/16")]
+    chans = [64, 128, 256, 512, 1024]
+    src, ci = "x", "CI"
+    for lv in range(4):
+        h, w = sizes[lv]
+        dconv("enc%d_" % (lv + 1), "encoder%d" % (lv + 1), src, "e%d" % (lv + 1), ci, chans[lv], h, w)
+        n.maxpool("e%d" % (lv + 1), "c", "B*%d" % chans[lv], h, w, sizes[lv + 1][0], sizes[lv + 1][1], 2, 2)
+        src, ci = "c", chans[lv]
+    # the bottleneck reads c (pooled e4); its DoubleConv writes into c after reading it through p/q
+    dconv("bott_", "bottleneck", "c", "c", chans[3], chans[4], sizes[4][0], sizes[4][1])
+    cur = "c"
+    for lv in range(3, -1, -1):
+        h, w = sizes[lv]
+        hc, wc = sizes[lv + 1]
+        uw, ub = n.view("up%d_w" % (lv + 1), [chans[lv + 1], chans[lv], 2, 2], fan_in(chans[lv] * 4),
+                        "upconv%d.weight" % (lv + 1)), \
+            n.view("up%d_b" % (lv + 1), [chans[lv]], fan_in(chans[lv] * 4), "upconv%d.bias" % (lv + 1))
+        n.upconv2x2(cur, uw, ub, "t", "B", chans[lv + 1], chans[lv], hc, wc)
+        # the concatenation (upconv output, then the encoder's) in buffer c, then the decoder into c
+        n.copy_channels("t", "c", "B", chans[lv], "(%s)*(%s)" % (h, w), 2 * chans[lv], 0)
+        n.copy_channels("e%d" % (lv + 1), "c", "B", chans[lv], "(%s)*(%s)" % (h, w), 2 * chans[lv], chans[lv])
+        dconv("dec%d_" % (lv + 1), "decoder%d" % (lv + 1), "c", "c", 2 * chans[lv], chans[lv], h, w)
+        cur = "c"
+    fw, fb = n.conv_views("final", "CO", 64, 1, "final_conv")
+    conv_bias_act(n, "c", fw, fb, "y", "t", "B", 64, "CO", "H", "W", "H", "W", 1, 1, 0, act="L3_NONE")
+    n.notes += ["Four encoder DoubleConvs (conv 3x3 with bias, BatchNorm in training mode, softmax over W, twice)",
+                "with 2x2 max pools, the bottleneck, four decoders (ConvTranspose2d 2x2/2 with bias, concatenated",
+                "with the encoder's output), final 1x1 conv; everything summed in double, rounded once per layer."]
+    n.manifest = {
+        "description": "KernelBench level 3, problem 45 (45_UNetSoftmax): a UNet on x (B, CI, H, W) whose DoubleConv "
+                       "is Conv2d(c, c', 3, padding 1), BatchNorm2d, Softmax(dim=-1) (over W), Conv2d(c', c', 3, "
+                       "padding 1), BatchNorm2d, Softmax(dim=-1); encoders with F, 2F, 4F, 8F channels each followed "
+                       "by MaxPool2d(2), the bottleneck (16F; F = 64, KernelBench's features, fixed here), then four times ConvTranspose2d(2c, c, 2, stride 2) "
+                       "(with bias), concatenation with the encoder output of that level (upsampled first), and a "
+                       "DoubleConv back to c channels; finally Conv2d(F, CO, 1). All convolutions have biases. "
+                       "KernelBench's sizes B = 8, CI = 8, CO = 4, H = 64, W = 512 (H and W multiples of "
+                       "16). " + COMMON.replace("Linear and Conv weights", "ConvTranspose (fan_in from weight dim 1: c*2*2), Linear and Conv weights") +
+                       X_NOTE + "Output y (B, CO, H, W).",
+        "torch_model": {"globals": {"batch_size": "B", "in_channels": "CI", "out_channels": "CO", "features": "64",
+                                    "height": "H", "width": "W"},
+                        "init": ["CI", "CO", "64"], "forward": ["x"]},
+        "dims": {"default": {"B": 8, "CI": 8, "CO": 4, "H": 64, "W": 512},
+                 "small": {"B": 2, "CI": 3, "CO": 2, "H": 16, "W": 32},
+                 "alt": [{"B": 3, "CI": 1, "CO": 5, "H": 48, "W": 16}, {"B": 1, "CI": 5, "CO": 1, "H": 32, "W": 80}]},
+        "hidden": {"dims": {"B": {"min": 1, "max": 4}, "CI": {"min": 1, "max": 8}, "CO": {"min": 1, "max": 8},
+                            "H": {"values": [16, 32, 48, 64, 80, 96, 112, 128]},
+                            "W": {"values": [16, 32, 48, 64, 80, 96, 112, 128, 144, 160, 176, 192]}},
+                   "require": ["B*H*W >= 512"], "max_bytes": 536870912, "max_flops": 3e10,
+                   "why": "any batch, input and output channels, image sizes "
+                          "multiples of 16 (four 2x2 pools and four 2x upconvolutions meet exactly); at least two "
+                          "values per channel at the bottleneck for BatchNorm"},
+        "values": values(64, BN_STRUCT_WHY % 64,
+                         large_why="every convolution is followed by training-mode BatchNorm, which removes the "
+                                   "input's scale, and the softmax then sees O(1) values; the structured runs scale "
+                                   "rows and columns"),
+        "tolerance": cnn_tolerance("Nineteen convolutions with training-mode BatchNorm and softmax over W"),
+        "bytes": "4*(B*CI*H*W + %s + B*CO*H*W)" % n.params_numel(),
+        "flops": n.flops_expr(),
+    }
+    return n
+
+
+SPECS += [p045]
