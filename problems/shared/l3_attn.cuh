@@ -114,3 +114,34 @@ extern "C" __global__ void l3_transpose(const float *__restrict__ src, float *__
         dst[i] = src[(b * R + r) * C + c];
     }
 }
+
+// KernelBench 28's patches: img.unfold(2, P, P).unfold(3, P, P).reshape(B, -1, P*P*CH), taken
+// literally: row r of b holds the elements r*PD .. r*PD + PD - 1 (PD = P*P*CH) of the unfolded
+// tensor read in its (ch, gi, gj, a, c) order, element (ch, gi, gj, a, c) being
+// img[b, ch, gi*P + a, gj*P + c] (G = IMG/P patches a side).
+extern "C" __global__ void l3_vit_patches(const float *__restrict__ img, float *__restrict__ out,
+                                          long long B, long long CH, long long IMG, long long P)
+{
+    const long long G = IMG / P, per = CH * IMG * IMG, n = B * per, step = (long long)gridDim.x * blockDim.x;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {
+        const long long f = i % per, b = i / per;
+        const long long c = f % P, a = f / P % P, gj = f / (P * P) % G, gi = f / (P * P * G) % G,
+                        ch = f / (P * P * G * G);
+        out[i] = img[((b * CH + ch) * IMG + gi * P + a) * IMG + gj * P + c];
+    }
+}
+
+// The token sequence of KernelBench 28, laid out [N1, B, E] (the transformer's (sequence = B,
+// batch = N1) layout, batch-major): token 0 is cls, token t >= 1 the embedded patch t - 1 (emb
+// [B, N1 - 1, E]), each plus pos[t] (pos [N1, E]), one float addition as torch's.
+extern "C" __global__ void l3_vit_embed(const float *__restrict__ emb, const float *__restrict__ cls,
+                                        const float *__restrict__ pos, float *__restrict__ out,
+                                        long long B, long long N1, long long E)
+{
+    const long long n = N1 * B * E, step = (long long)gridDim.x * blockDim.x;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {
+        const long long e = i % E, b = i / E % B, t = i / (E * B);
+        const float v = t == 0 ? cls[e] : emb[(b * (N1 - 1) + t - 1) * E + e];
+        out[i] = v + pos[t * E + e];
+    }
+}

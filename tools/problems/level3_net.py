@@ -286,6 +286,11 @@ class Net:
                         % (T, hs, T, hs, T, hs, T, hs, T))
         self.launch("l3_merge_heads<<<%s, 256>>>(yh, %s, %s, %s, %s, %s)" % (grid("%s*%s*%s" % (B, T, C)), y, B, T, C, NH))
 
+    def kernel_launch(self, text):
+        """A launch of a kernel of the shared attention header (l3_vit_*)."""
+        self.attn()
+        self.launch(text)
+
     def transpose(self, src, dst, N, R, C):
         self.attn()
         self.launch("l3_transpose<<<%s, 256>>>(%s, %s, %s, %s, %s)" % (grid("(%s)*(%s)*(%s)" % (N, R, C)), src, dst, N, R, C))

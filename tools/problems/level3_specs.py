@@ -2233,3 +2233,101 @@ def p045():
 
 
 SPECS += [p045]
+
+
+def p028():
+    n = Net(28, "vision_transformer", "28_VisionTransformer", "Vision Transformer (KernelBench's, sequence-first encoder)")
+    n.input("img", ["B", "CH", "IMG", "IMG"])
+    n.output("y", ["B", "NC"])
+    ZERO = {"dist": "constant", "value": 0, "vary": {"dist": "normal", "mean": 0, "std": 0.5}}
+    ONE = {"dist": "constant", "value": 1, "vary": {"dist": "normal", "mean": 1, "std": 0.5}}
+    pos = n.view("pos", [1, "N1", "E"], NORMAL, "pos_embedding")
+    pw, pb = n.linear_views("patch", "E", "PD", "patch_to_embedding")
+    cls = n.view("cls", [1, 1, "E"], NORMAL, "cls_token")
+    t = "transformer.layers.{i}."
+    wi = n.view("in_w", ["L", "3*E", "E"], fan_in("2*E/3"), t + "self_attn.in_proj_weight")
+    bi = n.view("in_b", ["L", "3*E"], ZERO, t + "self_attn.in_proj_bias")
+    wo = n.view("out_w", ["L", "E", "E"], fan_in("E"), t + "self_attn.out_proj.weight")
+    bo = n.view("out_b", ["L", "E"], ZERO, t + "self_attn.out_proj.bias")
+    w1, b1 = n.linear_views("ff1", "MLP", "E", t + "linear1", stack="L")
+    w2, b2 = n.linear_views("ff2", "E", "MLP", t + "linear2", stack="L")
+    g1 = n.view("n1_g", ["L", "E"], ONE, t + "norm1.weight")
+    e1 = n.view("n1_b", ["L", "E"], ZERO, t + "norm1.bias")
+    g2 = n.view("n2_g", ["L", "E"], ONE, t + "norm2.weight")
+    e2 = n.view("n2_b", ["L", "E"], ZERO, t + "norm2.bias")
+    hw1, hb1 = n.linear_views("head1", "MLP", "E", "mlp_head.0")
+    hw2, hb2 = n.linear_views("head2", "NC", "MLP", "mlp_head.3")
+    R = "N1*B"
+    n.buf("pt", "B*NP*PD")
+    n.buf("emb", "B*NP*E")
+    n.buf("xs", "N1*B*E")
+    n.buf("h", "N1*B*E")
+    n.buf("qkv", "N1*B*3*E")
+    for b in ("q", "k", "v", "ya", "z"):
+        n.buf(b, "N1*B*E")
+    n.buf("m", "N1*B*MLP")
+    n.buf("s", "N1*NH*B*B", "f64")
+    n.buf("yh", "N1*B*E", "f64")
+    n.buf("acc", "max(N1*B*max(3*E, MLP), B*NP*E)", "f64")
+    n.kernel_launch("l3_vit_patches<<<%s, 256>>>(img, pt, B, CH, IMG, P)" % "min(cdiv(B*CH*IMG*IMG, 256), 65536)")
+    n.linear("pt", pw, pb, "emb", "B*NP", "E", "PD")
+    n.kernel_launch("l3_vit_embed<<<min(cdiv(N1*B*E, 256), 65536), 256>>>(emb, cls, pos, xs, B, N1, E)")
+    with n.loop("l", 0, "L"):
+        n.linear("xs", "%s[l*3*E*E]" % wi, "%s[l*3*E]" % bi, "qkv", R, "3*E", "E")
+        n.causal_attention("qkv", "ya", "N1", "B", "E", "NH", kind=2)
+        n.linear("ya", "%s[l*E*E]" % wo, "%s[l*E]" % bo, "z", R, "E", "E", res="xs")
+        n.layernorm("z", "%s[l*E]" % g1, "%s[l*E]" % e1, "h", R, "E")
+        n.linear("h", "%s[l*MLP*E]" % w1, "%s[l*MLP]" % b1, "m", R, "MLP", "E", "L3_RELU")
+        n.linear("m", "%s[l*E*MLP]" % w2, "%s[l*E]" % b2, "z", R, "E", "MLP", res="h")
+        n.layernorm("z", "%s[l*E]" % g2, "%s[l*E]" % e2, "xs", R, "E")
+    n.linear("xs", hw1, hb1, "m", "B", "MLP", "E", "L3_GELU")
+    n.linear("m", hw2, hb2, "y", "B", "NC", "MLP")
+    n.notes += ["Patches as KernelBench's unfold-and-reshape reads them, the patch Linear, cls token and position",
+                "embedding; L post-norm encoder layers (attention over the B images of each token position, as",
+                "nn.TransformerEncoder with batch_first=False reads (B, N1, E)), LayerNorms in double; the head."]
+    n.manifest = {
+        "description": "KernelBench level 3, problem 28 (28_VisionTransformer), run exactly as KernelBench's code does: "
+                       "img (B, CH, IMG, IMG) -> img.unfold(2, P, P).unfold(3, P, P).reshape(B, -1, P*P*CH) (a "
+                       "reshape of the unfolded tensor in its (channel, patch row, patch column, row, column) order, "
+                       "so a row mixes patches and channels), patch_to_embedding = Linear(PD, E) (PD = P*P*CH), "
+                       "cls_token (1, 1, E) prepended, pos_embedding (1, N1, E) added (N1 = (IMG/P)^2 + 1), Dropout(0), "
+                       "then nn.TransformerEncoder of L nn.TransformerEncoderLayer(E, NH, MLP, dropout 0) (post-norm: "
+                       "x = norm1(x + self_attn(x)), x = norm2(x + linear2(relu(linear1(x)))), LayerNorm eps 1e-5; "
+                       "batch_first=False, so the (B, N1, E) tensor is read as a sequence of length B for each of N1 "
+                       "token positions: attention runs over the B images), the first token x[:, 0] (B, E), and the "
+                       "head Linear(E, MLP), GELU (exact), Dropout(0), Linear(MLP, NC). Parameters as PyTorch "
+                       "initialises them: pos_embedding and cls_token N(0, 1) (torch.randn), in_proj_weight xavier "
+                       "uniform (bound 1/sqrt(2E/3), written uniform_fan_in with fan_in 2*E/3 rounded down), "
+                       "in_proj_bias and out_proj.bias zeros, LayerNorm ones and zeros (varied by the checks), Linear "
+                       "weights and biases uniform(-1/sqrt(fan_in), 1/sqrt(fan_in)); the L layers' parameters are "
+                       "stacked (view in_w [L, 3E, E]: layer i at index i). KernelBench's sizes B = 2, CH = 3, IMG = "
+                       "224, P = 16, E = 512, L = 6, NH = 8, MLP = 2048, NC = 10. " +
+                       COMMON.split("Every module parameter")[0] + "Every module parameter is an input, packed into "
+                       "`params`. The image is N(0, 1) (KernelBench draws torch.rand). Output y (B, NC).",
+        "torch_model": {"globals": {"image_size": "IMG", "patch_size": "P", "num_classes": "NC", "dim": "E",
+                                    "depth": "L", "heads": "NH", "mlp_dim": "MLP", "channels": "CH"},
+                        "init": ["IMG", "P", "NC", "E", "L", "NH", "MLP", "CH", "0.0", "0.0"], "forward": ["img"]},
+        "dims": {"default": {"B": 2, "CH": 3, "IMG": 224, "P": 16, "E": 512, "L": 6, "NH": 8, "MLP": 2048, "NC": 10},
+                 "small": {"B": 2, "CH": 1, "IMG": 8, "P": 4, "E": 6, "L": 1, "NH": 2, "MLP": 5, "NC": 3},
+                 "alt": [{"B": 3, "CH": 3, "IMG": 15, "P": 5, "E": 36, "L": 2, "NH": 3, "MLP": 17, "NC": 1},
+                         {"B": 1, "CH": 2, "IMG": 32, "P": 8, "E": 7, "L": 1, "NH": 7, "MLP": 65, "NC": 11}]},
+        "derived": {"G": "IMG/P", "NP": "(IMG/P)*(IMG/P)", "N1": "(IMG/P)*(IMG/P) + 1", "PD": "P*P*CH"},
+        "hidden": {"dims": {"B": {"min": 1, "max": 4}, "CH": {"min": 1, "max": 3}, "P": {"values": [2, 4, 8, 16]},
+                            "IMG": {"min": 2, "max": 96}, "E": {"min": 2, "max": 96}, "L": {"min": 1, "max": 3},
+                            "NH": {"divisor_of": "E"}, "MLP": {"min": 1, "max": 160}, "NC": {"min": 1, "max": 40}},
+                   "require": ["IMG % P == 0", "NH <= 16", "2*E/3 >= 1"],
+                   "why": "any batch (the encoder's sequence), channels, image sizes that the patch divides, widths "
+                          "with every head count up to 16 that divides them, depths 1 to 3 (stacked views walked by "
+                          "a loop), MLP widths and class counts; the 64x64 product tiles are masked at every edge"},
+        "values": values(64, ATT_STRUCT_WHY % 64, large_why=ATT_LARGE_WHY),
+        "tolerance": {"atol": 1e-4, "rtol": 1e-4,
+                      "why": "KernelBench's float32 tolerance. Post-norm LayerNorms keep every layer's output O(1); "
+                             "products of up to 2048 terms err by ~1e-6 relative in float32, and the head's outputs "
+                             "are O(0.1-1), inside 1e-4; TF32 products fail"},
+        "bytes": "4*(B*CH*IMG*IMG + %s + B*NC)" % n.params_numel(),
+        "flops": n.flops_expr(),
+    }
+    return n
+
+
+SPECS += [p028]
