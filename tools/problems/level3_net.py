@@ -286,6 +286,10 @@ class Net:
                         % (T, hs, T, hs, T, hs, T, hs, T))
         self.launch("l3_merge_heads<<<%s, 256>>>(yh, %s, %s, %s, %s, %s)" % (grid("%s*%s*%s" % (B, T, C)), y, B, T, C, NH))
 
+    def ssd_launch(self, text):
+        self.include('#include "shared/l3_ssd.cuh"')
+        self.launch(text)
+
     def kernel_launch(self, text):
         """A launch of a kernel of the shared attention header (l3_vit_*)."""
         self.attn()

@@ -2331,3 +2331,74 @@ def p028():
 
 
 SPECS += [p028]
+
+
+def mamba2(num, name, kb_name, title, final_state):
+    n = Net(num, name, kb_name, title)
+    n.input("x", ["B", "T", "H", "P"])
+    if final_state:
+        n.output("y", ["B", "H", "P", "N"])
+    else:
+        n.output("y", ["B", "T", "H", "P"])
+    a = n.view("A", ["B", "T", "H"], NORMAL, "A")
+    bv = n.view("Bp", ["B", "T", "H", "N"], NORMAL, "B")
+    cv = n.view("Cp", ["B", "T", "H", "N"], NORMAL, "C")
+    if final_state:
+        n.ssd_launch("l3_ssd_state<<<min(B*H, 65535), 256, 8*(2*T + T*N)>>>(x, A, Bp, y, B, T, H, P, N)")
+    else:
+        n.ssd_launch("l3_ssd_y<<<min(B*H, 65535), 256, 8*(T + 2*T*N + T*T)>>>(x, A, Bp, Cp, y, B, T, H, P, N)")
+    n.notes += ["The SSD recurrence h_t = exp(A_t) h_{t-1} + B_t x_t^T, y_t = h_t C_t in closed form, in double:",
+                "one block per (batch, head), the cumulative sum of A, B and C staged in shared memory."]
+    what = ("the final state new_states[:, -1] (B, H, P, N): sum over s of exp(A_{s+1} + ... + A_{T-1}) B_s x_s^T"
+            if final_state else "Y (B, T, H, P): y_t = sum over s <= t of exp(A_{s+1} + ... + A_t) (C_t . B_s) x_s")
+    n.manifest = {
+        "description": "KernelBench level 3, problem %d (%s): Mamba-2's structured state-space duality as KernelBench "
+                       "writes it (chunks of BL steps, einsums over segment sums; the chunking does not change the "
+                       "result) on X (B, T, H, P) with the parameters A (B, T, H), B and C (B, T, H, N), all "
+                       "torch.randn, no initial state; the output is %s. KernelBench's sizes B = 2048, T = 128, H "
+                       "= 8, P = 64, N = 16, BL = 64 (T a multiple of BL). float32; the PyTorch source above is "
+                       "KernelBench's own (it imports einops). The parameters are inputs, packed into `params` "
+                       "(views A, Bp, Cp: the module's A, B, C), N(0, 1) as torch.randn draws them. X is N(0, 1) "
+                       "(KernelBench draws torch.rand). Output y." % (num, kb_name, what),
+        "torch_model": {"globals": {"batch_size": "B", "seq_length": "T", "n_heads": "H", "d_head": "P",
+                                    "d_state": "N", "block_len": "BL"},
+                        "init": ["B", "T", "H", "P", "N", "BL"], "forward": ["x"]},
+        "dims": {"default": {"B": 2048, "T": 128, "H": 8, "P": 64, "N": 16, "BL": 64},
+                 "small": {"B": 2, "T": 4, "H": 2, "P": 3, "N": 2, "BL": 2},
+                 "alt": [{"B": 3, "T": 33, "H": 3, "P": 17, "N": 5, "BL": 11}, {"B": 1, "T": 1, "H": 1, "P": 65, "N": 1, "BL": 1}]},
+        "hidden": {"dims": {"B": {"min": 1, "max": 64}, "T": {"min": 1, "max": 128}, "H": {"min": 1, "max": 16},
+                            "P": {"min": 1, "max": 96}, "N": {"min": 1, "max": 24}, "BL": {"divisor_of": "T"}},
+                   "why": "any batch, head count, head width and state size, sequences of 1 to 128 steps (the double "
+                          "staging holds 8*(T + 2*T*N + T*T) bytes of shared memory, at most 232448) and every chunk length that divides "
+                          "them (the result does not depend on it, KernelBench's code requires it)"},
+        "values": {"large": {"scale": 0, "why": "A is a log-decay whose sums are exponentiated: larger A overflows "
+                                                 "float32 (exp(88)) for any implementation"},
+                   "structure": {"on": False, "why": "A is a log-decay whose cumulative sums are exponentiated: the "
+                                                     "structured runs' per-row scales up to 4x (times up to 2x per "
+                                                     "column) would push exp(S_t - S_s) past float32's range for any "
+                                                     "implementation, so no input is structured"},
+                   "special": {"values": ["-0"], "why": "only -0 (acts as 0): NaN or inf in A spreads through the "
+                                                        "exponentials to every later step in an order the "
+                                                        "formulation decides"}},
+        "tolerance": {"atol": 1e-3, "rtol": 1e-3,
+                      "why": "looser than KernelBench's 1e-4: the outputs are sums of terms weighted by "
+                             "exp(A_{s+1} + ... + A_t) with A ~ N(0, 1), whose magnitudes span many orders, and where "
+                             "the terms cancel a float32 implementation errs by ~1e-6 of the largest term, which is "
+                             "1e-4 or more of a small output (an estimate, to be calibrated on the H100 with "
+                             "crosscheck.py's float32 run); an implementation that drops the decay or the "
+                             "cross-chunk states is off by far more"},
+        "bytes": "4*(B*T*H*P + %s + %s)" % (n.params_numel(), "B*H*P*N" if final_state else "B*T*H*P"),
+        "flops": ("2*B*H*T*P*N" if final_state else "B*H*T*T*(N + P)"),
+    }
+    return n
+
+
+def p048():
+    return mamba2(48, "mamba2_return_y", "48_Mamba2ReturnY", "Mamba-2 SSD, output Y", False)
+
+
+def p049():
+    return mamba2(49, "mamba2_return_final_state", "49_Mamba2ReturnFinalState", "Mamba-2 SSD, final state", True)
+
+
+SPECS += [p048, p049]
