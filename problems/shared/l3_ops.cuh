@@ -88,19 +88,21 @@ extern "C" __global__ void l3_bias_act_f(const float *__restrict__ src, const fl
 
 // BatchNorm in training mode (batch statistics, biased variance), as KernelBench runs it:
 // per-channel mean and variance of x[n, c, s] over n and s, two passes in double:
-// stats[2*c] = mean, stats[2*c + 1] = variance. One block per channel (grid-stride).
+// stats[2*c] = mean, stats[2*c + 1] = variance. x has ld >= C channels per batch entry (the
+// first C are normalised: a DenseNet layer's slice of the growing features; ld = C otherwise).
+// One block per channel (grid-stride).
 extern "C" __global__ void l3_bn_stats(const float *__restrict__ x, double *__restrict__ stats,
-                                       long long N, long long C, long long S)
+                                       long long N, long long C, long long S, long long ld)
 {
     for (long long c = blockIdx.x; c < C; c += gridDim.x) {
         const long long cnt = N * S;
         double s = 0.0;
         for (long long j = threadIdx.x; j < cnt; j += blockDim.x)
-            s += (double)x[(j / S * C + c) * S + j % S];
+            s += (double)x[(j / S * ld + c) * S + j % S];
         const double mean = l3_block_sum(s) / (double)cnt;
         double q = 0.0;
         for (long long j = threadIdx.x; j < cnt; j += blockDim.x) {
-            const double d = (double)x[(j / S * C + c) * S + j % S] - mean;
+            const double d = (double)x[(j / S * ld + c) * S + j % S] - mean;
             q += d * d;
         }
         q = l3_block_sum(q) / (double)cnt;
@@ -109,17 +111,19 @@ extern "C" __global__ void l3_bn_stats(const float *__restrict__ x, double *__re
     }
 }
 
-// y = act((x - mean) / sqrt(var + eps) * gamma + beta + res) per channel (x[n, c, s]); res may
-// be NULL. In double, rounded once.
+// y = act((x - mean) / sqrt(var + eps) * gamma + beta + res) per channel, y[n, c, s] contiguous
+// (n < N, c < C) from x with ld channels per batch entry; res (like y) may be NULL. In double,
+// rounded once.
 extern "C" __global__ void l3_bn_apply(const float *__restrict__ x, const double *__restrict__ stats,
                                        const float *__restrict__ gamma, const float *__restrict__ beta,
                                        const float *__restrict__ res, float *__restrict__ y,
-                                       long long n, long long C, long long S, double eps, int act)
+                                       long long n, long long C, long long S, long long ld, double eps,
+                                       int act)
 {
     const long long step = (long long)gridDim.x * blockDim.x;
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {
-        const long long c = i / S % C;
-        double v = ((double)x[i] - stats[2 * c]) / sqrt(stats[2 * c + 1] + eps) * (double)gamma[c] +
+        const long long c = i / S % C, xi = (i / (S * C) * ld + c) * S + i % S;
+        double v = ((double)x[xi] - stats[2 * c]) / sqrt(stats[2 * c + 1] + eps) * (double)gamma[c] +
                    (double)beta[c];
         if (res)
             v += (double)res[i];

@@ -206,13 +206,15 @@ class Net:
         self.launch("l3_bias_act_f<<<%s, 256>>>(%s, %s, %s, %s, %s, %s, %s, %s)"
                     % (grid(n), src, bias or "0", res, dst, n, inner, nb, act_code(act)))
 
-    def bn(self, x, stats, g, b, y, N, C, S, act="L3_NONE", res="0", eps="1e-5"):
+    def bn(self, x, stats, g, b, y, N, C, S, act="L3_NONE", res="0", eps="1e-5", ld=None):
         """BatchNorm2d in training mode (batch statistics, biased variance) and an activation,
-        with an optional residual added before it; stats: a double scratch of 2*C."""
+        with an optional residual added before it; stats: a double scratch of 2*C. ld: channels
+        per batch entry of x when it holds more than the C normalised (default C)."""
         self.ops()
-        self.launch("l3_bn_stats<<<min(%s, 65535), 256>>>(%s, %s, %s, %s, %s)" % (C, x, stats, N, C, S))
-        self.launch("l3_bn_apply<<<%s, 256>>>(%s, %s, %s, %s, %s, %s, (%s)*(%s)*(%s), %s, %s, %s, %s)"
-                    % (grid("(%s)*(%s)*(%s)" % (N, C, S)), x, stats, g, b, res, y, N, C, S, C, S, eps, act_code(act)))
+        ld = ld if ld is not None else C
+        self.launch("l3_bn_stats<<<min(%s, 65535), 256>>>(%s, %s, %s, %s, %s, %s)" % (C, x, stats, N, C, S, ld))
+        self.launch("l3_bn_apply<<<%s, 256>>>(%s, %s, %s, %s, %s, %s, (%s)*(%s)*(%s), %s, %s, %s, %s, %s)"
+                    % (grid("(%s)*(%s)*(%s)" % (N, C, S)), x, stats, g, b, res, y, N, C, S, C, S, ld, eps, act_code(act)))
 
     def maxpool(self, x, y, NC, H, W, OH, OW, K, S, P=0):
         self.ops()

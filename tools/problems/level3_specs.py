@@ -2402,3 +2402,106 @@ def p049():
 
 
 SPECS += [p048, p049]
+
+
+# ---------------------------------------------------------------- 15, 16: DenseNets
+
+def densenet(num, name, kb_name, title, blocks):
+    n = Net(num, name, kb_name, title)
+    G = 32
+    n.input("x", ["B", "CI", "H", "W"])
+    n.output("y", ["B", "NC"])
+    chans, c = [], 64
+    for i, L in enumerate(blocks):
+        chans.append((c, c + L * G))
+        c = c + L * G
+        if i != len(blocks) - 1:
+            c //= 2
+    big = "B*max(64*S1H*S1W, %d*S2H*S2W)" % max(ct for _, ct in chans)
+    for b in ("f", "h", "t", "u"):
+        n.buf(b, big)
+    n.buf("stats", "2*%d" % max(ct for _, ct in chans), "f64")
+    n.buf("acc", "B*NC", "f64")
+    w0 = n.conv_views("conv0", 64, "CI", 7, "features.0", bias=False)[0]
+    g0 = n.bn_views("bn0", 64, "features.1")
+    conv_bn(n, "x", w0, g0[0], g0[1], "h", "t", "B", "CI", 64, "H", "W", "S1H", "S1W", 7, 2, 3)
+    n.maxpool("h", "u", "B*64", "S1H", "S1W", "S2H", "S2W", 3, 2, 1)
+    hw = ("S2H", "S2W")
+    n.copy_channels("u", "f", "B", 64, "S2H*S2W", chans[0][1], 0)
+    for bi, L in enumerate(blocks):
+        c0, ct = chans[bi]
+        h, w = hw
+        S = "%s*%s" % (h, w)
+        for i in range(L):
+            ci = c0 + i * G
+            gi = n.bn_views("b%d_%d_bn" % (bi, i), ci, "dense_blocks.%d.layers.%d.0" % (bi, i))
+            wi = n.conv_views("b%d_%d_conv" % (bi, i), G, ci, 3, "dense_blocks.%d.layers.%d.2" % (bi, i), bias=False)[0]
+            n.bn("f", "stats", gi[0], gi[1], "h", "B", ci, S, "L3_RELU", ld=ct)
+            n.conv("h", wi, "t", "B", ci, G, h, w, h, w, 3, 1, 1)
+            n.copy_channels("t", "f", "B", G, S, ct, ci)
+        if bi != len(blocks) - 1:
+            nxt = chans[bi + 1][1]
+            gt = n.bn_views("t%d_bn" % bi, ct, "transition_layers.%d.transition.0" % bi)
+            wt = n.conv_views("t%d_conv" % bi, ct // 2, ct, 1, "transition_layers.%d.transition.2" % bi, bias=False)[0]
+            n.bn("f", "stats", gt[0], gt[1], "h", "B", ct, S, "L3_RELU")
+            n.conv("h", wt, "t", "B", ct, ct // 2, h, w, h, w, 1, 1, 0)
+            oh, ow = "S%dH" % (bi + 3), "S%dW" % (bi + 3)
+            n.avgpool("t", "u", "B*%d" % (ct // 2), h, w, oh, ow, 2, 2)
+            n.copy_channels("u", "f", "B", ct // 2, "%s*%s" % (oh, ow), nxt, 0)
+            hw = (oh, ow)
+    ct = chans[-1][1]
+    gf = n.bn_views("final_bn", ct, "final_bn")
+    n.bn("f", "stats", gf[0], gf[1], "h", "B", ct, "%s*%s" % hw, "L3_RELU")
+    n.row_mean("h", "u", "B*%d" % ct, "%s*%s" % hw)
+    fw, fb = n.linear_views("fc", "NC", ct, "classifier")
+    n.linear("u", fw, fb, "y", "B", "NC", ct)
+    n.notes += ["conv 7x7/2 BN ReLU, max pool; dense blocks of %s layers, each BatchNorm (training mode, in double) and" % "/".join(map(str, blocks)),
+                "ReLU of the first channels of the growing features, 3x3 conv, its 32 channels appended; transitions",
+                "(BN ReLU, 1x1 conv, 2x2 average pool); final BN ReLU, global average pool, Linear."]
+    derived = {}
+    for d in ("H", "W"):
+        derived["S1" + d] = "(%s - 1)/2 + 1" % d
+        derived["S2" + d] = "(S1%s - 1)/2 + 1" % d
+        for i in range(3, 6):
+            derived["S%d%s" % (i, d)] = "S%d%s/2" % (i - 1, d)
+    n.manifest = {
+        "description": "KernelBench level 3, problem %d (%s): KernelBench's DenseNet (no bottleneck layers) on x (B, "
+                       "CI, H, W): Conv2d(CI, 64, 7, stride 2, padding 3, no bias), BatchNorm2d, ReLU, MaxPool2d(3, "
+                       "stride 2, padding 1); dense blocks of %s layers with growth 32 (layer i of a block with C0 "
+                       "input channels: BatchNorm2d(C0 + 32i), ReLU, Conv2d(C0 + 32i, 32, 3, padding 1, no bias), "
+                       "Dropout(0), its output concatenated to the block's features), a transition after each but "
+                       "the last (BatchNorm2d, ReLU, Conv2d(c, c/2, 1, no bias), AvgPool2d(2, stride 2)), final "
+                       "BatchNorm2d, ReLU, adaptive average pool, Linear(%d, NC). Channels per block: %s. Each "
+                       "stride-2 step maps n to (n - 1)/2 + 1, each average pool to n/2. KernelBench's sizes B = 10, "
+                       "CI = 3, H = W = 224, NC = 10 (growth_rate 32, fixed here). " % (
+                           num, kb_name, ", ".join(map(str, blocks)), ct,
+                           ", ".join("%d -> %d" % cc for cc in chans)) + COMMON + X_NOTE + "Output y (B, NC).",
+        "torch_model": {"globals": {"batch_size": "B", "num_classes": "NC"}, "init": ["32", "NC"], "forward": ["x"]},
+        "dims": {"default": {"B": 10, "CI": 3, "H": 224, "W": 224, "NC": 10},
+                 "small": {"B": 2, "CI": 3, "H": 32, "W": 33, "NC": 3},
+                 "alt": [{"B": 3, "CI": 1, "H": 45, "W": 67, "NC": 1}, {"B": 1, "CI": 4, "H": 97, "W": 64, "NC": 97}]},
+        "derived": derived,
+        "hidden": {"dims": {"B": {"min": 1, "max": 3}, "CI": {"min": 1, "max": 4}, "H": {"min": 32, "max": 128},
+                            "W": {"min": 32, "max": 128}, "NC": {"min": 1, "max": 1000}},
+                   "require": ["B*S5H*S5W >= 2"],
+                   "max_bytes": 536870912, "max_flops": 3e10,
+                   "why": "batches of 1 to 3, 1 to 4 input channels, images of 32 to 128 (odd sizes through the "
+                          "stride-2 steps and the floor of each average pool), any class count; at least two "
+                          "values per channel for the last BatchNorm"},
+        "values": values(64, BN_STRUCT_WHY % 64, large_why=BN_LARGE_WHY),
+        "tolerance": cnn_tolerance("%d convolutions with training-mode BatchNorm before each and a Linear layer" % (sum(blocks) + len(blocks))),
+        "bytes": "4*(B*CI*H*W + %s + B*NC)" % n.params_numel(),
+        "flops": n.flops_expr(),
+    }
+    return n
+
+
+def p015():
+    return densenet(15, "densenet121", "15_DenseNet121", "DenseNet-121 (KernelBench's form)", [6, 12, 24, 16])
+
+
+def p016():
+    return densenet(16, "densenet201", "16_DenseNet201", "DenseNet-201 (KernelBench's form)", [6, 12, 48, 32])
+
+
+SPECS += [p015, p016]
