@@ -19,6 +19,7 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
 // @scratch pt f32[B*NP*PD]
 // @scratch emb f32[B*NP*E]
 // @scratch xs f32[N1*B*E]
+// @scratch acc f64[max(N1*B*max(3*E, MLP), B*NP*E)]
 // @scratch h f32[N1*B*E]
 // @scratch qkv f32[N1*B*3*E]
 // @scratch q f32[N1*B*E]
@@ -29,7 +30,6 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
 // @scratch m f32[N1*B*MLP]
 // @scratch s f64[N1*NH*B*B]
 // @scratch yh f64[N1*B*E]
-// @scratch acc f64[max(N1*B*max(3*E, MLP), B*NP*E)]
 // @launch l3_vit_patches<<<min(cdiv(B*CH*IMG*IMG, 256), 65536), 256>>>(img, pt, B, CH, IMG, P);
 // @launch l3_linear_nt<<<dim3(cdiv(B*NP, 64), cdiv(E, 64)), dim3(16, 16)>>>(pt, patch_w, acc, B*NP, E, PD);
 // @launch l3_bias_act_d<<<min(cdiv((B*NP)*(E), 256), 65536), 256>>>(acc, patch_b, 0, emb, (B*NP)*(E), 1, E, 0);

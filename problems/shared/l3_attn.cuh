@@ -145,3 +145,12 @@ extern "C" __global__ void l3_vit_embed(const float *__restrict__ emb, const flo
         out[i] = v + pos[t * E + e];
     }
 }
+
+// dst[r*ld + c] = src[c] for r < rows, c < cols: one row (a cls token) into every sequence.
+extern "C" __global__ void l3_broadcast_rows(const float *__restrict__ src, float *__restrict__ dst,
+                                             long long rows, long long cols, long long ld)
+{
+    const long long n = rows * cols, step = (long long)gridDim.x * blockDim.x;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step)
+        dst[i / cols * ld + i % cols] = src[i % cols];
+}

@@ -2235,51 +2235,67 @@ def p045():
 SPECS += [p045]
 
 
+ZERO = {"dist": "constant", "value": 0, "vary": {"dist": "normal", "mean": 0, "std": 0.5}}
+ONE = {"dist": "constant", "value": 1, "vary": {"dist": "normal", "mean": 1, "std": 0.5}}
+
+
+def encoder_views(n, t, L, E, FF):
+    """The parameters of L stacked nn.TransformerEncoderLayer(E, NH, FF) (torch prefix t with {i}):
+    self_attn in_proj (xavier uniform: bound 1/sqrt(2E/3), fan_in 2*E/3 rounded down) and its bias
+    (zeros), out_proj (Linear init, bias zeros), linear1, linear2, norm1, norm2."""
+    v = {}
+    v["wi"] = n.view("in_w", [L, "3*%s" % E, E], fan_in("2*%s/3" % E), t + "self_attn.in_proj_weight")
+    v["bi"] = n.view("in_b", [L, "3*%s" % E], ZERO, t + "self_attn.in_proj_bias")
+    v["wo"] = n.view("out_w", [L, E, E], fan_in(E), t + "self_attn.out_proj.weight")
+    v["bo"] = n.view("out_b", [L, E], ZERO, t + "self_attn.out_proj.bias")
+    v["w1"], v["b1"] = n.linear_views("ff1", FF, E, t + "linear1", stack=L)
+    v["w2"], v["b2"] = n.linear_views("ff2", E, FF, t + "linear2", stack=L)
+    v["g1"] = n.view("n1_g", [L, E], ONE, t + "norm1.weight")
+    v["e1"] = n.view("n1_b", [L, E], ZERO, t + "norm1.bias")
+    v["g2"] = n.view("n2_g", [L, E], ONE, t + "norm2.weight")
+    v["e2"] = n.view("n2_b", [L, E], ZERO, t + "norm2.bias")
+    return v
+
+
+def encoder_layers(n, v, xs, NB, T, E, NH, FF, L):
+    """L post-norm encoder layers (ReLU feed-forward, LayerNorm eps 1e-5) over xs [NB, T, E] in
+    place: NB sequences of length T (batch-major), a @for loop over the stacked views."""
+    R = "%s*%s" % (NB, T)
+    n.buf("h", "%s*%s*%s" % (NB, T, E))
+    n.buf("qkv", "%s*%s*3*%s" % (NB, T, E))
+    for b in ("q", "k", "v", "ya", "z"):
+        n.buf(b, "%s*%s*%s" % (NB, T, E))
+    n.buf("m", "%s*%s*%s" % (NB, T, FF))
+    n.buf("s", "%s*%s*%s*%s" % (NB, NH, T, T), "f64")
+    n.buf("yh", "%s*%s*%s" % (NB, T, E), "f64")
+    with n.loop("l", 0, L):
+        n.linear(xs, "%s[l*3*%s*%s]" % (v["wi"], E, E), "%s[l*3*%s]" % (v["bi"], E), "qkv", R, "3*%s" % E, E)
+        n.causal_attention("qkv", "ya", NB, T, E, NH, kind=2)
+        n.linear("ya", "%s[l*%s*%s]" % (v["wo"], E, E), "%s[l*%s]" % (v["bo"], E), "z", R, E, E, res=xs)
+        n.layernorm("z", "%s[l*%s]" % (v["g1"], E), "%s[l*%s]" % (v["e1"], E), "h", R, E)
+        n.linear("h", "%s[l*%s*%s]" % (v["w1"], FF, E), "%s[l*%s]" % (v["b1"], FF), "m", R, FF, E, "L3_RELU")
+        n.linear("m", "%s[l*%s*%s]" % (v["w2"], E, FF), "%s[l*%s]" % (v["b2"], E), "z", R, E, FF, res="h")
+        n.layernorm("z", "%s[l*%s]" % (v["g2"], E), "%s[l*%s]" % (v["e2"], E), xs, R, E)
+
+
 def p028():
     n = Net(28, "vision_transformer", "28_VisionTransformer", "Vision Transformer (KernelBench's, sequence-first encoder)")
     n.input("img", ["B", "CH", "IMG", "IMG"])
     n.output("y", ["B", "NC"])
-    ZERO = {"dist": "constant", "value": 0, "vary": {"dist": "normal", "mean": 0, "std": 0.5}}
-    ONE = {"dist": "constant", "value": 1, "vary": {"dist": "normal", "mean": 1, "std": 0.5}}
     pos = n.view("pos", [1, "N1", "E"], NORMAL, "pos_embedding")
     pw, pb = n.linear_views("patch", "E", "PD", "patch_to_embedding")
     cls = n.view("cls", [1, 1, "E"], NORMAL, "cls_token")
-    t = "transformer.layers.{i}."
-    wi = n.view("in_w", ["L", "3*E", "E"], fan_in("2*E/3"), t + "self_attn.in_proj_weight")
-    bi = n.view("in_b", ["L", "3*E"], ZERO, t + "self_attn.in_proj_bias")
-    wo = n.view("out_w", ["L", "E", "E"], fan_in("E"), t + "self_attn.out_proj.weight")
-    bo = n.view("out_b", ["L", "E"], ZERO, t + "self_attn.out_proj.bias")
-    w1, b1 = n.linear_views("ff1", "MLP", "E", t + "linear1", stack="L")
-    w2, b2 = n.linear_views("ff2", "E", "MLP", t + "linear2", stack="L")
-    g1 = n.view("n1_g", ["L", "E"], ONE, t + "norm1.weight")
-    e1 = n.view("n1_b", ["L", "E"], ZERO, t + "norm1.bias")
-    g2 = n.view("n2_g", ["L", "E"], ONE, t + "norm2.weight")
-    e2 = n.view("n2_b", ["L", "E"], ZERO, t + "norm2.bias")
+    enc = encoder_views(n, "transformer.layers.{i}.", "L", "E", "MLP")
     hw1, hb1 = n.linear_views("head1", "MLP", "E", "mlp_head.0")
     hw2, hb2 = n.linear_views("head2", "NC", "MLP", "mlp_head.3")
-    R = "N1*B"
     n.buf("pt", "B*NP*PD")
     n.buf("emb", "B*NP*E")
     n.buf("xs", "N1*B*E")
-    n.buf("h", "N1*B*E")
-    n.buf("qkv", "N1*B*3*E")
-    for b in ("q", "k", "v", "ya", "z"):
-        n.buf(b, "N1*B*E")
-    n.buf("m", "N1*B*MLP")
-    n.buf("s", "N1*NH*B*B", "f64")
-    n.buf("yh", "N1*B*E", "f64")
     n.buf("acc", "max(N1*B*max(3*E, MLP), B*NP*E)", "f64")
     n.kernel_launch("l3_vit_patches<<<%s, 256>>>(img, pt, B, CH, IMG, P)" % "min(cdiv(B*CH*IMG*IMG, 256), 65536)")
     n.linear("pt", pw, pb, "emb", "B*NP", "E", "PD")
     n.kernel_launch("l3_vit_embed<<<min(cdiv(N1*B*E, 256), 65536), 256>>>(emb, cls, pos, xs, B, N1, E)")
-    with n.loop("l", 0, "L"):
-        n.linear("xs", "%s[l*3*E*E]" % wi, "%s[l*3*E]" % bi, "qkv", R, "3*E", "E")
-        n.causal_attention("qkv", "ya", "N1", "B", "E", "NH", kind=2)
-        n.linear("ya", "%s[l*E*E]" % wo, "%s[l*E]" % bo, "z", R, "E", "E", res="xs")
-        n.layernorm("z", "%s[l*E]" % g1, "%s[l*E]" % e1, "h", R, "E")
-        n.linear("h", "%s[l*MLP*E]" % w1, "%s[l*MLP]" % b1, "m", R, "MLP", "E", "L3_RELU")
-        n.linear("m", "%s[l*E*MLP]" % w2, "%s[l*E]" % b2, "z", R, "E", "MLP", res="h")
-        n.layernorm("z", "%s[l*E]" % g2, "%s[l*E]" % e2, "xs", R, "E")
+    encoder_layers(n, enc, "xs", "N1", "B", "E", "NH", "MLP", "L")
     n.linear("xs", hw1, hb1, "m", "B", "MLP", "E", "L3_GELU")
     n.linear("m", hw2, hb2, "y", "B", "NC", "MLP")
     n.notes += ["Patches as KernelBench's unfold-and-reshape reads them, the patch Linear, cls token and position",
@@ -2505,3 +2521,70 @@ def p016():
 
 
 SPECS += [p015, p016]
+
+
+def p032():
+    n = Net(32, "convolutional_vision_transformer", "32_ConvolutionalVisionTransformer", "Convolutional vision transformer")
+    n.input("x", ["B", "CI", "IMG", "IMG"])
+    n.output("y", ["B", "NC"])
+    cw, cb = n.conv_views("patch", "E", "CI", "P", "conv1")
+    lw, lb = n.linear_views("proj", "E", "E*NP", "linear_proj")
+    enc = encoder_views(n, "transformer_layers.{i}.", "L", "E", "4*E")
+    cls = n.view("cls", [1, 1, "E"], ZERO, "cls_token")
+    fw, fb = n.linear_views("fc", "NC", "E", "fc_out")
+    n.buf("t", "B*E*NP")
+    n.buf("pe", "B*E*NP")
+    n.buf("pj", "B*E")
+    n.buf("xs", "B*2*E")
+    n.buf("acc", "B*2*4*E", "f64")
+    conv_bias_act(n, "x", cw, cb, "pe", "t", "B", "CI", "E", "IMG", "IMG", "G", "G", "P", "P", 0, act="L3_NONE", cc=1)
+    n.linear("pe", lw, lb, "pj", "B", "E", "E*NP")
+    # tokens (B, 2, E): the cls token then the projection (as channels 0 and 1 of S = E)
+    n.launch("l3_copy_channels<<<min(cdiv(B*E, 256), 65536), 256>>>(pj, xs, B, 1, E, 2, 1)")
+    n.kernel_launch("l3_broadcast_rows<<<min(cdiv(B*E, 256), 65536), 256>>>(%s, xs, B, E, 2*E)" % cls)
+    encoder_layers(n, enc, "xs", "B", 2, "E", "NH", "4*E", "L")
+    n.buf("x0", "B*E")
+    n.copy_rows("xs", "x0", "B", "E", "2*E")
+    n.linear("x0", fw, fb, "y", "B", "NC", "E")
+    n.notes += ["Patch convolution (P x P, stride P, with bias), the Linear projection of the flattened map, a",
+                "two-token sequence (cls, projection), L post-norm encoder layers (batch first), Linear on cls."]
+    n.manifest = {
+        "description": "KernelBench level 3, problem 32 (32_ConvolutionalVisionTransformer): on x (B, CI, IMG, IMG): "
+                       "conv1 = Conv2d(CI, E, P, stride P) (with bias) to (B, E, G, G), G = IMG/P, flattened to (B, "
+                       "E*G*G), linear_proj = Linear(E*G*G, E), a sequence of two tokens (cls_token, a parameter of "
+                       "zeros (1, 1, E) varied by the checks, then the projection), L nn.TransformerEncoderLayer(E, "
+                       "NH, 4E, dropout 0, batch_first=True) (post-norm: x = norm1(x + self_attn(x)), x = norm2(x + "
+                       "linear2(relu(linear1(x)))), LayerNorm eps 1e-5), then fc_out = Linear(E, NC) on the cls "
+                       "token. Attention parameters as nn.MultiheadAttention initialises them (in_proj_weight xavier "
+                       "uniform, bound 1/sqrt(2E/3), written uniform_fan_in with fan_in 2*E/3 rounded down; biases "
+                       "zeros, varied); the L layers' parameters stacked (view in_w [L, 3E, E]). KernelBench's sizes "
+                       "B = 10, CI = 3, IMG = 32, P = 4, E = 128, NH = 4, L = 6, NC = 1000 (CI, IMG, P and L are "
+                       "Model's defaults there). " + COMMON.split("Every module parameter")[0] +
+                       "Every module parameter is an input, packed into `params`. " + X_NOTE + "Output y (B, NC).",
+        "torch_model": {"globals": {"batch_size": "B", "image_size": "IMG", "embed_dim": "E", "in_channels": "CI",
+                                    "num_heads": "NH", "num_classes": "NC"},
+                        "init": ["NC", "E", "NH", "L", "4.0", "P", "CI", "IMG"], "forward": ["x"]},
+        "dims": {"default": {"B": 10, "CI": 3, "IMG": 32, "P": 4, "E": 128, "NH": 4, "L": 6, "NC": 1000},
+                 "small": {"B": 2, "CI": 3, "IMG": 8, "P": 4, "E": 6, "NH": 2, "L": 1, "NC": 3},
+                 "alt": [{"B": 3, "CI": 1, "IMG": 6, "P": 2, "E": 36, "NH": 3, "L": 2, "NC": 1},
+                         {"B": 1, "CI": 4, "IMG": 20, "P": 4, "E": 7, "NH": 7, "L": 1, "NC": 97}]},
+        "derived": {"G": "IMG/P", "NP": "(IMG/P)*(IMG/P)"},
+        "hidden": {"dims": {"B": {"min": 1, "max": 16}, "CI": {"min": 1, "max": 4}, "IMG": {"min": 2, "max": 48},
+                            "P": {"values": [2, 4]}, "E": {"min": 2, "max": 96}, "NH": {"divisor_of": "E"},
+                            "L": {"min": 1, "max": 4}, "NC": {"min": 1, "max": 1000}},
+                   "require": ["IMG % P == 0", "NH <= 16", "2*E/3 >= 1"],
+                   "why": "any batch, channels, image sizes the patch divides, widths with every head count up to "
+                          "16 that divides them, 1 to 4 layers (stacked views walked by a loop), any class count; "
+                          "patches 2 and 4 (conv2d_ref's stride-P tile fits shared memory)"},
+        "values": values(64, ATT_STRUCT_WHY % 64, large_why=ATT_LARGE_WHY),
+        "tolerance": {"atol": 1e-4, "rtol": 1e-4,
+                      "why": "KernelBench's float32 tolerance. Post-norm LayerNorms keep every layer's output O(1); "
+                             "the projection sums E*G*G = 8192 products, which float32 sums to ~1e-6 relative, "
+                             "inside 1e-4; TF32 products fail"},
+        "bytes": "4*(B*CI*IMG*IMG + %s + B*NC)" % n.params_numel(),
+        "flops": n.flops_expr(),
+    }
+    return n
+
+
+SPECS += [p032]
