@@ -154,3 +154,42 @@ extern "C" __global__ void l3_broadcast_rows(const float *__restrict__ src, floa
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step)
         dst[i / cols * ld + i % cols] = src[i % cols];
 }
+
+// Swin-MLP's spatial MLP (KernelBench 29), with its residual: out[b, h, w, c] = res[b, h, w, c] +
+// bias[o] + sum over j < WS*WS of Wt[o, j] v_j, where the image x [B, H, W, C] is padded by P =
+// WS - SHIFT rows and columns before (SHIFT after; P = 0 without shift), cut into WS x WS windows,
+// (h, w) sits at position i of its window, o = head*WS*WS + i (head = c / (C/NH)), and v_j is
+// x at position j of that window, channel c (0 in the padding). In double, rounded once.
+extern "C" __global__ void l3_swin_spatial(const float *__restrict__ x, const float *__restrict__ wt,
+                                           const float *__restrict__ bias, const float *__restrict__ res,
+                                           float *__restrict__ out, long long B, long long H, long long W,
+                                           long long C, long long NH, long long WS, long long SHIFT)
+{
+    const long long n = B * H * W * C, step = (long long)gridDim.x * blockDim.x, hd = C / NH, w2 = WS * WS;
+    const long long P = SHIFT > 0 ? WS - SHIFT : 0;
+    for (long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x; t < n; t += step) {
+        const long long c = t % C, w = t / C % W, h = t / (C * W) % H, b = t / (C * W * H);
+        const long long ph = h + P, pw = w + P, wy = ph / WS, wx = pw / WS;
+        const long long o = c / hd * w2 + (ph % WS) * WS + pw % WS;
+        double s = (double)bias[o];
+        for (long long j = 0; j < w2; j++) {
+            const long long jh = wy * WS + j / WS - P, jw = wx * WS + j % WS - P;
+            if (jh >= 0 && jh < H && jw >= 0 && jw < W)
+                s = fma((double)wt[o * w2 + j], (double)x[((b * H + jh) * W + jw) * C + c], s);
+        }
+        out[t] = (float)(s + (double)res[t]);
+    }
+}
+
+// Swin's patch merging gather: y[b, i, j, q*C + c] = x[b, 2i + (q & 1), 2j + (q >> 1), c] for q in
+// 0..3 (x0 = (0, 0), x1 = (1, 0), x2 = (0, 1), x3 = (1, 1) as torch.cat([x0, x1, x2, x3], -1)).
+extern "C" __global__ void l3_patch_merge(const float *__restrict__ x, float *__restrict__ y,
+                                          long long B, long long H, long long W, long long C)
+{
+    const long long OH = H / 2, OW = W / 2, n = B * OH * OW * 4 * C, step = (long long)gridDim.x * blockDim.x;
+    for (long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x; t < n; t += step) {
+        const long long c = t % C, q = t / C % 4, j = t / (4 * C) % OW, i = t / (4 * C * OW) % OH,
+                        b = t / (4 * C * OW * OH);
+        y[t] = x[((b * H + 2 * i + (q & 1)) * W + 2 * j + (q >> 1)) * C + c];
+    }
+}

@@ -2588,3 +2588,105 @@ def p032():
 
 
 SPECS += [p032]
+
+
+def p029():
+    n = Net(29, "swin_mlp", "29_SwinMLP", "Swin-MLP (tiny)")
+    n.input("x", ["B", "CI", 224, 224])
+    n.output("y", ["B", "NC"])
+    depths, heads, ws = [2, 2, 6, 2], [3, 6, 12, 24], 7
+    pw, pb = n.conv_views("patch", 96, "CI", 4, "patch_embed.proj")
+    pg = n.view("patch_ng", [96], ONE, "patch_embed.norm.weight")
+    pbn = n.view("patch_nb", [96], ZERO, "patch_embed.norm.bias")
+    big = "B*3136*96*4"
+    for b in ("xa", "xb", "h", "m", "t"):
+        n.buf(b, big)
+    n.buf("acc", big, "f64")
+    conv_bias_act(n, "x", pw, pb, "h", "t", "B", "CI", 96, 224, 224, 56, 56, 4, 4, 0, act="L3_NONE", cc=1)
+    n.transpose("h", "t", "B", 96, 3136)
+    n.layernorm("t", pg, pbn, "xa", "B*3136", 96)
+    cur, other, res, C = "xa", "xb", 56, 96
+    for s, (depth, nh) in enumerate(zip(depths, heads)):
+        L = res * res
+        w_eff = min(ws, res)
+        for k in range(depth):
+            shift = 0 if (k % 2 == 0 or res <= ws) else ws // 2
+            t = "layers.%d.blocks.%d." % (s, k)
+            pre = "s%d_%d_" % (s, k)
+            g1 = n.view(pre + "n1_g", [C], ONE, t + "norm1.weight")
+            e1 = n.view(pre + "n1_b", [C], ZERO, t + "norm1.bias")
+            sw = n.view(pre + "sp_w", [nh * w_eff * w_eff, w_eff * w_eff, 1], fan_in(w_eff * w_eff), t + "spatial_mlp.weight")
+            sb = n.view(pre + "sp_b", [nh * w_eff * w_eff], fan_in(w_eff * w_eff), t + "spatial_mlp.bias")
+            g2 = n.view(pre + "n2_g", [C], ONE, t + "norm2.weight")
+            e2 = n.view(pre + "n2_b", [C], ZERO, t + "norm2.bias")
+            f1w, f1b = n.linear_views(pre + "fc1", 4 * C, C, t + "mlp.fc1")
+            f2w, f2b = n.linear_views(pre + "fc2", C, 4 * C, t + "mlp.fc2")
+            n.layernorm(cur, g1, e1, "h", "B*%d" % L, C)
+            n.kernel_launch("l3_swin_spatial<<<%s, 256>>>(h, %s, %s, %s, %s, B, %d, %d, %d, %d, %d, %d)"
+                            % ("min(cdiv(B*%d, 256), 65536)" % (L * C), sw, sb, cur, other, res, res, C, nh, w_eff, shift))
+            n.count(w_eff * w_eff, ["B", L * C])
+            n.layernorm(other, g2, e2, "h", "B*%d" % L, C)
+            n.linear("h", f1w, f1b, "m", "B*%d" % L, 4 * C, C, "L3_GELU")
+            n.linear("m", f2w, f2b, cur, "B*%d" % L, C, 4 * C, res=other)
+        if s < 3:
+            t = "layers.%d.downsample." % s
+            pre = "s%d_ds_" % s
+            ng = n.view(pre + "n_g", [4 * C], ONE, t + "norm.weight")
+            nb = n.view(pre + "n_b", [4 * C], ZERO, t + "norm.bias")
+            rw = n.view(pre + "red_w", [2 * C, 4 * C], fan_in(4 * C), t + "reduction.weight")
+            n.kernel_launch("l3_patch_merge<<<%s, 256>>>(%s, m, B, %d, %d, %d)" % ("min(cdiv(B*%d, 256), 65536)" % (L * C), cur, res, res, C))
+            n.layernorm("m", ng, nb, "h", "B*%d" % (L // 4), 4 * C)
+            n.linear("h", rw, None, cur, "B*%d" % (L // 4), 2 * C, 4 * C)
+            res, C = res // 2, 2 * C
+    fg = n.view("norm_g", [768], ONE, "norm.weight")
+    fbn = n.view("norm_b", [768], ZERO, "norm.bias")
+    n.layernorm(cur, fg, fbn, "h", "B*49", 768)
+    n.transpose("h", "t", "B", 49, 768)
+    n.row_mean("t", "m", "B*768", 49)
+    hw, hb = n.linear_views("head", "NC", 768, "head")
+    n.linear("m", hw, hb, "y", "B", "NC", 768)
+    n.notes += ["Patch embedding (4x4/4 conv with bias, LayerNorm), four stages of Swin-MLP blocks (LayerNorm, the",
+                "shifted-window spatial MLP with its residual, LayerNorm, GELU MLP with its residual) and patch",
+                "merging, LayerNorm, mean over tokens, Linear; everything in double, rounded once per op."]
+    n.manifest = {
+        "description": "KernelBench level 3, problem 29 (29_SwinMLP): Swin-MLP with its defaults on x (B, CI, 224, "
+                       "224): patch embedding Conv2d(CI, 96, 4, stride 4) (with bias), flattened to (B, 3136, 96), "
+                       "LayerNorm; four stages of 2, 2, 6, 2 blocks with 96, 192, 384, 768 channels, 3, 6, 12, 24 "
+                       "heads at 56, 28, 14, 7 tokens a side, window 7 (shift 3 in every second block while the "
+                       "side exceeds 7; none at 7): x = x + spatial_mlp(x') where x' = LayerNorm(x), padded by 7 - "
+                       "shift before and shift after (zeros) when shifted, cut into 7x7 windows, each head's channels "
+                       "mixed across the window's 49 positions by a grouped Conv1d (groups = heads, weight (heads*49, "
+                       "49, 1), with bias), windows put back and the padding cut; then x = x + fc2(GELU(fc1(LayerNorm"
+                       "(x)))) (fc1 = Linear(C, 4C)); patch merging after the first three stages (x[0::2, 0::2], "
+                       "x[1::2, 0::2], x[0::2, 1::2], x[1::2, 1::2] concatenated, LayerNorm(4C), Linear(4C, 2C) without "
+                       "bias); LayerNorm(768), mean over the tokens, head = Linear(768, NC). Drop path is the "
+                       "identity. KernelBench's sizes B = 10, CI = 3, NC = 1000 (the image is fixed at 224). " +
+                       COMMON.replace("Linear and Conv weights", "Conv1d, Linear and Conv weights") +
+                       "LayerNorm weights are ones and biases zeros (varied by the checks). " + X_NOTE +
+                       "Output y (B, NC).",
+        "torch_model": {"globals": {"batch_size": "B", "image_size": "224"}, "init": ["224", "4", "CI", "NC"],
+                        "forward": ["x"]},
+        "dims": {"default": {"B": 10, "CI": 3, "NC": 1000},
+                 "small": {"B": 1, "CI": 3, "NC": 3},
+                 "alt": [{"B": 3, "CI": 1, "NC": 1}, {"B": 2, "CI": 4, "NC": 97}]},
+        "hidden": {"dims": {"B": {"min": 1, "max": 3}, "CI": {"min": 1, "max": 4}, "NC": {"min": 1, "max": 1000}},
+                   "max_bytes": 536870912, "max_flops": 3e10,
+                   "why": "batches of 1 to 3 (each image ~9 GFLOP), 1 to 4 input channels, any class count; the "
+                          "image side is fixed by the model (224: windows of 7 at every stage)"},
+        "values": values(64, "the scaled input and weight views (per-row and per-column scales up to 8x) scale "
+                         "each Linear's and spatial MLP's sums, which LayerNorm renormalises block by block, and the "
+                         "sums cancel; atol x64 (an estimate, to be calibrated on the H100); no spikes: every output "
+                         "mixes many input elements",
+                         large_why="LayerNorm before every block and at the end makes the network nearly invariant to "
+                                   "the input's scale; the structured runs scale rows and columns"),
+        "tolerance": {"atol": 1e-4, "rtol": 1e-4,
+                      "why": "KernelBench's float32 tolerance. LayerNorm keeps every block's input O(1); the "
+                             "products sum up to 3072 terms, which float32 sums to ~1e-6 relative, and the output "
+                             "is the head's O(0.1-1) logits, inside 1e-4; TF32 products fail"},
+        "bytes": "4*(B*CI*224*224 + %s + B*NC)" % n.params_numel(),
+        "flops": n.flops_expr(),
+    }
+    return n
+
+
+SPECS += [p029]
