@@ -193,3 +193,94 @@ extern "C" __global__ void l3_patch_merge(const float *__restrict__ x, float *__
         y[t] = x[((b * H + 2 * i + (q & 1)) * W + 2 * j + (q >> 1)) * C + c];
     }
 }
+
+// Swin V2's qkv bias: y[r, j] = acc[r, j] + (q_bias[j] for j < C, 0 for the keys, v_bias[j - 2C]
+// for j >= 2C), acc [rows, 3C] the product in double, rounded once.
+extern "C" __global__ void l3_qkv_bias(const double *__restrict__ acc, const float *__restrict__ qb,
+                                       const float *__restrict__ vb, float *__restrict__ y,
+                                       long long rows, long long C)
+{
+    const long long n = rows * 3 * C, step = (long long)gridDim.x * blockDim.x;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {
+        const long long j = i % (3 * C);
+        y[i] = (float)(acc[i] + (j < C ? (double)qb[j] : j >= 2 * C ? (double)vb[j - 2 * C] : 0.0));
+    }
+}
+
+// Swin V2's continuous position bias: for each of the (2WS-1)^2 relative offsets (dy, dx), the
+// log-spaced coordinates t = sign(u) log2(|u| + 1) / 3 with u = 8 d / (WS - 1), then
+// out[e, h] = 16 sigmoid(sum over k < 512 of w2[h, k] relu(w1[k, 0] ty + w1[k, 1] tx + b1[k])),
+// in double (the table KernelBench's module computes from its cpb_mlp each forward).
+extern "C" __global__ void l3_swin_cpb(const float *__restrict__ w1, const float *__restrict__ b1,
+                                       const float *__restrict__ w2, float *__restrict__ out,
+                                       long long WS, long long NH)
+{
+    const long long side = 2 * WS - 1, n = side * side * NH, step = (long long)gridDim.x * blockDim.x;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {
+        const long long h = i % NH, e = i / NH, dy = e / side - (WS - 1), dx = e % side - (WS - 1);
+        double u[2] = {8.0 * (double)dy / (double)(WS - 1), 8.0 * (double)dx / (double)(WS - 1)}, t[2];
+        for (int a = 0; a < 2; a++)
+            t[a] = (u[a] > 0 ? 1.0 : u[a] < 0 ? -1.0 : 0.0) * log2(fabs(u[a]) + 1.0) / 3.0;
+        double s = 0.0;
+        for (int k = 0; k < 512; k++) {
+            const double hk = fma((double)w1[2 * k], t[0], fma((double)w1[2 * k + 1], t[1], (double)b1[k]));
+            s = fma((double)w2[h * 512 + k], hk > 0.0 ? hk : 0.0, s);
+        }
+        out[i] = (float)(16.0 / (1.0 + exp(-s)));
+    }
+}
+
+// Swin V2 window attention for one (b, h, w, head) of the original image (qkv [B, H, W, 3C] with
+// its bias, C = NH*HD): the token's place in the frame rolled by -SHIFT, its WS x WS window there,
+// scores cos(q, k_j) * exp(min(logit_scale[head], log 100)) + tab[offset(i, j), head] (16 sigmoid
+// of the position bias) - 100 where the rolled frame's regions of i and j differ (shifted blocks
+// only), softmax over the window, out = sum p_j v_j. q and k normalised as F.normalize (eps
+// 1e-12); in double, rounded once. WS*WS <= 64.
+extern "C" __global__ void l3_swin_v2_attn(const float *__restrict__ qkv, const float *__restrict__ tab,
+                                           const float *__restrict__ lscale, float *__restrict__ out,
+                                           long long B, long long H, long long W, long long C,
+                                           long long NH, long long WS, long long SHIFT)
+{
+    const long long HD = C / NH, n = B * H * W * NH, step = (long long)gridDim.x * blockDim.x;
+    const long long side = 2 * WS - 1;
+    for (long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x; t < n; t += step) {
+        const long long hd0 = t % NH, w = t / NH % W, h = t / (NH * W) % H, b = t / (NH * W * H);
+        const long long y = ((h - SHIFT) % H + H) % H, x = ((w - SHIFT) % W + W) % W; /* rolled frame */
+        const long long wy = y / WS, wx = x / WS, iy = y % WS, ix = x % WS;
+        const float *q = qkv + ((b * H + h) * W + w) * 3 * C + hd0 * HD;
+        double qn = 0.0;
+        for (long long d = 0; d < HD; d++)
+            qn += (double)q[d] * (double)q[d];
+        qn = 1.0 / fmax(sqrt(qn), 1e-12);
+        const double sc = exp(fmin((double)lscale[hd0], log(100.0)));
+        auto region = [&](long long v, long long n_) { return v < n_ - WS ? 0 : v < n_ - SHIFT ? 1 : 2; };
+        const int ri = SHIFT > 0 ? 3 * region(y, H) + region(x, W) : 0;
+        double s[64], m = -1e300;
+        for (long long j = 0; j < WS * WS; j++) {
+            const long long jy = wy * WS + j / WS, jx = wx * WS + j % WS;
+            const long long oh = (jy + SHIFT) % H, ow = (jx + SHIFT) % W; /* the key's original place */
+            const float *k = qkv + ((b * H + oh) * W + ow) * 3 * C + C + hd0 * HD;
+            double dot = 0.0, kn = 0.0;
+            for (long long d = 0; d < HD; d++)
+                dot = fma((double)q[d], (double)k[d], dot), kn += (double)k[d] * (double)k[d];
+            double v = dot * qn / fmax(sqrt(kn), 1e-12) * sc +
+                       (double)tab[((iy - j / WS + WS - 1) * side + (ix - j % WS + WS - 1)) * NH + hd0];
+            if (SHIFT > 0 && 3 * region(jy, H) + region(jx, W) != ri)
+                v -= 100.0;
+            s[j] = v;
+            m = fmax(m, v);
+        }
+        double z = 0.0;
+        for (long long j = 0; j < WS * WS; j++)
+            z += s[j] = exp(s[j] - m);
+        for (long long d = 0; d < HD; d++) {
+            double o = 0.0;
+            for (long long j = 0; j < WS * WS; j++) {
+                const long long jy = wy * WS + j / WS, jx = wx * WS + j % WS;
+                const long long oh = (jy + SHIFT) % H, ow = (jx + SHIFT) % W;
+                o = fma(s[j], (double)qkv[((b * H + oh) * W + ow) * 3 * C + 2 * C + hd0 * HD + d], o);
+            }
+            out[((b * H + h) * W + w) * C + hd0 * HD + d] = (float)(o / z);
+        }
+    }
+}

@@ -2690,3 +2690,130 @@ def p029():
 
 
 SPECS += [p029]
+
+
+def p030():
+    n = Net(30, "swin_transformer_v2", "30_SwinTransformerV2", "Swin Transformer V2 (tiny)")
+    n.input("x", ["B", "CI", 224, 224])
+    n.output("y", ["B", "NC"])
+    depths, heads, ws = [2, 2, 6, 2], [3, 6, 12, 24], 7
+    pw, pb = n.conv_views("patch", 96, "CI", 4, "patch_embed.proj")
+    pg = n.view("patch_ng", [96], ONE, "patch_embed.norm.weight")
+    pbn = n.view("patch_nb", [96], ZERO, "patch_embed.norm.bias")
+    big = "B*3136*96"
+    for b in ("xa", "xb", "ao", "t", "h"):
+        n.buf(b, big)
+    n.buf("qkvb", big + "*3")
+    n.buf("m", big + "*4")
+    n.buf("acc", big + "*4", "f64")
+    n.buf("tab", "13*13*24")
+    conv_bias_act(n, "x", pw, pb, "h", "t", "B", "CI", 96, 224, 224, 56, 56, 4, 4, 0, act="L3_NONE", cc=1)
+    n.transpose("h", "t", "B", 96, 3136)
+    n.layernorm("t", pg, pbn, "xa", "B*3136", 96)
+    cur, other, res, C = "xa", "xb", 56, 96
+    LOG10 = 2.302585092994046
+    for s, (depth, nh) in enumerate(zip(depths, heads)):
+        L = res * res
+        w_eff = min(ws, res)
+        R = "B*%d" % L
+        for k in range(depth):
+            shift = 0 if (k % 2 == 0 or res <= ws) else ws // 2
+            t = "layers.%d.blocks.%d." % (s, k)
+            pre = "s%d_%d_" % (s, k)
+            ls = n.view(pre + "ls", [nh, 1, 1], {"dist": "constant", "value": LOG10,
+                                                 "vary": {"dist": "normal", "mean": LOG10, "std": 0.5}},
+                        t + "attn.logit_scale")
+            c1w, c1b = n.linear_views(pre + "cpb1", 512, 2, t + "attn.cpb_mlp.0")
+            c2w = n.linear_views(pre + "cpb2", nh, 512, t + "attn.cpb_mlp.2", bias=False)[0]
+            qw = n.view(pre + "qkv_w", [3 * C, C], fan_in(C), t + "attn.qkv.weight")
+            qb = n.view(pre + "q_b", [C], ZERO, t + "attn.q_bias")
+            vb = n.view(pre + "v_b", [C], ZERO, t + "attn.v_bias")
+            prw, prb = n.linear_views(pre + "proj", C, C, t + "attn.proj")
+            g1 = n.view(pre + "n1_g", [C], ONE, t + "norm1.weight")
+            e1 = n.view(pre + "n1_b", [C], ZERO, t + "norm1.bias")
+            g2 = n.view(pre + "n2_g", [C], ONE, t + "norm2.weight")
+            e2 = n.view(pre + "n2_b", [C], ZERO, t + "norm2.bias")
+            f1w, f1b = n.linear_views(pre + "fc1", 4 * C, C, t + "mlp.fc1")
+            f2w, f2b = n.linear_views(pre + "fc2", C, 4 * C, t + "mlp.fc2")
+            n.kernel_launch("l3_swin_cpb<<<%d, 256>>>(%s, %s, %s, tab, %d, %d)"
+                            % (-(-(2 * w_eff - 1) ** 2 * nh // 256), c1w, c1b, c2w, w_eff, nh))
+            n.product(cur, qw, "acc", R, 3 * C, C)
+            n.kernel_launch("l3_qkv_bias<<<min(cdiv(%s*%d, 256), 65536), 256>>>(acc, %s, %s, qkvb, %s, %d)"
+                            % (R, 3 * C, qb, vb, R, C))
+            n.kernel_launch("l3_swin_v2_attn<<<min(cdiv(%s*%d, 128), 65536), 128>>>(qkvb, tab, %s, ao, B, %d, %d, %d, %d, %d, %d)"
+                            % (R, nh, ls, res, res, C, nh, w_eff, shift))
+            n.count(2 * w_eff * w_eff, ["B", L * C])
+            n.linear("ao", prw, prb, "t", R, C, C)
+            n.layernorm("t", g1, e1, "h", R, C)
+            n.bias_act("h", None, other, "%s*%d" % (R, C), 1, C, res=cur)
+            n.linear(other, f1w, f1b, "m", R, 4 * C, C, "L3_GELU")
+            n.linear("m", f2w, f2b, "t", R, C, 4 * C)
+            n.layernorm("t", g2, e2, "h", R, C)
+            n.bias_act("h", None, cur, "%s*%d" % (R, C), 1, C, res=other)
+        if s < 3:
+            t = "layers.%d.downsample." % s
+            pre = "s%d_ds_" % s
+            rw = n.view(pre + "red_w", [2 * C, 4 * C], fan_in(4 * C), t + "reduction.weight")
+            ng = n.view(pre + "n_g", [2 * C], ONE, t + "norm.weight")
+            nb = n.view(pre + "n_b", [2 * C], ZERO, t + "norm.bias")
+            n.kernel_launch("l3_patch_merge<<<%s, 256>>>(%s, m, B, %d, %d, %d)" % ("min(cdiv(B*%d, 256), 65536)" % (L * C), cur, res, res, C))
+            n.linear("m", rw, None, "t", "B*%d" % (L // 4), 2 * C, 4 * C)
+            n.layernorm("t", ng, nb, cur, "B*%d" % (L // 4), 2 * C)
+            res, C = res // 2, 2 * C
+    fg = n.view("norm_g", [768], ONE, "norm.weight")
+    fbn = n.view("norm_b", [768], ZERO, "norm.bias")
+    n.layernorm(cur, fg, fbn, "h", "B*49", 768)
+    n.transpose("h", "t", "B", 49, 768)
+    n.row_mean("t", "m", "B*768", 49)
+    hw, hb = n.linear_views("head", "NC", 768, "head")
+    n.linear("m", hw, hb, "y", "B", "NC", 768)
+    n.notes += ["Patch embedding (4x4/4 conv with bias, LayerNorm), four stages of Swin V2 blocks (the position-bias",
+                "table from cpb_mlp, qkv with q and v biases, cosine window attention with the logit scale, bias,",
+                "shift roll and mask, projection; post-norm residuals; GELU MLP) and patch merging (reduction, then",
+                "LayerNorm), LayerNorm, mean over tokens, Linear; in double, rounded once per op."]
+    n.manifest = {
+        "description": "KernelBench level 3, problem 30 (30_SwinTransformerV2): Swin Transformer V2 with its defaults "
+                       "on x (B, CI, 224, 224): patch embedding Conv2d(CI, 96, 4, stride 4) (with bias), flattened to "
+                       "(B, 3136, 96), LayerNorm; four stages of 2, 2, 6, 2 blocks with 96, 192, 384, 768 channels, "
+                       "3, 6, 12, 24 heads at 56, 28, 14, 7 tokens a side, window 7 (shift 3 in every second block "
+                       "while the side exceeds 7). A block: x rolled by -shift, 7x7 windows, qkv = Linear(C, 3C, no "
+                       "bias) plus cat(q_bias, 0, v_bias); scores = cos(q, k) (F.normalize, eps 1e-12) times "
+                       "exp(min(logit_scale, log 100)) plus 16 sigmoid of the continuous position bias (cpb_mlp = "
+                       "Linear(2, 512), ReLU, Linear(512, heads, no bias) applied to the log-spaced relative "
+                       "coordinates sign(u) log2(|u| + 1)/3, u = 8 d/6), minus 100 between tokens of different "
+                       "regions of the rolled image (shifted blocks); softmax; times v; windows and roll undone; "
+                       "proj = Linear(C, C); x = x + LayerNorm(that); x = x + LayerNorm(fc2(GELU(fc1(x)))) (fc1 = "
+                       "Linear(C, 4C)). Patch merging after the first three stages: x[0::2, 0::2], x[1::2, 0::2], "
+                       "x[0::2, 1::2], x[1::2, 1::2] concatenated, Linear(4C, 2C, no bias), then LayerNorm(2C). Then "
+                       "LayerNorm(768), mean over the tokens, head = Linear(768, NC). Drop path is the identity. "
+                       "logit_scale is log(10) (varied by the checks), q_bias and v_bias zeros (varied). "
+                       "KernelBench's sizes B = 10, CI = 3, NC = 1000 (the image is fixed at 224). " +
+                       COMMON + "LayerNorm weights are ones and biases zeros (varied by the checks). " + X_NOTE +
+                       "Output y (B, NC).",
+        "torch_model": {"globals": {"batch_size": "B", "image_size": "224"}, "init": ["224", "4", "CI", "NC"],
+                        "forward": ["x"]},
+        "dims": {"default": {"B": 10, "CI": 3, "NC": 1000},
+                 "small": {"B": 1, "CI": 3, "NC": 3},
+                 "alt": [{"B": 3, "CI": 1, "NC": 1}, {"B": 2, "CI": 4, "NC": 97}]},
+        "hidden": {"dims": {"B": {"min": 1, "max": 3}, "CI": {"min": 1, "max": 4}, "NC": {"min": 1, "max": 1000}},
+                   "max_bytes": 536870912, "max_flops": 3e10,
+                   "why": "batches of 1 to 3 (each image ~9 GFLOP), 1 to 4 input channels, any class count; the "
+                          "image side is fixed by the model (224: windows of 7 at every stage)"},
+        "values": values(64, "the scaled input and weight views (per-row and per-column scales up to 8x) scale each "
+                         "Linear's sums, which the post-norm LayerNorms renormalise, and the cosine attention divides "
+                         "the scale of q and k out; atol x64 for the sums that cancel (an estimate, to be calibrated "
+                         "on the H100); no spikes: every output mixes many input elements",
+                         large_why="cosine attention and the LayerNorms make the network nearly invariant to the "
+                                   "input's scale; the structured runs scale rows and columns"),
+        "tolerance": {"atol": 1e-4, "rtol": 1e-4,
+                      "why": "KernelBench's float32 tolerance. The post-norm LayerNorms keep every residual branch "
+                             "O(1), the attention is cosine (bounded logits, at most 100 times 1 plus 16), the "
+                             "products sum up to 3072 terms, which float32 sums to ~1e-6 relative; the output is the "
+                             "head's O(0.1-1) logits, inside 1e-4; TF32 products fail"},
+        "bytes": "4*(B*CI*224*224 + %s + B*NC)" % n.params_numel(),
+        "flops": n.flops_expr(),
+    }
+    return n
+
+
+SPECS += [p030]
