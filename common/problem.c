@@ -671,8 +671,10 @@ static int layout_views(struct problem_ctx *c, tensor_spec *t, const char *field
                 ls.factor[ls.n++] = xstrdup(rest.buf);
             ls.coef[i] += konst; /* at most n_views * 64 GiB */
         } else {
-            sb_addf(&ls.cdivs, "%scdiv(%lld*%s, %lld)*%lld", ls.cdivs.len ? " + " : "",
-                    (long long)konst, rest.buf, (long long)align, (long long)align);
+            sb_addf(&ls.cdivs, "%scdiv(", ls.cdivs.len ? " + " : "");
+            if (konst != 1)
+                sb_addf(&ls.cdivs, "%lld*", (long long)konst);
+            sb_addf(&ls.cdivs, "%s, %lld)*%lld", rest.buf, (long long)align, (long long)align);
         }
     }
     for (int i = 0; i < ls.n; i++)

@@ -7,6 +7,7 @@
 #include "common/error.h"
 #include "common/fsutil.h"
 #include "common/problem.h"
+#include "common/prompt_text.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -223,6 +224,15 @@ static void test_level3_reference(void **state)
     launch_unit u;
     if (candidate_parse(p.reference_source.buf, &p, &u, &err))
         fail_msg("%s", err.buf);
+    strbuf spec = STRBUF_INIT; /* the spec lists the views with their places and torch keys */
+    problem_spec_text(&p, &spec);
+    assert_non_null(strstr(spec.buf, "- params: f32[cdiv((H)*(IN), 64)*64 + cdiv((H), 64)*64 + "
+                                     "cdiv((L-1)*(H)*(H), 64)*64 + "));
+    assert_non_null(strstr(spec.buf, "packed parameters: each view below is a contiguous row-major f32"));
+    assert_non_null(strstr(spec.buf, "  - fc0_w: [H, IN] at params[0] (network.0.weight)\n"));
+    assert_non_null(strstr(spec.buf, "  - fch_w: [L-1, H, H] at params["));
+    assert_non_null(strstr(spec.buf, "(network.{2*i+2}.weight)\n"));
+    sb_free(&spec);
     const tensor_spec *w = problem_view(&p, "fch_w", NULL);
     assert_non_null(w);
     int64_t off, n;

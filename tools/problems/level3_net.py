@@ -343,7 +343,7 @@ class Net:
                 key = "*".join(rest)
                 groups[key] = groups.get(key, 0) + k
             else:
-                cdivs.append("cdiv(%d*%s, 64)*64" % (k, "*".join(rest)))
+                cdivs.append("cdiv(%s%s, 64)*64" % ("%d*" % k if k != 1 else "", "*".join(rest)))
         terms = ["%s*%d" % (g, c) for g, c in groups.items()] + cdivs
         if konst or not terms:
             terms.append(str(konst))
