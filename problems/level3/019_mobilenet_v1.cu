@@ -17,9 +17,9 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
     mm_tile<true>(x, w, y, M, N, K, 1.0);
 }
 
-// @scratch a f32[B*32*S0H*S0W]
-// @scratch b f32[B*32*S0H*S0W]
-// @scratch t f32[B*32*S0H*S0W]
+// @scratch a f32[B*max(max(64*S0H*S0W, 128*S1H*S1W), max(256*S2H*S2W, max(512*S3H*S3W, 1024*S4H*S4W)))]
+// @scratch b f32[B*max(max(64*S0H*S0W, 128*S1H*S1W), max(256*S2H*S2W, max(512*S3H*S3W, 1024*S4H*S4W)))]
+// @scratch t f32[B*max(max(64*S0H*S0W, 128*S1H*S1W), max(256*S2H*S2W, max(512*S3H*S3W, 1024*S4H*S4W)))]
 // @scratch stats f64[2*1024]
 // @scratch acc f64[B*NC]
 // @launch conv2d_ref<<<min((B)*(1)*cdiv((32)/(1), 16)*cdiv(S0W, 64)*cdiv(S0H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(2) + (3))*(63*(2) + (3)))>>>(x, c0_w, t, B, CI, 32, H, W, S0H, S0W, 3, 3, 2, 2, 1, 1, 1, 1, 1);

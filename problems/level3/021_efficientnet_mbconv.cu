@@ -6,8 +6,8 @@
 #include "shared/conv2d_ref.cuh"
 #include "shared/l3_ops.cuh"
 
-// @scratch a f32[B*HD*H*W]
-// @scratch t f32[B*HD*H*W]
+// @scratch a f32[B*max(HD, CO)*H*W]
+// @scratch t f32[B*max(HD, CO)*H*W]
 // @scratch stats f64[2*max(HD, CO)]
 // @launch conv2d_ref<<<min((B)*(1)*cdiv((HD)/(1), 16)*cdiv(W, 64)*cdiv(H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(x, expand_w, t, B, CI, HD, H, W, H, W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @launch l3_bn_stats<<<min(HD, 65535), 256>>>(t, stats, B, HD, (H)*(W), HD);

@@ -17,12 +17,12 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
     mm_tile<true>(x, w, y, M, N, K, 1.0);
 }
 
-// @scratch p f32[B*960*S2H*S2W]
-// @scratch q f32[B*960*S2H*S2W]
-// @scratch a f32[B*960*S2H*S2W]
-// @scratch b f32[B*960*S2H*S2W]
-// @scratch t f32[B*960*S2H*S2W]
-// @scratch d f32[B*960*S2H*S2W]
+// @scratch p f32[B*1024*S2H*S2W]
+// @scratch q f32[B*1024*S2H*S2W]
+// @scratch a f32[B*1024*S2H*S2W]
+// @scratch b f32[B*1024*S2H*S2W]
+// @scratch t f32[B*1024*S2H*S2W]
+// @scratch d f32[B*1024*S2H*S2W]
 // @scratch stats f64[2*1024]
 // @scratch acc f64[B*NC]
 // @launch conv2d_ref<<<min((B)*(1)*cdiv((24)/(1), 16)*cdiv(S1W, 64)*cdiv(S1H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(2) + (3))*(63*(2) + (3)))>>>(x, conv1_w, t, B, CI, 24, H, W, S1H, S1W, 3, 3, 2, 2, 1, 1, 1, 1, 1);

@@ -19,7 +19,7 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
 // @scratch pt f32[B*NP*PD]
 // @scratch emb f32[B*NP*E]
 // @scratch xs f32[N1*B*E]
-// @scratch acc f64[max(N1*B*max(3*E, MLP), B*NP*E)]
+// @scratch acc f64[max(max(N1*B*max(3*E, MLP), B*NP*E), B*NC)]
 // @scratch h f32[N1*B*E]
 // @scratch qkv f32[N1*B*3*E]
 // @scratch q f32[N1*B*E]

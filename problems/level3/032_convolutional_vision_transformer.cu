@@ -21,7 +21,7 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
 // @scratch pe f32[B*E*NP]
 // @scratch pj f32[B*E]
 // @scratch xs f32[B*2*E]
-// @scratch acc f64[B*2*4*E]
+// @scratch acc f64[B*max(2*4*E, NC)]
 // @scratch h f32[B*2*E]
 // @scratch qkv f32[B*2*3*E]
 // @scratch q f32[B*2*E]

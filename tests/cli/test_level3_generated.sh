@@ -1,8 +1,11 @@
 #!/bin/sh
 # test_level3_generated: problems/level3 is what tools/problems/gen_level3.py writes from
 # tools/problems/level3_specs.py (a hand-edited manifest or reference, or a spec changed without
-# regenerating, fails), and every level-3 manifest and reference loads and parses
-# (kverify problems --suite level3 lists them all valid).
+# regenerating, fails), every level-3 manifest and reference loads and parses (kverify problems
+# --suite level3 lists them all valid), and every reference's launches stay inside their buffers
+# and views under the fixed dims sets and four drawn ones (tools/problems/check_level3_bounds.py:
+# the references have not run on a GPU, and a scratch buffer sized for the wrong layer is found
+# here first).
 . "$KC_ROOT/tests/cli/lib.sh"
 if ! command -v python3 >/dev/null 2>&1; then
     echo "SKIP: python3 absent"
@@ -20,4 +23,6 @@ for f in "$KC_PROBLEMS"/level3/*.json "$KC_PROBLEMS"/level3/*.cu; do
 done
 "$KC_BIN/kverify" problems --suite level3 --json > "$T/list.json" || fail "kverify problems --suite level3 failed"
 grep -q '"valid": false' "$T/list.json" && fail "a level-3 manifest does not load: $(cat "$T/list.json")"
+python3 "$KC_ROOT/tools/problems/check_level3_bounds.py" --bin "$KC_BIN" --draws 2 > "$T/bounds.txt" ||
+    fail "a level-3 reference touches memory outside its buffers: $(head -5 "$T/bounds.txt")"
 echo ok

@@ -1182,7 +1182,7 @@ def p019():
     n.output("y", ["B", "NC"])
     cfg = [(32, 64, 1), (64, 128, 2), (128, 128, 1), (128, 256, 2), (256, 256, 1), (256, 512, 2)] + \
           [(512, 512, 1)] * 5 + [(512, 1024, 2), (1024, 1024, 1)]
-    big = "B*32*S0H*S0W"
+    big = "B*max(max(64*S0H*S0W, 128*S1H*S1W), max(256*S2H*S2W, max(512*S3H*S3W, 1024*S4H*S4W)))"
     for b in ("a", "b", "t"):
         n.buf(b, big)
     n.buf("stats", "2*1024", "f64")
@@ -1256,7 +1256,7 @@ def p021():
     wp = n.conv_views("project", "CO", "HD", 1, "project_conv.0", bias=False)[0]
     gp, bp = n.bn_views("pbn", "CO", "project_conv.1")
     for b in ("a", "t"):
-        n.buf(b, "B*HD*H*W")
+        n.buf(b, "B*max(HD, CO)*H*W")
     n.buf("stats", "2*max(HD, CO)", "f64")
     conv_bn(n, "x", we, ge, be, "a", "t", "B", "CI", "HD", "H", "W", "H", "W", 1, 1, 0, act="L3_RELU6")
     n.conv("a", wd, "t", "B", "HD", "HD", "H", "W", "OH", "OW", "K", "S", "(K - 1)/2", G="HD")
@@ -1726,7 +1726,7 @@ def p007():
     n = Net(7, "googlenet_inception_v1", "7_GoogleNetInceptionV1", "GoogLeNet (Inception v1)")
     n.input("x", ["B", "CI", "H", "W"])
     n.output("y", ["B", "NC"])
-    big = "B*max(64*S1H*S1W, max(480*S3H*S3W, max(832*S4H*S4W, 1024*S5H*S5W)))"
+    big = "B*max(max(64*S1H*S1W, 192*S2H*S2W), max(480*S3H*S3W, max(832*S4H*S4W, 1024*S5H*S5W)))"
     for b in ("p", "q", "t", "r", "o"):
         n.buf(b, big)
     n.buf("acc", "B*NC", "f64")
@@ -1895,7 +1895,7 @@ def p026():
     n = Net(26, "shufflenet", "26_ShuffleNet", "ShuffleNet (groups 3)")
     n.input("x", ["B", "CI", "H", "W"])
     n.output("y", ["B", "NC"])
-    big = "B*960*S2H*S2W"
+    big = "B*1024*S2H*S2W"
     for b in ("p", "q", "a", "b", "t", "d"):
         n.buf(b, big)
     n.buf("stats", "2*1024", "f64")
@@ -2291,7 +2291,7 @@ def p028():
     n.buf("pt", "B*NP*PD")
     n.buf("emb", "B*NP*E")
     n.buf("xs", "N1*B*E")
-    n.buf("acc", "max(N1*B*max(3*E, MLP), B*NP*E)", "f64")
+    n.buf("acc", "max(max(N1*B*max(3*E, MLP), B*NP*E), B*NC)", "f64")
     n.kernel_launch("l3_vit_patches<<<%s, 256>>>(img, pt, B, CH, IMG, P)" % "min(cdiv(B*CH*IMG*IMG, 256), 65536)")
     n.linear("pt", pw, pb, "emb", "B*NP", "E", "PD")
     n.kernel_launch("l3_vit_embed<<<min(cdiv(N1*B*E, 256), 65536), 256>>>(emb, cls, pos, xs, B, N1, E)")
@@ -2536,7 +2536,7 @@ def p032():
     n.buf("pe", "B*E*NP")
     n.buf("pj", "B*E")
     n.buf("xs", "B*2*E")
-    n.buf("acc", "B*2*4*E", "f64")
+    n.buf("acc", "B*max(2*4*E, NC)", "f64")
     conv_bias_act(n, "x", cw, cb, "pe", "t", "B", "CI", "E", "IMG", "IMG", "G", "G", "P", "P", 0, act="L3_NONE", cc=1)
     n.linear("pe", lw, lb, "pj", "B", "E", "E*NP")
     # tokens (B, 2, E): the cls token then the projection (as channels 0 and 1 of S = E)
