@@ -249,6 +249,49 @@ def check(m, cu, dims, label, problems):
     run([s for s in steps if s[0] != "scratch"], env)
 
 
+def signatures(src):
+    """{kernel: [parameter declarations]} of the extern "C" __global__ functions in src."""
+    out = {}
+    for mm in re.finditer(r'extern\s+"C"\s+__global__\s+(?:void\s+)?(?:__launch_bounds__\([^)]*\)\s*)?(?:void\s+)?(\w+)\s*\(([^)]*)\)', src):
+        out[mm.group(1)] = [p.strip() for p in mm.group(2).split(",") if p.strip()]
+    return out
+
+
+def check_signatures(m, src, problems):
+    """Every launch passes as many arguments as its kernel takes, pointers to pointer parameters
+    (a tensor, a view, NAME[INDEX], or 0), floating literals to floating ones, integers to
+    integer ones."""
+    sigs = signatures(src)
+    names = {t["name"] for t in m["inputs"] + m["outputs"]}
+    for t in m["inputs"]:
+        names |= {v["name"] for v in t.get("views", [])}
+    for step in parse(src):
+        if step[0] == "scratch":
+            names.add(step[1])
+    for step in parse(src):
+        if step[0] != "launch":
+            continue
+        kernel, args = step[1], step[3]
+        if kernel not in sigs:
+            problems.append("%s: kernel %s is not an extern \"C\" __global__ function" % (m["id"], kernel))
+            continue
+        params = sigs[kernel]
+        if len(params) != len(args):
+            problems.append("%s: %s takes %d parameters, the launch passes %d" % (m["id"], kernel, len(params), len(args)))
+            continue
+        for i, (p, a) in enumerate(zip(params, args)):
+            is_ptr = "*" in p
+            is_float = re.search(r"\b(double|float)\b", p) and not is_ptr
+            a_ptr = re.match(r"^(\w+)(\[.*\])?$", a) and re.match(r"^(\w+)", a).group(1) in names
+            a_float = re.match(r"^-?\d+\.\d*(e-?\d+)?$|^\d+e-?\d+$", a)
+            if is_ptr and not (a_ptr or a == "0"):
+                problems.append("%s: %s parameter %d (%s) is a pointer, the launch passes %s" % (m["id"], kernel, i + 1, p, a))
+            elif is_float and not a_float:
+                problems.append("%s: %s parameter %d (%s) is floating, the launch passes %s" % (m["id"], kernel, i + 1, p, a))
+            elif not is_ptr and not is_float and (a_ptr or a_float):
+                problems.append("%s: %s parameter %d (%s) is an integer, the launch passes %s" % (m["id"], kernel, i + 1, p, a))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--only", default="")
@@ -263,6 +306,10 @@ def main():
             continue
         with open(path[:-5] + ".cu") as f:
             cu = f.read()
+        if args.bin:  # the reference as the verifier sees it, shared files expanded
+            src = subprocess.run([os.path.join(args.bin, "kverify"), "problems", "--show-reference", m["id"]],
+                                 capture_output=True, text=True, check=True).stdout
+            check_signatures(m, src, problems)
         sets = kcproblems.dims_sets(m)
         if args.bin:
             for seed in range(args.draws):
