@@ -22,7 +22,7 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
 // @scratch r f32[B*max(max(64*S1H*S1W, 192*S2H*S2W), max(480*S3H*S3W, max(832*S4H*S4W, 1024*S5H*S5W)))]
 // @scratch o f32[B*max(max(64*S1H*S1W, 192*S2H*S2W), max(480*S3H*S3W, max(832*S4H*S4W, 1024*S5H*S5W)))]
 // @scratch acc f64[B*NC]
-// @launch conv2d_ref<<<min((B)*(1)*cdiv((64)/(1), 16)*cdiv(S1W, 64)*cdiv(S1H, 8), 1048576), 128, 12*(4*(7)*(7)*16 + 4*(7*(2) + (7))*(63*(2) + (7)))>>>(x, conv1_w, t, B, CI, 64, H, W, S1H, S1W, 7, 7, 2, 2, 3, 3, 1, 1, 1);
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((64)/(1), 16)*cdiv(S1W, 64)*cdiv(S1H, 8), 1048576), 128, 12*(4*(7)*(7)*16 + 4*(7*(2) + (7))*(63*(2) + (7)))>>>(x, conv1_w, t, B, 3, 64, H, W, S1H, S1W, 7, 7, 2, 2, 3, 3, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(64)*(S1H)*(S1W), 256), 65536), 256>>>(t, conv1_b, 0, p, (B)*(64)*(S1H)*(S1W), (S1H)*(S1W), 64, 1);
 // @launch l3_maxpool2d<<<min(cdiv((B*64)*(S2H)*(S2W), 256), 65536), 256>>>(p, q, B*64, S1H, S1W, S2H, S2W, 3, 2, 1);
 // @launch conv2d_ref<<<min((B)*(1)*cdiv((64)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(q, conv2_w, t, B, 64, 64, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 1);

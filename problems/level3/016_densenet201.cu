@@ -23,7 +23,7 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
 // @scratch u f32[B*max(64*S1H*S1W, 1920*S2H*S2W)]
 // @scratch stats f64[2*1920]
 // @scratch acc f64[B*NC]
-// @launch conv2d_ref<<<min((B)*(1)*cdiv((64)/(1), 16)*cdiv(S1W, 64)*cdiv(S1H, 8), 1048576), 128, 12*(4*(7)*(7)*16 + 4*(7*(2) + (7))*(63*(2) + (7)))>>>(x, conv0_w, t, B, CI, 64, H, W, S1H, S1W, 7, 7, 2, 2, 3, 3, 1, 1, 1);
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((64)/(1), 16)*cdiv(S1W, 64)*cdiv(S1H, 8), 1048576), 128, 12*(4*(7)*(7)*16 + 4*(7*(2) + (7))*(63*(2) + (7)))>>>(x, conv0_w, t, B, 3, 64, H, W, S1H, S1W, 7, 7, 2, 2, 3, 3, 1, 1, 1);
 // @launch l3_bn_stats<<<min(64, 65535), 256>>>(t, stats, B, 64, (S1H)*(S1W), 64);
 // @launch l3_bn_apply<<<min(cdiv((B)*(64)*((S1H)*(S1W)), 256), 65536), 256>>>(t, stats, bn0_g, bn0_b, 0, h, (B)*(64)*((S1H)*(S1W)), 64, (S1H)*(S1W), 64, 1e-5, 1);
 // @launch l3_maxpool2d<<<min(cdiv((B*64)*(S2H)*(S2W), 256), 65536), 256>>>(h, u, B*64, S1H, S1W, S2H, S2W, 3, 2, 1);

@@ -13,7 +13,7 @@
 // @scratch s f32[B*96*S1H*S1W]
 // @scratch o f32[B*96*S1H*S1W]
 // @scratch z f32[B*NC*S4H*S4W]
-// @launch conv2d_ref<<<min((B)*(1)*cdiv((96)/(1), 16)*cdiv(S1W, 64)*cdiv(S1H, 8), 1048576), 128, 12*(4*(7)*(7)*16 + 4*(7*(2) + (7))*(63*(2) + (7)))>>>(x, conv1_w, t, B, CI, 96, H, W, S1H, S1W, 7, 7, 2, 2, 0, 0, 1, 1, 1);
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((96)/(1), 16)*cdiv(S1W, 64)*cdiv(S1H, 8), 1048576), 128, 12*(4*(7)*(7)*16 + 4*(7*(2) + (7))*(63*(2) + (7)))>>>(x, conv1_w, t, B, 3, 96, H, W, S1H, S1W, 7, 7, 2, 2, 0, 0, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(96)*(S1H)*(S1W), 256), 65536), 256>>>(t, conv1_b, 0, p, (B)*(96)*(S1H)*(S1W), (S1H)*(S1W), 96, 1);
 // @launch l3_maxpool2d<<<min(cdiv((B*96)*(S2H)*(S2W), 256), 65536), 256>>>(p, q, B*96, S1H, S1W, S2H, S2W, 3, 2, 0);
 // @launch conv2d_ref<<<min((B)*(1)*cdiv((16)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(q, f3_sq_w, t, B, 96, 16, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 1);

@@ -23,7 +23,7 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
 // @scratch q f32[B*1280*S0H*S0W]
 // @scratch stats f64[2*1280]
 // @scratch acc f64[B*NC]
-// @launch conv2d_ref<<<min((B)*(1)*cdiv((32)/(1), 16)*cdiv(S0W, 64)*cdiv(S0H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(2) + (3))*(63*(2) + (3)))>>>(x, stem_w, t, B, CI, 32, H, W, S0H, S0W, 3, 3, 2, 2, 1, 1, 1, 1, 1);
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((32)/(1), 16)*cdiv(S0W, 64)*cdiv(S0H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(2) + (3))*(63*(2) + (3)))>>>(x, stem_w, t, B, 3, 32, H, W, S0H, S0W, 3, 3, 2, 2, 1, 1, 1, 1, 1);
 // @launch l3_bn_stats<<<min(32, 65535), 256>>>(t, stats, B, 32, (S0H)*(S0W), 32);
 // @launch l3_bn_apply<<<min(cdiv((B)*(32)*((S0H)*(S0W)), 256), 65536), 256>>>(t, stats, stem_bn_g, stem_bn_b, 0, p, (B)*(32)*((S0H)*(S0W)), 32, (S0H)*(S0W), 32, 1e-5, 1);
 // @launch conv2d_ref<<<min((B)*(32)*cdiv((32)/(32), 16)*cdiv(S0W, 64)*cdiv(S0H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(p, b0_d_w_w, t, B, 32, 32, S0H, S0W, S0H, S0W, 3, 3, 1, 1, 1, 1, 1, 1, 32);

@@ -25,7 +25,7 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
 // @scratch d f32[B*1024*S2H*S2W]
 // @scratch stats f64[2*1024]
 // @scratch acc f64[B*NC]
-// @launch conv2d_ref<<<min((B)*(1)*cdiv((24)/(1), 16)*cdiv(S1W, 64)*cdiv(S1H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(2) + (3))*(63*(2) + (3)))>>>(x, conv1_w, t, B, CI, 24, H, W, S1H, S1W, 3, 3, 2, 2, 1, 1, 1, 1, 1);
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((24)/(1), 16)*cdiv(S1W, 64)*cdiv(S1H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(2) + (3))*(63*(2) + (3)))>>>(x, conv1_w, t, B, 3, 24, H, W, S1H, S1W, 3, 3, 2, 2, 1, 1, 1, 1, 1);
 // @launch l3_bn_stats<<<min(24, 65535), 256>>>(t, stats, B, 24, (S1H)*(S1W), 24);
 // @launch l3_bn_apply<<<min(cdiv((B)*(24)*((S1H)*(S1W)), 256), 65536), 256>>>(t, stats, bn1_g, bn1_b, 0, p, (B)*(24)*((S1H)*(S1W)), 24, (S1H)*(S1W), 24, 1e-5, 1);
 // @launch l3_maxpool2d<<<min(cdiv((B*24)*(S2H)*(S2W), 256), 65536), 256>>>(p, q, B*24, S1H, S1W, S2H, S2W, 3, 2, 1);

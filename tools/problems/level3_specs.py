@@ -1511,9 +1511,9 @@ def inverted_net(n, blocks, stem_act, head_c, head_act, head_keys, fc_key, init=
         n.buf(b, big)
     n.buf("stats", "2*%d" % maxc, "f64")
     n.buf("acc", "B*NC", "f64")
-    stem = n.view("stem_w", [32, "CI", 3, 3], init(32, "CI", 3) if init else fan_in("CI*9"), head_keys[0][0] + ".weight")
+    stem = n.view("stem_w", [32, 3, 3, 3], init(32, 3, 3) if init else fan_in(27), head_keys[0][0] + ".weight")
     sg, sb = n.bn_views("stem_bn", 32, head_keys[0][1])
-    conv_bn(n, "x", stem, sg, sb, "p", "t", "B", "CI", 32, "H", "W", "S0H", "S0W", 3, 2, 1, act=stem_act)
+    conv_bn(n, "x", stem, sg, sb, "p", "t", "B", 3, 32, "H", "W", "S0H", "S0W", 3, 2, 1, act=stem_act)
     cur, other, hw, si = "p", "q", ("S0H", "S0W"), 0
     for k, (ci, co, K, S, E, keys, res, sek) in enumerate(blocks):
         if S == 2 and hw != (1, 1):
@@ -1555,26 +1555,26 @@ def inverted_manifest(n, num, kb_name, text, sizes_text, levels, kb_dims, torch_
                        "Output y (B, NC).",
         "torch_model": torch_model,
         "dims": {"default": kb_dims,
-                 "small": {"B": max(2, bmin), "CI": 3, "H": 32, "W": 32, "NC": 3},
-                 "alt": [{"B": 3, "CI": 1, "H": 45, "W": 67, "NC": 1}, {"B": 2, "CI": 4, "H": 97, "W": 33, "NC": 97}]},
+                 "small": {"B": max(2, bmin), "H": 32, "W": 32, "NC": 3},
+                 "alt": [{"B": 3, "H": 45, "W": 67, "NC": 1}, {"B": 2, "H": 97, "W": 33, "NC": 97}]},
         "derived": spatial_derived(levels),
-        "hidden": {"dims": {"B": {"min": bmin, "max": 4}, "CI": {"min": 1, "max": 4}, "H": {"min": hmin, "max": hmax},
+        "hidden": {"dims": {"B": {"min": bmin, "max": 4}, "H": {"min": hmin, "max": hmax},
                             "W": {"min": hmin, "max": hmax}, "NC": {"min": 1, "max": 1000}},
                    "require": ["B*%sH*%sW >= 2" % (last, last)] + list(extra_require),
                    "max_bytes": 536870912, "max_flops": 3e10,
-                   "why": "batches of %d to 4, 1 to 4 input channels, images of %d to %d (odd sizes halve with "
+                   "why": "batches of %d to 4, images of %d to %d (odd sizes halve with "
                           "rounding up at every stride), any class count; at least two values per channel for "
                           "the last BatchNorm" % (bmin, hmin, hmax)},
         "values": values(64, BN_STRUCT_WHY % 64, large_why=BN_LARGE_WHY),
         "tolerance": cnn_tolerance("Some fifty convolutions with training-mode BatchNorm and a Linear layer"),
-        "bytes": "4*(B*CI*H*W + %s + B*NC)" % n.params_numel(),
+        "bytes": "4*(B*3*H*W + %s + B*NC)" % n.params_numel(),
         "flops": n.flops_expr(),
     }
 
 
 def p020():
     n = Net(20, "mobilenet_v2", "20_MobileNetV2", "MobileNet v2 (no residual connections, as KernelBench's)")
-    n.input("x", ["B", "CI", "H", "W"])
+    n.input("x", ["B", 3, "H", "W"])
     n.output("y", ["B", "NC"])
     setting = [[1, 16, 1, 1], [6, 24, 2, 2], [6, 32, 3, 2], [6, 64, 4, 2], [6, 96, 3, 1], [6, 160, 3, 2], [6, 320, 1, 1]]
     blocks, ci, idx = [], 32, 3
@@ -1593,7 +1593,7 @@ def p020():
                 "BN after each, training mode in double; no residual adds: KernelBench's blocks drop them), head",
                 "1x1 conv to 1280 BN ReLU6, global average pool, Linear."]
     inverted_manifest(n, 20, "20_MobileNetV2",
-                      "MobileNet v2 on x (B, CI, H, W): Conv2d(CI, 32, 3, stride 2, padding 1, no bias), BatchNorm2d, "
+                      "MobileNet v2 on x (B, 3, H, W): Conv2d(3, 32, 3, stride 2, padding 1, no bias), BatchNorm2d, "
                       "ReLU6, then 17 inverted-residual blocks from the setting (t, c, n, s) = (1, 16, 1, 1), (6, 24, 2, 2), "
                       "(6, 32, 3, 2), (6, 64, 4, 2), (6, 96, 3, 1), (6, 160, 3, 2), (6, 320, 1, 1) (each: for t != 1 "
                       "Conv2d(c_in, t*c_in, 1) BN ReLU6; then the depthwise Conv2d(h, h, 3, stride, padding 1, groups "
@@ -1602,15 +1602,15 @@ def p020():
                       "Then Conv2d(320, 1280, 1) BN ReLU6, adaptive average pool to 1x1, Dropout(0), Linear(1280, NC). "
                       "KernelBench's own initialisation: convolution weights normal(0, sqrt(2/fan_out)) (kaiming, "
                       "fan_out = out channels * k * k), BatchNorm ones and zeros, the Linear's weight normal(0, 0.01) "
-                      "and bias zeros (varied by the checks).", "B = 10, CI = 3, H = W = 224, NC = 1000", levels,
-                      {"B": 10, "CI": 3, "H": 224, "W": 224, "NC": 1000},
+                      "and bias zeros (varied by the checks).", "B = 10, H = W = 224, NC = 1000", levels,
+                      {"B": 10, "H": 224, "W": 224, "NC": 1000},
                       {"globals": {"batch_size": "B"}, "init": ["NC"], "forward": ["x"]})
     return n
 
 
 def p022():
     n = Net(22, "efficientnet_b0", "22_EfficientNetB0", "EfficientNet-B0")
-    n.input("x", ["B", "CI", "H", "W"])
+    n.input("x", ["B", 3, "H", "W"])
     n.output("y", ["B", "NC"])
     cfg = [(32, 16, 3, 1, 1), (16, 24, 3, 2, 6), (24, 24, 3, 1, 6), (24, 40, 5, 2, 6), (40, 40, 5, 1, 6),
            (40, 80, 3, 2, 6), (80, 80, 3, 1, 6), (80, 112, 5, 1, 6), (112, 112, 5, 1, 6), (112, 192, 5, 2, 6),
@@ -1626,22 +1626,22 @@ def p022():
     n.notes += ["Stem conv 3x3/2 BN ReLU, 13 MBConv blocks (ReLU6; the input added where stride 1 and c_in = c_out),",
                 "head 1x1 conv to 1280 BN ReLU, global average pool, Linear; BatchNorm in training mode in double."]
     inverted_manifest(n, 22, "22_EfficientNetB0",
-                      "EfficientNet-B0 as KernelBench writes it on x (B, CI, H, W): Conv2d(CI, 32, 3, stride 2, padding "
+                      "EfficientNet-B0 as KernelBench writes it on x (B, 3, H, W): Conv2d(3, 32, 3, stride 2, padding "
                       "1, no bias), BatchNorm2d, ReLU; 13 MBConv blocks (c_in, c_out, k, stride, expansion) = (32, 16, 3, "
                       "1, 1), (16, 24, 3, 2, 6), (24, 24, 3, 1, 6), (24, 40, 5, 2, 6), (40, 40, 5, 1, 6), (40, 80, 3, 2, "
                       "6), (80, 80, 3, 1, 6), (80, 112, 5, 1, 6), (112, 112, 5, 1, 6), (112, 192, 5, 2, 6), (192, 192, 5, "
                       "1, 6), (192, 192, 5, 1, 6), (192, 320, 3, 1, 6) (each: for expansion != 1 Conv2d 1x1 BN ReLU6; "
                       "depthwise Conv2d k x k, stride, padding (k-1)/2, BN ReLU6; Conv2d 1x1 BN; plus the input when "
                       "stride 1 and c_in = c_out; no bias); Conv2d(320, 1280, 1) BN ReLU, adaptive average pool, "
-                      "Linear(1280, NC).", "B = 10, CI = 3, H = W = 224, NC = 1000", levels,
-                      {"B": 10, "CI": 3, "H": 224, "W": 224, "NC": 1000},
+                      "Linear(1280, NC).", "B = 10, H = W = 224, NC = 1000", levels,
+                      {"B": 10, "H": 224, "W": 224, "NC": 1000},
                       {"globals": {"batch_size": "B"}, "init": ["NC"], "forward": ["x"]})
     return n
 
 
 def p023():
     n = Net(23, "efficientnet_b1", "23_EfficientNetB1", "EfficientNet-B1 (KernelBench's simplified form)")
-    n.input("x", ["B", "CI", "H", "W"])
+    n.input("x", ["B", 3, "H", "W"])
     n.output("y", ["B", "NC"])
     cfg = [(32, 16, 1, 1), (16, 24, 2, 6), (24, 40, 2, 6), (40, 80, 2, 6), (80, 112, 1, 6), (112, 192, 2, 6), (192, 320, 1, 6)]
     blocks = []
@@ -1653,21 +1653,21 @@ def p023():
     n.notes += ["Stem conv 3x3/2 BN ReLU, 7 MBConv blocks (always with the 1x1 expansion, ReLU6, no residual), head",
                 "1x1 conv to 1280 BN ReLU, global average pool, Linear; BatchNorm in training mode in double."]
     inverted_manifest(n, 23, "23_EfficientNetB1",
-                      "KernelBench's EfficientNet-B1 on x (B, CI, H, W): Conv2d(CI, 32, 3, stride 2, padding 1, no "
+                      "KernelBench's EfficientNet-B1 on x (B, 3, H, W): Conv2d(3, 32, 3, stride 2, padding 1, no "
                       "bias), BatchNorm2d, ReLU; 7 blocks (c_in, c_out, stride, expansion) = (32, 16, 1, 1), (16, 24, 2, "
                       "6), (24, 40, 2, 6), (40, 80, 2, 6), (80, 112, 1, 6), (112, 192, 2, 6), (192, 320, 1, 6), each "
                       "Conv2d(c_in, h, 1) BN ReLU6 (h = c_in * expansion, also for expansion 1), depthwise Conv2d(h, h, "
                       "3, stride, padding 1, groups h) BN ReLU6, Conv2d(h, c_out, 1) BN, no residual, no bias; "
                       "Conv2d(320, 1280, 1) BN ReLU, adaptive average pool, Linear(1280, NC).",
-                      "B = 10, CI = 3, H = W = 240, NC = 1000", levels,
-                      {"B": 10, "CI": 3, "H": 240, "W": 240, "NC": 1000},
-                      {"globals": {"batch_size": "B", "input_shape": "(CI, H, W)"}, "init": ["NC"], "forward": ["x"]})
+                      "B = 10, H = W = 240, NC = 1000", levels,
+                      {"B": 10, "H": 240, "W": 240, "NC": 1000},
+                      {"globals": {"batch_size": "B", "input_shape": "(3, H, W)"}, "init": ["NC"], "forward": ["x"]})
     return n
 
 
 def p024():
     n = Net(24, "efficientnet_b2", "24_EfficientNetB2", "EfficientNet-B2 (KernelBench's form, pooled inside the blocks)")
-    n.input("x", ["B", "CI", "H", "W"])
+    n.input("x", ["B", 3, "H", "W"])
     n.output("y", ["B", "NC"])
     cfg = [(32, 96, 1, 3), (96, 144, 2, 6), (144, 192, 2, 6), (192, 288, 2, 6), (288, 384, 1, 6)]
     blocks = []
@@ -1681,15 +1681,15 @@ def p024():
                 "pool, 1x1 conv ReLU, 1x1 conv sigmoid, 1x1 project BN: from the first block on the map is 1x1),",
                 "head 1x1 conv BN ReLU, Linear; BatchNorm in training mode in double (over B values per channel)."]
     inverted_manifest(n, 24, "24_EfficientNetB2",
-                      "KernelBench's EfficientNet-B2 on x (B, CI, H, W): Conv2d(CI, 32, 3, stride 2, padding 1, no "
+                      "KernelBench's EfficientNet-B2 on x (B, 3, H, W): Conv2d(3, 32, 3, stride 2, padding 1, no "
                       "bias), BatchNorm2d, ReLU; 5 blocks (c_in, c_out, stride, expansion) = (32, 96, 1, 3), (96, 144, "
                       "2, 6), (144, 192, 2, 6), (192, 288, 2, 6), (288, 384, 1, 6), each Conv2d(c_in, h, 1) BN ReLU (h = "
                       "c_in * expansion), depthwise Conv2d(h, h, 3, stride, padding 1, groups h) BN ReLU, "
                       "AdaptiveAvgPool2d(1), Conv2d(h, h/4, 1) ReLU, Conv2d(h/4, h, 1) Sigmoid, Conv2d(h, c_out, 1) BN "
                       "(a squeeze-excitation written as a sequence, not a product: from the first block's pool on, "
                       "the map is 1x1 and BatchNorm normalises over the batch alone), no bias; Conv2d(384, 1408, 1) "
-                      "BN ReLU, adaptive average pool, Linear(1408, NC).", "B = 2, CI = 3, H = W = 224, NC = 1000",
-                      levels, {"B": 2, "CI": 3, "H": 224, "W": 224, "NC": 1000},
+                      "BN ReLU, adaptive average pool, Linear(1408, NC).", "B = 2, H = W = 224, NC = 1000",
+                      levels, {"B": 2, "H": 224, "W": 224, "NC": 1000},
                       {"globals": {"batch_size": "B"}, "init": ["NC"], "forward": ["x"]}, hmin=8, bmin=2)
     return n
 
@@ -1724,16 +1724,16 @@ def inception(n, pre, torch, x, y, B, ci, o1, r3, o3, r5, o5, pp, H, W):
 
 def p007():
     n = Net(7, "googlenet_inception_v1", "7_GoogleNetInceptionV1", "GoogLeNet (Inception v1)")
-    n.input("x", ["B", "CI", "H", "W"])
+    n.input("x", ["B", 3, "H", "W"])
     n.output("y", ["B", "NC"])
     big = "B*max(max(64*S1H*S1W, 192*S2H*S2W), max(480*S3H*S3W, max(832*S4H*S4W, 1024*S5H*S5W)))"
     for b in ("p", "q", "t", "r", "o"):
         n.buf(b, big)
     n.buf("acc", "B*NC", "f64")
-    c1 = n.conv_views("conv1", 64, "CI", 7, "conv1")
+    c1 = n.conv_views("conv1", 64, 3, 7, "conv1")
     c2 = n.conv_views("conv2", 64, 64, 1, "conv2")
     c3 = n.conv_views("conv3", 192, 64, 3, "conv3")
-    conv_bias_act(n, "x", c1[0], c1[1], "p", "t", "B", "CI", 64, "H", "W", "S1H", "S1W", 7, 2, 3)
+    conv_bias_act(n, "x", c1[0], c1[1], "p", "t", "B", 3, 64, "H", "W", "S1H", "S1W", 7, 2, 3)
     n.maxpool("p", "q", "B*64", "S1H", "S1W", "S2H", "S2W", 3, 2, 1)
     conv_bias_act(n, "q", c2[0], c2[1], "p", "t", "B", 64, 64, "S2H", "S2W", "S2H", "S2W", 1, 1, 0)
     conv_bias_act(n, "p", c3[0], c3[1], "q", "t", "B", 64, 192, "S2H", "S2W", "S2H", "S2W", 3, 1, 1)
@@ -1764,8 +1764,8 @@ def p007():
         for i in range(2, 6):
             derived["S%d%s" % (i, d)] = "(S%d%s - 1)/2 + 1" % (i - 1, d)
     n.manifest = {
-        "description": "KernelBench level 3, problem 7 (7_GoogleNetInceptionV1): GoogLeNet on x (B, CI, H, W): "
-                       "Conv2d(CI, 64, 7, stride 2, padding 3), ReLU, MaxPool2d(3, stride 2, padding 1), Conv2d(64, "
+        "description": "KernelBench level 3, problem 7 (7_GoogleNetInceptionV1): GoogLeNet on x (B, 3, H, W): "
+                       "Conv2d(3, 64, 7, stride 2, padding 3), ReLU, MaxPool2d(3, stride 2, padding 1), Conv2d(64, "
                        "64, 1), ReLU, Conv2d(64, 192, 3, padding 1), ReLU, max pool 3/2/1, inception modules 3a "
                        "(192: 64, 96->128, 16->32, 32), 3b (256: 128, 128->192, 32->96, 64), max pool, 4a (480: 192, "
                        "96->208, 16->48, 64), 4b (512: 160, 112->224, 24->64, 64), 4c (512: 128, 128->256, 24->64, 64), "
@@ -1774,21 +1774,21 @@ def p007():
                        "Dropout(0), Linear(1024, NC). An inception module is problem 6's: branches 1x1; 1x1 then 3x3 "
                        "(padding 1); 1x1 then 5x5 (padding 2); max pool 3/1/1 then 1x1; all convolutions with bias and "
                        "no activation inside the modules; concatenated on the channels. Every halving is (n - 1)/2 + "
-                       "1. KernelBench's sizes B = 10, CI = 3, H = W = 224, NC = 1000. " + COMMON + X_NOTE +
+                       "1. KernelBench's sizes B = 10, H = W = 224, NC = 1000. " + COMMON + X_NOTE +
                        "Output y (B, NC).",
-        "torch_model": {"globals": {"batch_size": "B", "input_channels": "CI"}, "init": ["NC"], "forward": ["x"]},
-        "dims": {"default": {"B": 10, "CI": 3, "H": 224, "W": 224, "NC": 1000},
-                 "small": {"B": 1, "CI": 3, "H": 32, "W": 32, "NC": 3},
-                 "alt": [{"B": 3, "CI": 1, "H": 45, "W": 67, "NC": 1}, {"B": 2, "CI": 4, "H": 97, "W": 33, "NC": 97}]},
+        "torch_model": {"globals": {"batch_size": "B"}, "init": ["NC"], "forward": ["x"]},
+        "dims": {"default": {"B": 10, "H": 224, "W": 224, "NC": 1000},
+                 "small": {"B": 1, "H": 32, "W": 32, "NC": 3},
+                 "alt": [{"B": 3, "H": 45, "W": 67, "NC": 1}, {"B": 2, "H": 97, "W": 33, "NC": 97}]},
         "derived": derived,
-        "hidden": {"dims": {"B": {"min": 1, "max": 4}, "CI": {"min": 1, "max": 4}, "H": {"min": 1, "max": 160},
+        "hidden": {"dims": {"B": {"min": 1, "max": 4}, "H": {"min": 1, "max": 160},
                             "W": {"min": 1, "max": 160}, "NC": {"min": 1, "max": 1000}},
                    "max_bytes": 536870912, "max_flops": 3e10,
-                   "why": "batches of 1 to 4, 1 to 4 input channels, any image size from 1 (odd sizes halve with "
+                   "why": "batches of 1 to 4, any image size from 1 (odd sizes halve with "
                           "rounding up; the paddings and the pools' -inf borders everywhere), any class count"},
         "values": values(64, CONV_STRUCT_WHY % 64),
         "tolerance": cnn_tolerance("57 convolutions, up to 4 deep between pools (no normalisation), and a Linear layer"),
-        "bytes": "4*(B*CI*H*W + %s + B*NC)" % n.params_numel(),
+        "bytes": "4*(B*3*H*W + %s + B*NC)" % n.params_numel(),
         "flops": n.flops_expr(),
     }
     p = n.manifest["description"]
@@ -1797,13 +1797,13 @@ def p007():
 
 def p018():
     n = Net(18, "squeezenet", "18_SqueezeNet", "SqueezeNet 1.0")
-    n.input("x", ["B", "CI", "H", "W"])
+    n.input("x", ["B", 3, "H", "W"])
     n.output("y", ["B", "NC"])
     big = "B*96*S1H*S1W"
     for b in ("p", "q", "t", "s", "o"):
         n.buf(b, big)
-    c1 = n.conv_views("conv1", 96, "CI", 7, "features.0")
-    conv_bias_act(n, "x", c1[0], c1[1], "p", "t", "B", "CI", 96, "H", "W", "S1H", "S1W", 7, 2, 0)
+    c1 = n.conv_views("conv1", 96, 3, 7, "features.0")
+    conv_bias_act(n, "x", c1[0], c1[1], "p", "t", "B", 3, 96, "H", "W", "S1H", "S1W", 7, 2, 0)
     n.maxpool("p", "q", "B*96", "S1H", "S1W", "S2H", "S2W", 3, 2, 0)
     fires = [(3, 96, 16, 64, 64), (4, 128, 16, 64, 64), (5, 128, 32, 128, 128), "pool",
              (7, 256, 32, 128, 128), (8, 256, 48, 192, 192), (9, 384, 48, 192, 192), (10, 384, 64, 256, 256), "pool",
@@ -1838,7 +1838,7 @@ def p018():
         for i in range(2, 5):
             derived["S%d%s" % (i, d)] = "cdiv(S%d%s - 3, 2) + 1" % (i - 1, d)
     n.manifest = {
-        "description": "KernelBench level 3, problem 18 (18_SqueezeNet): SqueezeNet 1.0 on x (B, CI, H, W): Conv2d(CI, "
+        "description": "KernelBench level 3, problem 18 (18_SqueezeNet): SqueezeNet 1.0 on x (B, 3, H, W): Conv2d(3, "
                        "96, 7, stride 2), ReLU, MaxPool2d(3, stride 2, ceil_mode=True), fire modules (in: squeeze, "
                        "expand1x1, expand3x3) (96: 16, 64, 64), (128: 16, 64, 64), (128: 32, 128, 128), max pool 3/2 "
                        "ceil, (256: 32, 128, 128), (256: 48, 192, 192), (384: 48, 192, 192), (384: 64, 256, 256), max "
@@ -1846,21 +1846,21 @@ def p018():
                        "average pool to 1x1, flatten. A fire module is problem 17's (squeeze 1x1 ReLU, then expand "
                        "1x1 ReLU and expand 3x3 (padding 1) ReLU concatenated); every convolution has a bias. Ceil "
                        "mode: a pool over n gives ceil((n - 3)/2) + 1, its last window clipped at the border. "
-                       "KernelBench's sizes B = 64, CI = 3, H = W = 512, NC = 1000. " + COMMON + X_NOTE +
+                       "KernelBench's sizes B = 64, H = W = 512, NC = 1000. " + COMMON + X_NOTE +
                        "Output y (B, NC).",
-        "torch_model": {"globals": {"batch_size": "B", "input_channels": "CI"}, "init": ["NC"], "forward": ["x"]},
-        "dims": {"default": {"B": 64, "CI": 3, "H": 512, "W": 512, "NC": 1000},
-                 "small": {"B": 1, "CI": 3, "H": 31, "W": 32, "NC": 3},
-                 "alt": [{"B": 3, "CI": 1, "H": 45, "W": 68, "NC": 1}, {"B": 2, "CI": 4, "H": 97, "W": 33, "NC": 97}]},
+        "torch_model": {"globals": {"batch_size": "B"}, "init": ["NC"], "forward": ["x"]},
+        "dims": {"default": {"B": 64, "H": 512, "W": 512, "NC": 1000},
+                 "small": {"B": 1, "H": 31, "W": 32, "NC": 3},
+                 "alt": [{"B": 3, "H": 45, "W": 68, "NC": 1}, {"B": 2, "H": 97, "W": 33, "NC": 97}]},
         "derived": derived,
-        "hidden": {"dims": {"B": {"min": 1, "max": 6}, "CI": {"min": 1, "max": 4}, "H": {"min": 23, "max": 256},
+        "hidden": {"dims": {"B": {"min": 1, "max": 6}, "H": {"min": 23, "max": 256},
                             "W": {"min": 23, "max": 256}, "NC": {"min": 1, "max": 1000}},
                    "max_bytes": 536870912, "max_flops": 3e10,
-                   "why": "batches of 1 to 6, 1 to 4 input channels, images of 23 to 256 (every ceil-mode pool "
+                   "why": "batches of 1 to 6, images of 23 to 256 (every ceil-mode pool "
                           "clips a window at odd and even sizes; 23 keeps the last map at least 1x1), any class count"},
         "values": values(64, CONV_STRUCT_WHY % 64),
         "tolerance": cnn_tolerance("26 convolutions, up to 3 deep between pools, with biases and ReLU"),
-        "bytes": "4*(B*CI*H*W + %s + B*NC)" % n.params_numel(),
+        "bytes": "4*(B*3*H*W + %s + B*NC)" % n.params_numel(),
         "flops": n.flops_expr(),
     }
     return n
@@ -1893,16 +1893,16 @@ def shuffle_unit(n, pre, torch, x, y, B, ci, co, G, H, W):
 
 def p026():
     n = Net(26, "shufflenet", "26_ShuffleNet", "ShuffleNet (groups 3)")
-    n.input("x", ["B", "CI", "H", "W"])
+    n.input("x", ["B", 3, "H", "W"])
     n.output("y", ["B", "NC"])
     big = "B*1024*S2H*S2W"
     for b in ("p", "q", "a", "b", "t", "d"):
         n.buf(b, big)
     n.buf("stats", "2*1024", "f64")
     n.buf("acc", "B*NC", "f64")
-    w1 = n.conv_views("conv1", 24, "CI", 3, "conv1", bias=False)[0]
+    w1 = n.conv_views("conv1", 24, 3, 3, "conv1", bias=False)[0]
     g1 = n.bn_views("bn1", 24, "bn1")
-    conv_bn(n, "x", w1, g1[0], g1[1], "p", "t", "B", "CI", 24, "H", "W", "S1H", "S1W", 3, 2, 1)
+    conv_bn(n, "x", w1, g1[0], g1[1], "p", "t", "B", 3, 24, "H", "W", "S1H", "S1W", 3, 2, 1)
     n.maxpool("p", "q", "B*24", "S1H", "S1W", "S2H", "S2W", 3, 2, 1)
     cur, other, ci = "q", "p", 24
     for st, (co, reps) in enumerate([(240, 3), (480, 7), (960, 3)], 2):
@@ -1923,27 +1923,27 @@ def p026():
         derived["S1" + d] = "(%s - 1)/2 + 1" % d
         derived["S2" + d] = "(S1%s - 1)/2 + 1" % d
     n.manifest = {
-        "description": "KernelBench level 3, problem 26 (26_ShuffleNet): ShuffleNet (groups 3) on x (B, CI, H, W): "
-                       "Conv2d(CI, 24, 3, stride 2, padding 1, no bias), BatchNorm2d, ReLU, MaxPool2d(3, stride 2, "
+        "description": "KernelBench level 3, problem 26 (26_ShuffleNet): ShuffleNet (groups 3) on x (B, 3, H, W): "
+                       "Conv2d(3, 24, 3, stride 2, padding 1, no bias), BatchNorm2d, ReLU, MaxPool2d(3, stride 2, "
                        "padding 1), stages of 3, 7 and 3 ShuffleNet units with 240, 480 and 960 output channels (a "
                        "unit is problem 25's, always stride 1, so every unit runs at the pooled size), Conv2d(960, "
                        "1024, 1, no bias), BatchNorm2d, ReLU, adaptive average pool, Linear(1024, NC). Each halving "
-                       "is (n - 1)/2 + 1. KernelBench's sizes B = 10, CI = 3, H = W = 224, NC = 1000. " + COMMON +
+                       "is (n - 1)/2 + 1. KernelBench's sizes B = 10, H = W = 224, NC = 1000. " + COMMON +
                        X_NOTE + "Output y (B, NC).",
-        "torch_model": {"globals": {"batch_size": "B", "input_channels": "CI"}, "init": ["NC"], "forward": ["x"]},
-        "dims": {"default": {"B": 10, "CI": 3, "H": 224, "W": 224, "NC": 1000},
-                 "small": {"B": 1, "CI": 3, "H": 8, "W": 7, "NC": 3},
-                 "alt": [{"B": 3, "CI": 1, "H": 45, "W": 17, "NC": 1}, {"B": 2, "CI": 4, "H": 33, "W": 65, "NC": 97}]},
+        "torch_model": {"globals": {"batch_size": "B"}, "init": ["NC"], "forward": ["x"]},
+        "dims": {"default": {"B": 10, "H": 224, "W": 224, "NC": 1000},
+                 "small": {"B": 1, "H": 8, "W": 7, "NC": 3},
+                 "alt": [{"B": 3, "H": 45, "W": 17, "NC": 1}, {"B": 2, "H": 33, "W": 65, "NC": 97}]},
         "derived": derived,
-        "hidden": {"dims": {"B": {"min": 1, "max": 4}, "CI": {"min": 1, "max": 4}, "H": {"min": 1, "max": 128},
+        "hidden": {"dims": {"B": {"min": 1, "max": 4}, "H": {"min": 1, "max": 128},
                             "W": {"min": 1, "max": 128}, "NC": {"min": 1, "max": 1000}},
                    "require": ["B*S2H*S2W >= 2"],
                    "max_bytes": 536870912, "max_flops": 3e10,
-                   "why": "batches of 1 to 4, 1 to 4 input channels, any image size from 1 (odd sizes halve with "
+                   "why": "batches of 1 to 4, any image size from 1 (odd sizes halve with "
                           "rounding up), any class count; at least two values per channel for BatchNorm"},
         "values": values(64, BN_STRUCT_WHY % 64, large_why=BN_LARGE_WHY),
         "tolerance": cnn_tolerance("About 45 convolutions with training-mode BatchNorm and a Linear layer"),
-        "bytes": "4*(B*CI*H*W + %s + B*NC)" % n.params_numel(),
+        "bytes": "4*(B*3*H*W + %s + B*NC)" % n.params_numel(),
         "flops": n.flops_expr(),
     }
     return n
@@ -2425,7 +2425,7 @@ SPECS += [p048, p049]
 def densenet(num, name, kb_name, title, blocks):
     n = Net(num, name, kb_name, title)
     G = 32
-    n.input("x", ["B", "CI", "H", "W"])
+    n.input("x", ["B", 3, "H", "W"])
     n.output("y", ["B", "NC"])
     chans, c = [], 64
     for i, L in enumerate(blocks):
@@ -2438,9 +2438,9 @@ def densenet(num, name, kb_name, title, blocks):
         n.buf(b, big)
     n.buf("stats", "2*%d" % max(ct for _, ct in chans), "f64")
     n.buf("acc", "B*NC", "f64")
-    w0 = n.conv_views("conv0", 64, "CI", 7, "features.0", bias=False)[0]
+    w0 = n.conv_views("conv0", 64, 3, 7, "features.0", bias=False)[0]
     g0 = n.bn_views("bn0", 64, "features.1")
-    conv_bn(n, "x", w0, g0[0], g0[1], "h", "t", "B", "CI", 64, "H", "W", "S1H", "S1W", 7, 2, 3)
+    conv_bn(n, "x", w0, g0[0], g0[1], "h", "t", "B", 3, 64, "H", "W", "S1H", "S1W", 7, 2, 3)
     n.maxpool("h", "u", "B*64", "S1H", "S1W", "S2H", "S2W", 3, 2, 1)
     hw = ("S2H", "S2W")
     n.copy_channels("u", "f", "B", 64, "S2H*S2W", chans[0][1], 0)
@@ -2482,31 +2482,31 @@ def densenet(num, name, kb_name, title, blocks):
             derived["S%d%s" % (i, d)] = "S%d%s/2" % (i - 1, d)
     n.manifest = {
         "description": "KernelBench level 3, problem %d (%s): KernelBench's DenseNet (no bottleneck layers) on x (B, "
-                       "CI, H, W): Conv2d(CI, 64, 7, stride 2, padding 3, no bias), BatchNorm2d, ReLU, MaxPool2d(3, "
+                       "H, W) (3 channels, as the module takes): Conv2d(3, 64, 7, stride 2, padding 3, no bias), BatchNorm2d, ReLU, MaxPool2d(3, "
                        "stride 2, padding 1); dense blocks of %s layers with growth 32 (layer i of a block with C0 "
                        "input channels: BatchNorm2d(C0 + 32i), ReLU, Conv2d(C0 + 32i, 32, 3, padding 1, no bias), "
                        "Dropout(0), its output concatenated to the block's features), a transition after each but "
                        "the last (BatchNorm2d, ReLU, Conv2d(c, c/2, 1, no bias), AvgPool2d(2, stride 2)), final "
                        "BatchNorm2d, ReLU, adaptive average pool, Linear(%d, NC). Channels per block: %s. Each "
                        "stride-2 step maps n to (n - 1)/2 + 1, each average pool to n/2. KernelBench's sizes B = 10, "
-                       "CI = 3, H = W = 224, NC = 10 (growth_rate 32, fixed here). " % (
+                       "H = W = 224, NC = 10 (growth_rate 32, fixed here). " % (
                            num, kb_name, ", ".join(map(str, blocks)), ct,
                            ", ".join("%d -> %d" % cc for cc in chans)) + COMMON + X_NOTE + "Output y (B, NC).",
         "torch_model": {"globals": {"batch_size": "B", "num_classes": "NC"}, "init": ["32", "NC"], "forward": ["x"]},
-        "dims": {"default": {"B": 10, "CI": 3, "H": 224, "W": 224, "NC": 10},
-                 "small": {"B": 2, "CI": 3, "H": 32, "W": 33, "NC": 3},
-                 "alt": [{"B": 3, "CI": 1, "H": 45, "W": 67, "NC": 1}, {"B": 1, "CI": 4, "H": 97, "W": 64, "NC": 97}]},
+        "dims": {"default": {"B": 10, "H": 224, "W": 224, "NC": 10},
+                 "small": {"B": 2, "H": 32, "W": 33, "NC": 3},
+                 "alt": [{"B": 3, "H": 45, "W": 67, "NC": 1}, {"B": 1, "H": 97, "W": 64, "NC": 97}]},
         "derived": derived,
-        "hidden": {"dims": {"B": {"min": 1, "max": 3}, "CI": {"min": 1, "max": 4}, "H": {"min": 32, "max": 128},
+        "hidden": {"dims": {"B": {"min": 1, "max": 3}, "H": {"min": 32, "max": 128},
                             "W": {"min": 32, "max": 128}, "NC": {"min": 1, "max": 1000}},
                    "require": ["B*S5H*S5W >= 2"],
                    "max_bytes": 536870912, "max_flops": 3e10,
-                   "why": "batches of 1 to 3, 1 to 4 input channels, images of 32 to 128 (odd sizes through the "
+                   "why": "batches of 1 to 3, images of 32 to 128 (odd sizes through the "
                           "stride-2 steps and the floor of each average pool), any class count; at least two "
                           "values per channel for the last BatchNorm"},
         "values": values(64, BN_STRUCT_WHY % 64, large_why=BN_LARGE_WHY),
         "tolerance": cnn_tolerance("%d convolutions with training-mode BatchNorm before each and a Linear layer" % (sum(blocks) + len(blocks))),
-        "bytes": "4*(B*CI*H*W + %s + B*NC)" % n.params_numel(),
+        "bytes": "4*(B*3*H*W + %s + B*NC)" % n.params_numel(),
         "flops": n.flops_expr(),
     }
     return n
