@@ -291,6 +291,16 @@ static void describe_names(const struct lctx *c, strbuf *out)
         sb_addf(out, " %s", p->outputs[i].name);
     for (int i = 0; i < u->n_scratch; i++)
         sb_addf(out, " %s", u->scratch[i].name);
+    if (problem_has_views(p)) { /* a network's parameters: the first few names */
+        sb_adds(out, "; views:");
+        int shown = 0, total = 0;
+        for (int i = 0; i < p->n_inputs; i++)
+            for (int k = 0; k < p->inputs[i].n_views; k++, total++)
+                if (shown < 24)
+                    sb_addf(out, " %s", p->inputs[i].views[k].name), shown++;
+        if (total > shown)
+            sb_addf(out, " (and %d more)", total - shown);
+    }
     sb_adds(out, "; dims:");
     for (int i = 0; i < p->dims_default.n; i++)
         sb_addf(out, " %s", p->dims_default.names[i]);
@@ -328,7 +338,8 @@ static int check_names(struct lctx *c, const char *expr, const char *where, int 
                                    "dims, evaluated once per dims set", c->line, names[i], where);
         strbuf known = STRBUF_INIT;
         describe_names(c, &known);
-        int is_tensor = problem_tensor(c->p, names[i], NULL) || scratch_index(c->u, names[i]) >= 0;
+        int is_tensor = problem_tensor(c->p, names[i], NULL) || scratch_index(c->u, names[i]) >= 0 ||
+                        problem_view(c->p, names[i], NULL);
         kc_fail(c->err, "line %d: %s '%s' in %s (%s)", c->line,
                 is_tensor ? "tensor used in an integer expression:" : "unknown name", names[i],
                 where, known.buf);
@@ -401,6 +412,8 @@ static int parse_offset_arg(struct lctx *c, launch *l, launch_arg *a, int idx)
     sb_add(&name, a->text, (size_t)(open - a->text));
     sb_trim(&name);
     int t = is_identifier(name.buf) ? tensor_index(c->p, c->u, name.buf) : -1;
+    const tensor_spec *view = t < 0 && is_identifier(name.buf) ? problem_view(c->p, name.buf, &t)
+                                                               : NULL;
     int rc = 0;
     if (t < 0) {
         strbuf known = STRBUF_INIT;
@@ -415,6 +428,7 @@ static int parse_offset_arg(struct lctx *c, launch *l, launch_arg *a, int idx)
         sb_trim(&index);
         a->kind = KC_ARG_OFFSET;
         a->tensor = t;
+        a->view = view;
         a->offset = sb_detach(&index);
         sb_addf(&what, "the index of argument %d", idx + 1);
         rc = check_int_expr(c, a->offset, what.buf, l->kernel);
@@ -435,6 +449,14 @@ static int parse_arg(struct lctx *c, launch *l, const char *text, int idx)
         if (t >= 0) {
             a->kind = KC_ARG_TENSOR;
             a->tensor = t;
+            return 0;
+        }
+        const tensor_spec *view = problem_view(c->p, text, &t);
+        if (view) { /* a view of a packed input: a pointer to its first element, VIEW[0] */
+            a->kind = KC_ARG_OFFSET;
+            a->tensor = t;
+            a->view = view;
+            a->offset = xstrdup("0");
             return 0;
         }
         for (int i = 0; i < c->p->n_params; i++)
@@ -499,7 +521,7 @@ static int parse_geometry(struct lctx *c, launch *l, const char *text, char *out
 static int parse_launch(struct lctx *c, const char *text)
 {
     if (c->u->n_launches >= KC_MAX_LAUNCHES)
-        return lfail(c, "too many launches (at most %s)%s", "16", "");
+        return kc_fail(c->err, "line %d: too many launches (at most %d)", c->line, KC_MAX_LAUNCHES);
     launch *l = &c->u->launches[c->u->n_launches++];
     memset(l, 0, sizeof(*l));
     l->line = c->line;
@@ -567,7 +589,8 @@ static int parse_launch(struct lctx *c, const char *text)
 static int parse_scratch(struct lctx *c, const char *text)
 {
     if (c->u->n_scratch >= KC_MAX_SCRATCH)
-        return lfail(c, "too many scratch buffers (at most %s)%s", "8", "");
+        return kc_fail(c->err, "line %d: too many scratch buffers (at most %d)", c->line,
+                       KC_MAX_SCRATCH);
     char name[64], dtype[16];
     int consumed = 0;
     if (sscanf(text, "%63[A-Za-z0-9_] %15[a-z0-9] [%n", name, dtype, &consumed) != 2 || !consumed)
@@ -580,7 +603,8 @@ static int parse_scratch(struct lctx *c, const char *text)
     memset(s, 0, sizeof(*s));
     if (dtype_parse(dtype, &s->dtype))
         return lfail(c, "scratch %s: unknown dtype '%s'", name, dtype);
-    if (tensor_index(c->p, c->u, name) >= 0 || problem_param(c->p, name) || is_dim(c->p, name))
+    if (tensor_index(c->p, c->u, name) >= 0 || problem_param(c->p, name) || is_dim(c->p, name) ||
+        problem_view(c->p, name, NULL))
         return lfail(c, "scratch name '%s' is already used by the problem%s", name, "");
     s->line = c->line;
     s->name = xstrdup(name);
@@ -626,6 +650,8 @@ static int check_loop_var(struct lctx *c, const char *var)
                      var, "");
     if (tensor_index(c->p, c->u, var) >= 0)
         taken = "a tensor";
+    else if (problem_view(c->p, var, NULL))
+        taken = "a view of a packed input";
     else if (problem_param(c->p, var))
         taken = "a param of the problem";
     else if (is_dim(c->p, var))
@@ -782,6 +808,8 @@ static void describe_dims(const struct dims_ctx *d, strbuf *out)
 struct launch_progs {
     int ready;
     expr_prog grid[3], block[3], smem, args[KC_MAX_ARGS]; /* args: integers and offsets */
+    /* offsets into views: the view's start and size under the dims set (-1: did not evaluate) */
+    int64_t view_start[KC_MAX_ARGS], view_numel[KC_MAX_ARGS];
 };
 
 static void compile_launch(const launch *l, const dimset *env, struct launch_progs *lp)
@@ -796,6 +824,9 @@ static void compile_launch(const launch *l, const dimset *env, struct launch_pro
         const launch_arg *a = &l->args[i];
         if (a->kind == KC_ARG_INT || a->kind == KC_ARG_OFFSET)
             expr_compile(a->kind == KC_ARG_INT ? a->text : a->offset, env, &lp->args[i], &e);
+        lp->view_start[i] = lp->view_numel[i] = -1;
+        if (a->view && view_extent(a->view, env, &lp->view_start[i], &lp->view_numel[i], &e))
+            lp->view_start[i] = lp->view_numel[i] = -1;
     }
     lp->ready = 1;
     sb_free(&e);
@@ -861,14 +892,19 @@ static enum kc_dtype buffer_dtype(const problem *p, const launch_unit *u, int t)
     return u->scratch[t - p->n_inputs - p->n_outputs].dtype;
 }
 
-/* Argument i, NAME[INDEX] (compiled as prog): the index within [0, numel of NAME]. */
-static int check_offset(const struct dims_ctx *d, const launch *l, int i, const expr_prog *prog)
+/* Argument i, NAME[INDEX] (compiled as prog): the index within [0, numel of NAME] (of the view,
+ * for a view of a packed input). */
+static int check_offset(const struct dims_ctx *d, const launch *l, int i,
+                        const struct launch_progs *lp)
 {
     const launch_arg *a = &l->args[i];
+    const expr_prog *prog = &lp->args[i];
     enum kc_dtype dtype = buffer_dtype(d->p, d->u, a->tensor);
     int64_t index, bytes, numel = d->numel[a->tensor];
-    if (prog->ops && expr_run(prog, d->env->values, &index) == 0 && index >= 0 && index <= numel &&
-        !__builtin_mul_overflow(index, (int64_t)dtype_size(dtype), &bytes))
+    int64_t start = a->view ? lp->view_start[i] : 0, limit = a->view ? lp->view_numel[i] : numel;
+    if (prog->ops && start >= 0 && expr_run(prog, d->env->values, &index) == 0 && index >= 0 &&
+        index <= limit && start + index <= numel &&
+        !__builtin_mul_overflow(start + index, (int64_t)dtype_size(dtype), &bytes))
         return 0;
     strbuf e = STRBUF_INIT;
     int rc = launch_offset_bytes(a, d->env, numel, dtype, &bytes, &e);
@@ -914,7 +950,7 @@ static int check_launch_values(const struct dims_ctx *d, const launch *l,
             rc = eval_in_range(d, l->line, l->args[i].text, &lp->args[i], INT64_MIN, INT64_MAX,
                                NULL, "argument %d of %s", i + 1, l->kernel);
         else if (l->args[i].kind == KC_ARG_OFFSET)
-            rc = check_offset(d, l, i, &lp->args[i]);
+            rc = check_offset(d, l, i, lp);
     }
     return rc;
 }
@@ -985,8 +1021,7 @@ static int check_set(const struct dims_ctx *d)
     struct dims_ctx in = *d;
     in.env = &it.env;
     in.numel = numel;
-    struct launch_progs progs[KC_MAX_LAUNCHES];
-    memset(progs, 0, sizeof progs);
+    struct launch_progs *progs = xcalloc(KC_MAX_LAUNCHES, sizeof(*progs));
     int i, rc = 0;
     while (!rc && (i = launch_iter_next(&it)) >= 0) {
         if (!progs[i].ready)
@@ -995,6 +1030,7 @@ static int check_set(const struct dims_ctx *d)
     }
     for (int k = 0; k < d->u->n_launches; k++)
         free_launch_progs(&progs[k]);
+    free(progs);
     launch_iter_free(&it);
     return rc || check_scratch_values(d, d->u) ? -1 : 0;
 }
@@ -1039,6 +1075,7 @@ int candidate_parse(const char *source, const problem *p, launch_unit *out, strb
     memset(out, 0, sizeof(*out));
     if (check_sizes(source, err))
         return -1;
+    out->launches = xcalloc(KC_MAX_LAUNCHES, sizeof(*out->launches));
     struct lctx c = {.p = p, .u = out, .err = err};
     strbuf rest = STRBUF_INIT;
     int rc = 0;
@@ -1082,6 +1119,7 @@ void launch_unit_free(launch_unit *u)
         free(u->scratch[i].name), free(u->scratch[i].count);
     for (int i = 0; i < u->n_loops; i++)
         free(u->loops[i].var), free(u->loops[i].first), free(u->loops[i].end);
+    free(u->launches);
     memset(u, 0, sizeof(*u));
 }
 
@@ -1100,6 +1138,17 @@ int launch_offset_bytes(const launch_arg *a, const dimset *dims, int64_t numel,
     int64_t index;
     if (expr_eval(a->offset, dims, &index, err))
         return -1;
+    if (a->view) {
+        int64_t start, count;
+        if (view_extent(a->view, dims, &start, &count, err))
+            return -1;
+        if (index < 0 || index > count)
+            return kc_fail(err, "%s is element %lld of view %s of %lld elements; the index must "
+                                "lie in [0, %lld]", a->text, (long long)index, a->view->name,
+                           (long long)count, (long long)count);
+        if (__builtin_add_overflow(start, index, &index))
+            return kc_fail(err, "%s: the offset overflows", a->text);
+    }
     if (index < 0 || index > numel)
         return kc_fail(err, "%s is element %lld of a tensor of %lld elements; the index must lie in "
                             "[0, %lld]", a->text, (long long)index, (long long)numel,

@@ -14,12 +14,12 @@
 #define KC_MAX_RESPONSE_BYTES (1024 * 1024) /* a model's whole answer */
 #define KC_MAX_SOURCE_BYTES (256 * 1024)    /* the code block */
 #define KC_MAX_DIRECTIVE_LINE 4096          /* bytes of one @launch, @scratch, @for or @end line */
-#define KC_MAX_LAUNCHES 16                  /* @launch lines */
-#define KC_MAX_LOOPS 16                     /* @for lines */
+#define KC_MAX_LAUNCHES 512                 /* @launch lines (16 before level 3's networks) */
+#define KC_MAX_LOOPS 64                     /* @for lines (16 before) */
 #define KC_MAX_LOOP_DEPTH 4                 /* @for blocks nested in one another */
 #define KC_MAX_UNIT_LAUNCHES 65536          /* launches of one execution, loops expanded */
 #define KC_MAX_ARGS 32
-#define KC_MAX_SCRATCH 8
+#define KC_MAX_SCRATCH 16                   /* (8 before); worker.h's WK_SUM_SLOTS counts them */
 #define KC_MAX_GRID_X 2147483647LL          /* CUDA's limits on sm_90 */
 #define KC_MAX_GRID_YZ 65535LL
 #define KC_MAX_BLOCK_XY 1024LL
@@ -33,7 +33,8 @@ enum kc_arg_kind {
     KC_ARG_INT,    /* integer expression over dims, 32 or 64 bit as the kernel wants */
     KC_ARG_PARAM,  /* a scalar param of the problem */
     KC_ARG_FLOAT,  /* a floating literal */
-    KC_ARG_OFFSET  /* NAME[EXPR]: a device pointer to element EXPR of a tensor */
+    KC_ARG_OFFSET  /* NAME[EXPR]: a device pointer to element EXPR of a tensor, or of a view
+                      of a packed input (a view's name alone is VIEW[0]) */
 };
 
 /* Tensor references index the buffer list: inputs, then outputs, then scratch. */
@@ -44,6 +45,8 @@ typedef struct launch_arg {
     int param;    /* KC_ARG_PARAM */
     double fval;  /* KC_ARG_FLOAT */
     char *offset; /* KC_ARG_OFFSET: the element index, an expression; else NULL */
+    const tensor_spec *view; /* KC_ARG_OFFSET into a view: the view (the problem's), and offset
+                                indexes the view; tensor is its packed input. Else NULL */
 } launch_arg;
 
 typedef struct launch {
@@ -82,7 +85,7 @@ typedef struct kc_step {
 
 typedef struct launch_unit {
     int n_launches;
-    launch launches[KC_MAX_LAUNCHES];
+    launch *launches; /* KC_MAX_LAUNCHES of them, allocated by candidate_parse */
     int n_scratch;
     scratch_spec scratch[KC_MAX_SCRATCH];
     int n_loops;
@@ -112,7 +115,9 @@ void launch_unit_free(launch_unit *u);
 int launch_geometry(const launch *l, const dimset *dims, int64_t grid[3], int64_t block[3],
                     int64_t *smem, strbuf *err);
 /* The byte offset a KC_ARG_OFFSET argument adds to its tensor's address under dims: the element
- * index must lie in [0, numel] (numel: a pointer just past the end is allowed, as in C). */
+ * index must lie in [0, numel] (numel: a pointer just past the end is allowed, as in C). For a
+ * view of a packed input the index must lie in [0, numel of the view] and the offset is the
+ * view's start plus the index (numel is then the packed input's). */
 int launch_offset_bytes(const launch_arg *a, const dimset *dims, int64_t numel,
                         enum kc_dtype dtype, int64_t *bytes, strbuf *err);
 

@@ -257,6 +257,11 @@ static int tensor_fault(const tensor_spec *t, const dimset *d, int is_input, int
     *io_bytes += bytes; /* at most 32 tensors of 64 GiB: no overflow */
     if (!is_input)
         return 0;
+    for (int k = 0; k < t->n_views; k++) { /* their bytes are the packed input's */
+        int64_t view_bytes = 0;
+        if (tensor_fault(&t->views[k], d, 1, &view_bytes, why))
+            return -1;
+    }
     if (t->dist == KC_DIST_RANDINT &&
         (expr_eval(t->lo_expr, d, &v, why) || expr_eval(t->hi_expr, d, &v, why)))
         return -1;
@@ -525,6 +530,236 @@ out:
     return rc;
 }
 
+/* "shape": up to 8 dim expressions, each evaluating to an extent >= 0 under every dims set. */
+static int load_shape(struct problem_ctx *c, const problem *p, json_t *obj, const char *field,
+                      tensor_spec *t)
+{
+    json_t *shape = json_object_get(obj, "shape");
+    strbuf f = STRBUF_INIT;
+    sb_addf(&f, "%s.shape", field);
+    int bad = 0;
+    if (!json_is_array(shape) || json_array_size(shape) > KC_MAX_RANK)
+        bad = problem_field_fail(c, f.buf, "expected an array of up to 8 dim expressions");
+    for (size_t i = 0; !bad && i < json_array_size(shape); i++) {
+        json_t *d = json_array_get(shape, i);
+        strbuf fi = STRBUF_INIT;
+        sb_addf(&fi, "%s[%zu]", f.buf, i);
+        if (json_is_integer(d)) {
+            strbuf num = STRBUF_INIT;
+            sb_addf(&num, "%lld", (long long)json_integer_value(d));
+            t->shape[t->rank++] = sb_detach(&num);
+        } else if (json_is_string(d)) {
+            t->shape[t->rank++] = xstrdup(json_string_value(d));
+        } else {
+            bad = problem_field_fail(c, fi.buf, "expected a dim expression");
+        }
+        if (!bad)
+            bad = check_expr(c, p, t->shape[t->rank - 1], fi.buf) ||
+                  check_every_set(c, p, t, t->shape[t->rank - 1], extent_check, fi.buf,
+                                  "negative extent under one of the dim sets");
+        sb_free(&fi);
+    }
+    sb_free(&f);
+    return bad ? -1 : 0;
+}
+
+/* ---- packed inputs ("views") ---- */
+
+/* Whether expr is a constant (evaluates without dims); its value in *v. */
+static int constant_expr(const char *expr, int64_t *v)
+{
+    dimset none = {0};
+    strbuf e = STRBUF_INIT;
+    int rc = expr_eval(expr, &none, v, &e);
+    sb_free(&e);
+    return rc == 0;
+}
+
+/* A view's element count split as konst * (rest): konst the product of its constant extents,
+ * rest the product of the others ("(E1)*(E2)", empty when the shape is constant). 0 on success,
+ * -1 when the constant product overflows. */
+static int view_size_parts(const tensor_spec *v, int64_t *konst, strbuf *rest)
+{
+    int64_t n = 1, e;
+    sb_reset(rest);
+    for (int i = 0; i < v->rank; i++) {
+        if (constant_expr(v->shape[i], &e)) {
+            if (__builtin_mul_overflow(n, e, &n))
+                return -1;
+        } else {
+            sb_addf(rest, "%s(%s)", rest->len ? "*" : "", v->shape[i]);
+        }
+    }
+    *konst = n;
+    return 0;
+}
+
+/* The layout's running sum: a literal, terms FACTOR*COEF grouped by factor (views whose size is
+ * an aligned constant times extents over dims: a stack of L-1 layers adds (L-1)*SIZE), and
+ * cdiv terms for the other sizes over dims. */
+struct layout_sum {
+    int64_t konst;
+    int n;
+    char **factor;
+    int64_t *coef;
+    strbuf cdivs;
+};
+
+static void layout_sum_render(const struct layout_sum *ls, strbuf *out)
+{
+    sb_reset(out);
+    for (int i = 0; i < ls->n; i++)
+        if (ls->coef[i])
+            sb_addf(out, "%s%s*%lld", out->len ? " + " : "", ls->factor[i], (long long)ls->coef[i]);
+    if (ls->cdivs.len)
+        sb_addf(out, "%s%s", out->len ? " + " : "", ls->cdivs.buf);
+    if (ls->konst || !out->len)
+        sb_addf(out, "%s%lld", out->len ? " + " : "", (long long)ls->konst);
+}
+
+/* The views in order, each starting at a multiple of KC_VIEW_ALIGN_BYTES: every view's
+ * view_offset and the packed input's one dim (the padded total), as dim expressions. A
+ * constant size adds its padded value to one literal; a size konst * (extents over dims) with
+ * konst a multiple of the alignment adds konst to the coefficient of those extents (no padding
+ * is needed); any other size over dims adds a term cdiv(NUMEL, A)*A (A: the alignment in
+ * elements). */
+static int layout_views(struct problem_ctx *c, tensor_spec *t, const char *field)
+{
+    const int64_t align = KC_VIEW_ALIGN_BYTES / (int64_t)dtype_size(t->dtype);
+    struct layout_sum ls = {0};
+    ls.factor = xcalloc((size_t)t->n_views + 1, sizeof(*ls.factor));
+    ls.coef = xcalloc((size_t)t->n_views + 1, sizeof(*ls.coef));
+    strbuf rest = STRBUF_INIT, off = STRBUF_INIT;
+    int rc = 0;
+    for (int k = 0; k <= t->n_views && !rc; k++) {
+        layout_sum_render(&ls, &off);
+        if (off.len > KC_EXPR_MAX_LEN) {
+            strbuf f = STRBUF_INIT, m = STRBUF_INIT;
+            sb_addf(&f, "%s.views[%d]", field, k < t->n_views ? k : t->n_views - 1);
+            sb_addf(&m, "the offset of this view is an expression of %zu bytes (at most %d): put "
+                        "views whose size depends on dims after the others, or stack repeated "
+                        "layers into one view", off.len, KC_EXPR_MAX_LEN);
+            rc = problem_field_fail(c, f.buf, m.buf);
+            sb_free(&f), sb_free(&m);
+            break;
+        }
+        if (k == t->n_views) {
+            t->shape[0] = sb_detach(&off);
+            t->rank = 1;
+            break;
+        }
+        t->views[k].view_offset = xstrdup(off.buf);
+        int64_t konst;
+        if (view_size_parts(&t->views[k], &konst, &rest) || konst > KC_MAX_TENSOR_BYTES) {
+            strbuf f = STRBUF_INIT;
+            sb_addf(&f, "%s.views[%d]", field, k);
+            rc = problem_field_fail(c, f.buf, "the view is larger than 64 GiB");
+            sb_free(&f);
+        } else if (!rest.len) {
+            int64_t padded = (konst + align - 1) / align * align;
+            if (__builtin_add_overflow(ls.konst, padded, &ls.konst)) {
+                strbuf f = STRBUF_INIT;
+                sb_addf(&f, "%s.views[%d]", field, k);
+                rc = problem_field_fail(c, f.buf, "the packed input is larger than 64 GiB");
+                sb_free(&f);
+            }
+        } else if (konst % align == 0) {
+            int i = 0;
+            while (i < ls.n && strcmp(ls.factor[i], rest.buf))
+                i++;
+            if (i == ls.n)
+                ls.factor[ls.n++] = xstrdup(rest.buf);
+            ls.coef[i] += konst; /* at most n_views * 64 GiB */
+        } else {
+            sb_addf(&ls.cdivs, "%scdiv(", ls.cdivs.len ? " + " : "");
+            if (konst != 1)
+                sb_addf(&ls.cdivs, "%lld*", (long long)konst);
+            sb_addf(&ls.cdivs, "%s, %lld)*%lld", rest.buf, (long long)align, (long long)align);
+        }
+    }
+    for (int i = 0; i < ls.n; i++)
+        free(ls.factor[i]);
+    free(ls.factor), free(ls.coef);
+    sb_free(&ls.cdivs), sb_free(&rest), sb_free(&off);
+    return rc;
+}
+
+static int load_init(struct problem_ctx *c, const problem *p, json_t *init, const char *field,
+                     tensor_spec *t);
+
+/* One view: {name, shape, init, torch}; its dtype is the packed input's. */
+static int load_view(struct problem_ctx *c, const problem *p, json_t *obj, const char *field,
+                     const tensor_spec *packed, tensor_spec *v)
+{
+    static const char *const keys[] = {"name", "shape", "init", "torch", NULL};
+    v->dtype = packed->dtype;
+    if (!json_is_object(obj))
+        return problem_field_fail(c, field, "expected a view {name, shape, init, torch}");
+    const char *key;
+    json_t *val;
+    json_object_foreach(obj, key, val)
+    {
+        int known = 0;
+        for (int i = 0; keys[i]; i++)
+            known |= strcmp(key, keys[i]) == 0;
+        if (!known) {
+            strbuf m = STRBUF_INIT;
+            sb_addf(&m, "unknown key '%s' (a view takes name, shape, init, torch)", key);
+            int rc = problem_field_fail(c, field, m.buf);
+            sb_free(&m);
+            return rc;
+        }
+    }
+    strbuf f = STRBUF_INIT;
+    sb_addf(&f, "%s.name", field);
+    int rc = get_string(c, obj, "name", f.buf, 1, &v->name);
+    if (!rc && !valid_name(v->name))
+        rc = problem_field_fail(c, f.buf, "view names are identifiers");
+    sb_reset(&f), sb_addf(&f, "%s.torch", field);
+    if (!rc)
+        rc = get_string(c, obj, "torch", f.buf, 0, &v->torch_key);
+    if (!rc)
+        rc = load_shape(c, p, obj, field, v) || load_init(c, p, json_object_get(obj, "init"), field, v);
+    sb_reset(&f), sb_addf(&f, "%s.init", field);
+    if (!rc && v->dist == KC_DIST_SIMPLEX)
+        rc = problem_field_fail(c, f.buf, "a view takes normal, uniform, uniform_fan_in, sign, "
+                                          "constant or bernoulli");
+    sb_free(&f);
+    return rc;
+}
+
+/* "views": the input is a packed buffer of the views, in order (its shape is computed). */
+static int load_views(struct problem_ctx *c, const problem *p, json_t *obj, const char *field,
+                      tensor_spec *t)
+{
+    json_t *arr = json_object_get(obj, "views");
+    strbuf f = STRBUF_INIT;
+    sb_addf(&f, "%s.views", field);
+    int rc = 0;
+    if (json_object_get(obj, "shape") || json_object_get(obj, "init"))
+        rc = problem_field_fail(c, field, "a packed input (views) takes no shape or init: its "
+                                          "shape is computed and each view has its init");
+    else if (!json_is_array(arr) || json_array_size(arr) == 0 ||
+             json_array_size(arr) > KC_MAX_VIEWS)
+        rc = problem_field_fail(c, f.buf, "expected an array of 1 to 1024 views");
+    else if (!dtype_is_float(t->dtype))
+        rc = problem_field_fail(c, field, "a packed input is a float tensor (f32, f16, bf16, f64)");
+    if (!rc) {
+        t->views = xcalloc(json_array_size(arr), sizeof(*t->views));
+        for (size_t i = 0; i < json_array_size(arr) && !rc; i++) {
+            strbuf fi = STRBUF_INIT;
+            sb_addf(&fi, "%s[%zu]", f.buf, i);
+            t->n_views++; /* counted before it loads: freed when it fails */
+            rc = load_view(c, p, json_array_get(arr, i), fi.buf, t, &t->views[i]);
+            sb_free(&fi);
+        }
+    }
+    if (!rc)
+        rc = layout_views(c, t, field);
+    sb_free(&f);
+    return rc;
+}
+
 static int load_tensor(struct problem_ctx *c, problem *p, json_t *obj, const char *field, int is_input,
                        tensor_spec *t)
 {
@@ -549,34 +784,21 @@ static int load_tensor(struct problem_ctx *c, problem *p, json_t *obj, const cha
         problem_field_fail(c, f.buf, "expected one of f32, f16, bf16, f64, i32, i64, u8, bool");
         goto out;
     }
-    json_t *shape = json_object_get(obj, "shape");
-    sb_reset(&f), sb_addf(&f, "%s.shape", field);
-    if (!json_is_array(shape) || json_array_size(shape) > KC_MAX_RANK) {
-        problem_field_fail(c, f.buf, "expected an array of up to 8 dim expressions");
+    if (json_object_get(obj, "views")) {
+        if (!is_input) {
+            problem_field_fail(c, field, "only inputs take views (a packed input)");
+            goto out;
+        }
+        if (load_views(c, p, obj, field, t) ||
+            check_every_set(c, p, t, NULL, bytes_check, field,
+                            "the packed input is larger than 64 GiB under one of the dim sets"))
+            goto out;
+        rc = 0;
         goto out;
     }
-    for (size_t i = 0; i < json_array_size(shape); i++) {
-        json_t *d = json_array_get(shape, i);
-        strbuf fi = STRBUF_INIT;
-        sb_addf(&fi, "%s[%zu]", f.buf, i);
-        int bad = 0;
-        if (json_is_integer(d)) {
-            strbuf num = STRBUF_INIT;
-            sb_addf(&num, "%lld", (long long)json_integer_value(d));
-            t->shape[t->rank++] = sb_detach(&num);
-        } else if (json_is_string(d)) {
-            t->shape[t->rank++] = xstrdup(json_string_value(d));
-        } else {
-            bad = problem_field_fail(c, fi.buf, "expected a dim expression");
-        }
-        if (!bad)
-            bad = check_expr(c, p, t->shape[t->rank - 1], fi.buf) ||
-                  check_every_set(c, p, t, t->shape[t->rank - 1], extent_check, fi.buf,
-                                  "negative extent under one of the dim sets");
-        sb_free(&fi);
-        if (bad)
-            goto out;
-    }
+    if (load_shape(c, p, obj, field, t))
+        goto out;
+    sb_reset(&f), sb_addf(&f, "%s.shape", field);
     if (check_every_set(c, p, t, NULL, bytes_check, f.buf,
                         "the tensor is larger than 64 GiB under one of the dim sets"))
         goto out;
@@ -669,8 +891,10 @@ static int load_params(struct problem_ctx *c, problem *p, json_t *root)
 
 static int check_unique_names(struct problem_ctx *c, const problem *p)
 {
-    const char *names[2 * KC_MAX_TENSORS + KC_MAX_PARAMS + KC_MAX_DIMS];
-    int n = 0;
+    int cap = 2 * KC_MAX_TENSORS + KC_MAX_PARAMS + KC_MAX_DIMS, n = 0;
+    for (int i = 0; i < p->n_inputs; i++)
+        cap += p->inputs[i].n_views;
+    const char **names = xcalloc((size_t)cap, sizeof(*names));
     for (int i = 0; i < p->n_inputs; i++)
         names[n++] = p->inputs[i].name;
     for (int i = 0; i < p->n_outputs; i++)
@@ -679,16 +903,21 @@ static int check_unique_names(struct problem_ctx *c, const problem *p)
         names[n++] = p->params[i].name;
     for (int i = 0; i < p->dims_default.n; i++)
         names[n++] = p->dims_default.names[i];
-    for (int i = 0; i < n; i++)
-        for (int j = i + 1; j < n; j++)
+    for (int i = 0; i < p->n_inputs; i++)
+        for (int k = 0; k < p->inputs[i].n_views; k++)
+            names[n++] = p->inputs[i].views[k].name;
+    int rc = 0;
+    for (int i = 0; i < n && !rc; i++)
+        for (int j = i + 1; j < n && !rc; j++)
             if (strcmp(names[i], names[j]) == 0) {
                 strbuf m = STRBUF_INIT;
-                sb_addf(&m, "name '%s' is used twice among tensors, params and dims", names[i]);
-                problem_field_fail(c, "inputs/outputs/params/dims", m.buf);
+                sb_addf(&m, "name '%s' is used twice among tensors, views, params and dims",
+                        names[i]);
+                rc = problem_field_fail(c, "inputs/outputs/params/dims", m.buf);
                 sb_free(&m);
-                return -1;
             }
-    return 0;
+    free(names);
+    return rc;
 }
 
 /* ---- top level ---- */
@@ -696,7 +925,7 @@ static int check_unique_names(struct problem_ctx *c, const problem *p)
 static const char *known_fields[] = {
     "format",    "id",      "title",    "level",  "kernelbench", "description", "torch_reference",
     "dims",      "derived", "inputs",   "outputs", "params",     "tolerance",   "bytes",
-    "flops",     "reference", "degenerate", "hidden", "values", NULL};
+    "flops",     "reference", "degenerate", "hidden", "values", "torch_model", NULL};
 
 static int check_known_fields(struct problem_ctx *c, json_t *root)
 {
@@ -782,6 +1011,51 @@ static int load_reference(struct problem_ctx *c, json_t *root, problem *p)
     return rc;
 }
 
+/* "torch_model" (level 3): how the tools run KernelBench's own source on the harness's inputs
+ * (schemas/problem.schema.json). The verifier does not run Python; the loader checks the form
+ * and that forward names inputs, which are not packed (a packed input reaches the Model through
+ * its views' torch keys). */
+static int load_torch_model(struct problem_ctx *c, json_t *root, const problem *p)
+{
+    json_t *tm = json_object_get(root, "torch_model");
+    if (!tm)
+        return 0;
+    if (!json_is_object(tm))
+        return problem_field_fail(c, "torch_model", "expected {globals, init, forward, outputs}");
+    const char *key;
+    json_t *v;
+    json_object_foreach(tm, key, v)
+    {
+        int ok = !strcmp(key, "globals") ? json_is_object(v)
+                 : !strcmp(key, "init") || !strcmp(key, "forward") ? json_is_array(v)
+                 : !strcmp(key, "outputs") ? json_is_string(v) : -1;
+        if (ok == -1)
+            return problem_field_fail(c, "torch_model", "unknown key (expected globals, init, "
+                                                        "forward, outputs)");
+        if (!ok)
+            return problem_field_fail(c, "torch_model", "globals is an object of name -> "
+                                      "expression, init and forward arrays, outputs a string");
+    }
+    json_t *fw = json_object_get(tm, "forward");
+    if (!json_object_get(tm, "init") || !fw)
+        return problem_field_fail(c, "torch_model", "needs init and forward");
+    size_t i;
+    json_array_foreach(fw, i, v)
+    {
+        int is_output = 0;
+        const tensor_spec *t = json_is_string(v) ? problem_tensor(p, json_string_value(v), &is_output)
+                                                 : NULL;
+        if (!t || is_output || t->n_views) {
+            strbuf f = STRBUF_INIT;
+            sb_addf(&f, "torch_model.forward[%zu]", i);
+            int rc = problem_field_fail(c, f.buf, "expected the name of an input that is not packed");
+            sb_free(&f);
+            return rc;
+        }
+    }
+    return 0;
+}
+
 /* "degenerate": why the output is trivial at these inits (identically zero, saturated, the input
  * passed through); such problems stay in the suite but out of training exports by default. */
 static int load_degenerate(struct problem_ctx *c, json_t *root, problem *p)
@@ -835,6 +1109,7 @@ static int load_parts(const char *manifest_path, problem *p, strbuf *err)
         check_expr(&c, p, p->bytes_expr, "bytes") ||
         get_string(&c, root, "flops", "flops", 1, &p->flops_expr) ||
         check_expr(&c, p, p->flops_expr, "flops") || load_degenerate(&c, root, p) ||
+        load_torch_model(&c, root, p) ||
         problem_load_hidden(manifest_path, root, p, err) || load_reference(&c, root, p))
         goto out;
     rc = 0;
@@ -855,6 +1130,11 @@ int problem_load(const char *manifest_path, problem *p, strbuf *err)
 
 static void tensor_free(tensor_spec *t)
 {
+    for (int i = 0; i < t->n_views; i++)
+        tensor_free(&t->views[i]);
+    free(t->views);
+    free(t->view_offset);
+    free(t->torch_key);
     free(t->name);
     for (int i = 0; i < t->rank; i++)
         free(t->shape[i]);
@@ -944,6 +1224,14 @@ int tensor_init_params(const tensor_spec *t, const dimset *dims, double *a, doub
 
 const tensor_spec *tensor_spec_varied(const tensor_spec *t, tensor_spec *tmp)
 {
+    int views_vary = 0;
+    for (int i = 0; i < t->n_views; i++)
+        views_vary |= t->views[i].vary_dist != KC_DIST_NONE;
+    if (views_vary) {
+        *tmp = *t;
+        tmp->vary_views = 1;
+        return tmp;
+    }
     if (t->vary_dist == KC_DIST_NONE)
         return t;
     *tmp = *t;
@@ -967,6 +1255,35 @@ const tensor_spec *problem_tensor(const problem *p, const char *name, int *is_ou
             return &p->outputs[i];
         }
     return NULL;
+}
+
+const tensor_spec *problem_view(const problem *p, const char *name, int *input)
+{
+    for (int i = 0; i < p->n_inputs; i++)
+        for (int k = 0; k < p->inputs[i].n_views; k++)
+            if (strcmp(p->inputs[i].views[k].name, name) == 0) {
+                if (input)
+                    *input = i;
+                return &p->inputs[i].views[k];
+            }
+    return NULL;
+}
+
+int problem_has_views(const problem *p)
+{
+    for (int i = 0; i < p->n_inputs; i++)
+        if (p->inputs[i].n_views)
+            return 1;
+    return 0;
+}
+
+int view_extent(const tensor_spec *view, const dimset *dims, int64_t *offset, int64_t *numel,
+                strbuf *err)
+{
+    if (!view->view_offset)
+        return kc_fail(err, "'%s' is not a view of a packed input", view->name);
+    return expr_eval(view->view_offset, dims, offset, err) || tensor_numel(view, dims, numel, err)
+               ? -1 : 0;
 }
 
 const param_spec *problem_param(const problem *p, const char *name)

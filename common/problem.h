@@ -13,6 +13,8 @@
 #define KC_MAX_ALT 8
 #define KC_MAX_DERIVED 16
 #define KC_MAX_SEGMENTS 63 /* dist segments: documents per row (harness.cu's SEG_MAX - 1) */
+#define KC_MAX_VIEWS 1024 /* views of one packed input (docs/PROBLEMS.md, "Packed inputs") */
+#define KC_VIEW_ALIGN_BYTES 256 /* every view starts at a multiple of this many bytes */
 #define KC_MAX_DIM_VALUE (1LL << 40)      /* a dim in a manifest */
 #define KC_MAX_TENSOR_BYTES (64LL << 30)  /* one input or output under any dim set */
 
@@ -52,6 +54,18 @@ typedef struct tensor_spec {
      * normal, uniform, sign, simplex and bernoulli are accepted (no dim expressions). */
     enum kc_dist vary_dist;
     double vary_a, vary_b;
+    /* A packed input ("views" in the manifest: a network's parameters in one buffer): its
+     * views, each a tensor_spec with its own name, shape and init (dtype the packed input's),
+     * laid out in order, each starting at a multiple of KC_VIEW_ALIGN_BYTES. The packed
+     * input's shape is one dim, the padded total, computed by the loader; it takes no init of
+     * its own (dist KC_DIST_NONE). NULL and 0 for every other tensor. */
+    struct tensor_spec *views;
+    int n_views;
+    char *view_offset;   /* a view: the element index of its first element in the packed
+                            input, a dim expression computed by the loader; else NULL */
+    char *torch_key;     /* a view: the PyTorch state-dict key(s) it holds ("torch"), or NULL */
+    int vary_views;      /* set on tensor_spec_varied's copy of a packed input: fill each view
+                            with tensor_spec_varied(view) */
 } tensor_spec;
 
 #define KC_MAX_PARAM_VARY 8
@@ -177,7 +191,8 @@ int tensor_init_params(const tensor_spec *t, const dimset *dims, double *a, doub
 /* Computes the derived dims into d in their listed order; -1 with "derived.NAME: why". */
 int problem_apply_derived(const problem *p, dimset *d, strbuf *why);
 /* t itself when it has no "vary"; else tmp, filled as a shallow copy of t (its strings are
- * t's: never free tmp) with dist, a, b replaced by the vary ones. */
+ * t's: never free tmp) with dist, a, b replaced by the vary ones. A packed input some of whose
+ * views have a "vary" gives tmp with vary_views set: its fill varies each view in turn. */
 const tensor_spec *tensor_spec_varied(const tensor_spec *t, tensor_spec *tmp);
 /* Whether dims d can run the problem: every shape extent >= 0, every tensor within
  * KC_MAX_TENSOR_BYTES, every fan_in > 0, every segments count in 1..KC_MAX_SEGMENTS, randint
@@ -237,6 +252,14 @@ void problem_hidden_free(problem_hidden *h);
 
 /* Looks a tensor up among inputs then outputs; returns its spec or NULL. */
 const tensor_spec *problem_tensor(const problem *p, const char *name, int *is_output);
+/* Looks a view of a packed input up by name; returns its spec (and the packed input's index
+ * in p->inputs in *input) or NULL. */
+const tensor_spec *problem_view(const problem *p, const char *name, int *input);
+/* Whether the problem has a packed input. */
+int problem_has_views(const problem *p);
+/* A view's first element in its packed input and its element count under dims. */
+int view_extent(const tensor_spec *view, const dimset *dims, int64_t *offset, int64_t *numel,
+                strbuf *err);
 const param_spec *problem_param(const problem *p, const char *name);
 
 /* Where problems live: $KC_PROBLEMS, else <exe dir>/../problems (or up to two levels higher:

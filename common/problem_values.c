@@ -152,6 +152,10 @@ static int has_shaped_input(const problem *p, int normal_only)
         if (dtype_is_float(t->dtype) &&
             (t->dist == KC_DIST_NORMAL || (!normal_only && t->dist == KC_DIST_UNIFORM_FAN_IN)))
             return 1;
+        for (int k = 0; k < t->n_views; k++) /* a packed input's views: each drawn alone */
+            if (t->views[k].dist == KC_DIST_NORMAL ||
+                (!normal_only && t->views[k].dist == KC_DIST_UNIFORM_FAN_IN))
+                return 1;
     }
     return 0;
 }

@@ -96,12 +96,40 @@ static void add_dims_line(strbuf *out, const dimset *d)
         sb_addf(out, "%s%s=%lld", i ? ", " : "", d->names[i], (long long)d->values[i]);
 }
 
-static void add_tensor_line(strbuf *out, const tensor_spec *t)
+static void add_shape(strbuf *out, const tensor_spec *t)
 {
-    sb_addf(out, "- %s: %s[", t->name, dtype_name(t->dtype));
+    sb_adds(out, "[");
     for (int i = 0; i < t->rank; i++)
         sb_addf(out, "%s%s", i ? ", " : "", t->shape[i]);
-    sb_adds(out, "] (contiguous, row-major)\n");
+    sb_adds(out, "]");
+}
+
+/* A packed input (a network's parameters): the views, each with its place and, where the
+ * manifest says, the PyTorch parameter it holds. */
+static void add_views(strbuf *out, const tensor_spec *t)
+{
+    sb_addf(out, "  packed parameters: each view below is a contiguous row-major %s tensor that "
+                 "starts at the element of %s given (256-byte aligned; the padding between "
+                 "views holds NaN). Pass a view by name (a pointer to its first element) or "
+                 "as VIEW[INDEX] (a pointer to its element INDEX):\n", dtype_name(t->dtype), t->name);
+    for (int k = 0; k < t->n_views; k++) {
+        const tensor_spec *v = &t->views[k];
+        sb_addf(out, "  - %s: ", v->name);
+        add_shape(out, v);
+        sb_addf(out, " at %s[%s]", t->name, v->view_offset);
+        if (v->torch_key)
+            sb_addf(out, " (%s)", v->torch_key);
+        sb_adds(out, "\n");
+    }
+}
+
+static void add_tensor_line(strbuf *out, const tensor_spec *t)
+{
+    sb_addf(out, "- %s: %s", t->name, dtype_name(t->dtype));
+    add_shape(out, t);
+    sb_adds(out, " (contiguous, row-major)\n");
+    if (t->n_views)
+        add_views(out, t);
 }
 
 void problem_spec_text(const problem *p, strbuf *out)

@@ -138,6 +138,11 @@ static void host_arg(const problem *p, const launch_unit *u, const launch_arg *a
     case KC_ARG_OFFSET: {
         const char *t = tensor_name(p, u, arg->tensor);
         sb_addf(out, "kc_host::ptr{static_cast<char *>(t_%s.data_ptr()) + (int64_t)(", t);
+        if (arg->view) { /* a view of a packed input: its start, then the index into it */
+            sb_adds(out, "(");
+            host_expr(u, arg->view->view_offset, out);
+            sb_adds(out, ") + ");
+        }
         host_expr(u, arg->offset, out);
         sb_addf(out, ") * (int64_t)t_%s.element_size()}", t);
         break;

@@ -286,17 +286,31 @@ static void test_sizes_before_parsing(void **state)
         sb_adds(&src, "1+");
     sb_adds(&src, "1);\n");
     expect_parse(src.buf, "line 2: the @launch line is 6034 bytes long; the limit is 4096");
-    /* 17 launch lines: refused as too many before the first (bad) one is parsed */
+    /* 513 launch lines: refused as too many before the first (bad) one is parsed */
     sb_reset(&src);
     sb_adds(&src, "// @launch 9bad<<<1, 1>>>(x);\n");
-    for (int i = 0; i < 16; i++)
+    for (int i = 0; i < KC_MAX_LAUNCHES; i++)
         sb_adds(&src, "// @launch k<<<1, 1>>>(x, y, 1);\n");
-    expect_parse(src.buf, "line 17: too many launches (at most 16)");
+    expect_parse(src.buf, "line 513: too many launches (at most 512)");
     sb_reset(&src);
-    for (int i = 0; i < 9; i++)
+    for (int i = 0; i < KC_MAX_SCRATCH + 1; i++)
         sb_addf(&src, "// @scratch s%d f32[1]\n", i);
     sb_adds(&src, "// @launch k<<<1, 1>>>(x, y, 1);\n");
-    expect_parse(src.buf, "line 9: too many scratch buffers (at most 8)");
+    expect_parse(src.buf, "line 17: too many scratch buffers (at most 16)");
+    /* 512 launch lines and 16 scratch buffers are within the limits */
+    sb_reset(&src);
+    sb_adds(&src, K);
+    for (int i = 0; i < KC_MAX_SCRATCH; i++)
+        sb_addf(&src, "// @scratch s%d f32[1]\n", i);
+    for (int i = 0; i < KC_MAX_LAUNCHES; i++)
+        sb_adds(&src, "// @launch k<<<1, 256>>>(x, y, s15);\n");
+    {
+        launch_unit u;
+        assert_int_equal(candidate_parse(src.buf, &relu, &u, &err), 0);
+        assert_int_equal(u.n_launches, KC_MAX_LAUNCHES);
+        assert_int_equal(u.n_scratch, KC_MAX_SCRATCH);
+        launch_unit_free(&u);
+    }
     /* the code block and the whole answer */
     sb_reset(&src);
     sb_adds(&src, K "// @launch k<<<1, 1>>>(x, y, 1);\n");

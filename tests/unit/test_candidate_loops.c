@@ -379,7 +379,7 @@ static void test_loop_limits(void **state)
     strbuf src = STRBUF_INIT;
     for (int i = 0; i < KC_MAX_LOOPS + 1; i++)
         sb_addf(&src, "// @for v%d in 0..1\n// @launch k<<<1, 1>>>(x, y);\n// @end\n", i);
-    expect(src.buf, "line 49: too many @for loops (at most 16)");
+    expect(src.buf, "line 193: too many @for loops (at most 64)");
     sb_reset(&src);
     sb_adds(&src, "// @for l in 0..");
     for (int i = 0; i < 2100; i++)

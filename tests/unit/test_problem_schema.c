@@ -1,5 +1,5 @@
 /* test_problem_schema: schemas/problem.schema.json describes the manifests the loader reads:
- * every manifest of level1, level2 and attention validates (value classes, params' vary and the
+ * every manifest of level1, level2, attention and level3 validates (value classes, params' vary and the
  * hidden capacity sets included), and the forms the loader refuses for the value classes do not. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -45,8 +45,8 @@ static void every_manifest_validates(void **state)
     json_t *schema = load_schema();
     strbuf root = STRBUF_INIT, err = STRBUF_INIT;
     problems_root(&root);
-    const char *suites[] = {"level1", "level2", "attention"};
-    for (int s = 0; s < 3; s++) {
+    const char *suites[] = {"level1", "level2", "attention", "level3"};
+    for (int s = 0; s < 4; s++) {
         char **ids;
         int n;
         assert_int_equal(problems_select(root.buf, suites[s], &ids, &n, &err), 0);

@@ -1,11 +1,15 @@
 """kcproblems: reading kc-problem v1 manifests from Python for the GPU-machine
 tools (cross-check, baselines): dim expressions, derived dims, the torch
-reference's Model, and inputs drawn with the manifest's distributions."""
+reference's Model (for level 3, KernelBench's own Model run as the manifest's
+torch_model says, its parameters loaded from the packed input's views), and
+inputs drawn with the manifest's distributions."""
 import json
 import math
 import os
 import re
 
+SIZES = {"f32": 4, "f16": 2, "bf16": 2, "f64": 8, "i32": 4, "i64": 8, "u8": 1, "bool": 1}
+VIEW_ALIGN_BYTES = 256  # problem.h KC_VIEW_ALIGN_BYTES
 DTYPES = {"f32": "float32", "f16": "float16", "bf16": "bfloat16", "f64": "float64",
           "i32": "int32", "i64": "int64", "u8": "uint8", "bool": "bool"}
 
@@ -85,7 +89,28 @@ def dims_sets(m):
     return out
 
 
+def numel(shape):
+    n = 1
+    for e in shape:
+        n *= e
+    return n
+
+
+def view_layout(t, dims):
+    """A packed input's views as [(view, offset, numel)] and its total element count: in order,
+    each starting at a multiple of 256 bytes (common/problem.c layout_views)."""
+    align = VIEW_ALIGN_BYTES // SIZES[t["dtype"]]
+    off, out = 0, []
+    for v in t["views"]:
+        n = numel(shape_of(v, dims))
+        out.append((v, off, n))
+        off += -(-n // align) * align
+    return out, off
+
+
 def shape_of(t, dims):
+    if "views" in t:  # a packed input: one dim, the padded total
+        return [view_layout(t, dims)[1]]
     return [eval_dim_expr(e, dims) for e in t["shape"]]
 
 
@@ -100,7 +125,85 @@ def tensor_bytes(m, dims):
     return total
 
 
+def _py_env(m, dims):
+    env = dict(dims)
+    for p in m.get("params", []):
+        env[p["name"]] = int(p["value"]) if p["dtype"] in ("i32", "i64") else p["value"]
+    env["cdiv"] = lambda a, b: -(-a // b)
+    return env
+
+
+def torch_keys(key, count, env):
+    """A view's "torch": one state-dict key ({expr} over the dims allowed), or, when an {expr}
+    uses i, one per index i of the view's first dim (a stack of identical layers)."""
+    sub = lambda i: re.sub(r"\{([^}]*)\}", lambda g: str(eval(g.group(1), {"__builtins__": {}}, dict(env, i=i))), key)
+    if not any(re.search(r"\bi\b", e) for e in re.findall(r"\{([^}]*)\}", key)):
+        return [sub(0)]
+    return [sub(i) for i in range(count)]
+
+
+def make_kernelbench_model(m, dims, torch):
+    """Level 3: KernelBench's own Model (torch_reference) built as torch_model says, wrapped so
+    that forward(*inputs in manifest order) loads the packed input's views into its parameters
+    (by their torch keys, which must cover every parameter) and calls Model.forward on the
+    inputs torch_model names. Training mode, as KernelBench runs it (BatchNorm on batch
+    statistics)."""
+    tm = m["torch_model"]
+    env = _py_env(m, dims)
+    ns = {"__name__": "kernelbench_level3"}
+    exec(compile(m["torch_reference"], m["id"] + ":torch_reference", "exec"), ns)
+    for k, e in tm.get("globals", {}).items():
+        ns[k] = eval(e, {"__builtins__": {}}, env)
+    model = ns["Model"](*[eval(e, {"__builtins__": {}}, env) for e in tm["init"]])
+    names = [t["name"] for t in m["inputs"]]
+    forward_at = [names.index(n) for n in tm["forward"]]
+    params = dict(model.named_parameters())
+    plan, seen = [], set()
+    for i, t in enumerate(m["inputs"]):
+        if "views" not in t:
+            continue
+        layout, _ = view_layout(t, dims)
+        for v, off, n in layout:
+            if "torch" not in v:
+                continue
+            vshape = shape_of(v, dims)
+            keys = torch_keys(v["torch"], vshape[0] if vshape else 1, env)
+            per = n // len(keys) if keys else 0
+            for j, key in enumerate(keys):
+                if key not in params:
+                    raise KeyError("%s: view %s names %s, not a parameter of Model (%s)" % (m["id"], v["name"], key, ", ".join(params)))
+                if params[key].numel() != per:
+                    raise ValueError("%s: view %s holds %d elements for %s of shape %s" % (m["id"], v["name"], per, key, tuple(params[key].shape)))
+                if key in seen:
+                    raise ValueError("%s: parameter %s is in two views" % (m["id"], key))
+                seen.add(key)
+                plan.append((i, off + j * per, per, key))
+    missing = [k for k in params if k not in seen]
+    if missing:
+        raise ValueError("%s: parameters in no view: %s" % (m["id"], ", ".join(missing)))
+    outputs = tm.get("outputs")
+
+    class KernelBenchRun(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.model = model
+
+        def forward(self, *inputs):
+            now = dict(self.model.named_parameters())
+            with torch.no_grad():
+                for i, off, n, key in plan:
+                    now[key].copy_(inputs[i][off:off + n].view(now[key].shape))
+            out = self.model(*[inputs[k] for k in forward_at])
+            if outputs:
+                out = eval(outputs, {"__builtins__": {}}, dict(env, out=out))
+            return out
+
+    return KernelBenchRun()
+
+
 def make_model(m, dims, torch):
+    if "torch_model" in m:
+        return make_kernelbench_model(m, dims, torch)
     ns = {}
     exec(compile(m["torch_reference"], m["id"] + ":torch_reference", "exec"), ns)
     kwargs = dict(dims)
@@ -141,6 +244,14 @@ def random_inputs(m, dims, torch, device="cuda", generator=None):
     for t in m["inputs"]:
         shape = shape_of(t, dims)
         dt = getattr(torch, DTYPES[t["dtype"]])
+        if "views" in t:  # a packed input: NaN padding, each view drawn by its init
+            x = torch.full(shape, float("nan"), device=device, dtype=dt)
+            layout, _ = view_layout(t, dims)
+            for v, off, n in layout:
+                one = random_inputs({"inputs": [dict(v, dtype=t["dtype"])]}, dims, torch, device, generator)[0]
+                x[off:off + n] = one.flatten()
+            out.append(x)
+            continue
         init = t["init"]
         dist = init["dist"]
         if dist == "normal":

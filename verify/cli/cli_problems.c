@@ -28,12 +28,21 @@ enum gen_state { GEN_UNLOADED, GEN_OK, GEN_MISSING, GEN_BAD };
 static enum gen_state check_generator(const problem *p, strbuf *report)
 {
     enum gen_state st = problem_values_missing(p, report) ? GEN_MISSING : GEN_OK;
-    for (int i = 0; i < p->n_inputs; i++)
+    for (int i = 0; i < p->n_inputs; i++) {
         if (p->inputs[i].dist == KC_DIST_CONSTANT && p->inputs[i].vary_dist == KC_DIST_NONE) {
             sb_addf(report, "%sinputs[%d] '%s': a constant init without \"vary\"",
                     report->len ? "\n  " : "", i, p->inputs[i].name);
             st = GEN_MISSING;
         }
+        for (int k = 0; k < p->inputs[i].n_views; k++) {
+            const tensor_spec *v = &p->inputs[i].views[k];
+            if (v->dist == KC_DIST_CONSTANT && v->vary_dist == KC_DIST_NONE) {
+                sb_addf(report, "%sinputs[%d].views[%d] '%s': a constant init without \"vary\"",
+                        report->len ? "\n  " : "", i, k, v->name);
+                st = GEN_MISSING;
+            }
+        }
+    }
     if (!problem_has_hidden(p)) {
         sb_addf(report, "%sno \"hidden\" generator", report->len ? "\n  " : "");
         return GEN_MISSING;

@@ -24,7 +24,7 @@
 #define WK_MAX_HIDDEN 8                  /* random hidden dims sets run per job */
 #define WK_MAX_COVER 160                 /* boundary + stratified sets run per job */
 #define WK_REUSE_BYTES (32u << 20)       /* a mapping this small is reused for any smaller set */
-#define WK_SUM_SLOTS 64                  /* >= KC_MAX_TENSORS + 2 * KC_MAX_TENSORS + KC_MAX_SCRATCH */
+#define WK_SUM_SLOTS 80                  /* >= 3 * KC_MAX_TENSORS + KC_MAX_SCRATCH + 1 (the watch slot, last) */
 #define WK_MAX_SAMPLES 64                /* timing samples from the checking runs, per job */
 #define WK_PRINTF_KEEP 8192              /* device printf bytes kept as evidence per job */
 #define WK_PRINTF_FIFO (1 << 20)         /* the driver's device printf buffer */

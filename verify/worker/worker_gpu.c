@@ -579,9 +579,54 @@ static int fill_mode_of(const tensor_spec *t, const dimset *dims, long long n,
     return 0;
 }
 
+/* A packed input (problem.h, "views": a network's parameters in one buffer): the padding
+ * between views NaN, then each view drawn as a tensor of its own (its dist and fan_in, its
+ * shape's rows and columns for the value classes, its own Philox stream: tensor index +
+ * (k + 1) << 16; varied when the caller's spec says vary_views), then one checksum of the
+ * whole buffer. Views start 256-byte aligned (the loader's layout). */
+static int fill_views(wk_gpu *g, wk_buffer *b, const tensor_spec *t, const dimset *dims,
+                      uint64_t seed, unsigned tensor_index, CUdeviceptr sum,
+                      const wk_fill_mode *mode, strbuf *err)
+{
+    long long n = b->numel, lo = 0, hi = 0;
+    int dtype = (int)t->dtype, dist = KC_DIST_CONSTANT;
+    double nan = __builtin_nan(""), zero = 0;
+    CUdeviceptr none = 0;
+    wk_fill_mode plain;
+    memset(&plain, 0, sizeof(plain));
+    void *pargs[] = {&b->ptr, &n, &dtype, &dist, &nan, &zero, &lo, &hi, &seed, &tensor_index,
+                     &none, &plain};
+    if (n && wk_launch_harness(g, g->k_fill, (long long)(b->bytes / 8) + 1, pargs))
+        return kc_fail(err, "input generation failed for %s", t->name);
+    for (int k = 0; k < t->n_views; k++) {
+        tensor_spec tmp;
+        const tensor_spec *v = t->vary_views ? tensor_spec_varied(&t->views[k], &tmp) : &t->views[k];
+        int64_t start, count;
+        struct draw_params d;
+        wk_fill_mode m;
+        if (view_extent(&t->views[k], dims, &start, &count, err) ||
+            draw_params_of(v, dims, &d, err) || fill_mode_of(v, dims, count, mode, &m, err))
+            return -1;
+        if (start < 0 || count < 0 || start + count > n)
+            return kc_fail(err, "view %s of %s lies outside it", v->name, t->name);
+        CUdeviceptr at = b->ptr + (CUdeviceptr)start * dtype_size(t->dtype);
+        long long cn = count;
+        unsigned idx = tensor_index + ((unsigned)(k + 1) << 16);
+        void *args[] = {&at, &cn, &d.dtype, &d.dist, &d.a, &d.b, &d.lo, &d.hi, &seed, &idx,
+                        &none, &m};
+        if (cn && wk_launch_harness(g, g->k_fill, cn * (long long)dtype_size(t->dtype) / 8 + 1, args))
+            return kc_fail(err, "input generation failed for %s (view %s)", t->name, v->name);
+    }
+    if (sum && wk_buffer_checksum_into(g, b, sum))
+        return kc_fail(err, "checksumming %s failed", t->name);
+    return 0;
+}
+
 int wk_fill_input(wk_gpu *g, wk_buffer *b, const tensor_spec *t, const dimset *dims, uint64_t seed,
                   unsigned tensor_index, CUdeviceptr sum, const wk_fill_mode *mode, strbuf *err)
 {
+    if (t->n_views)
+        return fill_views(g, b, t, dims, seed, tensor_index, sum, mode, err);
     long long n = b->numel;
     struct draw_params d;
     wk_fill_mode m;
