@@ -16,7 +16,11 @@ worker's stage_ms.phases (verify/worker/worker_phases.c), checking runs and time
 (An older worker's evidence, without phases, gives the checking runs' times and timed windows,
 the rest under "worker other".)
 And beside them: compile (CPU, parallel servers: compiles.duration_ms) and, given the batch's wall
-time and GPU workers, the GPU clients' idle time (waiting for compiled candidates)."""
+time and GPU workers, the GPU clients' idle time (waiting for compiled candidates).
+Then, from stage_ms.families (workers since issue 34's cost work), the worker's phases per family
+of runs: default seeds, alt, hidden draws, strat(ified) and bound(ary) sets (the capacity sets are
+the last boundary sets), the value classes (large, special) and the timing, with each family's
+run count, so that what a family of checks costs can be read off one batch."""
 import argparse
 import json
 import sqlite3
@@ -54,7 +58,33 @@ def from_stages(acc, st, runs, ev):
     acc[LABELS["other"]] += max(0.0, checks - setup - cand - ref) + max(0.0, timing - window)
 
 
-def phases(db):
+def add_families(fam, ev):
+    """Sums stage_ms.families (family -> phase -> ms) and counts each family's runs."""
+    for name, ph in ((ev.get("stage_ms") or {}).get("families") or {}).items():
+        f = fam.setdefault(name, {"runs": 0, "ms": {k: 0.0 for k in WORKER_PHASES}})
+        for k in WORKER_PHASES:
+            f["ms"][k] += ph.get(k, 0)
+    for r in ev.get("runs") or []:
+        name = "".join(ch for ch in r.get("dims", "") if not ch.isdigit())
+        if name in fam:
+            fam[name]["runs"] += 1
+
+
+def print_families(fam):
+    if not fam:
+        return
+    print("per family of runs (seconds; runs counted from the evidence):")
+    print("  %-9s %6s %8s %8s %8s %8s %8s %8s %8s" % ("family", "runs", "buffers", "inputs", "prepare",
+                                                    "cand", "safety", "ref", "compare"))
+    for name, f in sorted(fam.items(), key=lambda x: -sum(x[1]["ms"].values())):
+        m = f["ms"]
+        print("  %-9s %6d %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f" % (
+            name, f["runs"], m["buffers"] / 1e3, m["inputs"] / 1e3, m["prepare"] / 1e3,
+            (m["candidate"] + m["cupti"] + m["timed_window"]) / 1e3, m["safety"] / 1e3,
+            m["reference"] / 1e3, m["compare"] / 1e3))
+
+
+def phases(db, fam=None):
     c = sqlite3.connect(db)
     acc = {v: 0.0 for v in LABELS.values()}
     acc["sanitizer"] = 0.0
@@ -67,6 +97,8 @@ def phases(db):
         except ValueError:
             continue
         st = ev.get("stage_ms") or {}
+        if fam is not None:
+            add_families(fam, ev)
         if isinstance(st.get("phases"), dict):
             from_phases(acc, st)
         else:
@@ -89,7 +121,8 @@ def main():
     ap.add_argument("--wall", type=float, default=0, help="the batch's wall time, seconds")
     ap.add_argument("--workers", type=int, default=1, help="GPU workers of the batch")
     a = ap.parse_args()
-    acc, client, compile_ms, n = phases(a.db)
+    fam = {}
+    acc, client, compile_ms, n = phases(a.db, fam)
     total = sum(acc.values()) or 1.0
     print("per-phase time over %d verifications (GPU clients' time %.1f s):" % (n, client / 1e3))
     for k, v in acc.items():
@@ -98,6 +131,7 @@ def main():
     if a.wall > 0:
         idle = max(0.0, a.wall * a.workers - client / 1e3)
         print("  %-20s %8.1f s  (GPU clients idle: waiting for compiled candidates)" % ("compile wait", idle))
+    print_families(fam)
 
 
 if __name__ == "__main__":

@@ -114,6 +114,10 @@ void wk_phase_reset(void);
 /* Adds the time since since_ms to ph; returns now (the start of the next step). */
 double wk_phase_add(enum wk_phase ph, double since_ms);
 json_t *wk_phase_json(void);
+/* The runs that follow belong to run_name's family (its dims name without the index: "bound"
+ * for "bound12"); the phases' time also adds up per family. */
+void wk_phase_family(const char *run_name);
+json_t *wk_phase_families_json(void);
 
 /* worker_driver.c: libcuda, loaded at the first driver call (kverify-gpu is not linked with it).
  * 0 when every driver function the worker calls resolved; else -1 and, in err, why not ("the

@@ -727,6 +727,7 @@ static int one_run(struct job_state *s, const struct run_spec *rs, wk_failure *f
     json_object_set_new(run, "seed", json_string(seed_str));
     json_array_append_new(s->runs, run);
     int result = -1, front = s->runs_started++ % 2;
+    wk_phase_family(rs->name);
     json_object_set_new(run, "placement", json_string(front ? "front" : "end"));
     wk_fill_mode mode;
     set_run_values(s, rs, &mode, run);
@@ -1203,10 +1204,12 @@ json_t *wk_verify_job(wk_gpu *g, json_t *job, const char *source, const strbuf *
     json_t *stages = json_pack("{s:f,s:f}", "load_ms", t_checks - t_start, "checks_ms",
                                now_ms() - t_checks);
     double t_timing = now_ms();
+    wk_phase_family("timing");
     if (outcome == 0 && json_is_true(json_object_get(job, "timing")))
         result = timing_outcome(&s, job, result, &f);
     json_object_set_new(stages, "timing_ms", json_real(now_ms() - t_timing));
     json_object_set_new(stages, "phases", wk_phase_json());
+    json_object_set_new(stages, "families", wk_phase_families_json());
     json_t *ev = json_object_get(result, "evidence");
     if (ev)
         json_object_set_new(ev, "stage_ms", stages);
