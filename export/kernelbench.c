@@ -241,6 +241,61 @@ static void py_dimset(strbuf *out, const problem *p, const dimset *d)
     sb_adds(out, "}");
 }
 
+/* ["B", "IN"]: a tensor's shape as dim expressions */
+static void py_shape(strbuf *out, const tensor_spec *t)
+{
+    sb_adds(out, "[");
+    for (int d = 0; d < t->rank; d++) {
+        sb_adds(out, d ? ", " : "");
+        py_string(out, t->shape[d]);
+    }
+    sb_adds(out, "]");
+}
+
+/* {"dist": ..., "a": ..., "b": ..., "lo": ..., "hi": ..., "fan_in": ...}: what _draw reads */
+static void py_init(strbuf *out, const tensor_spec *t)
+{
+    sb_addf(out, "{\"dist\": \"%s\", \"a\": %.17g, \"b\": %.17g, \"lo\": ", dist_name(t->dist),
+            t->a, t->b);
+    py_string(out, t->lo_expr ? t->lo_expr : "0");
+    sb_adds(out, ", \"hi\": ");
+    py_string(out, t->hi_expr ? t->hi_expr : "0");
+    sb_adds(out, ", \"fan_in\": ");
+    py_string(out, t->fan_in_expr ? t->fan_in_expr : "1");
+    sb_adds(out, "}");
+}
+
+/* VIEWS: each packed input's views (level 3), by the input's name: the view's name, shape,
+ * init, PyTorch key(s) (None when it holds no parameter) and first element, the offset the
+ * loader computed (the host wrapper addresses views with the same expressions). */
+static void py_views(const problem *p, strbuf *out)
+{
+    sb_adds(out, "VIEWS = {  # packed input -> [(view, shape, init, torch key, offset)]\n");
+    for (int i = 0; i < p->n_inputs; i++) {
+        const tensor_spec *t = &p->inputs[i];
+        if (!t->n_views)
+            continue;
+        sb_addf(out, "    \"%s\": [\n", t->name);
+        for (int v = 0; v < t->n_views; v++) {
+            const tensor_spec *w = &t->views[v];
+            sb_addf(out, "        (\"%s\", ", w->name);
+            py_shape(out, w);
+            sb_adds(out, ", ");
+            py_init(out, w);
+            sb_adds(out, ", ");
+            if (w->torch_key)
+                py_string(out, w->torch_key);
+            else
+                sb_adds(out, "None");
+            sb_adds(out, ", ");
+            py_string(out, w->view_offset ? w->view_offset : "0");
+            sb_adds(out, "),\n");
+        }
+        sb_adds(out, "    ],\n");
+    }
+    sb_adds(out, "}\n");
+}
+
 static void py_tables(const problem *p, strbuf *out)
 {
     sb_adds(out, "PROBLEM_ID = ");
@@ -270,24 +325,19 @@ static void py_tables(const problem *p, strbuf *out)
     sb_adds(out, "}\nINPUTS = [  # name, dtype, shape (dim expressions), init\n");
     for (int i = 0; i < p->n_inputs; i++) {
         const tensor_spec *t = &p->inputs[i];
-        sb_addf(out, "    (\"%s\", \"%s\", [", t->name, python_dtype(t->dtype));
-        for (int d = 0; d < t->rank; d++) {
-            sb_adds(out, d ? ", " : "");
-            py_string(out, t->shape[d]);
-        }
-        sb_addf(out, "], {\"dist\": \"%s\", \"a\": %.17g, \"b\": %.17g, \"lo\": ", dist_name(t->dist),
-                t->a, t->b);
-        py_string(out, t->lo_expr ? t->lo_expr : "0");
-        sb_adds(out, ", \"hi\": ");
-        py_string(out, t->hi_expr ? t->hi_expr : "0");
-        sb_adds(out, ", \"fan_in\": ");
-        py_string(out, t->fan_in_expr ? t->fan_in_expr : "1");
-        sb_adds(out, "}),\n");
+        sb_addf(out, "    (\"%s\", \"%s\", ", t->name, python_dtype(t->dtype));
+        py_shape(out, t);
+        sb_adds(out, ", ");
+        py_init(out, t);
+        sb_adds(out, "),\n");
     }
-    sb_adds(out, "]\n\n");
+    sb_adds(out, "]\n");
+    py_views(p, out);
+    sb_adds(out, "\n");
 }
 
-static const char py_helpers[] =
+/* Dim expressions, derived dims and get_inputs()/get_init_inputs() (every problem). */
+static const char py_inputs[] =
     "def _expr(text, dims):\n"
     "    \"\"\"A dim expression (+ - * / %, cdiv, min, max) with C's int64 semantics.\"\"\"\n"
     "    tokens = re.findall(r\"\\d+|[A-Za-z_]\\w*|[-+*/%(),]\", str(text))\n"
@@ -363,19 +413,118 @@ static const char py_helpers[] =
     "    else:\n"
     "        x = torch.randn(shape)\n"
     "    return x.to(getattr(torch, dtype))\n\n\n"
+    "def _numel(shape):\n"
+    "    n = 1\n"
+    "    for e in shape:\n"
+    "        n *= e\n"
+    "    return n\n\n\n"
+    "def _draw_input(name, dtype, shape, init, dims):\n"
+    "    \"\"\"An input of INPUTS; a packed input (VIEWS) is NaN but for its views, each\n"
+    "    drawn by its own init at its offset, as the verifier lays it out.\"\"\"\n"
+    "    shape = [_expr(e, dims) for e in shape]\n"
+    "    if name not in VIEWS:\n"
+    "        return _draw(shape, dtype, init, dims)\n"
+    "    x = torch.full(shape, float(\"nan\"), dtype=getattr(torch, dtype))\n"
+    "    for _, vshape, vinit, _, offset in VIEWS[name]:\n"
+    "        vshape = [_expr(e, dims) for e in vshape]\n"
+    "        at, n = _expr(offset, dims), _numel(vshape)\n"
+    "        x[at:at + n] = _draw(vshape, dtype, vinit, dims).flatten()\n"
+    "    return x\n\n\n"
     "def get_inputs():\n"
     "    dims = _all_dims(DIMS)\n"
-    "    return [_draw([_expr(e, dims) for e in shape], dtype, init, dims)\n"
-    "            for _, dtype, shape, init in INPUTS]\n\n\n"
+    "    return [_draw_input(name, dtype, shape, init, dims)\n"
+    "            for name, dtype, shape, init in INPUTS]\n\n\n"
     "def get_init_inputs():\n"
-    "    return []\n\n\n"
+    "    return []\n\n\n";
+
+/* Model for a problem whose torch_reference is kcorpus's own (levels 1 and 2, attention):
+ * Model(**dims and params). */
+static const char py_model_own[] =
     "class Model(_Reference):\n"
     "    \"\"\"The problem's PyTorch reference, built as KernelBench builds it: "
     "Model(*get_init_inputs()).\"\"\"\n\n"
     "    def __init__(self, *args, **kwargs):\n"
     "        init = _all_dims(DIMS)\n"
     "        init.update(PARAMS)\n"
-    "        super().__init__(**init)\n\n\n"
+    "        super().__init__(**init)\n\n\n";
+
+/* Model for a problem with a torch_model (level 3): KernelBench's own source, run as
+ * tools/problems/kcproblems.py make_kernelbench_model runs it. */
+static const char py_model_kernelbench[] =
+    "def _py(text, env):\n"
+    "    \"\"\"A TORCH_MODEL expression: Python over the dims and params (\"[H] * L\").\"\"\"\n"
+    "    return eval(text, {\"__builtins__\": {}}, env)\n\n\n"
+    "def _env(dims):\n"
+    "    env = dict(dims)\n"
+    "    env.update(PARAMS)\n"
+    "    env[\"cdiv\"] = lambda a, b: -(-a // b)\n"
+    "    return env\n\n\n"
+    "def _torch_keys(key, count, env):\n"
+    "    \"\"\"A view's state-dict key ({expr} over the dims), or one key per index i of\n"
+    "    its first dim when an {expr} uses i (a stack of identical layers).\"\"\"\n"
+    "    def one(i):\n"
+    "        return re.sub(r\"\\{([^}]*)\\}\",\n"
+    "                      lambda g: str(_py(g.group(1), dict(env, i=i))), key)\n"
+    "    if not any(re.search(r\"\\bi\\b\", e) for e in re.findall(r\"\\{([^}]*)\\}\", key)):\n"
+    "        return [one(0)]\n"
+    "    return [one(i) for i in range(count)]\n\n\n"
+    "def _view_plan(model, dims, env):\n"
+    "    \"\"\"[(input index, first element, count, parameter name)]: every parameter of model in\n"
+    "    exactly one view.\"\"\"\n"
+    "    params = dict(model.named_parameters())\n"
+    "    plan, seen = [], set()\n"
+    "    for i, (name, _, _, _) in enumerate(INPUTS):\n"
+    "        for view, shape, _, key, offset in VIEWS.get(name, []):\n"
+    "            if key is None:\n"
+    "                continue\n"
+    "            shape = [_expr(e, dims) for e in shape]\n"
+    "            keys = _torch_keys(key, shape[0] if shape else 1, env)\n"
+    "            per = _numel(shape) // len(keys) if keys else 0\n"
+    "            at = _expr(offset, dims)\n"
+    "            for j, k in enumerate(keys):\n"
+    "                if k not in params:\n"
+    "                    raise KeyError(\"view %s names %s, not a parameter of Model\"\n"
+    "                                   % (view, k))\n"
+    "                if params[k].numel() != per or k in seen:\n"
+    "                    raise ValueError(\"view %s: %s has shape %s, or is in two views\"\n"
+    "                                     % (view, k, tuple(params[k].shape)))\n"
+    "                seen.add(k)\n"
+    "                plan.append((i, at + j * per, per, k))\n"
+    "    missing = [k for k in params if k not in seen]\n"
+    "    if missing:\n"
+    "        raise ValueError(\"parameters in no view: \" + \", \".join(missing))\n"
+    "    return plan\n\n\n"
+    "class Model(nn.Module):\n"
+    "    \"\"\"KernelBench's own Model (KERNELBENCH_SOURCE, run in a namespace of its\n"
+    "    own) built as TORCH_MODEL says at DIMS: Model(*get_init_inputs()). forward\n"
+    "    takes the inputs of INPUTS (the packed parameters included), loads each view\n"
+    "    into the parameter its torch key names and runs KernelBench's forward on the\n"
+    "    inputs TORCH_MODEL names, in training mode as KernelBench runs it (BatchNorm\n"
+    "    on batch statistics).\"\"\"\n\n"
+    "    def __init__(self, *args, **kwargs):\n"
+    "        super().__init__()\n"
+    "        dims = _all_dims(DIMS)\n"
+    "        self.env = _env(dims)\n"
+    "        ns = {\"__name__\": \"kernelbench_reference\"}\n"
+    "        exec(compile(KERNELBENCH_SOURCE, PROBLEM_ID + \":torch_reference\", \"exec\"), ns)\n"
+    "        for name, e in TORCH_MODEL.get(\"globals\", {}).items():\n"
+    "            ns[name] = _py(e, self.env)\n"
+    "        self.model = ns[\"Model\"](*[_py(e, self.env) for e in TORCH_MODEL[\"init\"]])\n"
+    "        names = [t[0] for t in INPUTS]\n"
+    "        self.forward_at = [names.index(n) for n in TORCH_MODEL[\"forward\"]]\n"
+    "        self.plan = _view_plan(self.model, dims, self.env)\n\n"
+    "    def forward(self, *inputs):\n"
+    "        now = dict(self.model.named_parameters())\n"
+    "        with torch.no_grad():\n"
+    "            for i, at, n, key in self.plan:\n"
+    "                now[key].copy_(inputs[i].reshape(-1)[at:at + n].view(now[key].shape))\n"
+    "        out = self.model(*[inputs[k] for k in self.forward_at])\n"
+    "        if TORCH_MODEL.get(\"outputs\"):\n"
+    "            out = _py(TORCH_MODEL[\"outputs\"], dict(self.env, out=out))\n"
+    "        return out\n\n\n";
+
+/* The extension's loader and ModelNew (every problem). */
+static const char py_model_new[] =
     "_extension = None\n\n\n"
     "def _load():\n"
     "    global _extension\n"
@@ -384,22 +533,138 @@ static const char py_helpers[] =
     "                                 cuda_sources=CUDA_SOURCE, functions=[\"kc_forward\"],\n"
     "                                 extra_cuda_cflags=[\"-O3\"], verbose=False)\n"
     "    return _extension\n\n\n"
+    "def _input_dims(inputs):\n"
+    "    \"\"\"DIMS with each dim that is an input's extent taken from the input's shape;\n"
+    "    every input's shape (a packed input's padded size too) checked against them.\"\"\"\n"
+    "    dims = dict(DIMS)\n"
+    "    for t, (_, _, shape, _) in zip(inputs, INPUTS):\n"
+    "        for i, e in enumerate(shape):\n"
+    "            if e in dims:\n"
+    "                dims[e] = int(t.shape[i])\n"
+    "    dims = _all_dims(dims)\n"
+    "    for t, (name, _, shape, _) in zip(inputs, INPUTS):\n"
+    "        want = [_expr(e, dims) for e in shape]\n"
+    "        if list(t.shape) != want:\n"
+    "            raise ValueError(\"input %s has shape %s, %s at dims %s\"\n"
+    "                             % (name, list(t.shape), want, dims))\n"
+    "    return dims\n\n\n"
     "class ModelNew(nn.Module):\n"
     "    \"\"\"The kernel: dims from the input shapes (the others from DIMS), outputs and scratch\n"
     "    allocated and kernels launched by the host wrapper in CUDA_SOURCE.\"\"\"\n\n"
     "    def __init__(self, *args, **kwargs):\n"
     "        super().__init__()\n\n"
     "    def forward(self, *inputs):\n"
-    "        dims = dict(DIMS)\n"
-    "        for t, (_, _, shape, _) in zip(inputs, INPUTS):\n"
-    "            for i, e in enumerate(shape):\n"
-    "                if e in dims:\n"
-    "                    dims[e] = int(t.shape[i])\n"
-    "        dims = _all_dims(dims)\n"
+    "        if len(inputs) != len(INPUTS):\n"
+    "            raise ValueError(\"ModelNew takes %d inputs (%s)\"\n"
+    "                             % (len(INPUTS), \", \".join(t[0] for t in INPUTS)))\n"
+    "        dims = _input_dims(inputs)\n"
     "        outs = _load().kc_forward([t.contiguous() for t in inputs],\n"
     "                                  [dims[k] for k in DIM_ORDER],\n"
     "                                  [float(v) for v in PARAMS.values()])\n"
     "        return outs[0] if len(outs) == 1 else tuple(outs)\n";
+
+/* A long text as a Python string literal: raw and triple-quoted (readable, each line its own)
+ * where that keeps it exact, else a one-line string literal. */
+static void py_long_string(strbuf *out, const char *s)
+{
+    size_t n = strlen(s);
+    int raw = !strstr(s, "'''") && !strchr(s, '\r') &&
+              !(n && (s[n - 1] == '\\' || s[n - 1] == '\''));
+    if (!raw) {
+        py_string(out, s);
+        return;
+    }
+    sb_adds(out, "r'''");
+    sb_adds(out, s);
+    sb_adds(out, "'''");
+}
+
+/* A JSON value of the manifest (torch_model: objects, arrays and strings) as a Python literal. */
+static void py_json(strbuf *out, const json_t *v)
+{
+    const char *key;
+    json_t *item;
+    size_t i;
+    switch (json_typeof(v)) {
+    case JSON_OBJECT: {
+        sb_adds(out, "{");
+        int first = 1;
+        json_object_foreach((json_t *)v, key, item)
+        {
+            sb_adds(out, first ? "" : ", ");
+            py_string(out, key);
+            sb_adds(out, ": ");
+            py_json(out, item);
+            first = 0;
+        }
+        sb_adds(out, "}");
+        break;
+    }
+    case JSON_ARRAY:
+        sb_adds(out, "[");
+        json_array_foreach(v, i, item)
+        {
+            sb_adds(out, i ? ", " : "");
+            py_json(out, item);
+        }
+        sb_adds(out, "]");
+        break;
+    case JSON_STRING: py_string(out, json_string_value(v)); break;
+    case JSON_INTEGER: sb_addf(out, "%lld", (long long)json_integer_value(v)); break;
+    case JSON_REAL: sb_addf(out, "%.17g", json_real_value(v)); break;
+    case JSON_TRUE: sb_adds(out, "True"); break;
+    case JSON_FALSE: sb_adds(out, "False"); break;
+    case JSON_NULL: sb_adds(out, "None"); break;
+    }
+}
+
+/* The manifest's torch_model (level 3: torch_reference is KernelBench's own source), a new
+ * reference, or NULL when the problem has none. */
+static json_t *torch_model_of(const problem *p)
+{
+    json_t *root = json_loadb(p->manifest_text.buf, p->manifest_text.len, 0, NULL);
+    json_t *tm = json_incref(json_object_get(root, "torch_model"));
+    json_decref(root);
+    return tm;
+}
+
+static void module_header(const char *origin, int kernelbench_source, strbuf *out)
+{
+    sb_addf(out, "# KernelBench-style module generated by kexport (kcorpus) from %s.\n"
+                 "# ModelNew runs the kernel(s) through torch.utils.cpp_extension.load_inline: "
+                 "CUDA_SOURCE is the\n# candidate's device code and a host wrapper generated "
+                 "from its // @launch and // @scratch\n# lines. %s "
+                 "Evaluate with KernelBench's tooling, or:\n"
+                 "#   m = Model(*get_init_inputs()).cuda(); n = ModelNew(*get_init_inputs()).cuda()\n"
+                 "#   x = [t.cuda() for t in get_inputs()]; torch.testing.assert_close(n(*x), m(*x))\n"
+                 "import re\n\nimport torch\nimport torch.nn as nn\n"
+                 "from torch.utils.cpp_extension import load_inline\n\n",
+            origin,
+            kernelbench_source
+                ? "Model is KernelBench's own Model (KERNELBENCH_SOURCE) built as\n# TORCH_MODEL "
+                  "says, its parameters loaded from the packed input's views (VIEWS).\n# The "
+                  "inputs (get_inputs, forward) are the problem's, parameters included.\n#"
+                : "Model is the problem's PyTorch reference.");
+}
+
+/* The reference part: kcorpus's own torch_reference inline, or KernelBench's source and how
+ * to run it (torch_model) as data that Model executes in a namespace of its own (its names,
+ * such as get_inputs or a super(Model, self), then never meet the module's). */
+static void module_reference(const problem *p, const json_t *torch_model, strbuf *out)
+{
+    if (!torch_model) {
+        sb_adds(out, "# ---- the problem's PyTorch reference (torch_reference of its manifest) ----\n");
+        sb_adds(out, p->torch_reference);
+        sb_adds(out, "\n_Reference = Model\n\n");
+        return;
+    }
+    sb_adds(out, "# ---- KernelBench's source (torch_reference of the manifest), run by Model ----\n"
+                 "KERNELBENCH_SOURCE = ");
+    py_long_string(out, p->torch_reference);
+    sb_adds(out, "\nTORCH_MODEL = ");
+    py_json(out, torch_model);
+    sb_adds(out, "\n\n");
+}
 
 int kernelbench_module(const problem *p, const char *source, const char *origin, strbuf *out,
                        strbuf *err)
@@ -416,20 +681,10 @@ int kernelbench_module(const problem *p, const char *source, const char *origin,
     launch_unit_free(&u);
     char sha[SHA256_HEX_LEN + 1];
     sha256_hex(cuda.buf, cuda.len, sha);
+    json_t *torch_model = torch_model_of(p);
     sb_reset(out);
-    sb_addf(out, "# KernelBench-style module generated by kexport (kcorpus) from %s.\n"
-                 "# ModelNew runs the kernel(s) through torch.utils.cpp_extension.load_inline: "
-                 "CUDA_SOURCE is the\n# candidate's device code and a host wrapper generated "
-                 "from its // @launch and // @scratch\n# lines. Model is the problem's PyTorch "
-                 "reference. Evaluate with KernelBench's tooling, or:\n"
-                 "#   m = Model(*get_init_inputs()).cuda(); n = ModelNew(*get_init_inputs()).cuda()\n"
-                 "#   x = [t.cuda() for t in get_inputs()]; torch.testing.assert_close(n(*x), m(*x))\n"
-                 "import re\n\nimport torch\nimport torch.nn as nn\n"
-                 "from torch.utils.cpp_extension import load_inline\n\n",
-            origin);
-    sb_adds(out, "# ---- the problem's PyTorch reference (torch_reference of its manifest) ----\n");
-    sb_adds(out, p->torch_reference);
-    sb_adds(out, "\n_Reference = Model\n\n");
+    module_header(origin, torch_model != NULL, out);
+    module_reference(p, torch_model, out);
     py_tables(p, out);
     sb_addf(out, "EXTENSION_NAME = \"kc_%.16s\"\nCPP_SOURCE = (\"std::vector<torch::Tensor> "
                  "kc_forward(std::vector<torch::Tensor> inputs, \"\n              "
@@ -437,7 +692,10 @@ int kernelbench_module(const problem *p, const char *source, const char *origin,
             sha);
     py_string(out, cuda.buf);
     sb_adds(out, "\n\n\n");
-    sb_adds(out, py_helpers);
+    sb_adds(out, py_inputs);
+    sb_adds(out, torch_model ? py_model_kernelbench : py_model_own);
+    sb_adds(out, py_model_new);
+    json_decref(torch_model);
     sb_free(&cuda);
     return 0;
 }

@@ -7,7 +7,12 @@
  * and allocates each `// @scratch` buffer; dims
  * come from the input shapes (others from the problem's default dims), params from the manifest.
  * The module also holds the problem's PyTorch reference as Model, and get_inputs() and
- * get_init_inputs() as KernelBench calls them. */
+ * get_init_inputs() as KernelBench calls them. Inputs are the manifest's in order (a level-3
+ * network's parameters are its packed input: get_inputs() lays them out as the verifier does,
+ * NaN between views). Where the manifest has a torch_model (level 3), Model runs KernelBench's
+ * own source (KERNELBENCH_SOURCE) in a namespace of its own, built as torch_model says, and
+ * loads the packed input's views into its parameters by their torch keys, as
+ * tools/problems/kcproblems.py make_kernelbench_model does. */
 #ifndef KC_EXPORT_KERNELBENCH_H
 #define KC_EXPORT_KERNELBENCH_H
 #include "common/candidate.h"

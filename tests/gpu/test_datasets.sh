@@ -5,7 +5,9 @@
 # pyarrow.json.read_json (each shard, and all shards cast to one schema) and
 # pandas.read_json(lines=True), compile-only exports too; the card's Parquet one-liner works.
 # (b) 13 level-1 references (two-launch batch norm with scratch, reductions, convolutions,
-# softmax, attention, losses...), a level-2 chain and two attention-suite problems
+# softmax, attention, losses...), a level-2 chain, two attention-suite problems and three
+# level-3 networks (an MLP, a ResNet block with training-mode BatchNorm, an LSTM: packed
+# parameters, Model KernelBench's own source run as torch_model says)
 # imported as candidates and exported with --format kernelbench are built with torch (load_inline
 # when ninja is there, else setuptools without ninja) and each ModelNew matches its Model, the
 # problem's torch reference, on random inputs at the small and first alt dims.
@@ -52,7 +54,8 @@ PROBLEMS="level1/001_square_matmul level1/019_relu level1/023_softmax level1/033
 level1/037_frobenius_norm level1/040_layer_norm level1/047_sum_reduction
 level1/063_conv2d_square_input_square_kernel level1/086_conv_depthwise_separable2d level1/089_cumsum
 level1/095_cross_entropy_loss level1/097_scaled_dot_product_attention level1/099_triplet_margin_loss
-level2/001_conv2d_relu_bias_add attention/002_causal_fp32 attention/006_document_causal"
+level2/001_conv2d_relu_bias_add attention/002_causal_fp32 attention/006_document_causal
+level3/001_mlp level3/008_resnet_basic_block level3/035_lstm"
 for p in $PROBLEMS; do
     n=$(echo "$p" | tr / _)
     "$KC_BIN/kverify" problems --show-reference "$p" >"$T/$n.cu" || fail "show-reference $p"
