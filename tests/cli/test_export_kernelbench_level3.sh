@@ -33,6 +33,7 @@ if ! command -v python3 >/dev/null 2>&1; then
     echo "SKIP: python3 absent: modules not checked"
     exit 0
 fi
+export PYTHONDONTWRITEBYTECODE=1
 python3 - "$T" $PROBLEMS <<'PY' || fail "module checks failed"
 import ast, glob, gzip, json, math, os, sys
 

@@ -14,7 +14,13 @@ KernelBench's published table ran with PyTorch's defaults, under which cuDNN con
 TF32 (torch.backends.cudnn.allow_tf32 is True by default); ours has TF32 off everywhere, as the
 verifier requires of candidates. For problems whose reference uses a convolution, --torch-defaults
 also times eager mode under PyTorch's defaults (eager_torch_defaults_ms), so both are on record.
+Level 3 (a manifest with torch_model): what is timed is KernelBench's own Model on the inputs its
+forward takes, the packed parameters loaded into the Model once beforehand (kcproblems
+baseline_call), not the copy of every view on each call. --dry-run needs no torch and no GPU: it
+lists what would be timed (default dims, inputs, packed parameters, the Model call) and stops.
     python3 tools/baselines/baselines.py --eager --compile --budget-s 400
+    python3 tools/baselines/baselines.py --suite level3 --eager --compile --only 001_,009_
+    python3 tools/baselines/baselines.py --suite level3 --dry-run
     python3 tools/baselines/baselines.py --suite level2 --compile --warm-only --only 001_,005_ &   # ...
 """
 import argparse
@@ -27,7 +33,7 @@ import subprocess
 import sys
 import time
 
-import torch
+torch = None  # imported in main unless --dry-run (which runs without torch)
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "problems"))
 import kcproblems  # noqa: E402
@@ -92,16 +98,46 @@ def warm(args):
         try:
             model = kcproblems.make_model(m, dims, torch).cuda()
             inputs = kcproblems.random_inputs(m, dims, torch)
-            compiled = torch.compile(model)
+            fn, args_ = kcproblems.baseline_call(model, m, inputs)
+            compiled = torch.compile(fn)
             with torch.no_grad():
-                compiled(*inputs)
+                compiled(*args_)
             torch.cuda.synchronize()
             print("warm %-48s %.1f s" % (m["id"], time.time() - c0), flush=True)
-            del model, inputs, compiled
+            del model, inputs, compiled, fn, args_
         except Exception as e:  # noqa: BLE001
             print("warm %-48s ERROR %s" % (m["id"], repr(e)[:200]), flush=True)
         torch._dynamo.reset()
         torch.cuda.empty_cache()
+    return 0
+
+
+def dry_run(args):
+    """--dry-run: what a timing pass would time, problem by problem, without torch or a GPU."""
+    out = args.out
+    doc = json.load(open(out)) if out and os.path.exists(out) else {"problems": {}}
+    paths = selected_manifests(args)
+    for path in paths:
+        m = kcproblems.load_manifest(path)
+        dims = dict(kcproblems.dims_sets(m))["default"]
+        entry = doc["problems"].get(m["id"], {})
+        todo = [what for what, flag, key in (("eager", args.eager, "eager_ms"),
+                                             ("compile", args.compile, "compile_ms"))
+                if flag and key not in entry]
+        if args.torch_defaults and uses_cudnn_conv(m) and "eager_torch_defaults_ms" not in entry:
+            todo.append("eager with PyTorch's TF32 defaults")
+        if not (args.eager or args.compile or args.torch_defaults):
+            status = "nothing selected (--eager, --compile, --torch-defaults)"
+        else:
+            status = "would time " + ", ".join(todo) if todo else "already in " + out
+        print("%s: %s" % (m["id"], status))
+        print("    dims %s" % json.dumps(dims, sort_keys=True))
+        print("    timed: %s%s" % (kcproblems.describe_model(m, dims),
+                                   ", parameters loaded once before timing" if "torch_model" in m else ""))
+        for line in kcproblems.describe_inputs(m, dims):
+            print("    input " + line)
+        print("    inputs and outputs %.1f MB" % (kcproblems.tensor_bytes(m, dims) / 1e6))
+    print("dry run: %d problems of %s, nothing timed or written" % (len(paths), args.suite))
     return 0
 
 
@@ -127,7 +163,14 @@ def main():
     ap.add_argument("--note", default="", help="a remark stored in the file (e.g. how the compile caches were warmed)")
     ap.add_argument("--torch-defaults", action="store_true",
                     help="also time eager mode with PyTorch's default TF32 settings where the reference uses a convolution")
+    ap.add_argument("--dry-run", action="store_true",
+                    help="list what would be timed (dims, inputs, packed parameters, the Model call); no torch, no GPU")
     args = ap.parse_args()
+    if args.dry_run:
+        return dry_run(args)
+    global torch
+    import torch as torch_module
+    torch = torch_module
     set_tf32(False)
     if args.warm_only:
         return warm(args)
@@ -146,6 +189,9 @@ def main():
     if args.note:
         doc["note"] = args.note
     paths = selected_manifests(args)
+    if any("torch_model" in kcproblems.load_manifest(p) for p in paths):
+        doc["protocol"] += ("; level 3: KernelBench's own Model.forward on the inputs it takes, its "
+                            "parameters loaded from the packed input once before the reps")
     t0 = time.time()
     for path in paths:
         if time.time() - t0 > args.budget_s:
@@ -159,28 +205,30 @@ def main():
         if not (need_eager or need_compile or need_defaults):
             continue
         dims = dict(kcproblems.dims_sets(m))["default"]
-        model = inputs = compiled = None
+        model = inputs = compiled = fn = fn_args = None
         try:
             model = kcproblems.make_model(m, dims, torch).cuda()
             inputs = kcproblems.random_inputs(m, dims, torch)
+            fn, fn_args = kcproblems.baseline_call(model, m, inputs)
             if need_eager:
-                entry["eager_ms"] = round(time_fn(model, inputs), 5)
+                entry["eager_ms"] = round(time_fn(fn, fn_args), 5)
             if need_defaults:
                 set_tf32(False)
                 torch.backends.cudnn.allow_tf32 = True  # PyTorch's default
                 try:
-                    entry["eager_torch_defaults_ms"] = round(time_fn(model, inputs), 5)
+                    entry["eager_torch_defaults_ms"] = round(time_fn(fn, fn_args), 5)
                 finally:
                     set_tf32(False)
             if need_compile:
                 c0 = time.time()
-                compiled = torch.compile(model)
-                entry["compile_ms"] = round(time_fn(compiled, inputs), 5)
+                compiled = torch.compile(fn)
+                entry["compile_ms"] = round(time_fn(compiled, fn_args), 5)
                 entry["compile_build_s"] = round(time.time() - c0, 1)
             entry.pop("error", None)
         except Exception as e:  # noqa: BLE001
             entry["error"] = repr(e)[:300]
         del model, inputs, compiled
+        fn = fn_args = None
         torch._dynamo.reset()
         torch.cuda.empty_cache()
         print("%-48s eager %s ms, compile %s ms%s%s" % (

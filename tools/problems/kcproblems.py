@@ -188,17 +188,83 @@ def make_kernelbench_model(m, dims, torch):
             super().__init__()
             self.model = model
 
-        def forward(self, *inputs):
+        def load_views(self, *inputs):
+            """Copies the packed inputs' views into the Model's parameters."""
             now = dict(self.model.named_parameters())
             with torch.no_grad():
                 for i, off, n, key in plan:
                     now[key].copy_(inputs[i][off:off + n].view(now[key].shape))
-            out = self.model(*[inputs[k] for k in forward_at])
+
+        def model_inputs(self, inputs):
+            """The inputs KernelBench's forward takes (torch_model's forward), in its order."""
+            return [inputs[k] for k in forward_at]
+
+        def forward(self, *inputs):
+            self.load_views(*inputs)
+            out = self.model(*self.model_inputs(inputs))
             if outputs:
                 out = eval(outputs, {"__builtins__": {}}, dict(env, out=out))
             return out
 
     return KernelBenchRun()
+
+
+def baseline_call(model, m, inputs):
+    """What a PyTorch baseline times: (module, args). Level 3 (torch_model): KernelBench's own
+    Model on the inputs its forward takes, the packed input's views loaded into its parameters
+    once beforehand (the weights are the Model's state in KernelBench, not an input copied on
+    every call); otherwise the model (make_model) on all the inputs."""
+    if "torch_model" not in m:
+        return model, inputs
+    model.load_views(*inputs)
+    return model.model, model.model_inputs(inputs)
+
+
+def varied(t):
+    """t with a constant init replaced by its "vary" (the verifier's tensor_spec_varied: every
+    seed but the first and the drawn dims fill constants so); a packed input's views each so."""
+    if "views" in t:
+        return dict(t, views=[varied(v) for v in t["views"]])
+    init = t.get("init", {})
+    return dict(t, init=init["vary"]) if "vary" in init else t
+
+
+def describe_inputs(m, dims):
+    """The inputs at dims as text lines, without torch: name, dtype, shape, elements; for a
+    packed input its views, how many parameter tensors and elements they hold (a stacked view
+    counts one tensor per layer) and the NaN padding between them."""
+    env = _py_env(m, dims)
+    lines = []
+    for t in m["inputs"]:
+        shape = shape_of(t, dims)
+        n = numel(shape)
+        line = "%s %s %s: %d elements, %.1f MB" % (t["name"], t["dtype"], shape, n, n * SIZES[t["dtype"]] / 1e6)
+        if "views" in t:
+            layout, total = view_layout(t, dims)
+            held = sum(c for v, _, c in layout if "torch" in v)
+            tensors = sum(len(torch_keys(v["torch"], (shape_of(v, dims) or [1])[0], env))
+                          for v, _, _ in layout if "torch" in v)
+            line += "; packed: %d views holding %d parameter tensors, %d parameter elements, %d padding" % (
+                len(layout), tensors, held, total - sum(c for _, _, c in layout))
+        else:
+            line += "; init %s" % t["init"]["dist"]
+        lines.append(line)
+    return lines
+
+
+def describe_model(m, dims):
+    """How the tools build and call the PyTorch model at dims, as one line (no torch)."""
+    env = _py_env(m, dims)
+    if "torch_model" not in m:
+        args = ", ".join("%s=%s" % kv for kv in sorted(env.items()) if kv[0] != "cdiv")
+        return "Model(%s)(%s)" % (args, ", ".join(t["name"] for t in m["inputs"]))
+    tm = m["torch_model"]
+    py = lambda e: eval(e, {"__builtins__": {}}, env)
+    shown = lambda v: repr(v) if len(repr(v)) <= 60 else repr(v)[:57] + "..."
+    glob = ", ".join("%s=%s" % (k, shown(py(e))) for k, e in tm.get("globals", {}).items())
+    init = ", ".join(shown(py(e)) for e in tm["init"])
+    return "KernelBench Model(%s).forward(%s)%s [module globals: %s]" % (
+        init, ", ".join(tm["forward"]), " -> " + tm["outputs"] if tm.get("outputs") else "", glob or "none")
 
 
 def make_model(m, dims, torch):
