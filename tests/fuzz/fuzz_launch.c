@@ -1,8 +1,9 @@
 /* fuzz_launch: libFuzzer target for the "// @launch", "// @scratch" and "// @for" ... "// @end"
  * lines of a candidate (candidate_parse, launch_geometry, launch_offset_bytes in
- * common/candidate.c; the loop schedule of common/schedule.c), parsed against the level1
- * problems. Input: a first line naming the problem ("level1/019_relu"; anything else picks one
- * by a hash of the line), then the candidate source. Properties: no crash, UB or leak; an error
+ * common/candidate.c; the loop schedule of common/schedule.c), parsed against the level1 and
+ * level3 problems (level 3: a packed input's views as arguments, VIEW[INDEX]). Input: a first
+ * line naming the problem ("level1/019_relu", "level3/003_deep_narrow_mlp"; anything else picks
+ * one by a hash of the line), then the candidate source. Properties: no crash, UB or leak; an error
  * says why; an accepted unit stays within its limits, its steps nest as its loops say, and under
  * every dims set of the problem its schedule starts, issues exactly the launches it counted (at
  * most KC_MAX_UNIT_LAUNCHES, loop variables bound beside the dims), and every launch's geometry,
@@ -21,7 +22,7 @@ static void load_problems(void)
     char **ids;
     int n;
     strbuf err = STRBUF_INIT, path = STRBUF_INIT;
-    if (problems_select(root, "level1", &ids, &n, &err) || n == 0) {
+    if (problems_select(root, "level1,level3", &ids, &n, &err) || n == 0) {
         fprintf(stderr, "fuzz_launch: no problems under %s (set KC_PROBLEMS): %s\n", root, err.buf);
         abort();
     }

@@ -1,21 +1,30 @@
 #!/usr/bin/env python3
 """make_corpus.py: regenerates the seed corpora of the libFuzzer targets
 (tests/fuzz/corpus/<target>/) from the problems (problems/level1/*.json, *.cu,
-problems/shared/*.cuh), the GPU catalogue kernels and the string fixtures of
-the unit tests. Deterministic; run from the repository root after the problems
-or fixtures change:  python3 tests/fuzz/make_corpus.py
+problems/shared/*.cuh; level-3 networks, see LEVEL3), the GPU catalogue kernels
+and the string fixtures of the unit tests. Deterministic; run from the
+repository root after the problems or fixtures change:
+    python3 tests/fuzz/make_corpus.py              # every target's seeds, rewritten
+    python3 tests/fuzz/make_corpus.py --add level3 # only that group's seeds, added
+--add GROUP writes the seeds of one group (level3) beside the committed ones and removes
+nothing, so that new seeds need not regenerate the others.
 Keeps the committed corpus small (every target's seeds together < 2 MB)."""
-import glob, hashlib, json, os, re, shutil
+import glob, hashlib, json, os, re, shutil, sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 OUT = os.path.join(ROOT, "tests", "fuzz", "corpus")
 seeds = {}
+groups = {}  # group -> {target: {name: data}}
+MAX_LEN = {"expr": 1024, "launch": 8192}  # tests/fuzz/run.sh max_len (else 32768)
 
 
-def add(target, data):
+def add(target, data, group=None):
     if isinstance(data, str):
         data = data.encode()
-    seeds.setdefault(target, {})[hashlib.sha1(data).hexdigest()] = data
+    name = hashlib.sha1(data).hexdigest()
+    seeds.setdefault(target, {})[name] = data
+    if group:
+        groups.setdefault(group, {}).setdefault(target, {})[name] = data
 
 
 def c_literals(path):
@@ -144,6 +153,53 @@ for path in sorted(glob.glob(rel("tests", "unit", "test_*.c"))):
             add("wire", b"\x01\x00" + lit)
             add("wire", b"\x04\x08" + lit)
 
+# Level 3 (issue 38: whole networks, a packed input of views, @for loops over stacked views,
+# torch_model): the launch units of the references short enough for fuzz_launch's max_len (it
+# parses them against the level-3 problems), manifests of a few networks for fuzz_problem (the
+# reference reduced to its launch lines: the fuzz tree has no l3 shared kernels), and their
+# expressions (view shapes, derived dims, bytes and flops, launch geometry and arguments).
+LEVEL3_PROBLEMS = ["003_deep_narrow_mlp", "008_resnet_basic_block", "010_resnet101",
+                   "028_vision_transformer", "035_lstm", "038_lstm_bidirectional",
+                   "044_mini_gpt_block", "048_mamba2_return_y"]
+UNIT_LINE = re.compile(r"^\s*//\s*@(launch|scratch|for|end)\b")
+
+
+def unit_lines(src):
+    return [l for l in src.splitlines() if UNIT_LINE.match(l)]
+
+
+forms3 = set()
+for path in sorted(glob.glob(rel("problems", "level3", "*.json"))):
+    j = json.load(open(path))
+    src = open(os.path.join(os.path.dirname(path), j["reference"])).read()
+    unit = j["id"] + "\n" + "\n".join(unit_lines(src)) + "\n"
+    if len(unit) <= MAX_LEN["launch"]:
+        add("launch", unit, "level3")
+    if os.path.basename(path)[:-5] not in LEVEL3_PROBLEMS:
+        continue
+    kept = "// launch lines of %s\n" % j["reference"] + "\n".join(unit_lines(src)) + "\n"
+    add("problem", open(path, "rb").read() + b"\0" + kept.encode(), "level3")
+    exprs3 = set(j.get("derived", {}).values()) | {j["bytes"], j["flops"]}
+    for t in j["inputs"] + j["outputs"]:
+        for v in t.get("views", [t]):
+            exprs3.update(str(e) for e in v.get("shape", []))
+    for line in unit_lines(src):
+        m = re.search(r"<<<(.*)>>>\s*\((.*)\)", line)
+        if m:
+            exprs3.update(x.strip() for x in re.split(r",(?![^(]*\))", m.group(1)))
+            for a in re.split(r",(?![^(\[]*[)\]])", m.group(2)):
+                a = a.strip()
+                exprs3.add(a[a.index("[") + 1:-1] if a.endswith("]") and "[" in a else a)
+        m = re.search(r"@for\s+\w+\s+in\s+(.*)\.\.(.*)$", line)
+        if m:
+            exprs3.update([m.group(1).strip(), m.group(2).strip()])
+    for e in sorted(exprs3):
+        # one expression per form (names and numbers aside); a bare name or number adds nothing
+        form = re.sub(r"\b(?!cdiv\b|min\b|max\b)[A-Za-z_]\w*|\d+", "n", e)
+        if re.search(r"[-+*/%(]", e) and len(e) <= MAX_LEN["expr"] and form not in forms3:
+            forms3.add(form)
+            add("expr", e, "level3")
+
 # ipc: messages as the compile servers and GPU workers frame them (JSON line, then payloads).
 def msg(obj, *blobs):
     obj = dict(obj)
@@ -158,6 +214,20 @@ add("ipc", msg({"job": "compile", "id": 3}, b"__global__ void k(){}\n// @launch 
 add("ipc", b'{"blobs":[4]}\nab')
 add("ipc", b'{"no_blobs":1}\n{"blobs":[]}\n')
 
+if len(sys.argv) == 3 and sys.argv[1] == "--add":
+    chosen = groups.get(sys.argv[2])
+    if chosen is None:
+        sys.exit("make_corpus.py: no group %r (groups: %s)" % (sys.argv[2], ", ".join(sorted(groups))))
+    for t, named in sorted(chosen.items()):
+        d = os.path.join(OUT, t)
+        os.makedirs(d, exist_ok=True)
+        new = [n for n in sorted(named) if not os.path.exists(os.path.join(d, n))]
+        for name in new:
+            open(os.path.join(d, name), "wb").write(named[name])
+        print("%s: %d seeds of %s, %d new" % (t, len(named), sys.argv[2], len(new)))
+    sys.exit(0)
+if len(sys.argv) > 1:
+    sys.exit(__doc__)
 for t in seeds:
     d = os.path.join(OUT, t)
     shutil.rmtree(d, ignore_errors=True)

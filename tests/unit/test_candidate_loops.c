@@ -4,8 +4,8 @@
  * integer arguments, offsets); NAME[INDEX] arguments (a pointer to element INDEX of a tensor,
  * 0 <= INDEX <= numel); the schedule the worker walks (common/schedule.c: order, values, counts,
  * the 65536-launch cap under every dims set, loops that issue nothing skipped); every error with
- * its line; and old candidates unchanged: every reference of problems/ parses to the unit the
- * parser before loops made (tests/fixtures/reference_units.txt). */
+ * its line; and old candidates unchanged: every level-1, level-2 and attention reference parses
+ * to the unit the parser before loops made (tests/fixtures/reference_units.txt). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -533,6 +533,11 @@ static int check_reference(const char *id, const strbuf *golden)
     return at != NULL;
 }
 
+/* Levels 1, 2 and attention only: the fixture records what the parser before loops (6fcf752)
+ * gave for the references written before the extension. Level 3's references are not there and
+ * cannot be: they use @for loops and views, which that parser refused (there is no "before" to
+ * compare with); test_level3_generated, check_level3_bounds.py and the fuzz_launch seeds of the
+ * level3 group check them instead. */
 static void test_references_unchanged(void **state)
 {
     (void)state;
