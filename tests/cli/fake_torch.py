@@ -5,7 +5,8 @@ the CPU tests run a module's input drawing (a packed input's NaN padding and
 views) and its Python-side bookkeeping without torch; building and running the
 kernel and the Model needs the real one (tests/gpu/test_datasets.sh).
 
-install() puts torch, torch.nn and torch.utils.cpp_extension into sys.modules."""
+install() puts torch, torch.nn (and .functional) and torch.utils.cpp_extension into
+sys.modules."""
 import math
 import random
 import sys
@@ -109,6 +110,7 @@ def install():
         setattr(torch, dtype, dtype)
     nn = types.ModuleType("torch.nn")
     nn.Module = Module
+    nn.functional = types.ModuleType("torch.nn.functional")  # level-1/2 references import it
     torch.nn = nn
     utils = types.ModuleType("torch.utils")
     ext = types.ModuleType("torch.utils.cpp_extension")
@@ -119,6 +121,6 @@ def install():
     ext.load_inline = load_inline
     utils.cpp_extension = ext
     torch.utils = utils
-    sys.modules.update({"torch": torch, "torch.nn": nn, "torch.utils": utils,
-                        "torch.utils.cpp_extension": ext})
+    sys.modules.update({"torch": torch, "torch.nn": nn, "torch.nn.functional": nn.functional,
+                        "torch.utils": utils, "torch.utils.cpp_extension": ext})
     return torch
