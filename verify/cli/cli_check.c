@@ -4,6 +4,7 @@
 #include "common/fsutil.h"
 #include "common/problem.h"
 #include "verify/cli/verify_cli.h"
+#include "verify/service/batch.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -106,6 +107,17 @@ int cli_opt_sanitizer(const kc_option *opt, const char *v, strbuf *err)
     kv_options *o = opt->dest;
     if (sanitizer_mode_parse(v, &o->sanitize))
         return kc_option_fail(opt, err, "takes none, memcheck or all, not '%s'", v);
+    return 0;
+}
+
+int cli_opt_batch_memory(const kc_option *opt, const char *v, strbuf *err)
+{
+    kv_options *o = opt->dest;
+    long long mib;
+    if (kc_parse_int("--batch-memory", v, 0, 1 << 20, &mib, NULL))
+        return kc_option_fail(opt, err, "takes whole MiB from 0 to 1048576 (default %llu), not '%s'",
+                              (unsigned long long)(BATCH_DEFAULT_BYTES >> 20), v);
+    o->batch_bytes = (uint64_t)mib << 20;
     return 0;
 }
 

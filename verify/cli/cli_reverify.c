@@ -193,6 +193,7 @@ int cli_reverify(int argc, char **argv)
         KC_OPT_INTEGER("limit", 'l', &limit, 0, 1 << 30),
         KC_OPT_INTEGER("threads", 't', &threads, 0, 4096),
         KC_OPT_FN("shard", 'N', cli_opt_shard, &shard, NULL),
+        CLI_BATCH_OPTIONS(&o),
         KC_OPT_END_OF_TABLE};
     kc_parse_options(&reverify_cmd, opts, argc, argv);
     if (!db_path)

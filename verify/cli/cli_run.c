@@ -37,6 +37,7 @@ int cli_run(int argc, char **argv)
         KC_OPT_FLAG("no-timing", 'n', &o.no_timing),
         KC_OPT_FN("shard", 'N', cli_opt_shard, &shard, NULL),
         CLI_VERIFY_OPTIONS(&o),
+        CLI_BATCH_OPTIONS(&o),
         KC_OPT_END_OF_TABLE};
     kc_parse_options(&run_cmd, opts, argc, argv);
     if (!db_path)

@@ -57,6 +57,7 @@ struct server {
     char *token; /* --token-file's token: every request must carry it (NULL: none asked) */
     long verified, requests, refused_full;
     double item_seconds; /* moving average of one verification's time, for Retry-After */
+    int batch_max; /* --batch: items of one request for one problem that share a batch */
 };
 
 /* One item of a request, as a job of the queue. */
@@ -64,6 +65,7 @@ struct verify_job {
     struct verify_request *req;
     struct cached_problem *cp;
     const serve_item_in *in;
+    kv_batch *batch; /* the request's batch of its problem (NULL: verified alone) */
     json_t *answer; /* the result with its reward, or {"error": ...} */
     int failed;
 };
@@ -75,6 +77,8 @@ struct verify_request {
     int remaining;
     serve_parsed in;
     struct verify_job *jobs;
+    kv_batch **batches; /* ended when every item has its answer */
+    int n_batches;
 };
 
 /* Per connection (MHD's con_cls): the body as it arrives. */
@@ -182,7 +186,7 @@ static void run_job(struct server *s, struct verify_job *job)
     kv_result_init(&r);
     strbuf err = STRBUF_INIT;
     double t0 = now_ms();
-    if (kv_verify(s->svc, &job->cp->p, job->in->completion, &r, &err) == 0 &&
+    if (kv_verify_in(s->svc, job->batch, &job->cp->p, job->in->completion, &r, &err) == 0 &&
         record_verification(s, job->cp, &r, &err) == 0) {
         job->answer = serve_result_json(&job->cp->p, &r, &job->req->in.reward, job->in->id);
         note_time(s, now_ms() - t0);
@@ -319,6 +323,40 @@ static int resolve_problems(struct server *s, struct verify_request *req, strbuf
     return 0;
 }
 
+/* The items of the request for one problem, batch_max at a time, form a batch (issue 37): they
+ * share secret seeds, dims sets and the reference's runs on a GPU worker. An item alone is
+ * verified alone. Batches are ended once every item is answered. */
+static void form_batches(struct server *s, struct verify_request *req)
+{
+    int n = req->in.n, *members = xcalloc((size_t)n, sizeof(*members));
+    char *seen = xcalloc((size_t)n, 1);
+    req->batches = xcalloc((size_t)n, sizeof(*req->batches));
+    for (int i = 0; i < n && s->batch_max > 1; i++) {
+        if (seen[i])
+            continue;
+        int m = 0;
+        for (int j = i; j < n; j++)
+            if (req->jobs[j].cp == req->jobs[i].cp)
+                seen[j] = 1, members[m++] = j;
+        for (int k = 0; k + 1 < m; k += s->batch_max) { /* a last chunk of one goes alone */
+            kv_batch *b = req->batches[req->n_batches++] = kv_batch_new(s->svc, &req->jobs[i].cp->p);
+            for (int q = k; q < m && q < k + s->batch_max; q++)
+                req->jobs[members[q]].batch = b;
+        }
+    }
+    free(members);
+    free(seen);
+}
+
+static void end_batches(struct server *s, struct verify_request *req)
+{
+    for (int i = 0; i < req->n_batches; i++)
+        kv_batch_end(s->svc, req->batches[i]);
+    free(req->batches);
+    req->batches = NULL;
+    req->n_batches = 0;
+}
+
 static json_t *request_answer(struct verify_request *req, unsigned *status)
 {
     *status = 200;
@@ -358,6 +396,7 @@ static enum MHD_Result answer_verify(struct server *s, struct MHD_Connection *co
     }
     char key[NI_MAXHOST + 80];
     client_key(conn, key, sizeof key);
+    form_batches(s, req);
     void **jobs = xcalloc((size_t)req->in.n, sizeof *jobs);
     for (int i = 0; i < req->in.n; i++)
         jobs[i] = &req->jobs[i];
@@ -377,10 +416,12 @@ static enum MHD_Result answer_verify(struct server *s, struct MHD_Connection *co
     while (req->remaining > 0)
         pthread_cond_wait(&req->done, &req->lock);
     pthread_mutex_unlock(&req->lock);
+    end_batches(s, req);
     unsigned http_status;
     json_t *body = request_answer(req, &http_status);
     rc = send_json(conn, http_status, body, 0);
 out:
+    end_batches(s, req); /* none in flight: refused, or all answered */
     free_request(req);
     sb_free(&err);
     return rc;
@@ -489,12 +530,15 @@ static const char serve_usage[] =
     "        [--reward-correct F] [--reward-incorrect F] [--speedup-weight F] [--speedup-cap F]\n"
     "        [--suspicious F] [--no-timing] [--n-seeds N] [--timing-cap-ms MS]\n"
     "        [--timing-noise PCT]\n"
-    "        [--sanitizer none|memcheck|all] [--hidden N]\n"
+    "        [--sanitizer none|memcheck|all] [--hidden N] [--batch N] [--batch-memory MIB]\n"
     "  --port 0 picks a free port; the first line on stdout says where it listens.\n"
     "  --token-file FILE: every request must carry \"Authorization: Bearer TOKEN\", TOKEN the\n"
     "        file's one line (401 without it; kc_reward.py sends $KC_REWARD_TOKEN). A --host\n"
     "        other machines reach, without a token, is warned about: each request runs a\n"
     "        stranger's kernel on this machine's GPU.\n"
+    "  --batch N: the items of one request for one problem, N at a time (default 32; 1: none),\n"
+    "        share secret seeds, dims sets and the reference's runs (docs/REWARD_SERVICE.md);\n"
+    "        --batch-memory MIB: device memory per GPU for the kept reference outputs (4096).\n"
     "  Exit status: 0 stopped by Ctrl-C or SIGTERM, 4 usage or system error.\n";
 
 /* --gpus LIST: the GPUs the workers use (CUDA_VISIBLE_DEVICES for the GPU workers), one worker
@@ -560,6 +604,7 @@ static void parse_serve_options(int argc, char **argv, struct serve_config *cfg,
         KC_OPT_INTEGER("n-seeds", 0, &o->n_seeds, 1, KV_MAX_SEEDS),
         KC_OPT_NUM("timing-cap-ms", 0, &o->timing_cap_ms, 0.001, 3.6e6),
         CLI_VERIFY_OPTIONS(o),
+        CLI_BATCH_OPTIONS(o),
         KC_OPT_END_OF_TABLE};
     kc_parse_options(&serve_cmd, opts, argc, argv);
     if (port < 0)
@@ -704,6 +749,7 @@ int cli_serve(int argc, char **argv)
         error("%s", err.buf);
         goto out;
     }
+    s.batch_max = o.compile_only ? 1 : o.batch_max;
     if (kv_service_start(&o, &s.svc, &err)) {
         error("%s", err.buf);
         goto out;

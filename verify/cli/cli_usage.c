@@ -48,14 +48,21 @@
     "        add third-party kernels with their claimed labels (docs/THIRD_PARTY.md); a bad line\n" \
     "        is reported with its number and skipped (exit 1), the others are imported; with no\n" \
     "        good line no database is created or changed\n"
+#define BATCH_NOTE \
+    "        --batch N: at most N candidates of one problem form a batch (default 32; 1: none):\n" \
+    "        they share secret seeds and dims sets (fresh per batch), and a GPU worker compares\n" \
+    "        later ones with the reference outputs it kept from the first instead of running the\n" \
+    "        reference again; every check still runs for each (docs/VERIFIER.md, \"Batches\");\n" \
+    "        --batch-memory MIB: device memory per GPU for kept outputs (default 4096)\n"
 #define RUN_BLOCK \
     "run --db PATH [--compile-only] [--no-timing] [--limit N] [--threads N]\n" \
     "        [--sanitizer none|memcheck|all] [--hidden N] [--hidden-seed S] [--shard I/N]\n" \
-    "        [--timing-noise PCT]\n" \
-    "        verify every pending candidate of a database and record the results\n"
+    "        [--timing-noise PCT] [--batch N] [--batch-memory MIB]\n" \
+    "        verify every pending candidate of a database and record the results\n" \
+    BATCH_NOTE
 #define REVERIFY_BLOCK \
     "reverify --db PATH [--problems SEL] [--verdict LIST] [--compile-only] [--no-timing]\n" \
-    "        [--limit N] [--threads N] [--shard I/N]\n" \
+    "        [--limit N] [--threads N] [--shard I/N] [--batch N] [--batch-memory MIB]\n" \
     "        verify stored candidates again (new verification rows, old ones kept); the same\n" \
     "        command resumes an unfinished pass; flips: kcurate flips --db PATH\n"
 #define RACECHECK_BLOCK \

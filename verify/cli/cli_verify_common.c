@@ -1,6 +1,8 @@
 /* cli_verify_common: verifying a selection of stored candidates with many compiles in flight
  * (keeping the GPU workers fed) and recording each result; shared by `kverify run`
- * (cli_run.c) and `kverify reverify` (cli_reverify.c). */
+ * (cli_run.c) and `kverify reverify` (cli_reverify.c). Consecutive candidates of one problem
+ * (the selection is ordered by problem), at most --batch of them, form a batch (verify.h
+ * kv_batch): created when its first candidate starts, ended when its last one is done. */
 #include "common/candidate.h"
 #include "common/cli.h"
 #include "common/db.h"
@@ -21,6 +23,13 @@ struct pending {
     int64_t id;
     char *problem_id;
     char *source_sha;
+    int group; /* its batch in run_state.groups (-1: verified alone) */
+};
+
+/* A batch of the run: its candidates are consecutive in the selection. */
+struct group {
+    kv_batch *batch; /* NULL until its first candidate starts, and again once ended */
+    int remaining;   /* its candidates not yet done */
 };
 
 struct run_state {
@@ -34,7 +43,65 @@ struct run_state {
     double start_ms, gpu_ms, compile_ms;
     int workers;
     int64_t pass_id; /* kverify reverify: the pass each new verification belongs to */
+    struct group *groups;
+    int n_groups;
 };
+
+/* Splits the selection into batches: runs of consecutive candidates of one problem, at most
+ * max each; a run of one is verified alone. */
+static void form_groups(struct run_state *s, int max)
+{
+    s->groups = xcalloc((size_t)s->n + 1, sizeof(*s->groups));
+    for (int i = 0; i < s->n;) {
+        int j = i + 1;
+        while (j < s->n && j - i < max && strcmp(s->items[j].problem_id, s->items[i].problem_id) == 0)
+            j++;
+        for (int k = i; k < j; k++)
+            s->items[k].group = j - i > 1 ? s->n_groups : -1;
+        if (j - i > 1)
+            s->groups[s->n_groups++].remaining = j - i;
+        i = j;
+    }
+}
+
+/* The candidate's batch, created by the first of its candidates to start (NULL: alone). */
+static kv_batch *group_batch(struct run_state *s, const struct pending *c, const problem *p)
+{
+    if (c->group < 0)
+        return NULL;
+    pthread_mutex_lock(&s->db_lock);
+    struct group *g = &s->groups[c->group];
+    if (!g->batch && g->remaining > 0)
+        g->batch = kv_batch_new(s->svc, p);
+    kv_batch *b = g->batch;
+    pthread_mutex_unlock(&s->db_lock);
+    return b;
+}
+
+/* The candidate is done (whatever became of it): the last of its batch ends the batch. */
+static void group_done(struct run_state *s, const struct pending *c)
+{
+    if (c->group < 0)
+        return;
+    pthread_mutex_lock(&s->db_lock);
+    struct group *g = &s->groups[c->group];
+    kv_batch *ended = --g->remaining == 0 ? g->batch : NULL;
+    if (ended)
+        g->batch = NULL;
+    pthread_mutex_unlock(&s->db_lock);
+    kv_batch_end(s->svc, ended);
+}
+
+/* Batches whose candidates were not all started (an interrupt) end here. */
+static void end_groups(struct run_state *s)
+{
+    for (int i = 0; i < s->n_groups; i++) {
+        kv_batch_end(s->svc, s->groups[i].batch);
+        s->groups[i].batch = NULL;
+    }
+    free(s->groups);
+    s->groups = NULL;
+}
 
 
 /* Runs sql (columns id, problem_id, source_sha; ?1 the limit, ?2 the pass). */
@@ -112,10 +179,12 @@ static void verify_one(struct run_state *s, const struct pending *c)
     kv_result_init(&r);
     int rc = problem_load_by_id(c->problem_id, &p, &err);
     if (rc == 0) {
-        rc = fetch_source(s, c, &src, &err) || kv_verify(s->svc, &p, src.buf, &r, &err) ||
+        rc = fetch_source(s, c, &src, &err) ||
+             kv_verify_in(s->svc, group_batch(s, c, &p), &p, src.buf, &r, &err) ||
              record(s, c, &r, &err);
         problem_free(&p);
     }
+    group_done(s, c);
     if (rc && kc_interrupted()) {
         printf("candidate %lld %-36s left unverified (interrupted: %s)\n", (long long)c->id,
                c->problem_id, err.buf);
@@ -174,9 +243,11 @@ int cli_verify_selected(sqlite3 *db, kv_options *opts, const char *sql, int64_t 
         error("%s", err.buf);
         goto out;
     }
+    form_groups(&s, o.compile_only ? 1 : o.batch_max);
     s.start_ms = now_ms();
     /* enough threads that every compile server and every GPU worker (two queued each) has work */
     run_all(&s, threads > 0 ? threads : o.compile_procs + 2 * kv_service_gpu_workers(s.svc));
+    end_groups(&s);
     double secs = (now_ms() - s.start_ms) / 1000;
     printf("verified %d of %d %s candidates in %.1f s (%.2f candidates/s), %d correct, "
            "%d errors\n", s.done, s.n, what, secs, secs > 0 ? s.done / secs : 0.0, s.correct, s.failed);

@@ -58,6 +58,8 @@ int cli_opt_seeds(const kc_option *opt, const char *value, strbuf *err);
 int cli_opt_timing_noise(const kc_option *opt, const char *value, strbuf *err);
 int cli_opt_sanitizer(const kc_option *opt, const char *value, strbuf *err);
 int cli_opt_hidden_seed(const kc_option *opt, const char *value, strbuf *err);
+/* --batch-memory MIB into kv_options.batch_bytes (0 to 1048576). */
+int cli_opt_batch_memory(const kc_option *opt, const char *value, strbuf *err);
 /* The verification options check, run and serve share (o: a kv_options *): --sanitizer
  * none|memcheck|all, --timing-noise PCT, --hidden N (dims sets drawn per verification, 0..8) and
  * --hidden-seed S (the draws' seed). */
@@ -66,5 +68,11 @@ int cli_opt_hidden_seed(const kc_option *opt, const char *value, strbuf *err);
     KC_OPT_FN("timing-noise", 0, cli_opt_timing_noise, (o), NULL),      \
     KC_OPT_INTEGER("hidden", 0, &(o)->n_hidden, 0, KV_MAX_HIDDEN),      \
     KC_OPT_FN("hidden-seed", 0, cli_opt_hidden_seed, (o), NULL)
+/* The options of the commands that verify batches (run, reverify, serve; issue 37): --batch N
+ * (at most N candidates of one problem share seeds, dims sets and reference runs; 1: none) and
+ * --batch-memory MIB (what a GPU worker keeps of the batches' reference outputs). */
+#define CLI_BATCH_OPTIONS(o)                                           \
+    KC_OPT_INTEGER("batch", 0, &(o)->batch_max, 1, 1024),               \
+    KC_OPT_FN("batch-memory", 0, cli_opt_batch_memory, (o), NULL)
 
 #endif

@@ -1,6 +1,7 @@
 /* gpu_client: dispatch of candidates to GPU worker processes (see gpu_client.h). */
 #include "verify/service/gpu_client.h"
 #include "verify/service/gpu_result.h"
+#include "verify/service/batch.h"
 #include "common/error.h"
 #include "common/fsutil.h"
 #include "common/hash.h"
@@ -36,6 +37,8 @@ struct gpu_client {
     double kill_ms[GPU_MAX_WORKERS]; /* the replaced worker's end, for its job's evidence */
     pthread_t warm[GPU_MAX_WORKERS];
     struct warm_arg { gpu_client *g; int slot; } warm_args[GPU_MAX_WORKERS];
+    pthread_mutex_t held_lock;
+    batch_held held[GPU_MAX_WORKERS]; /* the batches each worker may keep outputs of */
 };
 
 /* Starts a worker; greet_worker reads its hello (the pool may start one ahead of need). */
@@ -143,6 +146,7 @@ int gpu_client_start(const kv_options *o, gpu_client **out, strbuf *err)
     if (n > GPU_MAX_WORKERS)
         n = GPU_MAX_WORKERS;
     g->workers = n;
+    pthread_mutex_init(&g->held_lock, NULL);
     g->procs = proc_pool_new(n, spawn_worker, g);
     proc_pool_set_greet(g->procs, greet_worker);
     start_warming(g);
@@ -159,6 +163,7 @@ void gpu_client_stop(gpu_client *g)
     if (!g)
         return;
     proc_pool_free(g->procs);
+    pthread_mutex_destroy(&g->held_lock);
     sb_free(&g->exe);
     free(g);
 }
@@ -173,7 +178,7 @@ int gpu_client_busy(gpu_client *g, int *waiting)
 }
 
 /* A secret seed for the hidden draws: the kernel cannot predict the dims it will meet. */
-static uint64_t hidden_seed(const kv_options *o)
+uint64_t gpu_client_hidden_seed(const kv_options *o)
 {
     uint64_t v = 0;
     if (o->fixed_hidden_seed)
@@ -275,7 +280,32 @@ static void add_cover_sets(const kv_options *o, const problem *p, uint64_t hseed
     json_object_set_new(job, "stratified", strat);
 }
 
-static json_t *make_job(gpu_client *g, const problem *p, const uint64_t *seeds, int n,
+/* The job's dims sets ("hidden", "stratified", "boundary"), all from the hidden seed. */
+static void add_dims_sets(const kv_options *o, const problem *p, uint64_t hseed, json_t *job)
+{
+    add_hidden_dims(o, p, hseed, job);
+    add_cover_sets(o, p, hseed, job);
+}
+
+/* A job of batch b: the batch's dims sets (built by its first job, copied into each) and
+ * "batch": its key, the job's index in it and the worker's budget for kept outputs. */
+static void add_batch(gpu_client *g, kv_batch *b, const problem *p, json_t *job)
+{
+    pthread_mutex_lock(&b->lock);
+    if (!b->sets) {
+        b->sets = json_object();
+        add_dims_sets(&g->opt, p, b->hidden_seed, b->sets);
+    }
+    json_t *sets = json_deep_copy(b->sets);
+    int index = b->next_index++;
+    pthread_mutex_unlock(&b->lock);
+    json_object_update(job, sets);
+    json_decref(sets);
+    json_object_set_new(job, "batch", json_pack("{s:s,s:i,s:I}", "key", b->key, "index", index,
+                                                "budget_bytes", (json_int_t)g->opt.batch_bytes));
+}
+
+static json_t *make_job(gpu_client *g, kv_batch *b, const problem *p, const uint64_t *seeds, int n,
                         json_int_t *job_id)
 {
     json_t *job = json_object();
@@ -289,9 +319,10 @@ static json_t *make_job(gpu_client *g, const problem *p, const uint64_t *seeds, 
         json_array_append_new(arr, json_string(buf));
     }
     json_object_set_new(job, "seeds", arr);
-    uint64_t hseed = hidden_seed(&g->opt);
-    add_hidden_dims(&g->opt, p, hseed, job);
-    add_cover_sets(&g->opt, p, hseed, job);
+    if (b)
+        add_batch(g, b, p, job);
+    else
+        add_dims_sets(&g->opt, p, gpu_client_hidden_seed(&g->opt), job);
     json_object_set_new(job, "timing", json_boolean(!g->opt.no_timing));
     json_object_set_new(job, "timing_cap_ms", json_real(g->opt.timing_cap_ms));
     json_object_set_new(job, "timing_noise", json_real(g->opt.timing_noise));
@@ -313,10 +344,37 @@ static void set_lost_worker(kv_result *r, const char *verdict, const char *messa
     sb_adds(&r->message, message);
 }
 
-/* The slot's worker must go (a hang, a sticky error, a death): its replacement starts first. */
+/* The slot's worker must go (a hang, a sticky error, a death): its replacement starts first,
+ * holding no batch's reference outputs. */
 static void replace_worker(gpu_client *g, int slot)
 {
     g->kill_ms[slot] = proc_pool_replace(g->procs, slot);
+    pthread_mutex_lock(&g->held_lock);
+    batch_held_clear(&g->held[slot]);
+    pthread_mutex_unlock(&g->held_lock);
+}
+
+void gpu_client_batch_end(gpu_client *g, const char *key)
+{
+    if (!g)
+        return;
+    pthread_mutex_lock(&g->held_lock);
+    for (int i = 0; i < g->workers; i++)
+        batch_held_end(&g->held[i], key);
+    pthread_mutex_unlock(&g->held_lock);
+}
+
+/* The job is going to slot's worker: it lists the ended batches that worker may still hold
+ * ("batch_ended": the worker scrubs and frees their outputs first), and the worker may hold
+ * the job's own batch after it. */
+static void note_batches(gpu_client *g, int slot, json_t *job)
+{
+    const char *key = json_string_value(json_object_get(json_object_get(job, "batch"), "key"));
+    pthread_mutex_lock(&g->held_lock);
+    json_object_set_new(job, "batch_ended", batch_held_take_ended(&g->held[slot]));
+    if (key)
+        batch_held_add(&g->held[slot], key);
+    pthread_mutex_unlock(&g->held_lock);
 }
 
 /* A missed deadline: the worker is replaced; the verdict, a message saying which deadline
@@ -467,18 +525,19 @@ static void note_client_time(gpu_client *g, int slot, kv_result *r)
     kv_result_set_evidence(r, "client_ms", t);
 }
 
-int gpu_client_verify(gpu_client *g, const problem *p, const strbuf *ref_cubin,
-                      const uint64_t *seeds, int n_seeds,
-                      kv_result *r, strbuf *err)
+int gpu_client_verify(gpu_client *g, kv_batch *b, const problem *p, const strbuf *ref_cubin,
+                      const uint64_t *seeds, int n_seeds, kv_result *r, strbuf *err)
 {
     int slot;
     ipc_child *child;
     json_int_t job_id; /* the job (its coverage sets take CPU time) is built before the GPU is held */
-    json_t *job = make_job(g, p, seeds, n_seeds, &job_id);
-    if (proc_pool_acquire(g->procs, &slot, &child, err)) {
+    json_t *job = make_job(g, b, p, seeds, n_seeds, &job_id);
+    /* a job of a batch goes to the worker that holds the batch's reference outputs, if free */
+    if (proc_pool_acquire_keyed(g->procs, b ? b->key : NULL, &slot, &child, err)) {
         json_decref(job);
         return -1;
     }
+    note_batches(g, slot, job);
     const struct gpu_info *info = &g->info[slot];
     snprintf(r->gpu_name, sizeof(r->gpu_name), "%s", info->name);
     snprintf(r->driver_version, sizeof(r->driver_version), "%s", info->driver);

@@ -12,9 +12,15 @@ typedef struct gpu_client gpu_client;
 
 int gpu_client_start(const kv_options *o, gpu_client **out, strbuf *err);
 void gpu_client_stop(gpu_client *g);
-int gpu_client_verify(gpu_client *g, const problem *p, const strbuf *ref_cubin,
-                      const uint64_t *seeds, int n_seeds,
-                      kv_result *r, strbuf *err);
+/* b (NULL: none): the candidate's batch (batch.h): the job carries the batch's dims sets and
+ * key, and goes to the worker that last ran a job of the batch where possible. */
+int gpu_client_verify(gpu_client *g, kv_batch *b, const problem *p, const strbuf *ref_cubin,
+                      const uint64_t *seeds, int n_seeds, kv_result *r, strbuf *err);
+/* The batch of key ended: the next job each worker that ran some of it gets tells it to scrub
+ * and free the batch's reference outputs. */
+void gpu_client_batch_end(gpu_client *g, const char *key);
+/* The secret seed of a verification's drawn dims sets: --hidden-seed's, else a fresh one. */
+uint64_t gpu_client_hidden_seed(const kv_options *o);
 /* Workers busy now (for progress displays). */
 int gpu_client_busy(gpu_client *g, int *waiting);
 int gpu_client_workers(gpu_client *g);

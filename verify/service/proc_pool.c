@@ -2,8 +2,10 @@
 #include "verify/service/proc_pool.h"
 #include "common/error.h"
 #include "common/fsutil.h"
+#include "verify/service/batch.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 struct slot {
@@ -11,6 +13,14 @@ struct slot {
     int busy;
     int greeted;     /* its process said hello (always, without a greet function) */
     double start_ms; /* how long the last taking waited for the process to start */
+    char key[BATCH_KEY_HEX + 1]; /* the batch of the last job it took ("" none) */
+};
+
+/* A caller blocked in proc_pool_acquire_keyed: its batch, and how often it was passed over. */
+struct waiter {
+    const char *key;
+    int passes;
+    struct waiter *next;
 };
 
 struct proc_pool {
@@ -18,6 +28,7 @@ struct proc_pool {
     pthread_cond_t freed;
     int n;
     int waiting; /* callers blocked in proc_pool_acquire */
+    struct waiter *waiters;
     struct slot *slots;
     proc_spawn_fn spawn;
     proc_greet_fn greet; /* NULL: spawn reads the hello itself */
@@ -36,36 +47,72 @@ proc_pool *proc_pool_new(int slots, proc_spawn_fn spawn, void *ctx)
     return p;
 }
 
-/* Prefers a slot whose process is running. Called with the lock held. */
-static int pick_free_slot(proc_pool *p)
+/* batch_pick_slot over the pool's slots and the other waiters' batches. Called with the lock
+ * held. */
+static int pick_free_slot(proc_pool *p, const struct waiter *me)
 {
-    int unstarted = -1;
-    for (int i = 0; i < p->n; i++) {
-        if (p->slots[i].busy)
-            continue;
-        if (p->slots[i].child.pid > 0)
-            return i;
-        if (unstarted < 0)
-            unstarted = i;
-    }
-    return unstarted;
+    int n_others = 0;
+    for (const struct waiter *w = p->waiters; w; w = w->next)
+        n_others += w != me && w->key;
+    batch_slot *view = xcalloc((size_t)p->n, sizeof(*view));
+    const char **others = xcalloc((size_t)n_others + 1, sizeof(*others));
+    for (int i = 0; i < p->n; i++)
+        view[i] = (batch_slot){p->slots[i].busy, p->slots[i].child.pid > 0, p->slots[i].key};
+    n_others = 0;
+    for (const struct waiter *w = p->waiters; w; w = w->next)
+        if (w != me && w->key)
+            others[n_others++] = w->key;
+    int i = batch_pick_slot(view, p->n, me->key, me->passes, others, n_others);
+    free(view);
+    free(others);
+    return i;
+}
+
+static int any_free(const proc_pool *p)
+{
+    for (int i = 0; i < p->n; i++)
+        if (!p->slots[i].busy)
+            return 1;
+    return 0;
+}
+
+static void waiter_remove(proc_pool *p, struct waiter *me)
+{
+    for (struct waiter **w = &p->waiters; *w; w = &(*w)->next)
+        if (*w == me) {
+            *w = me->next;
+            return;
+        }
 }
 
 static int start_slot(proc_pool *p, int i, ipc_child **child, strbuf *err);
 
-int proc_pool_acquire(proc_pool *p, int *slot, ipc_child **child, strbuf *err)
+int proc_pool_acquire_keyed(proc_pool *p, const char *key, int *slot, ipc_child **child,
+                            strbuf *err)
 {
+    struct waiter me = {.key = key && *key ? key : NULL};
     pthread_mutex_lock(&p->lock);
+    me.next = p->waiters, p->waiters = &me;
     int i;
-    while ((i = pick_free_slot(p)) < 0) {
+    while ((i = pick_free_slot(p, &me)) < 0) {
+        me.passes += any_free(p); /* a free slot left to a job of its batch */
         p->waiting++;
         pthread_cond_wait(&p->freed, &p->lock);
         p->waiting--;
     }
+    waiter_remove(p, &me);
     p->slots[i].busy = 1;
+    if (me.key)
+        snprintf(p->slots[i].key, sizeof(p->slots[i].key), "%s", me.key);
+    pthread_cond_broadcast(&p->freed); /* the waiters' picture changed: one left */
     pthread_mutex_unlock(&p->lock);
     *slot = i;
     return start_slot(p, i, child, err);
+}
+
+int proc_pool_acquire(proc_pool *p, int *slot, ipc_child **child, strbuf *err)
+{
+    return proc_pool_acquire_keyed(p, NULL, slot, child, err);
 }
 
 int proc_pool_acquire_slot(proc_pool *p, int slot, ipc_child **child, strbuf *err)
@@ -116,6 +163,9 @@ double proc_pool_replace(proc_pool *p, int slot)
     ipc_child old = s->child;
     s->child = (ipc_child){.pid = 0, .to_child = -1, .from_child = -1};
     s->greeted = 0;
+    pthread_mutex_lock(&p->lock);
+    s->key[0] = 0; /* the new process holds no batch's outputs */
+    pthread_mutex_unlock(&p->lock);
     strbuf err = STRBUF_INIT; /* a failed start is the next taker's to meet and report */
     if (!p->greet || p->spawn(p->ctx, slot, &s->child, &err) != 0)
         s->child = (ipc_child){.pid = 0, .to_child = -1, .from_child = -1};

@@ -30,6 +30,11 @@ double proc_pool_replace(proc_pool *pool, int slot);
 double proc_pool_start_ms(proc_pool *pool, int slot);
 /* Blocks until a slot is free; starts its process when needed. */
 int proc_pool_acquire(proc_pool *pool, int *slot, ipc_child **child, strbuf *err);
+/* The same for a job of batch key (NULL: none; batch.h): a free slot that last ran a job of the
+ * batch first, else one no other waiting job's batch wants (batch_pick_slot); the slot then
+ * remembers key. A replaced slot forgets its batch (its new process holds no outputs). */
+int proc_pool_acquire_keyed(proc_pool *pool, const char *key, int *slot, ipc_child **child,
+                            strbuf *err);
 /* Takes slot `slot` itself (waiting while it is busy) and starts its process if needed. */
 int proc_pool_acquire_slot(proc_pool *pool, int slot, ipc_child **child, strbuf *err);
 void proc_pool_release(proc_pool *pool, int slot);

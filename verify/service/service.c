@@ -5,6 +5,7 @@
 #include "common/fsutil.h"
 #include "common/hash.h"
 #include "common/verdicts.h"
+#include "verify/service/batch.h"
 #include "verify/service/compile_pool.h"
 #include "verify/service/cubin_cache.h"
 #include "verify/service/gpu_client.h"
@@ -49,6 +50,8 @@ void kv_options_default(kv_options *o)
     o->arch = "sm_90";
     o->sanitize = 1;
     o->n_hidden = 2;
+    o->batch_max = BATCH_DEFAULT_MAX;
+    o->batch_bytes = BATCH_DEFAULT_BYTES;
 }
 
 void kv_result_init(kv_result *r)
@@ -248,6 +251,31 @@ static void choose_seeds(const kv_service *s, uint64_t *seeds)
     }
 }
 
+kv_batch *kv_batch_new(kv_service *s, const problem *p)
+{
+    _Static_assert(BATCH_MAX_SEEDS == KV_MAX_SEEDS, "a batch holds every seed");
+    kv_batch *b = xcalloc(1, sizeof(*b));
+    batch_new_key(b->key);
+    b->problem_id = xstrdup(p->id);
+    b->n_seeds = s->opt.n_seeds;
+    choose_seeds(s, b->seeds);
+    b->hidden_seed = gpu_client_hidden_seed(&s->opt); /* the job's own, shared by the batch */
+    pthread_mutex_init(&b->lock, NULL);
+    return b;
+}
+
+void kv_batch_end(kv_service *s, kv_batch *b)
+{
+    if (!b)
+        return;
+    if (s && s->gpus)
+        gpu_client_batch_end(s->gpus, b->key);
+    json_decref(b->sets);
+    pthread_mutex_destroy(&b->lock);
+    free(b->problem_id);
+    free(b);
+}
+
 /* A launch naming a kernel the module does not define fails before any GPU work. */
 static int check_entry_points(const launch_unit *u, kv_result *r)
 {
@@ -296,6 +324,14 @@ static int compile_stage(kv_service *s, kv_result *r, strbuf *err)
 
 int kv_verify(kv_service *s, const problem *p, const char *response, kv_result *r, strbuf *err)
 {
+    return kv_verify_in(s, NULL, p, response, r, err);
+}
+
+int kv_verify_in(kv_service *s, kv_batch *b, const problem *p, const char *response, kv_result *r,
+                 strbuf *err)
+{
+    if (b && strcmp(b->problem_id, p->id) != 0)
+        return kc_fail(err, "internal: a candidate of %s in a batch of %s", p->id, b->problem_id);
     snprintf(r->arch, sizeof(r->arch), "%s", s->opt.arch ? s->opt.arch : "sm_90");
     snprintf(r->nvrtc_version, sizeof(r->nvrtc_version), "%s",
              compile_pool_nvrtc_version(s->compiles));
@@ -327,8 +363,11 @@ int kv_verify(kv_service *s, const problem *p, const char *response, kv_result *
         rc = -1;
     } else if (r->compile_stage_ok && r->cubin.len && check_entry_points(&unit, r) == 0) {
         uint64_t seeds[KV_MAX_SEEDS];
-        choose_seeds(s, seeds);
-        rc = gpu_client_verify(s->gpus, p, &ref.cubin, seeds, s->opt.n_seeds, r, err);
+        if (b) /* the batch's: every candidate of it meets the same secret inputs */
+            memcpy(seeds, b->seeds, sizeof(seeds));
+        else
+            choose_seeds(s, seeds);
+        rc = gpu_client_verify(s->gpus, b, p, &ref.cubin, seeds, s->opt.n_seeds, r, err);
     }
     sb_free(&ref.cubin);
 out:

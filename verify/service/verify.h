@@ -35,6 +35,10 @@ typedef struct kv_options {
     int fixed_hidden_seed; /* else a fresh secret seed per verification, recorded */
     int sanitize;         /* compute-sanitizer on correct candidates: 0 none, 1 memcheck,
                              2 memcheck and racecheck (default 1; sanitizer.h) */
+    int batch_max;        /* candidates of one problem that `kverify run` and serve verify as
+                             one batch (default 32; 1: none; batch.h) */
+    uint64_t batch_bytes; /* device memory a GPU worker keeps batches' reference outputs in
+                             (default 4 GiB) */
 } kv_options;
 
 #define KV_TIMING_NOISE 0.005 /* default timing_noise */
@@ -85,6 +89,22 @@ int kv_service_gpu_workers(kv_service *s);
 int kv_service_gpu_busy(kv_service *s, int *waiting);
 /* The response may be a whole LLM answer (the code block is extracted) or bare source. */
 int kv_verify(kv_service *s, const problem *p, const char *response, kv_result *r, strbuf *err);
+
+/* Batched verification (issue 37; verify/service/batch.h): the candidates of one problem verified
+ * as one batch share its secret seeds and dims sets (fresh for every batch, never reused), and a
+ * GPU worker that runs several of them compares later ones with the reference outputs it kept
+ * from the first, instead of running the reference again; every candidate still gets fresh
+ * poison, guard content, walls and every check. Use it only for candidates that were all written
+ * before any of them is verified (a `kverify run`, one serve request): never where one's
+ * feedback could reach the writer of another (kcollect's turns). kv_batch_new draws the seeds
+ * (the fixed ones of --seeds and --hidden-seed when given) and a fresh key; kv_verify_in verifies
+ * one candidate of the batch (thread-safe; b NULL: kv_verify); kv_batch_end, once none of its
+ * verifications is in flight, frees it and lets the GPU workers free its reference outputs. */
+typedef struct kv_batch kv_batch;
+kv_batch *kv_batch_new(kv_service *s, const problem *p);
+int kv_verify_in(kv_service *s, kv_batch *b, const problem *p, const char *response, kv_result *r,
+                 strbuf *err);
+void kv_batch_end(kv_service *s, kv_batch *b);
 void kv_result_init(kv_result *r);
 void kv_result_free(kv_result *r);
 /* Exit status of kverify check for a verdict: 0 correct/compiled, 1 incorrect, 2 error... */
