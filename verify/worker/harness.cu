@@ -610,3 +610,75 @@ extern "C" __global__ void kc_worst_index(const void *out, const void *ref, long
             atomicMin(&st->worst_index, (unsigned long long)i);
     }
 }
+
+// ---- Batched verification (worker_batch.c, issue 37) ----
+// The reference outputs a worker keeps for a batch's later candidates are stored masked: every
+// 8-byte word XORed with Philox4x32-10 of (word pair, id) under a 64-bit key, key and id drawn
+// per kept run and held only in the worker's host memory, so device memory never holds a kept
+// answer in the clear; a kernel that found the store by address reads noise. The checksum is
+// taken of the plain bytes, which a kernel that changes the store cannot predict, so a change
+// is seen when the outputs are unmasked or checked at the end of each job.
+__device__ unsigned long long mask_word(unsigned long long key, unsigned long long id, long long w)
+{
+    philox_out r = philox4x32_10((unsigned int)(w >> 1), (unsigned int)((unsigned long long)w >> 33),
+                                 (unsigned int)id, (unsigned int)(id >> 32), (unsigned int)key,
+                                 (unsigned int)(key >> 32));
+    return (w & 1) ? ((unsigned long long)r.v[3] << 32 | r.v[2])
+                   : ((unsigned long long)r.v[1] << 32 | r.v[0]);
+}
+
+// dst = src ^ keystream over nbytes (src and dst 8-byte aligned; dst NULL: nothing stored);
+// with sum, adds kc_checksum's terms of the plain bytes: src's when plain_src (masking), else
+// src ^ keystream's (unmasking, or checking the store).
+extern "C" __global__ void kc_mask(unsigned char *dst, const unsigned char *src, long long nbytes,
+                                   unsigned long long key, unsigned long long id, int plain_src,
+                                   unsigned long long *sum)
+{
+    long long words = nbytes / 8, stride = (long long)gridDim.x * blockDim.x;
+    unsigned long long local = 0;
+    for (long long w = (long long)blockIdx.x * blockDim.x + threadIdx.x; w < words; w += stride) {
+        unsigned long long s = ((const unsigned long long *)src)[w], v = s ^ mask_word(key, id, w);
+        if (dst)
+            ((unsigned long long *)dst)[w] = v;
+        if (sum)
+            local += word_term(plain_src ? s : v, w);
+    }
+    if (blockIdx.x == 0 && threadIdx.x == 0 && nbytes > words * 8) { // the tail's bytes
+        unsigned long long m = mask_word(key, id, words);
+        for (long long i = words * 8; i < nbytes; i++) {
+            unsigned char s = src[i], v = s ^ (unsigned char)(m >> (8 * (i - words * 8)));
+            if (dst)
+                dst[i] = v;
+            if (sum)
+                local += byte_term(plain_src ? s : v, i);
+        }
+    }
+    if (sum)
+        add_to_sum(local, sum);
+}
+
+// Leftovers between the jobs of one batch: the candidates of a batch meet the same inputs, and
+// shared and local memory keep what earlier kernels left in them, so before every job of a
+// batch the worker overwrites both (worker_gpu.c wk_scrub_on_chip). kc_scrub_shared writes
+// every word of the block's dynamic shared memory (launched with the largest a block may have,
+// several blocks per SM); kc_scrub_local writes a whole frame of SCRUB_LOCAL_WORDS words of
+// local memory in every thread (launched to fill every thread slot of every SM): the same
+// bytes of the local memory store that a kernel with a smaller frame uses.
+extern "C" __global__ void kc_scrub_shared(int words)
+{
+    extern __shared__ unsigned int scrub_smem[];
+    volatile unsigned int *s = scrub_smem;
+    for (int i = threadIdx.x; i < words; i += blockDim.x)
+        s[i] = 0xFFFFFFFFu;
+}
+
+enum { SCRUB_LOCAL_WORDS = 1024 }; // worker.h WK_SCRUB_LOCAL_BYTES / 4
+
+extern "C" __global__ void kc_scrub_local(unsigned int *sink)
+{
+    volatile unsigned int frame[SCRUB_LOCAL_WORDS];
+    for (int i = 0; i < SCRUB_LOCAL_WORDS; i++)
+        frame[i] = 0xFFFFFFFFu;
+    if (frame[(threadIdx.x * 7u) % SCRUB_LOCAL_WORDS] != 0xFFFFFFFFu) // never: keeps the frame
+        *sink = 1;
+}

@@ -38,6 +38,7 @@ typedef struct wk_gpu {
     CUmodule harness;
     CUfunction k_fill, k_simplex, k_guard, k_checksum, k_compare, k_worst, k_spin, k_clock;
     CUfunction k_guard_fill, k_guard_ranges;
+    CUfunction k_mask, k_scrub_shared, k_scrub_local; /* batched verification (worker_batch.c) */
     unsigned long long guard_key; /* the guard bands' content (harness.cu guard_byte), per run */
     CUdeviceptr scratch_u64; /* small device buffer for the comparison's statistics */
     CUdeviceptr sums;        /* WK_SUM_SLOTS checksums and guard counts */
@@ -51,6 +52,8 @@ typedef struct wk_gpu {
     int persisting_l2; /* the persisting-L2 limit could be set (to 0): reset lines before runs */
     int pageable_access; /* device code can reach pageable host memory (HMM or ATS): recorded */
     size_t map_granularity; /* of CUDA virtual memory mappings on this device */
+    int smem_optin;         /* the largest dynamic shared memory a block may ask for */
+    int threads_per_sm;     /* resident threads an SM holds at most */
 } wk_gpu;
 
 /* A device buffer between memory walls (CUDA virtual memory management): an address range of
@@ -206,6 +209,14 @@ int wk_buffer_resize(wk_gpu *g, wk_buffer *b, enum kc_dtype dtype, int64_t numel
  * its end as close to the wall after it as a 16-byte start allows; guards must be reset after. */
 void wk_buffer_place(wk_buffer *b, int front);
 int wk_launch_harness(wk_gpu *g, CUfunction f, long long n, void **args);
+/* Leftovers on the chip between the jobs of a batch (worker_batch.c): every word of every SM's
+ * shared memory, and the first WK_SCRUB_LOCAL_BYTES of every thread slot's local memory,
+ * overwritten; the stream is left with the work queued. */
+#define WK_SCRUB_LOCAL_BYTES 4096 /* harness.cu SCRUB_LOCAL_WORDS * 4 */
+int wk_scrub_on_chip(wk_gpu *g);
+/* The local memory one thread of the unit's kernels may use: the largest frame of its kernels
+ * plus the context's stack limit (recursion grows past a frame into the stack). */
+size_t wk_unit_local_bytes(const wk_unit *u);
 #define WK_IDLE_MS 500.0
 #define WK_WARMUP_MS 50.0
 /* Brings an idle GPU (idle_ms since its last job) back to working clocks. */
@@ -225,10 +236,64 @@ void wk_unit_free(wk_unit *u);
 int wk_unit_launch(wk_gpu *g, wk_unit *u, const problem *p, const dimset *dims, wk_buffer *buffers,
                    wk_watch *watch, wk_failure *f);
 
+/* worker_batch.c: the reference outputs kept for the jobs of a batch (issue 37;
+ * verify/service/batch.h has the rules both sides share) */
+#define WK_MAX_RUNS 512          /* runs of one job a batch's plan lists */
+#define WK_BATCH_SCOPES 8        /* batches whose outputs one worker keeps at once */
+#define WK_BATCH_IDLE_MS 2000.0  /* a worker idle this long frees every batch's outputs */
+struct wk_scope;
+/* One job's part in its batch (zeroed: not a job of a batch). */
+typedef struct wk_batch_job {
+    char key[33];            /* the batch key (BATCH_KEY_HEX), "" when the job has none */
+    int index;               /* the job's place in its batch, as the client counted */
+    uint64_t budget;         /* device bytes the worker may keep outputs of batches in */
+    char from[17];           /* the candidate's source sha256, first 16 digits */
+    struct wk_scope *scope;  /* the batch's kept outputs (NULL: none can be kept) */
+    int shared, kept, ran;   /* runs whose reference outputs were shared, kept, only run */
+    int stale;               /* kept runs found not to match the run (recomputed; never expected) */
+    int scrubbed;            /* the leftovers on the chip were overwritten before the job */
+    size_t local_bytes;      /* local memory a thread of its candidate or reference may use */
+    int restart;             /* more than the scrub covers: the worker ends after the job */
+} wk_batch_job;
+/* Frees the outputs of the batches in ended (the job's "batch_ended": keys whose batch ended). */
+void wk_batch_forget(wk_gpu *g, json_t *ended);
+/* Frees every batch's outputs (idle, or a changed store). */
+void wk_batch_drop_all(wk_gpu *g);
+/* Whether outputs of some batch are kept. */
+int wk_batch_holding(void);
+/* Opens the job's batch scope (id: the hash of its key and of everything the reference's
+ * outputs depend on); its first job plans which of the job's n runs (run_bytes: their outputs'
+ * bytes) are kept within bj->budget and maps the store. Without memory for it nothing is kept.
+ * Until wk_batch_close, a scope dropped meanwhile (a changed store, memory the job's buffers
+ * need) leaves bj->scope NULL: the job's later runs run the reference. */
+void wk_batch_open(wk_gpu *g, wk_batch_job *bj, const char *id, const uint64_t *run_bytes, int n);
+/* The job is over: its scope stays for the batch's next jobs. */
+void wk_batch_close(wk_batch_job *bj);
+/* The reference's outputs of run (the job's run_index-th run, run_key what it is, in_sums its
+ * inputs' checksums) into outs[0..n_out) when an earlier job of the batch kept them: 1, with
+ * *reference_ms the reference's measured time in that run (0: not measured there) and *from
+ * the source prefix of the candidate whose job ran it; 0 when none is kept (the reference
+ * runs); -1 when the store was changed (f: unsafe; every batch's outputs dropped) or a CUDA
+ * call failed (f says which). */
+int wk_batch_fetch(wk_gpu *g, wk_batch_job *bj, int run, const char *run_key, const uint64_t *in_sums,
+                   int n_in, wk_buffer *outs, int n_out, double *reference_ms, const char **from,
+                   wk_failure *f);
+/* Keeps the reference's outputs the run just wrote into outs, when the plan keeps the run and no
+ * job kept it yet: 1 kept, 0 not, -1 a CUDA call failed. */
+int wk_batch_keep(wk_gpu *g, wk_batch_job *bj, int run, const char *run_key, const uint64_t *in_sums,
+                  int n_in, const wk_buffer *outs, int n_out, double reference_ms);
+/* After a job that ran candidate code: every kept output checksummed again. 0 intact; -1 when
+ * one changed (f: unsafe, the job's candidate wrote into the store; every batch's outputs
+ * dropped) or the check failed (f: runtime_error). */
+int wk_batch_check(wk_gpu *g, wk_failure *f);
+/* The evidence's "batch" of the job. */
+json_t *wk_batch_evidence(const wk_batch_job *bj);
+
 /* worker_check.c: a whole verification job */
-/* cubin: the candidate's; ref_cubin: the reference's, compiled by the (trusted) client. */
+/* cubin: the candidate's; ref_cubin: the reference's, compiled by the (trusted) client (NULL:
+ * none was sent). */
 json_t *wk_verify_job(wk_gpu *g, json_t *job, const char *source, const strbuf *cubin,
-                      const char *ref_cubin);
+                      const strbuf *ref_cubin);
 /* Progress to the host: the stage about to run and its deadline. */
 void wk_progress(const char *stage, double deadline_ms);
 

@@ -8,9 +8,14 @@
  * of the first seed
  * catches races. Each default-dims seed run is also a timing sample (device events around the
  * unit); when everything passed, the timing takes those samples, with extra checked reps only
- * while they are too few or too noisy (worker_timing.c). */
+ * while they are too few or too noisy (worker_timing.c). A job of a batch (issue 37) starts by
+ * overwriting what earlier jobs left on the chip and in the cached tensors, lists its runs, and
+ * takes the reference's outputs of a run from those an earlier candidate of its batch left
+ * (worker_batch.c) instead of running the reference, when they were kept. */
 #include "common/error.h"
 #include "common/fsutil.h"
+#include "common/hash.h"
+#include "verify/service/batch.h"
 #include "verify/service/deadline.h"
 #include "verify/service/ipc.h"
 #include "verify/service/policy.h"
@@ -57,9 +62,9 @@ static void progress_candidate(const char *stage, const stage_deadline *d)
 
 /* The reference comes compiled from the client (trusted code, compiled once per problem
  * there), so the GPU never waits for NVRTC; loading a module takes well under a millisecond. */
-static int reference_unit(const problem *p, const char *ref_cubin, wk_unit *ref, wk_failure *f)
+static int reference_unit(const problem *p, const strbuf *ref_cubin, wk_unit *ref, wk_failure *f)
 {
-    if (ref_cubin && wk_unit_load(ref, ref_cubin, p->reference_source.buf, p, f) == 0)
+    if (ref_cubin && wk_unit_load(ref, ref_cubin->buf, p->reference_source.buf, p, f) == 0)
         return 0;
     snprintf(f->verdict, sizeof(f->verdict), "runtime_error");
     sb_reset(&f->message);
@@ -226,6 +231,10 @@ static struct run_buffers *prepare_buffers_now(wk_gpu *g, const problem *p, cons
 {
     wk_guard_rekey(g); /* every guard band of this run is written below under the new key */
     struct run_buffers *b = acquire_tensors(g, p, dims_name, dims, f);
+    if (!b && wk_batch_holding()) { /* the memory of the batches' kept outputs, given back */
+        wk_batch_drop_all(g);
+        b = acquire_tensors(g, p, dims_name, dims, f);
+    }
     if (!b)
         return NULL;
     b->watch.near.n_ranges = b->watch.far.n_ranges = b->watch.active = 0;
@@ -236,8 +245,14 @@ static struct run_buffers *prepare_buffers_now(wk_gpu *g, const problem *p, cons
         wk_buffer_free(&b->cand[i]);
     for (int i = base + b->n_rscratch; i < base + KC_MAX_SCRATCH; i++)
         wk_buffer_free(&b->ref[i]);
-    if (alloc_scratch(g, &b->cand[base], &cand->lu, dims, f) ||
-        alloc_scratch(g, &b->ref[base], &ref->lu, dims, f)) {
+    int failed = alloc_scratch(g, &b->cand[base], &cand->lu, dims, f) ||
+                 alloc_scratch(g, &b->ref[base], &ref->lu, dims, f);
+    if (failed && wk_batch_holding()) { /* as above */
+        wk_batch_drop_all(g);
+        failed = alloc_scratch(g, &b->cand[base], &cand->lu, dims, f) ||
+                 alloc_scratch(g, &b->ref[base], &ref->lu, dims, f);
+    }
+    if (failed) {
         free_scratch(b);
         return NULL;
     }
@@ -625,6 +640,7 @@ struct job_state {
     wk_unit *cand, *ref;
     struct {
         double reference_ms; /* before the first candidate run (0: not yet), on its dims */
+        int shared;          /* taken from the run of an earlier candidate of the batch */
         char run[16];
         dimset dims;
     } measured;
@@ -633,6 +649,11 @@ struct job_state {
     double worst_err[3];
     int nondeterministic;
     int runs_started; /* placement alternates: odd runs start flush against a wall */
+    int run_index;    /* one_run calls so far: the run's place in the job (batches' plans) */
+    int planning;     /* run_all only lists each run's output bytes into plan_bytes */
+    int n_plan;
+    uint64_t plan_bytes[WK_MAX_RUNS];
+    wk_batch_job batch; /* the job's part in its batch (batch.key "": none) */
     int varied_runs;  /* param values are used in turn across the runs that vary them */
     json_t *runs;
     json_t *first_failure;
@@ -717,9 +738,81 @@ static void measured_reference(struct job_state *s, const struct run_spec *rs, d
     dimset_copy(&s->measured.dims, rs->dims);
 }
 
+/* A batch's plan (s->planning): the bytes of the run's outputs, each rounded as they are kept
+ * (0 when a size does not evaluate: never kept). */
+static int plan_run(struct job_state *s, const struct run_spec *rs, int index)
+{
+    uint64_t bytes = 0;
+    for (int k = 0; k < s->p->n_outputs; k++) {
+        int64_t n;
+        if (tensor_numel(&s->p->outputs[k], rs->dims, &n, NULL) || n < 0) {
+            bytes = 0;
+            break;
+        }
+        bytes += batch_round((uint64_t)n * dtype_size(s->p->outputs[k].dtype));
+    }
+    if (index < WK_MAX_RUNS)
+        s->plan_bytes[s->n_plan++] = bytes;
+    return 0;
+}
+
+/* What the reference's outputs of a run depend on besides the job's batch scope: the run's
+ * dims, seed, value classes and param values (worker_batch.c keeps them under it). */
+static void run_key(const struct job_state *s, const struct run_spec *rs, strbuf *key)
+{
+    sb_addf(key, "%s|%llu|%d|%d|", rs->name, (unsigned long long)rs->seed, rs->vary, rs->values);
+    dimset_to_json(rs->dims, key);
+    for (int i = 0; i < s->pv.n_params; i++)
+        sb_addf(key, "|%s=%.17g", s->pv.params[i].name, s->pv.params[i].value);
+}
+
+/* The reference's outputs of the run into b's reference side: in a job of a batch, those an
+ * earlier candidate's job kept (unmasked and checksummed; inputs equal by checksum), else the
+ * reference runs (its time measured into *ms for the job's first run) and, where the batch's
+ * plan keeps the run, its outputs are kept for the batch's next candidates. The evidence's
+ * runs[].reference says which ("shared" with reference_from, "kept", "ran"). */
+static int reference_outputs(struct job_state *s, const struct run_spec *rs, int index,
+                             struct run_buffers *b, const uint64_t *sums, float *ms, json_t *run,
+                             wk_failure *f)
+{
+    wk_batch_job *bj = &s->batch;
+    int measure = s->measured.reference_ms <= 0, r = 0;
+    if (!bj->key[0]) /* not a job of a batch */
+        return run_reference(s->g, s->ref, &s->pv, rs->dims, b, measure ? ms : NULL, f);
+    strbuf key = STRBUF_INIT;
+    run_key(s, rs, &key);
+    double kept_ms = 0, t0 = now_ms();
+    const char *from = NULL;
+    r = wk_batch_fetch(s->g, bj, index, key.buf, sums, b->n_in, &b->ref[b->n_in], b->n_out,
+                       &kept_ms, &from, f);
+    wk_phase_add(WK_PH_REFERENCE, t0);
+    if (r > 0) { /* index 0, every job's first run, is kept by the job that measured it */
+        *ms = (float)kept_ms;
+        s->measured.shared = measure;
+        json_object_set_new(run, "reference", json_string("shared"));
+        json_object_set_new(run, "reference_from", json_string(from));
+    } else if (r == 0 && run_reference(s->g, s->ref, &s->pv, rs->dims, b, measure ? ms : NULL, f)) {
+        r = -1;
+    } else if (r == 0) {
+        bj->ran++;
+        r = wk_batch_keep(s->g, bj, index, key.buf, sums, b->n_in, &b->ref[b->n_in], b->n_out,
+                          measure ? (*ms > 0 ? *ms : 1e-6) : 0);
+        if (r < 0)
+            wk_fail_cuda(f, "runtime_error", CUDA_ERROR_LAUNCH_FAILED,
+                         "internal: keeping the reference's outputs for the batch");
+        else
+            json_object_set_new(run, "reference", json_string(r ? "kept" : "ran"));
+    }
+    sb_free(&key);
+    return r < 0 ? -1 : 0;
+}
+
 /* One checked run. Returns 0 pass, 1 mismatch, -1 failure (f says which). */
 static int one_run(struct job_state *s, const struct run_spec *rs, wk_failure *f)
 {
+    int index = s->run_index++;
+    if (s->planning)
+        return plan_run(s, rs, index);
     struct run_buffers *bp;
     json_t *run = json_pack("{s:s,s:s,s:[]}", "dims", rs->name, "seed", "", "outputs");
     char seed_str[32];
@@ -766,11 +859,11 @@ static int one_run(struct job_state *s, const struct run_spec *rs, wk_failure *f
         json_object_set_new(run, "sm_clock_mhz", json_real(clock_mhz));
     t0 = now_ms();
     float ref_ms = 0;
-    if (run_reference(s->g, s->ref, p, rs->dims, bp, s->measured.reference_ms > 0 ? NULL : &ref_ms,
-                      f))
+    int measure = s->measured.reference_ms <= 0;
+    if (reference_outputs(s, rs, index, bp, sums, &ref_ms, run, f))
         goto out;
     json_object_set_new(run, "reference_ms", json_real(now_ms() - t0));
-    if (s->measured.reference_ms <= 0) /* the later runs' deadlines derive from this one */
+    if (measure) /* the later runs' deadlines derive from this one */
         measured_reference(s, rs, ref_ms);
     int bad = compare_outputs(s->g, p, rs->dims, bp, run, s->worst_err, f);
     if (bad < 0)
@@ -990,8 +1083,12 @@ static json_t *finish(struct job_state *s, json_t *job, wk_failure *f, int outco
     }
     if (s->first_failure)
         json_object_set(evidence, "first_failure", s->first_failure);
-    if (s->measured.reference_ms > 0)
-        json_object_set_new(evidence, "deadlines", job_deadlines(s));
+    if (s->measured.reference_ms > 0) {
+        json_t *d = job_deadlines(s);
+        if (s->measured.shared) /* measured in the job of an earlier candidate of the batch */
+            json_object_set_new(d, "reference_shared", json_true());
+        json_object_set_new(evidence, "deadlines", d);
+    }
     if (s->nondeterministic)
         add_flag(flags, "nondeterministic");
     json_t *r;
@@ -1165,6 +1262,117 @@ static json_t *timing_outcome(struct job_state *s, json_t *job, json_t *result, 
     return result;
 }
 
+/* Every tensor the cache keeps (both dims slots, both sides) poisoned: the last job's outputs,
+ * which a kernel could find by address, are gone before a job of a batch meets the same
+ * inputs. */
+static int poison_cached_tensors(wk_gpu *g)
+{
+    for (int slot = 0; slot < 2; slot++) {
+        struct run_buffers *b = &tensor_cache[slot].b;
+        int n = b->n_in + b->n_out;
+        if (tensor_cache[slot].key && (poison_side(g, b->cand, 0, n) || poison_side(g, b->ref, b->n_in, n)))
+            return -1;
+    }
+    return 0;
+}
+
+/* What the reference's outputs of a job's runs depend on besides each run (run_key): the batch
+ * key, the manifest, the reference's module, the seeds and the dims sets. Jobs of one batch
+ * with equal ids share kept outputs. */
+static void scope_id(const problem *p, json_t *job, const char *key, const strbuf *ref_cubin,
+                     char *out)
+{
+    static const char *const fields[] = {"seeds", "hidden", "stratified", "boundary", NULL};
+    sha256_stream *h = sha256_begin();
+    sha256_update(h, key, strlen(key) + 1);
+    sha256_update(h, sb_str(&p->manifest_text), p->manifest_text.len + 1);
+    if (ref_cubin)
+        sha256_update(h, ref_cubin->buf, ref_cubin->len);
+    for (const char *const *k = fields; *k; k++) {
+        char *text = json_dumps(json_object_get(job, *k), JSON_COMPACT | JSON_SORT_KEYS |
+                                                          JSON_ENCODE_ANY);
+        sha256_update(h, *k, strlen(*k) + 1);
+        if (text)
+            sha256_update(h, text, strlen(text) + 1);
+        free(text);
+    }
+    sha256_finish(h, out);
+}
+
+/* A job of a batch (job "batch": key, index, budget_bytes; batch.h): the candidates of a batch
+ * meet the same inputs, so first what earlier jobs left where a kernel could read it is
+ * overwritten (every SM's shared memory, every thread slot's local memory up to
+ * WK_SCRUB_LOCAL_BYTES, the cached tensors); then the job's runs are listed (run_all with
+ * s->planning: only their output bytes) and the batch's scope opened (worker_batch.c). 0, or
+ * -1 with f (a CUDA failure: fatal). Not a job of a batch: 0, nothing done. */
+static int batch_begin(struct job_state *s, json_t *job, const char *source,
+                       const strbuf *ref_cubin, wk_failure *f)
+{
+    json_t *b = json_object_get(job, "batch");
+    const char *key = json_string_value(json_object_get(b, "key"));
+    json_int_t budget = json_integer_value(json_object_get(b, "budget_bytes"));
+    if (!batch_key_valid(key))
+        return 0;
+    wk_batch_job *bj = &s->batch;
+    snprintf(bj->key, sizeof(bj->key), "%s", key);
+    bj->index = (int)json_integer_value(json_object_get(b, "index"));
+    bj->budget = budget > 0 ? (uint64_t)budget : 0;
+    char sha[SHA256_HEX_LEN + 1];
+    sha256_hex(source, strlen(source), sha);
+    snprintf(bj->from, sizeof(bj->from), "%.16s", sha);
+    double t0 = now_ms();
+    if (wk_scrub_on_chip(s->g) || poison_cached_tensors(s->g) ||
+        sync_or_fail(s->g, f, "overwriting leftovers before a job of a batch")) {
+        wk_fail_cuda(f, "runtime_error", CUDA_ERROR_LAUNCH_FAILED,
+                     "internal: overwriting leftovers before a job of a batch");
+        f->fatal = 1;
+        return -1;
+    }
+    bj->scrubbed = 1;
+    wk_phase_add(WK_PH_PREPARE, t0);
+    size_t cand_local = wk_unit_local_bytes(s->cand), ref_local = wk_unit_local_bytes(s->ref);
+    bj->local_bytes = cand_local > ref_local ? cand_local : ref_local;
+    bj->restart = bj->local_bytes > WK_SCRUB_LOCAL_BYTES;
+    wk_failure ignored = {0}; /* a set that does not parse fails the same way when it runs */
+    strbuf flags = STRBUF_INIT, message = STRBUF_INIT;
+    s->planning = 1;
+    run_all(s, job, &ignored, &flags, &message);
+    s->planning = 0;
+    s->run_index = 0;
+    sb_free(&flags), sb_free(&message), sb_free(&ignored.message);
+    char id[SHA256_HEX_LEN + 1];
+    scope_id(s->p, job, key, ref_cubin, id);
+    wk_batch_open(s->g, bj, id, s->plan_bytes, s->n_plan);
+    return 0;
+}
+
+/* After the job, in a worker that keeps a batch's outputs: whether the job's candidate changed
+ * them (the result becomes unsafe, with the evidence it had); the job's "batch" evidence; a
+ * candidate whose kernels may use more local memory than the scrub covers ends the worker
+ * (fatal: a fresh context for the next job). */
+static json_t *batch_end(struct job_state *s, json_t *result)
+{
+    wk_failure tf = {0};
+    json_t *ev = json_object_get(result, "evidence");
+    if (!json_is_true(json_object_get(result, "fatal")) && wk_batch_holding() &&
+        wk_batch_check(s->g, &tf) < 0) {
+        json_t *failed = failure_result(s->g, &tf, ev);
+        json_object_set(failed, "flags", json_object_get(result, "flags"));
+        json_decref(result);
+        result = failed;
+        ev = json_object_get(result, "evidence");
+    }
+    sb_free(&tf.message);
+    if (!s->batch.key[0])
+        return result;
+    wk_batch_close(&s->batch);
+    if (ev)
+        json_object_set_new(ev, "batch", wk_batch_evidence(&s->batch));
+    if (s->batch.restart)
+        json_object_set_new(result, "fatal", json_true());
+    return result;
+}
+
 /* Frees the scratch the job's runs kept (both cached dims slots). */
 static void release_job_scratch(void)
 {
@@ -1174,7 +1382,7 @@ static void release_job_scratch(void)
 }
 
 json_t *wk_verify_job(wk_gpu *g, json_t *job, const char *source, const strbuf *cubin,
-                      const char *ref_cubin)
+                      const strbuf *ref_cubin)
 {
     problem p;
     strbuf err = STRBUF_INIT, flags = STRBUF_INIT, message = STRBUF_INIT;
@@ -1184,6 +1392,7 @@ json_t *wk_verify_job(wk_gpu *g, json_t *job, const char *source, const strbuf *
     double t_start = now_ms();
     wk_phase_reset();
     trusted_reported = 0; /* a job's first report is always sent */
+    wk_batch_forget(g, json_object_get(job, "batch_ended")); /* their outputs scrubbed and freed */
     const char *manifest = json_string_value(json_object_get(job, "manifest"));
     if (!manifest || problem_load(manifest, &p, &err)) {
         snprintf(f.verdict, sizeof(f.verdict), "runtime_error");
@@ -1199,7 +1408,9 @@ json_t *wk_verify_job(wk_gpu *g, json_t *job, const char *source, const strbuf *
     struct job_state s = {.g = g, .p = &p, .cand = &cand, .ref = &ref, .runs = json_array()};
     double t_checks = now_ms();
     wk_phase_add(WK_PH_LOAD, t_start);
-    int outcome = run_all(&s, job, &f, &flags, &message);
+    int outcome = batch_begin(&s, job, source, ref_cubin, &f);
+    if (outcome == 0)
+        outcome = run_all(&s, job, &f, &flags, &message);
     result = finish(&s, job, &f, outcome, &flags, &message);
     json_t *stages = json_pack("{s:f,s:f}", "load_ms", t_checks - t_start, "checks_ms",
                                now_ms() - t_checks);
@@ -1215,6 +1426,7 @@ json_t *wk_verify_job(wk_gpu *g, json_t *job, const char *source, const strbuf *
         json_object_set_new(ev, "stage_ms", stages);
     else
         json_decref(stages);
+    result = batch_end(&s, result);
     json_decref(s.runs);
     json_decref(s.first_failure);
     dimset_free(&s.measured.dims);

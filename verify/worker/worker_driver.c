@@ -37,6 +37,7 @@
     X(cuDevicePrimaryCtxRetain, (CUcontext *pctx, CUdevice dev), (pctx, dev))                    \
     X(cuCtxSetCurrent, (CUcontext ctx), (ctx))                                                   \
     X(cuCtxSetLimit, (CUlimit limit, size_t value), (limit, value))                              \
+    X(cuCtxGetLimit, (size_t *pvalue, CUlimit limit), (pvalue, limit))                            \
     X(cuCtxSynchronize, (void), ())                                                              \
     X(cuCtxResetPersistingL2Cache, (void), ())                                                   \
     X(cuStreamCreate, (CUstream *phStream, unsigned int Flags), (phStream, Flags))               \
@@ -55,6 +56,8 @@
       (func, paramIndex, paramOffset, paramSize))                                                \
     X(cuFuncSetAttribute, (CUfunction hfunc, CUfunction_attribute attrib, int value),            \
       (hfunc, attrib, value))                                                                    \
+    X(cuFuncGetAttribute, (int *pi, CUfunction_attribute attrib, CUfunction hfunc),              \
+      (pi, attrib, hfunc))                                                                       \
     X(cuLaunchKernel,                                                                            \
       (CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ,        \
        unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ,                   \

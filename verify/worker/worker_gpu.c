@@ -79,7 +79,9 @@ static int load_harness(wk_gpu *g, const strbuf *given, strbuf *err)
                {&g->k_guard, "kc_guard_check"},   {&g->k_checksum, "kc_checksum"},
                {&g->k_guard_fill, "kc_guard_fill"}, {&g->k_guard_ranges, "kc_guard_check_ranges"},
                {&g->k_compare, "kc_compare"},     {&g->k_worst, "kc_worst_index"},
-               {&g->k_spin, "kc_spin"},           {&g->k_clock, "kc_clock_probe"}};
+               {&g->k_spin, "kc_spin"},           {&g->k_clock, "kc_clock_probe"},
+               {&g->k_mask, "kc_mask"},           {&g->k_scrub_shared, "kc_scrub_shared"},
+               {&g->k_scrub_local, "kc_scrub_local"}};
     for (size_t i = 0; i < sizeof(fns) / sizeof(fns[0]); i++)
         if (cuModuleGetFunction(fns[i].f, g->harness, fns[i].name) != CUDA_SUCCESS)
             return kc_fail(err, "harness kernel %s missing", fns[i].name);
@@ -111,6 +113,10 @@ static int read_device_facts(wk_gpu *g, strbuf *err)
     cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, g->dev);
     cuDeviceGetAttribute(&g->sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, g->dev);
     cuDeviceGetAttribute(&g->l2_bytes, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, g->dev);
+    cuDeviceGetAttribute(&g->smem_optin, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+                         g->dev);
+    cuDeviceGetAttribute(&g->threads_per_sm, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR,
+                         g->dev);
     /* With HMM (open kernel modules) or ATS a kernel can dereference the worker's own host
      * memory: a residual channel (docs/INTEGRITY.md), so every result says whether it was open. */
     cuDeviceGetAttribute(&g->pageable_access, CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS, g->dev);
@@ -441,6 +447,43 @@ int wk_launch_harness(wk_gpu *g, CUfunction f, long long n, void **args)
                    CUDA_SUCCESS
                ? 0
                : -1;
+}
+
+/* Shared memory: blocks of the largest dynamic size, one at a time per SM, four rounds over the
+ * SMs (the block scheduler spreads them; each block writes it all). Local memory: blocks of 256
+ * threads, enough for every thread slot of every SM four times over, each thread writing its
+ * whole frame. */
+int wk_scrub_on_chip(wk_gpu *g)
+{
+    int words = g->smem_optin / 4, sms = g->sms > 0 ? g->sms : 1;
+    CUdeviceptr sink = g->scratch_u64;
+    void *sargs[] = {&words}, *largs[] = {&sink};
+    unsigned local_blocks = (unsigned)sms * (unsigned)(g->threads_per_sm > 0 ? g->threads_per_sm : 2048) / 256 * 4;
+    if (words > 0 &&
+        (cuFuncSetAttribute(g->k_scrub_shared, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                            g->smem_optin) != CUDA_SUCCESS ||
+         cuFuncSetAttribute(g->k_scrub_shared, CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT,
+                            100) != CUDA_SUCCESS ||
+         cuLaunchKernel(g->k_scrub_shared, (unsigned)sms * 4, 1, 1, 1024, 1, 1,
+                        (unsigned)g->smem_optin, g->stream, sargs, NULL) != CUDA_SUCCESS))
+        return -1;
+    return cuLaunchKernel(g->k_scrub_local, local_blocks, 1, 1, 256, 1, 1, 0, g->stream, largs,
+                          NULL) == CUDA_SUCCESS ? 0 : -1;
+}
+
+size_t wk_unit_local_bytes(const wk_unit *u)
+{
+    size_t most = 0, stack = 0;
+    for (int i = 0; i < u->lu.n_launches; i++) {
+        int v = 0;
+        if (u->funcs[i] &&
+            cuFuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, u->funcs[i]) == CUDA_SUCCESS &&
+            (size_t)v > most)
+            most = (size_t)v;
+    }
+    if (cuCtxGetLimit(&stack, CU_LIMIT_STACK_SIZE) != CUDA_SUCCESS)
+        stack = 1024;
+    return most + stack;
 }
 
 CUdeviceptr wk_sum_slot(const wk_gpu *g, int slot) { return g->sums + 8 * (CUdeviceptr)slot; }

@@ -10,6 +10,8 @@
 #include "verify/service/ipc.h"
 #include "verify/worker/worker.h"
 
+#include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,6 +75,16 @@ static int job_number(json_t *job, json_int_t *id)
     return *id >= 0 ? 0 : -1;
 }
 
+/* Whether the next job starts arriving on stdin within ms (a message is never cut short). */
+static int job_within(double ms)
+{
+    struct pollfd pfd = {.fd = 0, .events = POLLIN};
+    int n;
+    while ((n = poll(&pfd, 1, (int)ms)) < 0 && errno == EINTR)
+        ;
+    return n != 0;
+}
+
 static int serve(int device)
 {
     wk_gpu g;
@@ -107,6 +119,8 @@ static int serve(int device)
     for (;;) {
         ipc_msg job;
         sb_reset(&err);
+        if (wk_batch_holding() && !job_within(WK_BATCH_IDLE_MS))
+            wk_batch_drop_all(&g); /* idle: no batch's outputs outlive a pause */
         enum ipc_status st = ipc_recv(0, &job, -1, &err);
         json_int_t id;
         if (st != IPC_OK || job.n_blobs < 2 || job_number(job.json, &id)) {
@@ -117,7 +131,7 @@ static int serve(int device)
         wk_printf_reset();
         wk_gpu_warm_up(&g, last_job_end > 0 ? now_ms() - last_job_end : WK_IDLE_MS);
         json_t *result = wk_verify_job(&g, job.json, job.blobs[0].buf ? job.blobs[0].buf : "",
-                                       &job.blobs[1], job.n_blobs > 2 ? job.blobs[2].buf : NULL);
+                                       &job.blobs[1], job.n_blobs > 2 ? &job.blobs[2] : NULL);
         json_t *printed = wk_printf_evidence();
         if (printed)
             json_object_set_new(result, "device_printf", printed);
