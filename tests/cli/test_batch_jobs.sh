@@ -7,9 +7,10 @@
 # --batch N splits a problem's candidates into batches of N (a last one alone); --batch 1 turns
 # batching off; a second run (reverify) never reuses a key or a seed; the job after a batch's
 # last one tells the worker that batch ended (batch_ended); --batch-memory sets the budget the
-# jobs carry; the batch key reaches the recorded evidence. With two GPUs, the jobs of a batch go
-# to one worker and the next batch to the other. In `kverify serve`, the items of one request
-# for one problem form a batch, and two requests never share one.
+# jobs carry; run --seeds fixes the input seeds; the batch key reaches the recorded evidence.
+# With two GPUs, the jobs of a batch go to one worker and the next batch to the other. In
+# `kverify serve`, the items of one request for one problem form a batch, and two requests never
+# share one.
 . "$KC_ROOT/tests/cli/lib.sh"
 export KC_KVERIFY_GPU="$KC_ROOT/tests/cli/fixtures/fake_batch_gpu.py"
 export FAKE_LOG="$T/jobs.jsonl"
@@ -123,6 +124,14 @@ cat "$T/keys1" "$T/keys2" | cut -d' ' -f3- | tr ' ' '\n' | sort | uniq -d | grep
 grep -q '"batch": {' "$FAKE_LOG" && fail "--batch 1 sent a batch: $(grep -m1 batch "$FAKE_LOG")"
 "$kv" run --db "$db" --batch 0 >/dev/null 2>&1 && fail "--batch 0 accepted"
 "$kv" run --db "$db" --batch-memory x >/dev/null 2>&1 && fail "--batch-memory x accepted"
+
+# run --seeds: every candidate's jobs carry those input seeds (batched or not)
+db3="$T/seeds.db"
+import "$db3" "$relu" level1/019_relu 2
+import "$db3" "$softmax" level1/023_softmax 1
+: >"$FAKE_LOG"
+"$kv" run --db "$db3" --threads 1 --sanitizer none --seeds 11,12,13 >"$T/seeds.out" 2>&1 || { cat "$T/seeds.out"; fail "run --seeds"; }
+[ "$(grep -c '"seeds": \["11", "12", "13"\]' "$FAKE_LOG")" = 3 ] || fail "run --seeds: $(cat "$FAKE_LOG")"
 
 # two GPUs: a batch's jobs on one worker, the next batch on the other
 db2="$T/two.db"

@@ -36,6 +36,7 @@ int cli_run(int argc, char **argv)
         KC_OPT_INTEGER("threads", 't', &threads, 0, 4096),
         KC_OPT_FLAG("no-timing", 'n', &o.no_timing),
         KC_OPT_FN("shard", 'N', cli_opt_shard, &shard, NULL),
+        KC_OPT_FN("seeds", 0, cli_opt_seeds, &o, NULL),
         CLI_VERIFY_OPTIONS(&o),
         CLI_BATCH_OPTIONS(&o),
         KC_OPT_END_OF_TABLE};

@@ -57,8 +57,9 @@
 #define RUN_BLOCK \
     "run --db PATH [--compile-only] [--no-timing] [--limit N] [--threads N]\n" \
     "        [--sanitizer none|memcheck|all] [--hidden N] [--hidden-seed S] [--shard I/N]\n" \
-    "        [--timing-noise PCT] [--batch N] [--batch-memory MIB]\n" \
-    "        verify every pending candidate of a database and record the results\n" \
+    "        [--timing-noise PCT] [--seeds S1,S2,..] [--batch N] [--batch-memory MIB]\n" \
+    "        verify every pending candidate of a database and record the results (--seeds: the\n" \
+    "        same input seeds for every candidate, to reproduce labels; default fresh secret ones)\n" \
     BATCH_NOTE
 #define REVERIFY_BLOCK \
     "reverify --db PATH [--problems SEL] [--verdict LIST] [--compile-only] [--no-timing]\n" \

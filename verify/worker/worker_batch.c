@@ -210,6 +210,31 @@ static int mask_launch(wk_gpu *g, const struct wk_scope *sc, const struct kept_r
     return n > 0 ? wk_launch_harness(g, g->k_mask, n / 8 + 1, args) : 0;
 }
 
+/* KC_TEST_BATCH_TAMPER=fetch|end, for tests/gpu/test_batched.sh only: stands in for a candidate
+ * that writes into the store (none can find it but by guessing addresses), so the GPU test sees
+ * the checks catch one: in the job of batch index 1, one byte of the first kept run is flipped
+ * just before a kept run is read (fetch) or before the end-of-job check (end), once per
+ * process. It can only make a verdict stricter. */
+static void test_tamper(wk_gpu *g, const wk_batch_job *bj, const char *when)
+{
+    static int done;
+    const char *mode = getenv("KC_TEST_BATCH_TAMPER");
+    if (done || !mode || strcmp(mode, when) != 0 || !bj || bj->index != 1 || !bj->scope)
+        return;
+    for (int r = 0; r < bj->scope->n_runs; r++) {
+        const struct kept_run *k = &bj->scope->runs[r];
+        unsigned char byte;
+        if (!k->planned || !k->filled ||
+            cuMemcpyDtoH(&byte, bj->scope->store.ptr + k->offset, 1) != CUDA_SUCCESS)
+            continue;
+        byte ^= 0x01;
+        cuMemcpyHtoDAsync(bj->scope->store.ptr + k->offset, &byte, 1, g->stream);
+        cuStreamSynchronize(g->stream);
+        done = 1;
+        return;
+    }
+}
+
 static int store_changed(wk_gpu *g, wk_failure *f)
 {
     wk_batch_drop_all(g);
@@ -233,6 +258,7 @@ int wk_batch_fetch(wk_gpu *g, wk_batch_job *bj, int run, const char *run_key, co
         return 0;
     }
     uint64_t sums[KC_MAX_TENSORS];
+    test_tamper(g, bj, "fetch");
     CUresult rc = wk_sums_clear(g, n_out);
     for (int i = 0; i < n_out && rc == CUDA_SUCCESS; i++)
         if (mask_launch(g, bj->scope, k, i, outs[i].ptr, 0, wk_sum_slot(g, i)))
@@ -284,6 +310,7 @@ int wk_batch_keep(wk_gpu *g, wk_batch_job *bj, int run, const char *run_key, con
 int wk_batch_check(wk_gpu *g, wk_failure *f)
 {
     uint64_t want = 0, got = 0;
+    test_tamper(g, current, "end");
     CUresult rc = wk_sums_clear(g, 1);
     for (int s = 0; s < n_scopes && rc == CUDA_SUCCESS; s++)
         for (int r = 0; r < scopes[s]->n_runs && rc == CUDA_SUCCESS; r++) {
