@@ -125,6 +125,7 @@ static int serve(int device)
         json_int_t id;
         if (st != IPC_OK || job.n_blobs < 2 || job_number(job.json, &id)) {
             ipc_msg_free(&job);
+            wk_batch_drop_all(&g); /* no batch's outputs left to the context's teardown */
             return st == IPC_EOF ? 0 : 1;
         }
         wk_channel_set_job(id);
