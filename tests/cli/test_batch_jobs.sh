@@ -7,7 +7,8 @@
 # --batch N splits a problem's candidates into batches of N (a last one alone); --batch 1 turns
 # batching off; a second run (reverify) never reuses a key or a seed; the job after a batch's
 # last one tells the worker that batch ended (batch_ended); --batch-memory sets the budget the
-# jobs carry; run --seeds fixes the input seeds; the batch key reaches the recorded evidence.
+# jobs carry; run --seeds fixes the input seeds; the batch key reaches the recorded evidence, and
+# a worker's answer that names another batch (or one for a job of none) labels nothing.
 # With two GPUs, the jobs of a batch go to one worker and the next batch to the other. In
 # `kverify serve`, the items of one request for one problem form a batch, and two requests never
 # share one.
@@ -124,6 +125,17 @@ cat "$T/keys1" "$T/keys2" | cut -d' ' -f3- | tr ' ' '\n' | sort | uniq -d | grep
 grep -q '"batch": {' "$FAKE_LOG" && fail "--batch 1 sent a batch: $(grep -m1 batch "$FAKE_LOG")"
 "$kv" run --db "$db" --batch 0 >/dev/null 2>&1 && fail "--batch 0 accepted"
 "$kv" run --db "$db" --batch-memory x >/dev/null 2>&1 && fail "--batch-memory x accepted"
+
+# a worker that names another batch, or a batch for a job of none, labels nothing
+for lie in key unbatched; do
+    dbl="$T/lie_$lie.db"
+    import "$dbl" "$relu" level1/019_relu 2
+    [ $lie = unbatched ] && opt="--batch 1" || opt=
+    FAKE_BATCH_LIE=$lie "$kv" run --db "$dbl" --threads 1 --sanitizer none $opt >"$T/lie.out" 2>&1 &&
+        fail "FAKE_BATCH_LIE=$lie: the run succeeded"
+    grep -q "malformed message (batch evidence" "$T/lie.out" || fail "FAKE_BATCH_LIE=$lie: $(cat "$T/lie.out")"
+    [ "$(sqlite3 "$dbl" "SELECT count(*) FROM verifications")" = 0 ] || fail "FAKE_BATCH_LIE=$lie: recorded"
+done
 
 # run --seeds: every candidate's jobs carry those input seeds (batched or not)
 db3="$T/seeds.db"

@@ -5,7 +5,8 @@
  * wants (unless passed over BATCH_MAX_PASSES times), and always lets some waiting job take a free
  * worker; a worker's held batches and their ends; and the process pool's keyed acquire with real
  * child processes (/bin/cat): affinity, and a freed worker going to the waiting job of its batch
- * rather than to one that came first. */
+ * rather than to one that came first; and what the client accepts of a worker's batch evidence
+ * (its own key, sound counts, a budget kept, known reference kinds; none for a job of no batch). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,6 +15,7 @@
 
 #include "common/fsutil.h"
 #include "verify/service/batch.h"
+#include "verify/service/gpu_result.h"
 #include "verify/service/proc_pool.h"
 
 #include <pthread.h>
@@ -340,6 +342,40 @@ static void test_pool_freed_worker_goes_to_its_batch(void **state)
     sb_free(&err);
 }
 
+static int batch_ok(const char *text, const char *key)
+{
+    json_t *res = json_loads(text, 0, NULL);
+    assert_non_null(res);
+    const char *why = NULL;
+    int ok = gpu_result_batch_valid(res, key, &why);
+    assert_non_null(why);
+    json_decref(res);
+    return ok;
+}
+
+static void test_batch_evidence_checked(void **state)
+{
+    (void)state;
+#define GOOD_BATCH "\"batch\":{\"key\":\"" KA "\",\"index\":2,\"reference\":{\"shared\":40," \
+                   "\"kept\":0,\"ran\":3},\"kept_bytes\":1024,\"budget_bytes\":4096}"
+    const char *good = "{\"evidence\":{\"runs\":[{\"reference\":\"shared\"},{\"reference\":"
+                       "\"ran\"}]," GOOD_BATCH "}}";
+    assert_true(batch_ok(good, KA));
+    assert_false(batch_ok(good, KB));   /* another batch's key */
+    assert_false(batch_ok(good, NULL)); /* a job of no batch */
+    assert_true(batch_ok("{\"evidence\":{\"runs\":[]}}", NULL));
+    assert_true(batch_ok("{\"verdict\":\"launch_error\"}", KA)); /* ended before its checks */
+    assert_false(batch_ok("{\"evidence\":{\"runs\":[{\"reference\":\"borrowed\"}]}}", KA));
+    assert_false(batch_ok("{\"evidence\":{\"batch\":{\"key\":\"" KA "\",\"index\":0,"
+                          "\"reference\":{\"shared\":-1,\"kept\":0,\"ran\":0},\"kept_bytes\":0,"
+                          "\"budget_bytes\":0}}}", KA));
+    assert_false(batch_ok("{\"evidence\":{\"batch\":{\"key\":\"" KA "\",\"index\":0,"
+                          "\"reference\":{\"shared\":0,\"kept\":1,\"ran\":1},\"kept_bytes\":5000,"
+                          "\"budget_bytes\":4096}}}", KA)); /* kept past its budget */
+    assert_false(batch_ok("{\"evidence\":{\"batch\":\"" KA "\"}}", KA));
+    assert_false(batch_ok("{\"evidence\":{\"batch\":{\"key\":\"" KA "\"}}}", KA));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -354,6 +390,7 @@ int main(void)
         cmocka_unit_test(test_held_batches_and_their_ends),
         cmocka_unit_test(test_pool_affinity),
         cmocka_unit_test(test_pool_freed_worker_goes_to_its_batch),
+        cmocka_unit_test(test_batch_evidence_checked),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

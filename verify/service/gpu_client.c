@@ -403,7 +403,7 @@ static void set_timed_out(gpu_client *g, int slot, json_t *last, double waited_m
 /* Follows progress messages until the result; replaces the worker on a missed deadline or a
  * sticky error. */
 static int await_result(gpu_client *g, int slot, const problem *p, ipc_child *child,
-                        json_int_t job_id, kv_result *r, strbuf *err)
+                        json_int_t job_id, const char *batch_key, kv_result *r, strbuf *err)
 {
     double since = now_ms(), deadline = since + DEADLINE_SETUP_MS; /* until the first progress */
     json_t *last = NULL; /* the last progress report */
@@ -442,6 +442,11 @@ static int await_result(gpu_client *g, int slot, const problem *p, ipc_child *ch
         const char *why;
         enum gpu_message_kind kind = gpu_message_check(m.json, job_id, &why);
         if (kind == GPU_MSG_BAD) {
+            rc = protocol_error(child, &m, why, err);
+            break;
+        }
+        if (kind == GPU_MSG_RESULT &&
+            !gpu_result_batch_valid(json_object_get(m.json, "result"), batch_key, &why)) {
             rc = protocol_error(child, &m, why, err);
             break;
         }
@@ -553,7 +558,7 @@ int gpu_client_verify(gpu_client *g, kv_batch *b, const problem *p, const strbuf
         rc = kc_fail(err, "the GPU worker died before taking the job");
     } else {
         double t0 = now_ms();
-        rc = await_result(g, slot, p, child, job_id, r, err);
+        rc = await_result(g, slot, p, child, job_id, b ? b->key : NULL, r, err);
         /* the second memory wall, while this GPU's worker waits (nothing else runs on it) */
         if (rc == 0 && g->opt.sanitize && strcmp(r->verdict, "correct") == 0)
             rc = sanitizer_check(&g->opt, slot, p, seeds[0], memcheck_set(p, job), r, err);

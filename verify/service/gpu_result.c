@@ -241,3 +241,42 @@ enum gpu_message_kind gpu_message_check(json_t *msg, json_int_t job_id, const ch
     *why = "neither a result nor a progress report";
     return progress_valid(msg) ? GPU_MSG_PROGRESS : GPU_MSG_BAD;
 }
+
+static int count_ok(json_t *obj, const char *key)
+{
+    json_t *v = json_object_get(obj, key);
+    return json_is_integer(v) && json_integer_value(v) >= 0;
+}
+
+static int runs_reference_ok(json_t *runs)
+{
+    static const char *const kinds[] = {"shared", "kept", "ran", NULL};
+    for (size_t i = 0; i < json_array_size(runs); i++) {
+        json_t *r = json_object_get(json_array_get(runs, i), "reference");
+        if (r && !is_one_of(json_string_value(r), kinds))
+            return 0;
+    }
+    return 1;
+}
+
+int gpu_result_batch_valid(json_t *res, const char *key, const char **why)
+{
+    json_t *ev = json_object_get(res, "evidence");
+    json_t *b = json_object_get(ev, "batch");
+    *why = "batch evidence for a job of no batch";
+    if (!key)
+        return b == NULL;
+    *why = "malformed batch evidence";
+    if (!b)
+        return runs_reference_ok(json_object_get(ev, "runs"));
+    json_t *ref = json_object_get(b, "reference");
+    if (!json_is_object(b) || !json_is_string(json_object_get(b, "key")) || !count_ok(b, "index") ||
+        !json_is_object(ref) || !count_ok(ref, "shared") || !count_ok(ref, "kept") ||
+        !count_ok(ref, "ran") || !count_ok(b, "kept_bytes") || !count_ok(b, "budget_bytes") ||
+        json_integer_value(json_object_get(b, "kept_bytes")) >
+            json_integer_value(json_object_get(b, "budget_bytes")) ||
+        !runs_reference_ok(json_object_get(ev, "runs")))
+        return 0;
+    *why = "batch evidence with another batch's key";
+    return strcmp(json_string_value(json_object_get(b, "key")), key) == 0;
+}
