@@ -458,7 +458,8 @@ int wk_scrub_on_chip(wk_gpu *g)
     int words = g->smem_optin / 4, sms = g->sms > 0 ? g->sms : 1;
     CUdeviceptr sink = g->scratch_u64;
     void *sargs[] = {&words}, *largs[] = {&sink};
-    unsigned local_blocks = (unsigned)sms * (unsigned)(g->threads_per_sm > 0 ? g->threads_per_sm : 2048) / 256 * 4;
+    unsigned per_sm = (unsigned)(g->threads_per_sm > 0 ? g->threads_per_sm : 2048);
+    unsigned local_blocks = (unsigned)sms * per_sm / 256 * 4;
     if (words > 0 &&
         (cuFuncSetAttribute(g->k_scrub_shared, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                             g->smem_optin) != CUDA_SUCCESS ||
