@@ -33,7 +33,7 @@ db="$T/kc.db"
 import "$db" "$relu" level1/019_relu 3
 import "$db" "$leaky" level1/020_leaky_relu 2
 import "$db" "$softmax" level1/023_softmax 1
-"$kv" run --db "$db" --threads 1 --sanitizer none >"$T/run.out" 2>&1 || { cat "$T/run.out"; fail "run"; }
+"$kv" run --db "$db" --threads 1 --sanitizer none --batch 32 >"$T/run.out" 2>&1 || { cat "$T/run.out"; fail "run"; }
 grep -q "verified 6 of 6" "$T/run.out" || fail "run summary: $(cat "$T/run.out")"
 
 # check.py LOG EXPECT...: each EXPECT is problem:sizes (the batch sizes of that problem's jobs in
@@ -123,6 +123,11 @@ cat "$T/keys1" "$T/keys2" | cut -d' ' -f3- | tr ' ' '\n' | sort | uniq -d | grep
 : >"$FAKE_LOG"
 "$kv" reverify --db "$db" --threads 1 --batch 1 >"$T/re1.out" 2>&1 || { cat "$T/re1.out"; fail "reverify --batch 1"; }
 grep -q '"batch": {' "$FAKE_LOG" && fail "--batch 1 sent a batch: $(grep -m1 batch "$FAKE_LOG")"
+# no --batch: none either (the default until sharing is measured on a GPU)
+: >"$FAKE_LOG"
+"$kv" reverify --db "$db" --threads 1 >"$T/re0.out" 2>&1 || { cat "$T/re0.out"; fail "reverify without --batch"; }
+grep -q '"job"' "$FAKE_LOG" || fail "reverify without --batch sent no job"
+grep -q '"batch": {' "$FAKE_LOG" && fail "the default sent a batch: $(grep -m1 batch "$FAKE_LOG")"
 "$kv" run --db "$db" --batch 0 >/dev/null 2>&1 && fail "--batch 0 accepted"
 "$kv" run --db "$db" --batch-memory x >/dev/null 2>&1 && fail "--batch-memory x accepted"
 
@@ -130,7 +135,7 @@ grep -q '"batch": {' "$FAKE_LOG" && fail "--batch 1 sent a batch: $(grep -m1 bat
 for lie in key unbatched; do
     dbl="$T/lie_$lie.db"
     import "$dbl" "$relu" level1/019_relu 2
-    [ $lie = unbatched ] && opt="--batch 1" || opt=
+    [ $lie = unbatched ] && opt="--batch 1" || opt="--batch 32"
     FAKE_BATCH_LIE=$lie "$kv" run --db "$dbl" --threads 1 --sanitizer none $opt >"$T/lie.out" 2>&1 &&
         fail "FAKE_BATCH_LIE=$lie: the run succeeded"
     grep -q "malformed message (batch evidence" "$T/lie.out" || fail "FAKE_BATCH_LIE=$lie: $(cat "$T/lie.out")"
@@ -142,7 +147,7 @@ db3="$T/seeds.db"
 import "$db3" "$relu" level1/019_relu 2
 import "$db3" "$softmax" level1/023_softmax 1
 : >"$FAKE_LOG"
-"$kv" run --db "$db3" --threads 1 --sanitizer none --seeds 11,12,13 >"$T/seeds.out" 2>&1 || { cat "$T/seeds.out"; fail "run --seeds"; }
+"$kv" run --db "$db3" --threads 1 --sanitizer none --batch 32 --seeds 11,12,13 >"$T/seeds.out" 2>&1 || { cat "$T/seeds.out"; fail "run --seeds"; }
 [ "$(grep -c '"seeds": \["11", "12", "13"\]' "$FAKE_LOG")" = 3 ] || fail "run --seeds: $(cat "$FAKE_LOG")"
 
 # two GPUs: a batch's jobs on one worker, the next batch on the other
@@ -150,7 +155,7 @@ db2="$T/two.db"
 import "$db2" "$relu" level1/019_relu 3
 import "$db2" "$leaky" level1/020_leaky_relu 3
 : >"$FAKE_LOG"
-FAKE_GPUS=2 "$kv" run --db "$db2" --threads 1 --sanitizer none >"$T/two.out" 2>&1 || { cat "$T/two.out"; fail "run on 2 GPUs"; }
+FAKE_GPUS=2 "$kv" run --db "$db2" --threads 1 --sanitizer none --batch 32 >"$T/two.out" 2>&1 || { cat "$T/two.out"; fail "run on 2 GPUs"; }
 python3 - "$FAKE_LOG" <<'EOF' || fail "affinity on two GPUs"
 import json, sys
 jobs = [json.loads(l) for l in open(sys.argv[1])]
@@ -165,7 +170,7 @@ EOF
 
 # serve: one request's items of one problem form a batch; two requests, two batches
 : >"$FAKE_LOG"
-"$kv" serve --port 0 --compile-procs 2 --sanitizer none >"$T/serve.out" 2>"$T/serve.err" &
+"$kv" serve --port 0 --compile-procs 2 --sanitizer none --batch 32 >"$T/serve.out" 2>"$T/serve.err" &
 SERVE=$!
 trap 'kill "$SERVE" 2>/dev/null; cleanup' EXIT
 i=0

@@ -5,7 +5,7 @@
 #               (tests/gpu/catalogue/integrity4/, attacks and controls) plus the leftover probe
 #               (catalogue/batch/leftover_probe.cu), each problem filled up to COPIES (8)
 #               candidates with distinct copies of its reference, verified in one `kverify run`
-#               without sharing (--batch 1) and with it (the default), and with it in a budget of
+#               without sharing (--batch 1, the default) and with it (--batch 32), and with it in a budget of
 #               1 MiB (--batch-memory 1: most runs' reference runs again). The verdicts must be
 #               the same in all three (an entry whose catalogue line allows two verdicts may take
 #               either), every honest copy correct; with sharing, every verification carries its
@@ -120,9 +120,9 @@ if part verdicts || part probe; then
         cp "$mixed" "$work/mixed_$mode.db"
     done
     echo "batched: without sharing (--batch 1):    $(run "$work/mixed_none.db" "$work/mixed_none.log" --batch 1)"
-    echo "batched: with sharing:                   $(run "$work/mixed_shared.db" "$work/mixed_shared.log")"
+    echo "batched: with sharing:                   $(run "$work/mixed_shared.db" "$work/mixed_shared.log" --batch 32)"
     if part verdicts; then
-        echo "batched: with sharing in 1 MiB:          $(run "$work/mixed_budget.db" "$work/mixed_budget.log" --batch-memory 1)"
+        echo "batched: with sharing in 1 MiB:          $(run "$work/mixed_budget.db" "$work/mixed_budget.log" --batch 32 --batch-memory 1)"
     fi
 fi
 
@@ -257,7 +257,7 @@ if part tamper; then
     for when in fetch end; do
         db="$work/tamper_$when.db"; rm -f "$db"*
         for c in 1 2 3 4; do import "$db" level1/019_relu "$(reference level1/019_relu)" "tamper copy $c"; done
-        KC_TEST_BATCH_TAMPER=$when "$kv" run --db "$db" --threads 1 >"$work/tamper_$when.log" 2>&1
+        KC_TEST_BATCH_TAMPER=$when "$kv" run --db "$db" --threads 1 --batch 32 >"$work/tamper_$when.log" 2>&1
         python3 - "$db" "$when" <<'EOF' || { status=1; echo "FAIL: tamper $when (log: $work/tamper_$when.log)"; }
 import json, sqlite3, sys
 c = sqlite3.connect(sys.argv[1])
@@ -291,7 +291,7 @@ if part throughput; then
         done
         cp "$db" "$work/tp_${suite}_none.db"
         none=$(run "$work/tp_${suite}_none.db" "$work/tp_${suite}_none.log" --batch 1)
-        shared=$(run "$db" "$work/tp_${suite}_shared.log")
+        shared=$(run "$db" "$work/tp_${suite}_shared.log" --batch 32)
         echo "batched: $suite ($(sql "$db" "SELECT count(DISTINCT problem_id) FROM candidates") problems x $copies): without sharing $none; with sharing $shared"
         for d in "$work/tp_${suite}_none.db" "$db"; do
             wrong=$(sql "$d" "SELECT count(*) FROM v_latest_verification WHERE verdict != 'correct'")

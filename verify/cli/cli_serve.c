@@ -536,7 +536,7 @@ static const char serve_usage[] =
     "        file's one line (401 without it; kc_reward.py sends $KC_REWARD_TOKEN). A --host\n"
     "        other machines reach, without a token, is warned about: each request runs a\n"
     "        stranger's kernel on this machine's GPU.\n"
-    "  --batch N: the items of one request for one problem, N at a time (default 32; 1: none),\n"
+    "  --batch N: the items of one request for one problem, N at a time (default 1: none; e.g. 32),\n"
     "        share secret seeds, dims sets and the reference's runs (docs/REWARD_SERVICE.md);\n"
     "        --batch-memory MIB: device memory per GPU for the kept reference outputs (4096).\n"
     "  Exit status: 0 stopped by Ctrl-C or SIGTERM, 4 usage or system error.\n";

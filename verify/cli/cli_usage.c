@@ -49,7 +49,7 @@
     "        is reported with its number and skipped (exit 1), the others are imported; with no\n" \
     "        good line no database is created or changed\n"
 #define BATCH_NOTE \
-    "        --batch N: at most N candidates of one problem form a batch (default 32; 1: none):\n" \
+    "        --batch N: at most N candidates of one problem form a batch (default 1: none; e.g. 32):\n" \
     "        they share secret seeds and dims sets (fresh per batch), and a GPU worker compares\n" \
     "        later ones with the reference outputs it kept from the first instead of running the\n" \
     "        reference again; every check still runs for each (docs/VERIFIER.md, \"Batches\");\n" \

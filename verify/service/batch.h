@@ -15,7 +15,8 @@
 #include <stdint.h>
 
 #define BATCH_KEY_HEX 32                 /* a batch key: 128 random bits as lowercase hex */
-#define BATCH_DEFAULT_MAX 32             /* candidates of one problem in one batch (--batch) */
+#define BATCH_DEFAULT_MAX 1 /* candidates of one problem in one batch (--batch): none until the
+                              * sharing has been measured on a GPU (docs/VERIFIER.md "Batches") */
 #define BATCH_DEFAULT_BYTES (4ull << 30) /* a worker's reference outputs kept (--batch-memory) */
 #define BATCH_ALIGN 256                  /* each kept output starts at this alignment */
 #define BATCH_MAX_PASSES 8               /* a waiting job is passed over at most this often */

@@ -36,7 +36,7 @@ typedef struct kv_options {
     int sanitize;         /* compute-sanitizer on correct candidates: 0 none, 1 memcheck,
                              2 memcheck and racecheck (default 1; sanitizer.h) */
     int batch_max;        /* candidates of one problem that `kverify run` and serve verify as
-                             one batch (default 32; 1: none; batch.h) */
+                             one batch (default 1: none; batch.h) */
     uint64_t batch_bytes; /* device memory a GPU worker keeps batches' reference outputs in
                              (default 4 GiB) */
 } kv_options;
