@@ -18,7 +18,7 @@ mkdir -p "$OUT_DIR"
 pct() { python3 -c 'import sys,statistics as s; v=sorted(float(x) for x in sys.stdin.read().split()); q=lambda p: v[min(len(v)-1,int(p*(len(v)-1)+0.5))]; print("n=%d p50=%.1f p90=%.1f" % (len(v), q(0.5), q(0.9)))'; }
 sql() { python3 -c 'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); [print("|".join(str(v) for v in r)) for r in c.execute(sys.argv[2])]' "$@"; }
 
-# KC_BENCH_PARTS: which parts run (default all: compile throughput scaling spread).
+# KC_BENCH_PARTS: which parts run (default all: compile throughput scaling spread; level3 on request).
 part() { case " ${KC_BENCH_PARTS:-compile throughput scaling spread} " in *" $1 "*) return 0 ;; esac; return 1; }
 
 # The references as the verifier uses them (shared kernel files expanded), as candidates.
@@ -124,6 +124,12 @@ scaling() {
     echo "$suite x$copies scaling: 1 GPU $one/s, $gpus GPUs $many/s: $(python3 -c "print('%.2fx' % ($many / $one))" 2>/dev/null || echo n/a)" \
          "(verdicts on $gpus GPUs: $(sql "$db" "SELECT verdict || ' ' || count(*) FROM v_latest_verification GROUP BY verdict" | tr '\n' ' '))"
 }
+# level3 (not in the default parts): the 50 networks' references as candidates (issue 38's
+# suite target: 1 candidate/s or better).
+if part level3; then
+    throughput level3 || echo "level3 throughput: FAILED (see $OUT_DIR)"
+    echo "level3 references as candidates: $(cat "$OUT_DIR/rate_level3" 2>/dev/null || echo n/a)/s (target >= 1/s)"
+fi
 if part scaling; then
     gpus=$("$KC_BIN/kverify" gpus --count 2>/dev/null || echo 1)
     if [ "${gpus:-1}" -ge 2 ]; then
