@@ -2,8 +2,8 @@
 # demo.sh: the main job end to end (`make demo`). kcollect runs the closed loop
 # on level 1 against the bundled test LLM server (the default when no endpoint
 # is configured; it answers with each problem's reference after a buggy first
-# try), kverify checks on the GPU when there is one and stops at compilation
-# otherwise, kcurate labels and deduplicates, kexport writes the dataset.
+# try), kverify checks on the GPU when there is one (then races: kverify racecheck) and stops
+# at compilation otherwise, kcurate labels and deduplicates, kexport writes the dataset.
 # Settings: DEMO_PROBLEMS (default level1), DEMO_OUT (default demo-out),
 # OPENAI_BASE_URL/OPENAI_API_KEY or DEMO_ARGS for a real endpoint.
 set -eu
@@ -23,6 +23,11 @@ else
 fi
 # shellcheck disable=SC2086
 "$BIN/kcollect" --problems "$PROBLEMS" --db "$DB" --turns 3 $mode --fake-args "--bug $bug" ${DEMO_ARGS:-}
+if [ -z "$mode" ]; then
+    # correct labels that use shared memory or cross-block communication need a race check
+    # before kexport takes them (docs/INTEGRITY.md "Races")
+    "$BIN/kverify" racecheck --db "$DB"
+fi
 "$BIN/kcurate" run --db "$DB"
 "$BIN/kcurate" stats --db "$DB"
 rm -rf "$OUT/sft" "$OUT/multiturn" "$OUT/sft.tar"

@@ -11,8 +11,10 @@ worker's stage_ms.phases (verify/worker/worker_phases.c), checking runs and time
   guards+input sums    after every execution         reference        the reference's runs
   compare/fingerprint  compares, output sums         timed windows    the timed reps' windows
   worker other         the rest of the worker's stages
-  sanitizer            compute-sanitizer runs (sanitizer.runs[].ms)
-  IPC and client       the client's GPU time (client_ms.gpu) minus the worker's stages and sanitizer
+  worker release       after the stages: buffers and modules freed (stage_ms.job_ms minus stages)
+  sanitizer            the client's whole sanitizer check (client_ms.sanitizer; older evidence:
+                       its runs, sanitizer.runs[].ms)
+  IPC and client       the client's GPU time (client_ms.gpu) minus the worker's job and sanitizer
 (An older worker's evidence, without phases, gives the checking runs' times and timed windows,
 the rest under "worker other".)
 And beside them: compile (CPU, parallel servers: compiles.duration_ms) and, given the batch's wall
@@ -87,6 +89,7 @@ def print_families(fam):
 def phases(db, fam=None):
     c = sqlite3.connect(db)
     acc = {v: 0.0 for v in LABELS.values()}
+    acc["worker release"] = 0.0
     acc["sanitizer"] = 0.0
     acc["IPC and client"] = 0.0
     client = 0.0
@@ -104,8 +107,14 @@ def phases(db, fam=None):
         else:
             from_stages(acc, st, ev.get("runs") or [], ev)
         worker = st.get("load_ms", 0) + st.get("checks_ms", 0) + st.get("timing_ms", 0)
+        if "job_ms" in st:  # the worker's release of the job's buffers and modules, and the rest
+            acc["worker release"] += max(0.0, st["job_ms"] - worker)
+            worker = st["job_ms"]
+        cms = ev.get("client_ms") or {}
         san = sum(r.get("ms", 0) for r in (ev.get("sanitizer") or {}).get("runs", []))
-        gpu = (ev.get("client_ms") or {}).get("gpu", 0)
+        if "sanitizer" in cms:  # the whole check: its runs and the sanitizer process's own work
+            san = cms["sanitizer"]
+        gpu = cms.get("gpu", 0)
         acc["sanitizer"] += san
         if gpu:
             acc["IPC and client"] += max(0.0, gpu - worker - san)

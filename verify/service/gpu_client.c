@@ -518,7 +518,7 @@ static void note_client_time(gpu_client *g, int slot, kv_result *r)
     g->kill_ms[slot] = 0;
     if (!r->evidence_json.len) /* a lost worker's empty evidence */
         return;
-    json_t *t = json_pack("{s:f}", "gpu", r->gpu_ms);
+    json_t *t = json_pack("{s:f,s:f}", "gpu", r->gpu_ms, "sanitizer", r->sanitizer_ms);
     if (start_ms > 0) {
         json_object_set_new(t, "worker_start", json_real(start_ms));
         json_object_set_new(t, "worker_init", json_pack("{s:f,s:f}", "gpu_open",
@@ -560,8 +560,10 @@ int gpu_client_verify(gpu_client *g, kv_batch *b, const problem *p, const strbuf
         double t0 = now_ms();
         rc = await_result(g, slot, p, child, job_id, b ? b->key : NULL, r, err);
         /* the second memory wall, while this GPU's worker waits (nothing else runs on it) */
+        double t_san = now_ms();
         if (rc == 0 && g->opt.sanitize && strcmp(r->verdict, "correct") == 0)
             rc = sanitizer_check(&g->opt, slot, p, seeds[0], memcheck_set(p, job), r, err);
+        r->sanitizer_ms = now_ms() - t_san;
         r->gpu_ms = now_ms() - t0;
         note_client_time(g, slot, r);
     }

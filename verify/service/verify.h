@@ -75,6 +75,7 @@ typedef struct kv_result {
     char gpu_name[128], driver_version[32], cuda_version[32], nvrtc_version[32];
     char arch[16];
     double gpu_ms;       /* time the GPU worker spent on this candidate */
+    double sanitizer_ms; /* of which the client's sanitizer check (whole, start to answer) */
     strbuf cubin;        /* internal: the compiled module between stages */
 } kv_result;
 

@@ -103,13 +103,35 @@ __device__ double standard_normal(unsigned int r0, unsigned int r1, bool wide)
     return (double)(sqrtf(-2.0f * logf(u1)) * cospif(2.0f * u2));
 }
 
+// The random words of a pair of elements: one Philox block (four words) serves elements 2j and
+// 2j + 1, two words each, so a thread that fills both computes it once.
+struct pair_draw {
+    long long pair; // -1: none yet
+    philox_out r;
+};
+
+// Element i's two random words: words 0-1 of its pair's block for an even i, 2-3 for an odd one.
+__device__ philox_out words_of(long long i, unsigned long long seed, unsigned int tensor,
+                               pair_draw *cache)
+{
+    long long pair = i >> 1;
+    if (cache->pair != pair) {
+        cache->r = philox4x32_10((unsigned int)pair, (unsigned int)(pair >> 32), tensor, 0x6b63u,
+                                 (unsigned int)seed, (unsigned int)(seed >> 32));
+        cache->pair = pair;
+    }
+    philox_out r = cache->r;
+    if (i & 1)
+        r.v[0] = r.v[2], r.v[1] = r.v[3];
+    return r;
+}
+
 // The value element i of a tensor gets from (seed, tensor): kc_fill stores it for every i.
 __device__ void draw(long long i, int dist, double a, double b, long long lo, long long hi,
-                     unsigned long long seed, unsigned int tensor, bool wide, double *v,
-                     long long *iv)
+                     unsigned long long seed, unsigned int tensor, bool wide, pair_draw *cache,
+                     double *v, long long *iv)
 {
-    philox_out r = philox4x32_10((unsigned int)i, (unsigned int)(i >> 32), tensor, 0x6b63u,
-                                 (unsigned int)seed, (unsigned int)(seed >> 32));
+    philox_out r = words_of(i, seed, tensor, cache);
     *v = 0.0;
     *iv = 0;
     if (dist == DIST_NORMAL || dist == DIST_SIMPLEX) {
@@ -253,17 +275,26 @@ __device__ long long quotient(long long i, long long d)
     return q;
 }
 
+// A row's scale and offset, kept while a thread's elements stay in one row (they hash the row).
+struct row_shape {
+    long long row; // -1: none yet
+    double scale, offset;
+};
+
 __device__ double shape_value(double v, long long i, long long n, int dist, double a, double b,
-                              const class_keys &k, const fill_mode &m)
+                              const class_keys &k, const fill_mode &m, row_shape *rs)
 {
     double mean = dist == DIST_NORMAL ? a : 0.0, std = dist == DIST_NORMAL ? b : fabs(b);
     if (m.mode & FILL_STRUCTURE) {
         long long row = m.row_stride > 0 ? quotient(i, m.row_stride) : 0;
         long long col = m.cols > 0 ? i - quotient(i, m.cols) * m.cols : 0;
-        double r = scale_of(unit_of(k.row_scale, row), -2.0, 4.0);
+        if (rs->row != row) {
+            rs->row = row;
+            rs->scale = scale_of(unit_of(k.row_scale, row), -2.0, 4.0);
+            rs->offset = dist == DIST_NORMAL ? (unit_of(k.row_offset, row) - 0.5) * std : 0.0;
+        }
         double c = scale_of(unit_of(k.col_scale, col), -1.0, 2.0);
-        double o = dist == DIST_NORMAL ? (unit_of(k.row_offset, row) - 0.5) * std : 0.0;
-        v = (v - mean) * r * c + mean + o;
+        v = (v - mean) * rs->scale * c + mean + rs->offset;
     }
     if (m.mode & FILL_LARGE)
         v *= m.large;
@@ -284,19 +315,54 @@ __device__ bool shaped(int dtype, int dist, const fill_mode &m)
            (dist == DIST_NORMAL || dist == DIST_UNIFORM_FAN_IN);
 }
 
+// What one thread of kc_fill keeps between its elements: the value classes' keys (computed
+// once), its last pair's random words and its last row's shape.
+struct fill_thread {
+    class_keys keys;
+    pair_draw pair;
+    row_shape row;
+};
+
 // Element i's value: the draw, then the run's value classes.
 __device__ void value_at(long long i, long long n, int dtype, int dist, double a, double b,
                          long long lo, long long hi, unsigned long long seed, unsigned int tensor,
-                         const fill_mode &m, const class_keys &k, double *v, long long *iv)
+                         const fill_mode &m, fill_thread *t, double *v, long long *iv)
 {
-    draw(i, dist, a, b, lo, hi, seed, tensor, dtype == DT_F64, v, iv);
+    draw(i, dist, a, b, lo, hi, seed, tensor, dtype == DT_F64, &t->pair, v, iv);
     if (shaped(dtype, dist, m))
-        *v = shape_value(*v, i, n, dist, a, b, k, m);
+        *v = shape_value(*v, i, n, dist, a, b, t->keys, m, &t->row);
 }
 
-// Stores every element's value (value_at), an 8-byte word of elements at a time; with sum, also
-// adds the checksum of what it stored to *sum (the same value kc_checksum gives), saving a
-// pass over the tensor.
+// One 8-byte word of a tensor, built in registers and stored (and checksummed) at once.
+union word8 {
+    unsigned long long u;
+    double d;
+    long long i64;
+    float f[2];
+    int i32[2];
+    __half h[4];
+    __nv_bfloat16 bf[4];
+    unsigned char c[8];
+};
+
+// Element k of word w gets v (iv for integer types), converted as store() does.
+__device__ void put(word8 *w, int k, int dtype, double v, long long iv)
+{
+    switch (dtype) {
+    case DT_F32: w->f[k] = (float)v; break;
+    case DT_F16: w->h[k] = __double2half(v); break;
+    case DT_BF16: w->bf[k] = __double2bfloat16(v); break;
+    case DT_F64: w->d = v; break;
+    case DT_I32: w->i32[k] = (int)iv; break;
+    case DT_I64: w->i64 = iv; break;
+    case DT_U8: w->c[k] = (unsigned char)iv; break;
+    default: w->c[k] = (unsigned char)(iv != 0); break;
+    }
+}
+
+// Stores every element's value (value_at), an 8-byte word of elements at a time, each word built
+// in registers and written with one store; with sum, also adds the checksum of what it stored to
+// *sum (the same value kc_checksum gives), saving a pass over the tensor.
 extern "C" __global__ void kc_fill(void *p, long long n, int dtype, int dist, double a, double b,
                                    long long lo, long long hi, unsigned long long seed,
                                    unsigned int tensor, unsigned long long *sum, fill_mode m)
@@ -305,22 +371,27 @@ extern "C" __global__ void kc_fill(void *p, long long n, int dtype, int dist, do
     long long nbytes = n * elem_size(dtype), words = nbytes / 8;
     long long stride = (long long)gridDim.x * blockDim.x;
     unsigned long long local = 0;
-    const class_keys keys = keys_of(seed, tensor);
+    fill_thread t;
+    t.keys = keys_of(seed, tensor);
+    t.pair.pair = -1;
+    t.row.row = -1;
     for (long long w = (long long)blockIdx.x * blockDim.x + threadIdx.x; w < words; w += stride) {
+        word8 word;
         for (int k = 0; k < per; k++) {
             double v;
-            long long iv, i = w * per + k;
-            value_at(i, n, dtype, dist, a, b, lo, hi, seed, tensor, m, keys, &v, &iv);
-            store(p, i, dtype, v, iv);
+            long long iv;
+            value_at(w * per + k, n, dtype, dist, a, b, lo, hi, seed, tensor, m, &t, &v, &iv);
+            put(&word, k, dtype, v, iv);
         }
-        if (sum) // the thread's own stores, read back
-            local += word_term(((const unsigned long long *)p)[w], w);
+        ((unsigned long long *)p)[w] = word.u;
+        if (sum)
+            local += word_term(word.u, w);
     }
     if (blockIdx.x == 0 && threadIdx.x == 0) { // the elements of a last, partial word
         for (long long i = words * per; i < n; i++) {
             double v;
             long long iv;
-            value_at(i, n, dtype, dist, a, b, lo, hi, seed, tensor, m, keys, &v, &iv);
+            value_at(i, n, dtype, dist, a, b, lo, hi, seed, tensor, m, &t, &v, &iv);
             store(p, i, dtype, v, iv);
         }
         if (sum)
@@ -369,6 +440,64 @@ extern "C" __global__ void kc_simplex(void *p, long long rows, long long L, int 
 
 // Keeps the SMs busy for about `cycles` clock cycles: a GPU that was idle reaches its working
 // clocks before a job's first timed execution.
+// Long rows, few of them (a capacity set's 24 rows of 10^8): kc_simplex's block per row would
+// leave most SMs idle, so each row is cut into `chunks` parts, a block each. kc_simplex_part
+// writes each part's max and sum of exp(x - max) to part[2 * block], merged online;
+// kc_simplex_apply merges its row's parts and normalises its own part.
+__device__ void merge_max_sum(double *m, double *s, double m2, double s2)
+{
+    double mm = fmax(*m, m2);
+    *s = *s * exp(*m - mm) + s2 * exp(m2 - mm);
+    *m = mm;
+}
+
+__device__ void part_range(long long L, int chunks, int c, long long *from, long long *to)
+{
+    *from = L * c / chunks;
+    *to = L * (c + 1) / chunks;
+}
+
+extern "C" __global__ void kc_simplex_part(const void *p, long long L, int dtype, int chunks,
+                                           double *part)
+{
+    __shared__ double red_m[32], red_s[32];
+    long long row = blockIdx.x / chunks, from, to;
+    part_range(L, chunks, blockIdx.x % chunks, &from, &to);
+    double m = -1e300, s = 0.0;
+    for (long long j = from + threadIdx.x; j < to; j += blockDim.x)
+        merge_max_sum(&m, &s, load(p, row * L + j, dtype), 1.0);
+    for (int off = 16; off; off >>= 1)
+        merge_max_sum(&m, &s, __shfl_xor_sync(0xffffffffu, m, off),
+                      __shfl_xor_sync(0xffffffffu, s, off));
+    if ((threadIdx.x & 31) == 0)
+        red_m[threadIdx.x >> 5] = m, red_s[threadIdx.x >> 5] = s;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        for (int w = 1; w < (int)(blockDim.x >> 5); w++)
+            merge_max_sum(&red_m[0], &red_s[0], red_m[w], red_s[w]);
+        part[2 * blockIdx.x] = red_m[0], part[2 * blockIdx.x + 1] = red_s[0];
+    }
+}
+
+extern "C" __global__ void kc_simplex_apply(void *p, long long L, int dtype, int chunks,
+                                            const double *part)
+{
+    __shared__ double row_m, row_s;
+    long long row = blockIdx.x / chunks, from, to;
+    if (threadIdx.x == 0) {
+        double m = -1e300, s = 0.0;
+        for (int c = 0; c < chunks; c++)
+            merge_max_sum(&m, &s, part[2 * (row * chunks + c)], part[2 * (row * chunks + c) + 1]);
+        row_m = m, row_s = s;
+    }
+    __syncthreads();
+    part_range(L, chunks, blockIdx.x % chunks, &from, &to);
+    for (long long j = from + threadIdx.x; j < to; j += blockDim.x) {
+        long long i = row * L + j;
+        store(p, i, dtype, exp(load(p, i, dtype) - row_m) / row_s, 0);
+    }
+}
+
 extern "C" __global__ void kc_spin(long long cycles)
 {
     long long t0 = clock64();
@@ -540,10 +669,61 @@ __device__ double violation(double a, double b, int dtype, double atol, double r
     return allowed > 0.0 ? *diff / allowed : (*diff > 0.0 ? 1e300 : 0.0);
 }
 
+// The largest ratio num / den (den > 0) of a thread's elements, kept as the pair and divided
+// once at the end: two divisions per element cost more than the loads of the elements.
+struct max_ratio {
+    double num, den;
+};
+
+__device__ void ratio_max(max_ratio *m, double num, double den)
+{
+    double lhs = num * m->den, rhs = m->num * den;
+    bool larger = isinf(lhs) || isinf(rhs) ? num / den > m->num / m->den : lhs > rhs;
+    if (larger)
+        m->num = num, m->den = den;
+}
+
+// One element's part of kc_compare: the same classes as violation() without its division (an
+// element is bad when its difference exceeds atol + rtol * |ref|; the 1e300 classes set *huge).
+__device__ void compare_one(double a, double b, int dtype, double atol, double rtol,
+                            unsigned long long *bad, unsigned long long *nanmis, bool *huge,
+                            max_ratio *worst, max_ratio *rel, double *max_abs, double *sq,
+                            double *sqr)
+{
+    bool na = isnan(a), nb = isnan(b);
+    *nanmis += na != nb;
+    if (!isnan(b) && !isinf(b))
+        *sqr += b * b;
+    if (dtype < DT_I32 && (na || nb)) { // NaN on both sides agrees; on one side it is huge
+        if (na != nb)
+            *huge = true, (*bad)++;
+        return;
+    }
+    double d = fabs(a - b);
+    if (dtype >= DT_I32 || isinf(a) || isinf(b)) {
+        if (a != b)
+            *huge = true, (*bad)++;
+    } else {
+        double allowed = atol + rtol * fabs(b);
+        if (allowed > 0.0)
+            ratio_max(worst, d, allowed);
+        else if (d > 0.0)
+            *huge = true;
+        *bad += d > allowed;
+    }
+    if (!isnan(d) && !isinf(d)) {
+        *max_abs = fmax(*max_abs, d);
+        ratio_max(rel, d, fmax(fabs(b), 1e-30));
+        *sq += d * d;
+    }
+}
+
 extern "C" __global__ void kc_compare(const void *out, const void *ref, long long n, int dtype,
                                       double atol, double rtol, cmp_stats *st)
 {
-    double sq = 0.0, sqr = 0.0, max_abs = 0.0, max_rel = 0.0, worst = 0.0;
+    double sq = 0.0, sqr = 0.0, max_abs = 0.0;
+    max_ratio worst_r = {0.0, 1.0}, rel_r = {0.0, 1.0};
+    bool huge = false;
     unsigned long long bad = 0, nanmis = 0;
     long long stride = (long long)gridDim.x * blockDim.x;
     // four elements in flight per thread: their loads first, then their statistics
@@ -559,20 +739,11 @@ extern "C" __global__ void kc_compare(const void *out, const void *ref, long lon
         for (int k = 0; k < 4; k++) {
             if (i + k * stride >= n)
                 break;
-            double a = av[k], b = bv[k], d;
-            double v = violation(a, b, dtype, atol, rtol, &d);
-            nanmis += isnan(a) != isnan(b);
-            bad += v > 1.0;
-            worst = fmax(worst, v);
-            if (!isnan(d) && !isinf(d)) {
-                max_abs = fmax(max_abs, d);
-                max_rel = fmax(max_rel, d / fmax(fabs(b), 1e-30));
-                sq += d * d;
-            }
-            if (!isnan(b) && !isinf(b))
-                sqr += b * b;
+            compare_one(av[k], bv[k], dtype, atol, rtol, &bad, &nanmis, &huge, &worst_r, &rel_r,
+                        &max_abs, &sq, &sqr);
         }
     }
+    double worst = huge ? 1e300 : worst_r.num / worst_r.den, max_rel = rel_r.num / rel_r.den;
     for (int off = 16; off; off >>= 1) {
         sq += __shfl_xor_sync(0xffffffffu, sq, off);
         sqr += __shfl_xor_sync(0xffffffffu, sqr, off);

@@ -21,6 +21,7 @@
  * (harness.cu guard_byte), so an over-read that reaches an output shows (docs/INTEGRITY.md,
  * "Walls") */
 #define WK_POISON 0xFF
+#define WK_SIMPLEX_PARTS 4096 /* row parts of a simplex fill (normalise_simplex) */
 #define WK_MAX_HIDDEN 8                  /* random hidden dims sets run per job */
 #define WK_MAX_COVER 160                 /* boundary + stratified sets run per job */
 #define WK_REUSE_BYTES (32u << 20)       /* a mapping this small is reused for any smaller set */
@@ -36,11 +37,13 @@ typedef struct wk_gpu {
     CUstream stream;
     CUevent ev_start, ev_stop; /* around every execution of a candidate's launch unit */
     CUmodule harness;
+    CUfunction k_simplex_part, k_simplex_apply; /* long rows of a simplex, in parts */
     CUfunction k_fill, k_simplex, k_guard, k_checksum, k_compare, k_worst, k_spin, k_clock;
     CUfunction k_guard_fill, k_guard_ranges;
     CUfunction k_mask, k_scrub_shared, k_scrub_local; /* batched verification (worker_batch.c) */
     unsigned long long guard_key; /* the guard bands' content (harness.cu guard_byte), per run */
     CUdeviceptr scratch_u64; /* small device buffer for the comparison's statistics */
+    CUdeviceptr simplex_parts; /* WK_SIMPLEX_PARTS (max, sum) pairs of normalise_simplex */
     CUdeviceptr sums;        /* WK_SUM_SLOTS checksums and guard counts */
     CUdeviceptr clock_probe; /* kc_clock_probe's two counters */
     CUdeviceptr flush;       /* 2x L2, written between timed runs */

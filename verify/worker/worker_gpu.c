@@ -76,6 +76,7 @@ static int load_harness(wk_gpu *g, const strbuf *given, strbuf *err)
         CUfunction *f;
         const char *name;
     } fns[] = {{&g->k_fill, "kc_fill"},           {&g->k_simplex, "kc_simplex"},
+               {&g->k_simplex_part, "kc_simplex_part"}, {&g->k_simplex_apply, "kc_simplex_apply"},
                {&g->k_guard, "kc_guard_check"},   {&g->k_checksum, "kc_checksum"},
                {&g->k_guard_fill, "kc_guard_fill"}, {&g->k_guard_ranges, "kc_guard_check_ranges"},
                {&g->k_compare, "kc_compare"},     {&g->k_worst, "kc_worst_index"},
@@ -173,6 +174,7 @@ int wk_gpu_open(wk_gpu *g, int ordinal, const strbuf *harness_cubin, strbuf *err
     g->flush_bytes = (size_t)(g->l2_bytes > 0 ? g->l2_bytes : 50 << 20) * 2;
     if (cuMemAlloc(&g->flush, g->flush_bytes) != CUDA_SUCCESS ||
         cuMemAlloc(&g->scratch_u64, 256) != CUDA_SUCCESS ||
+        cuMemAlloc(&g->simplex_parts, 16 * WK_SIMPLEX_PARTS) != CUDA_SUCCESS ||
         cuMemAlloc(&g->sums, 8 * WK_SUM_SLOTS) != CUDA_SUCCESS ||
         cuMemAlloc(&g->clock_probe, 16) != CUDA_SUCCESS)
         return kc_fail(err, "cannot allocate the harness buffers");
@@ -666,6 +668,36 @@ static int fill_views(wk_gpu *g, wk_buffer *b, const tensor_spec *t, const dimse
     return 0;
 }
 
+/* Rows of normals into probability rows: a block per row (kc_simplex), or, for fewer rows than
+ * would fill the GPU twice over, each row cut into parts of a block each (at most
+ * WK_SIMPLEX_PARTS parts in all: kc_simplex_part, then kc_simplex_apply). */
+static int normalise_simplex(wk_gpu *g, CUdeviceptr p, long long rows, long long L, int dtype)
+{
+    long long sms = g->sms > 0 ? g->sms : 1;
+    long long chunks = rows >= 2 * sms ? 1 : (4 * sms + rows - 1) / rows;
+    if (chunks > WK_SIMPLEX_PARTS / rows)
+        chunks = WK_SIMPLEX_PARTS / rows;
+    if (chunks > L / 4096)
+        chunks = L / 4096;
+    if (chunks <= 1) {
+        void *args[] = {&p, &rows, &L, &dtype};
+        unsigned blocks = (unsigned)(rows < 65535 ? rows : 65535);
+        return cuLaunchKernel(g->k_simplex, blocks, 1, 1, 256, 1, 1, 0, g->stream, args, NULL) ==
+                       CUDA_SUCCESS
+                   ? 0
+                   : -1;
+    }
+    int c = (int)chunks;
+    unsigned blocks = (unsigned)(rows * chunks);
+    void *args[] = {&p, &L, &dtype, &c, &g->simplex_parts};
+    return cuLaunchKernel(g->k_simplex_part, blocks, 1, 1, 256, 1, 1, 0, g->stream, args, NULL) ==
+                       CUDA_SUCCESS &&
+                   cuLaunchKernel(g->k_simplex_apply, blocks, 1, 1, 256, 1, 1, 0, g->stream, args,
+                                  NULL) == CUDA_SUCCESS
+               ? 0
+               : -1;
+}
+
 int wk_fill_input(wk_gpu *g, wk_buffer *b, const tensor_spec *t, const dimset *dims, uint64_t seed,
                   unsigned tensor_index, CUdeviceptr sum, const wk_fill_mode *mode, strbuf *err)
 {
@@ -688,10 +720,7 @@ int wk_fill_input(wk_gpu *g, wk_buffer *b, const tensor_spec *t, const dimset *d
         if (t->rank && expr_eval(t->shape[t->rank - 1], dims, &last, err))
             return -1;
         long long rows = last ? n / last : 0, L = last;
-        void *sargs[] = {&b->ptr, &rows, &L, &d.dtype};
-        unsigned blocks = (unsigned)(rows < 65535 ? rows : 65535);
-        if (blocks && cuLaunchKernel(g->k_simplex, blocks, 1, 1, 256, 1, 1, 0, g->stream, sargs,
-                                     NULL) != CUDA_SUCCESS)
+        if (rows && normalise_simplex(g, b->ptr, rows, L, d.dtype))
             return kc_fail(err, "simplex normalisation failed for %s", t->name);
         if (sum && wk_buffer_checksum_into(g, b, sum))
             return kc_fail(err, "checksumming %s failed", t->name);
