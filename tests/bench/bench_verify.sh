@@ -120,9 +120,16 @@ scaling() {
         sed -n 's/.*(\([0-9.]*\) candidates\/s).*/\1/p' "$OUT_DIR/scaling_$1.log" | tail -1
     }
     all=$(seq -s, 0 $((gpus - 1)))
-    one=$(rate_on 0); many=$(rate_on "$all")
+    one=$(rate_on 0); cp "$db" "$OUT_DIR/scaling_one.db"; many=$(rate_on "$all")
     echo "$suite x$copies scaling: 1 GPU $one/s, $gpus GPUs $many/s: $(python3 -c "print('%.2fx' % ($many / $one))" 2>/dev/null || echo n/a)" \
          "(verdicts on $gpus GPUs: $(sql "$db" "SELECT verdict || ' ' || count(*) FROM v_latest_verification GROUP BY verdict" | tr '\n' ' '))"
+    # where each batch's time went: the GPU clients' phases, compile, and the clients' idle time
+    for n in one "$all"; do
+        log="$OUT_DIR/scaling_$( [ "$n" = one ] && echo 0 || echo "$n").log" d=$( [ "$n" = one ] && echo "$OUT_DIR/scaling_one.db" || echo "$db")
+        wall=$(sed -n 's/.* in \([0-9.]*\) s (.*/\1/p' "$log" | tail -1)
+        w=$( [ "$n" = one ] && echo 1 || echo "$gpus")
+        echo "$suite scaling, $w GPU(s): $(python3 "$KC_ROOT/tests/bench/phases.py" "$d" --wall "${wall:-0}" --workers "$w")"
+    done
 }
 # level3 (not in the default parts): the 50 networks' references as candidates (issue 38's
 # suite target: 1 candidate/s or better).

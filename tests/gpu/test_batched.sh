@@ -26,6 +26,7 @@
 #               reference: level 1's first 19 problems, level 2's first 19 and attention, without
 #               sharing and with it, side by side (issue 37's targets on one H100: 4.5, 4 and 3
 #               candidates/s with sharing; before it 3.96, 2.09 and 2.91).
+# KC_BATCH_SUITES: the throughput part's suites (default level1 level2 attention).
 # Standalone: KC_BIN=bin KC_ROOT=. KC_PROBLEMS=problems [COPIES=8] [KC_BATCH_PARTS="verdicts"] \
 #             sh tests/gpu/test_batched.sh
 . "$KC_ROOT/tests/gpu/lib.sh"
@@ -281,7 +282,7 @@ EOF
 fi
 
 if part throughput; then
-    for suite in level1 level2 attention; do
+    for suite in ${KC_BATCH_SUITES:-level1 level2 attention}; do
         db="$work/tp_$suite.db"; rm -f "$db"*
         case $suite in attention) sel="$KC_PROBLEMS/attention"/*.json ;; *) sel=$(ls "$KC_PROBLEMS/$suite"/0[01][0-9]_*.json | head -19) ;; esac
         for m in $sel; do
