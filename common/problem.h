@@ -224,14 +224,19 @@ int problem_hidden_admits(const problem *p, const dimset *d, int capacity, strbu
 #define KC_MAX_BOUNDARY 96   /* boundary sets of one problem */
 #define KC_STRATA 20         /* strata per range dim of the stratified draws */
 #define KC_MAX_STRATIFIED 48 /* stratified sets (KC_STRATA, plus sets that fill strata caps lost) */
-/* The boundary sets the generator implies, a function of the manifest alone: per dim its low
- * end and 1, primes, 2^k - 1 and 2^k + 1, values 1 past a multiple of 32, 64, 128 and 256, its
- * high end (aligned rows of a strength-1 covering array, so that a row pairs values of one
- * kind; a value a row cannot take under the caps gets a set of its own with the other dims at
- * their low ends); every quotient 1..16 of a divisor_of dim; then the capacity sets. Writes up
- * to max sets to out (free each with dimset_free); *skipped counts values no set could take
- * (the caps exclude them). Returns the count, or -1 with err. */
-int problem_boundary_sets(const problem *p, dimset *out, int max, int *skipped, strbuf *err);
+/* The boundary sets the generator implies, their kinds fixed and their values drawn from the
+ * verification's secret seed (so a kernel cannot recognise them): per dim its low end and 1, a
+ * small prime (from the first KC_STRATA-th of the range) and a large one (from the last),
+ * 2^k - 1 and 2^k + 1 (k in the upper half of the valid k), a value 1 past an odd multiple of
+ * each of 32, 64, 128 and 256, its high end (aligned rows of a strength-1 covering array, so
+ * that a row pairs values of one kind; a value a row cannot take under the caps gets a set of
+ * its own with the other dims at their low ends); every quotient 1..16 of a divisor_of dim
+ * (with k = 1 and a drawn k >= 2); then the capacity sets, each jittered upward from seed.
+ * The same seed gives the same sets. Writes up to max sets to out (free each with
+ * dimset_free); *skipped counts values no set could take (the caps exclude them). Returns the
+ * count, or -1 with err. */
+int problem_boundary_sets(const problem *p, uint64_t seed, dimset *out, int max, int *skipped,
+                          strbuf *err);
 /* Stratified draws (a Latin hypercube): KC_STRATA sets in which every range dim takes a value
  * from each of its KC_STRATA equal strata exactly once (so any band of 10% of a dim's range
  * holds a drawn value), pairings drawn from seed; a stratum the caps exclude in its pairing is

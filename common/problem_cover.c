@@ -1,10 +1,12 @@
 /* problem_cover: the dims sets every verification runs besides its random draws, so that the
  * classes of sizes real kernels get wrong are exercised every time, not on a share of
  * verifications (issue 34, docs/INTEGRITY.md "Coverage"):
- *  - boundary sets, a function of the manifest alone: per range dim its low end and 1, a small
- *    and a large prime, 2^k - 1 and 2^k + 1, values 1 past an odd multiple of 32, 64, 128 and
- *    256, its high end; every value of a values dim; every quotient 1..16 of a divisor_of dim;
- *    the manifest's capacity sets;
+ *  - boundary sets: per range dim its low end and 1, a small and a large prime, 2^k - 1 and
+ *    2^k + 1, values 1 past an odd multiple of 32, 64, 128 and 256, its high end; every value
+ *    of a values dim; every quotient 1..16 of a divisor_of dim; the manifest's capacity sets.
+ *    The kinds are fixed, the values within a kind drawn from the verification's secret seed
+ *    (which prime, which k, which odd multiple, which quotient base, how far past the capacity
+ *    sets), so a kernel cannot recognise them (issue 34's residual);
  *  - stratified draws: a Latin hypercube over KC_STRATA equal strata of every range dim, pairings
  *    from the verification's secret seed, so any band of 10% of a dim's range holds a value.
  * Sets the caps (max_bytes, max_flops, requires) exclude in their first pairing are remade with
@@ -13,6 +15,7 @@
 #include "common/problem.h"
 #include "common/problem_rng.h"
 
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,15 +26,6 @@ enum bkind { BK_LOW, BK_ONE, BK_SMALL_PRIME, BK_LARGE_PRIME, BK_POW_MINUS, BK_PO
 #define PRIME_SEARCH 4000
 #define QUOTIENT_MAX 16 /* every group size 1..16 of a divisor_of dim */
 
-/* The largest v <= hi with v % (2m) == m + 1 (one past an odd multiple of m), or -1. */
-static int64_t one_past_odd_multiple(int64_t lo, int64_t hi, int64_t m)
-{
-    if (hi < m + 1)
-        return -1;
-    int64_t v = (hi - (m + 1)) / (2 * m) * (2 * m) + m + 1;
-    return v >= lo ? v : -1;
-}
-
 static int64_t prime_from(int64_t start, int64_t lo, int64_t hi, int step)
 {
     for (int64_t x = start, n = 0; x >= lo && x <= hi && n < PRIME_SEARCH; x += step, n++)
@@ -40,30 +34,84 @@ static int64_t prime_from(int64_t start, int64_t lo, int64_t hi, int step)
     return -1;
 }
 
-/* The boundary value of kind k in [lo, hi], or -1 when the range has none. */
-static int64_t boundary_value(int64_t lo, int64_t hi, enum bkind k)
+/* The part of [a, hi] a seeded draw of the low or high end takes: its first or last
+ * KC_STRATA-th (at least one value). */
+static int64_t part_span(int64_t a, int64_t hi)
 {
-    int kk = 2;
+    int64_t span = (hi - a + 1) / KC_STRATA;
+    return span > 0 ? span : 1;
+}
+
+/* The valid k of 2^k - 1 and 2^k + 1 in [lo, hi] (k in 2..40, both in range): [*k0, *k1], or
+ * -1 when there is none. */
+static int pow_range(int64_t lo, int64_t hi, int *k0, int *k1)
+{
+    int a = 2;
+    while (a <= 40 && ((int64_t)1 << a) - 1 < lo)
+        a++;
+    int b = a;
+    while (b < 40 && ((int64_t)1 << (b + 1)) + 1 <= hi)
+        b++;
+    if (a > 40 || ((int64_t)1 << b) + 1 > hi)
+        return -1;
+    *k0 = a, *k1 = b;
+    return 0;
+}
+
+/* The boundary value of kind k in [lo, hi], its value within the kind drawn from r where the
+ * kind has several in range (the kinds are fixed, the values are not: a kernel cannot
+ * recognise them), or -1 when the range has none:
+ *  - a small prime: the first prime from a uniform start in the first KC_STRATA-th of
+ *    [max(lo, 11), hi] (else the first prime >= max(lo, 11));
+ *  - a large prime: the first prime down from a uniform start in the last KC_STRATA-th (else
+ *    the largest prime);
+ *  - 2^k - 1 and 2^k + 1: k drawn (independently for each) in the upper half of the valid k;
+ *  - one past an odd multiple of m: (2j + 1) m + 1, j drawn among the valid j. */
+static int64_t boundary_value(int64_t lo, int64_t hi, enum bkind k, rng *r)
+{
+    int64_t a = lo > 11 ? lo : 11, v;
+    int k0, k1, m = 32;
     switch (k) {
     case BK_LOW: return lo;
     case BK_ONE: return lo <= 1 && 1 <= hi ? 1 : -1;
-    case BK_SMALL_PRIME: return prime_from(lo > 11 ? lo : 11, lo, hi, 1);
-    case BK_LARGE_PRIME: return hi < (1LL << 40) ? prime_from(hi, lo, hi, -1) : -1;
+    case BK_SMALL_PRIME:
+        if (a > hi)
+            return -1;
+        v = prime_from(uniform_in(r, a, a + part_span(a, hi) - 1), lo, hi, 1);
+        return v >= 0 ? v : prime_from(a, lo, hi, 1);
+    case BK_LARGE_PRIME:
+        if (hi >= (1LL << 40) || a > hi)
+            return hi < (1LL << 40) ? prime_from(hi, lo, hi, -1) : -1;
+        v = prime_from(uniform_in(r, hi - part_span(a, hi) + 1, hi), lo, hi, -1);
+        return v >= 0 ? v : prime_from(hi, lo, hi, -1);
     case BK_POW_MINUS:
     case BK_POW_PLUS:
-        while (kk < 40 && ((int64_t)1 << (kk + 1)) + 1 <= hi)
-            kk++;
-        if (((int64_t)1 << kk) + 1 > hi || ((int64_t)1 << kk) - 1 < lo)
+        if (pow_range(lo, hi, &k0, &k1))
             return -1;
-        return ((int64_t)1 << kk) + (k == BK_POW_PLUS ? 1 : -1);
-    case BK_OFF32: return one_past_odd_multiple(lo, hi, 32);
-    case BK_OFF64: return one_past_odd_multiple(lo, hi, 64);
-    case BK_OFF128: return one_past_odd_multiple(lo, hi, 128);
-    case BK_OFF256: return one_past_odd_multiple(lo, hi, 256);
+        k0 += (k1 - k0 + 1) / 2; /* the upper half: sizes that still matter */
+        return ((int64_t)1 << uniform_in(r, k0, k1)) + (k == BK_POW_PLUS ? 1 : -1);
+    case BK_OFF256: m *= 2; /* fall through */
+    case BK_OFF128: m *= 2; /* fall through */
+    case BK_OFF64: m *= 2; /* fall through */
+    case BK_OFF32: {
+        /* (2j + 1) m + 1 in [lo, hi]: j from ceil((lo - 1 - m) / 2m) (at least 0) */
+        int64_t j1 = hi < m + 1 ? -1 : (hi - 1 - m) / (2 * m), j0 = 0;
+        if (lo - 1 - m > 0)
+            j0 = (lo - 1 - m + 2 * m - 1) / (2 * m);
+        return j1 >= j0 ? (2 * uniform_in(r, j0, j1) + 1) * m + 1 : -1;
+    }
     case BK_HIGH: return hi;
     case BK_N: break;
     }
     return -1;
+}
+
+/* The generator of dim i's kind-k value, or of a divisor_of dim's quotient draws: one stream
+ * each, so a value depends on the seed and its place alone. */
+#define BOUNDARY_STREAM (0xb0d4ull << 48)
+static rng boundary_rng(const problem *p, uint64_t seed, int i, int k)
+{
+    return rng_for(p->id, seed, BOUNDARY_STREAM | (uint64_t)i << 16 | (uint64_t)k);
 }
 
 /* A growing list of distinct sets. */
@@ -148,13 +196,15 @@ static int try_alone(const problem *p, struct setlist *l, int j, int64_t v)
 
 /* Row r of the aligned covering array: every range dim its kind-r value, every values dim its
  * r-th value; a value the row cannot hold is tried alone. */
-static void aligned_row(const problem *p, struct setlist *l, int r)
+static void aligned_row(const problem *p, uint64_t seed, struct setlist *l, int r)
 {
     const problem_hidden *h = &p->hidden;
     int64_t vals[KC_MAX_DIMS];
     for (int i = 0; i < h->n_dims; i++) {
         const hidden_dim *hd = &h->dims[i];
-        vals[i] = hd->rule == KC_HIDDEN_RANGE    ? (r < BK_N ? boundary_value(hd->min, hd->max, r) : -1)
+        rng g = boundary_rng(p, seed, i, r);
+        vals[i] = hd->rule == KC_HIDDEN_RANGE
+                      ? (r < BK_N ? boundary_value(hd->min, hd->max, (enum bkind)r, &g) : -1)
                   : hd->rule == KC_HIDDEN_VALUES ? hd->values[r % hd->n_values]
                                                  : -1;
     }
@@ -171,8 +221,26 @@ static void aligned_row(const problem *p, struct setlist *l, int r)
             l->skipped++;
 }
 
-/* Every quotient 1..16 of each divisor_of dim: base = q * k, dim = k, k = 1 and 2. */
-static void quotient_sets(const problem *p, struct setlist *l)
+/* One set with the divisor_of dim j at k and its base dim at q * k, the others low; 1 kept. */
+static int quotient_set(const problem *p, struct setlist *l, int base, int j, int64_t q,
+                        int64_t k)
+{
+    const problem_hidden *h = &p->hidden;
+    int64_t vals[KC_MAX_DIMS];
+    for (int i = 0; i < h->n_dims; i++)
+        vals[i] = i == base ? q * k : i == j ? k : -1;
+    if (q * k < h->dims[base].min || q * k > h->dims[base].max)
+        return 0;
+    dimset d;
+    if (fill_row(p, vals, 0, &d) == 0)
+        return keep_set(p, l, &d, 0);
+    dimset_free(&d);
+    return 0;
+}
+
+/* Every quotient 1..16 of each divisor_of dim: base = q * k, dim = k, with k = 1 and k drawn
+ * from seed among the k >= 2 the base's range allows (a k the caps refuse is halved toward 2). */
+static void quotient_sets(const problem *p, uint64_t seed, struct setlist *l)
 {
     const problem_hidden *h = &p->hidden;
     for (int j = 0; j < h->n_dims; j++) {
@@ -184,27 +252,86 @@ static void quotient_sets(const problem *p, struct setlist *l)
                 base = i;
         if (base < 0 || h->dims[base].rule != KC_HIDDEN_RANGE)
             continue;
+        const hidden_dim *b = &h->dims[base];
         for (int64_t q = 1; q <= QUOTIENT_MAX; q++) {
-            int kept = 0;
-            for (int64_t k = 1; k <= 2; k++) {
-                int64_t vals[KC_MAX_DIMS];
-                for (int i = 0; i < h->n_dims; i++)
-                    vals[i] = i == base ? q * k : i == j ? k : -1;
-                if (q * k < h->dims[base].min || q * k > h->dims[base].max)
-                    continue;
-                dimset d;
-                if (fill_row(p, vals, 0, &d) == 0)
-                    kept += keep_set(p, l, &d, 0);
-                else
-                    dimset_free(&d);
+            int kept = quotient_set(p, l, base, j, q, 1);
+            int64_t k0 = (b->min + q - 1) / q, k1 = b->max / q;
+            if (k0 < 2)
+                k0 = 2;
+            if (k1 >= k0) {
+                rng g = boundary_rng(p, seed, j, (int)(BK_N + q));
+                int64_t k = uniform_in(&g, k0, k1), got = 0;
+                for (;;) {
+                    if ((got = quotient_set(p, l, base, j, q, k)) || k <= k0)
+                        break;
+                    k = k0 + (k - k0) / 2;
+                }
+                kept += (int)got;
             }
-            if (!kept && q <= h->dims[base].max)
+            if (!kept && q <= b->max)
                 l->skipped++;
         }
     }
 }
 
-int problem_boundary_sets(const problem *p, dimset *out, int max, int *skipped, strbuf *err)
+#define CAPACITY_TRIES 4
+
+/* Whether name occurs in expr as a whole identifier. */
+static int names_dim(const char *expr, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *s = expr; (s = strstr(s, name)); s += n) {
+        int before = s > expr && (isalnum((unsigned char)s[-1]) || s[-1] == '_');
+        int after = isalnum((unsigned char)s[n]) || s[n] == '_';
+        if (!before && !after)
+            return 1;
+    }
+    return 0;
+}
+
+/* Whether a capacity set's dim may be jittered: a range dim of the generator no other dim of
+ * it is computed from or divides (derived dims are recomputed after). */
+static int jitter_dim(const problem_hidden *h, const char *name)
+{
+    int range = 0;
+    for (int i = 0; i < h->n_dims; i++) {
+        const hidden_dim *hd = &h->dims[i];
+        if (strcmp(hd->name, name) == 0)
+            range = hd->rule == KC_HIDDEN_RANGE;
+        else if ((hd->rule == KC_HIDDEN_EXPR || hd->rule == KC_HIDDEN_DIVISOR_OF) &&
+                 names_dim(hd->expr, name))
+            return 0;
+    }
+    return range;
+}
+
+/* Capacity set c jittered upward from seed: its largest dim plus uniform(0, v/32), the jitter
+ * halved up to CAPACITY_TRIES times while the capacity cap or a require refuses it, then the
+ * manifest's set itself. Only upward: the set still exceeds what it was built to exceed. */
+static int capacity_set(const problem *p, uint64_t seed, struct setlist *l, int c)
+{
+    const dimset *cap = &p->hidden.capacity[c];
+    int top = -1;
+    for (int i = 0; i < cap->n; i++)
+        if (jitter_dim(&p->hidden, cap->names[i]) && (top < 0 || cap->values[i] > cap->values[top]))
+            top = i;
+    rng g = boundary_rng(p, seed, KC_MAX_DIMS + c, 0);
+    int64_t v = top >= 0 ? cap->values[top] : 0, add = v >= 32 ? uniform_in(&g, 0, v / 32) : 0;
+    for (int t = 0;; t++, add /= 2) {
+        int exact = t >= CAPACITY_TRIES || add == 0;
+        dimset d = {0};
+        dimset_copy(&d, cap);
+        if (!exact)
+            d.values[top] = v + add;
+        if (keep_set(p, l, &d, 1))
+            return 1;
+        if (exact || l->n == l->max)
+            return 0;
+    }
+}
+
+int problem_boundary_sets(const problem *p, uint64_t seed, dimset *out, int max, int *skipped,
+                          strbuf *err)
 {
     const problem_hidden *h = &p->hidden;
     if (!h->present)
@@ -215,14 +342,11 @@ int problem_boundary_sets(const problem *p, dimset *out, int max, int *skipped, 
         if (h->dims[i].rule == KC_HIDDEN_VALUES && h->dims[i].n_values > rows)
             rows = h->dims[i].n_values;
     for (int r = 0; r < rows; r++)
-        aligned_row(p, &l, r);
-    quotient_sets(p, &l);
-    for (int c = 0; c < h->n_capacity; c++) {
-        dimset d = {0};
-        dimset_copy(&d, &h->capacity[c]);
-        if (!keep_set(p, &l, &d, 1))
+        aligned_row(p, seed, &l, r);
+    quotient_sets(p, seed, &l);
+    for (int c = 0; c < h->n_capacity; c++)
+        if (!capacity_set(p, seed, &l, c))
             l.skipped++;
-    }
     if (skipped)
         *skipped = l.skipped;
     return l.n;

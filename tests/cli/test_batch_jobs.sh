@@ -45,6 +45,11 @@ def fail(msg):
     print("FAIL: " + msg); sys.exit(1)
 by_problem = {}
 for j in jobs:
+    # the boundary sets' values are drawn from a seed of their own, derived from the hidden seed
+    # (so --hidden-seed S reproduces them) and recorded beside them
+    bseed = j.get("boundary") and j["boundary"]["seed"]
+    if bseed and int(bseed) != int(j["hidden"]["seed"]) ^ 0x424f554e44:
+        fail("job %s: boundary seed %s not from the hidden seed" % (j["job"], bseed))
     by_problem.setdefault(j["manifest"].split("/")[-1].replace(".json", ""), []).append(j)
 keys = []
 for spec in sys.argv[2:]:

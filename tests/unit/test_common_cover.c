@@ -1,10 +1,12 @@
 /* test_common_cover: the dims sets every verification runs besides its random draws
  * (common/problem_cover.c, issue 34): the boundary sets hold, for every range dim, its low end,
- * 1, primes, 2^k +- 1, values 1 past odd multiples of 32..256 and its high end, pair values of
- * one kind (an MSE's B*D is 1 past a multiple of 256 in some set), give every GQA group size
- * 1..16 and are the same in every verification; the stratified draws put a value in each of the
- * 20 strata of every range dim (so every band of 10% of a range holds one) whatever the seed;
- * every set meets the caps; capacity sets load with precise errors and bypass the byte cap. */
+ * 1, a small and a large prime, 2^k - 1 and 2^k + 1, values 1 past odd multiples of 32..256 and
+ * its high end whatever the seed, pair values of one kind (an MSE's B*D is 1 past a multiple of
+ * 256 in some set), give every GQA group size 1..16, are the same for the same seed and differ
+ * between seeds (the primes, the 2^k +- 1, the quotient bases, the capacity jitter); the
+ * stratified draws put a value in each of the 20 strata of every range dim (so every band of 10%
+ * of a range holds one) whatever the seed; every set meets the caps; capacity sets load with
+ * precise errors, bypass the byte cap and are jittered upward only. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -67,90 +69,237 @@ static void free_sets(dimset *sets, int n)
         dimset_free(&sets[i]);
 }
 
+/* Whether d is capacity set c jittered upward: every dim of c at least c's value, one at most
+ * (the largest jittered) past it, by at most v/32. */
+static int jittered_capacity(const problem *p, const dimset *d, int c)
+{
+    const dimset *cap = &p->hidden.capacity[c];
+    int past = 0;
+    for (int k = 0; k < cap->n; k++) {
+        int64_t v = dim(d, cap->names[k]), want = cap->values[k];
+        if (v < want || v > want + want / 32)
+            return 0;
+        past += v > want;
+    }
+    return past <= 1;
+}
+
 static void assert_admitted(const problem *p, const dimset *sets, int n)
 {
     for (int i = 0; i < n; i++) {
         strbuf why = STRBUF_INIT;
         int capacity = 0;
         for (int c = 0; c < p->hidden.n_capacity; c++)
-            capacity |= dim(&sets[i], p->hidden.capacity[c].names[0]) ==
-                        dim(&p->hidden.capacity[c], p->hidden.capacity[c].names[0]);
+            capacity |= jittered_capacity(p, &sets[i], c);
         if (problem_hidden_admits(p, &sets[i], capacity, &why))
             fail_msg("%s set %d: %s", p->id, i, why.buf);
         sb_free(&why);
     }
 }
 
-/* Square matmul, N in 1..1500: every kind of boundary value of N. */
+/* Every capacity set of p is among the sets, jittered upward at most (a set that still exceeds
+ * what it was built to exceed); returns how many were jittered. */
+static int assert_capacity_kept(const problem *p, const dimset *sets, int n)
+{
+    int jittered = 0;
+    for (int c = 0; c < p->hidden.n_capacity; c++) {
+        int found = 0;
+        for (int i = 0; i < n && !found; i++)
+            if (jittered_capacity(p, &sets[i], c)) {
+                found = 1;
+                for (int k = 0; k < p->hidden.capacity[c].n; k++)
+                    jittered |= dim(&sets[i], p->hidden.capacity[c].names[k]) !=
+                                p->hidden.capacity[c].values[k];
+            }
+        if (!found)
+            fail_msg("%s: capacity set %d missing", p->id, c);
+    }
+    return jittered;
+}
+
+#define SEEDS 12
+
+static int is_prime64(int64_t n)
+{
+    if (n < 2)
+        return 0;
+    for (int64_t f = 2; f * f <= n; f++)
+        if (n % f == 0)
+            return 0;
+    return 1;
+}
+
+/* 2^k + sign for some k >= kmin. */
+static int pow_pm(int64_t v, int sign, int kmin)
+{
+    for (int k = kmin; k < 41; k++)
+        if (v == ((int64_t)1 << k) + sign)
+            return 1;
+    return 0;
+}
+
+/* Whether every dim of a equals b's. */
+static int same_sets(const dimset *a, int na, const dimset *b, int nb)
+{
+    if (na != nb)
+        return 0;
+    for (int i = 0; i < na; i++) {
+        if (a[i].n != b[i].n)
+            return 0;
+        for (int k = 0; k < a[i].n; k++)
+            if (strcmp(a[i].names[k], b[i].names[k]) || a[i].values[k] != b[i].values[k])
+                return 0;
+    }
+    return 1;
+}
+
+/* The kinds of boundary value one seed's sets give a range dim [1, hi] (hi >= 600): the values
+ * of each kind it found, in kind[] (-1: none). */
+enum { K_SMALLP, K_LARGEP, K_POWM, K_POWP, K_N };
+static void kinds_of(const dimset *sets, int n, const char *name, int64_t hi, int64_t *kind)
+{
+    for (int k = 0; k < K_N; k++)
+        kind[k] = -1;
+    for (int i = 0; i < n; i++) {
+        int64_t v = dim(&sets[i], name);
+        if (is_prime64(v) && v >= 11 && v <= 11 + hi / 20 + 100 && kind[K_SMALLP] < 0)
+            kind[K_SMALLP] = v;
+        if (is_prime64(v) && v >= hi - hi / 20 - 100)
+            kind[K_LARGEP] = v;
+        /* the upper half of the valid k: 2^k +- 1 at least sqrt-ish of the range */
+        if (pow_pm(v, -1, 2) && v * v >= hi / 4)
+            kind[K_POWM] = v;
+        if (pow_pm(v, 1, 2) && v * v >= hi / 4)
+            kind[K_POWP] = v;
+    }
+}
+
+/* Square matmul, N in 1..1500: for every seed every kind of boundary value of N (1, the ends,
+ * a small and a large prime, 2^k - 1 and 2^k + 1, one past an odd multiple of 32..256); the
+ * same seed gives the same sets, and the primes and the 2^k +- 1 differ between seeds (a
+ * kernel cannot recognise them). */
 static void test_boundary_values(void **state)
 {
     (void)state;
     problem p;
     load_shipped("level1/001_square_matmul", &p);
-    dimset sets[KC_MAX_BOUNDARY];
-    int skipped = -1;
     strbuf err = STRBUF_INIT;
-    int n = problem_boundary_sets(&p, sets, KC_MAX_BOUNDARY, &skipped, &err);
-    assert_true(n >= 10);
-    assert_int_equal(skipped, 0);
-    int64_t want[] = {1, 11, 1499, 1023, 1025, 1441, 1473, 1409, 1281, 1500};
-    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
-        if (!has_value(sets, n, "N", want[i]))
-            fail_msg("N = %lld missing from the boundary sets", (long long)want[i]);
-    assert_admitted(&p, sets, n);
-    /* the same sets in every call: a function of the manifest alone */
-    dimset again[KC_MAX_BOUNDARY];
-    assert_int_equal(problem_boundary_sets(&p, again, KC_MAX_BOUNDARY, NULL, &err), n);
-    for (int i = 0; i < n; i++)
-        assert_int_equal(dim(&sets[i], "N"), dim(&again[i], "N"));
-    free_sets(sets, n), free_sets(again, n);
+    int64_t seen[SEEDS][K_N];
+    for (uint64_t s = 0; s < SEEDS; s++) {
+        uint64_t seed = s * 0x9e3779b97f4a7c15ull + 7;
+        dimset sets[KC_MAX_BOUNDARY], again[KC_MAX_BOUNDARY];
+        int skipped = -1;
+        int n = problem_boundary_sets(&p, seed, sets, KC_MAX_BOUNDARY, &skipped, &err);
+        /* 10 kinds (low = 1): a drawn prime may also be one past an odd multiple of 32 */
+        assert_true(n >= 8);
+        assert_int_equal(skipped, 0);
+        int64_t fixed[] = {1, 1500};
+        for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
+            if (!has_value(sets, n, "N", fixed[i]))
+                fail_msg("seed %llu: N = %lld missing", (unsigned long long)seed,
+                         (long long)fixed[i]);
+        for (int64_t m = 32; m <= 256; m *= 2) {
+            int hit = 0;
+            for (int i = 0; i < n; i++)
+                hit |= dim(&sets[i], "N") % (2 * m) == m + 1;
+            if (!hit)
+                fail_msg("seed %llu: no N one past an odd multiple of %lld",
+                         (unsigned long long)seed, (long long)m);
+        }
+        kinds_of(sets, n, "N", 1500, seen[s]);
+        for (int k = 0; k < K_N; k++)
+            if (seen[s][k] < 0)
+                fail_msg("seed %llu: boundary kind %d missing", (unsigned long long)seed, k);
+        assert_admitted(&p, sets, n);
+        /* the same seed: the same sets */
+        assert_int_equal(problem_boundary_sets(&p, seed, again, KC_MAX_BOUNDARY, NULL, &err), n);
+        assert_true(same_sets(sets, n, again, n));
+        free_sets(sets, n), free_sets(again, n);
+    }
+    for (int k = 0; k < K_N; k++) {
+        int distinct = 0;
+        for (int s = 0; s < SEEDS; s++) {
+            int first = 1;
+            for (int t = 0; t < s; t++)
+                first &= seen[t][k] != seen[s][k];
+            distinct += first;
+        }
+        if (distinct < 3)
+            fail_msg("boundary kind %d: %d distinct values over %d seeds", k, distinct, SEEDS);
+    }
+    /* other seeds, other sets */
+    dimset a[KC_MAX_BOUNDARY], b[KC_MAX_BOUNDARY];
+    int na = problem_boundary_sets(&p, 1, a, KC_MAX_BOUNDARY, NULL, &err);
+    int nb = problem_boundary_sets(&p, 2, b, KC_MAX_BOUNDARY, NULL, &err);
+    assert_false(same_sets(a, na, b, nb));
+    free_sets(a, na), free_sets(b, nb);
     problem_free(&p);
     sb_free(&err);
 }
 
-/* MSE over B x D: some boundary set has B*D one past a multiple of 256, and a prime dim. */
+/* MSE over B x D: for every seed some boundary set has B*D one past a multiple of 256, one a
+ * single element, and each dim gets every kind. */
 static void test_boundary_pairs_kinds(void **state)
 {
     (void)state;
     problem p;
     load_shipped("level1/094_mse_loss", &p);
-    dimset sets[KC_MAX_BOUNDARY];
     strbuf err = STRBUF_INIT;
-    int n = problem_boundary_sets(&p, sets, KC_MAX_BOUNDARY, NULL, &err);
-    int off256 = 0, single = 0;
-    for (int i = 0; i < n; i++) {
-        int64_t e = dim(&sets[i], "B") * dim(&sets[i], "D");
-        off256 |= e % 256 == 1 && e > 256;
-        single |= e == 1;
+    for (uint64_t seed = 100; seed < 100 + SEEDS; seed++) {
+        dimset sets[KC_MAX_BOUNDARY];
+        int n = problem_boundary_sets(&p, seed, sets, KC_MAX_BOUNDARY, NULL, &err);
+        int off256 = 0, single = 0;
+        for (int i = 0; i < n; i++) {
+            int64_t e = dim(&sets[i], "B") * dim(&sets[i], "D");
+            off256 |= e % 256 == 1 && e > 256;
+            single |= e == 1;
+        }
+        assert_true(off256);
+        assert_true(single);
+        int64_t kind[K_N];
+        kinds_of(sets, n, "D", 100000, kind);
+        for (int k = 0; k < K_N; k++)
+            if (kind[k] < 0)
+                fail_msg("seed %llu: D's boundary kind %d missing", (unsigned long long)seed, k);
+        assert_true(has_value(sets, n, "D", 100000) && has_value(sets, n, "B", 5000));
+        assert_admitted(&p, sets, n);
+        free_sets(sets, n);
     }
-    assert_true(off256);
-    assert_true(single);
-    assert_admitted(&p, sets, n);
-    free_sets(sets, n);
     problem_free(&p);
     sb_free(&err);
 }
 
-/* GQA: every group size HQ/HKV from 1 to 16 is in the boundary sets. */
+/* GQA: for every seed every group size HQ/HKV from 1 to 16 is in the boundary sets; the bases
+ * with HKV >= 2 vary with the seed. */
 static void test_boundary_group_sizes(void **state)
 {
     (void)state;
     problem p;
     load_shipped("attention/008_gqa_causal", &p);
-    dimset sets[KC_MAX_BOUNDARY];
     strbuf err = STRBUF_INIT;
-    int n = problem_boundary_sets(&p, sets, KC_MAX_BOUNDARY, NULL, &err);
-    int seen[17] = {0};
-    for (int i = 0; i < n; i++) {
-        int64_t q = dim(&sets[i], "HQ") / dim(&sets[i], "HKV");
-        if (q >= 1 && q <= 16)
-            seen[q] = 1;
+    int hkv_seen[17] = {0};
+    for (uint64_t seed = 1; seed <= SEEDS; seed++) {
+        dimset sets[KC_MAX_BOUNDARY];
+        int n = problem_boundary_sets(&p, seed * 31337, sets, KC_MAX_BOUNDARY, NULL, &err);
+        int seen[17] = {0};
+        for (int i = 0; i < n; i++) {
+            int64_t hq = dim(&sets[i], "HQ"), hkv = dim(&sets[i], "HKV");
+            assert_int_equal(hq % hkv, 0);
+            if (hq / hkv >= 1 && hq / hkv <= 16)
+                seen[hq / hkv] = 1;
+            if (hq / hkv == 2 && hkv <= 16)
+                hkv_seen[hkv] = 1;
+        }
+        for (int q = 1; q <= 16; q++)
+            if (!seen[q])
+                fail_msg("seed %llu: group size %d missing", (unsigned long long)seed * 31337, q);
+        assert_admitted(&p, sets, n);
+        free_sets(sets, n);
     }
-    for (int q = 1; q <= 16; q++)
-        if (!seen[q])
-            fail_msg("group size %d missing", q);
-    assert_admitted(&p, sets, n);
-    free_sets(sets, n);
+    int kinds = 0; /* group size 2 with HKV from 2 to 8: drawn, not always 2 */
+    for (int k = 2; k <= 8; k++)
+        kinds += hkv_seen[k];
+    assert_true(kinds >= 3);
     problem_free(&p);
     sb_free(&err);
 }
@@ -268,11 +417,32 @@ static void test_capacity_sets(void **state)
     if (rc)
         fail_msg("%s", err.buf);
     assert_int_equal(p.hidden.n_capacity, 2);
-    dimset sets[KC_MAX_BOUNDARY];
-    int n = problem_boundary_sets(&p, sets, KC_MAX_BOUNDARY, NULL, &err);
-    assert_true(has_value(sets, n, "D", 1073741825));
-    assert_true(has_value(sets, n, "B", 70001));
-    free_sets(sets, n);
+    int jittered = 0;
+    for (uint64_t seed = 1; seed <= SEEDS; seed++) {
+        dimset sets[KC_MAX_BOUNDARY];
+        int n = problem_boundary_sets(&p, seed, sets, KC_MAX_BOUNDARY, NULL, &err);
+        int big = 0, rows = 0;
+        for (int i = 0; i < n; i++) {
+            int64_t b = dim(&sets[i], "B"), d = dim(&sets[i], "D");
+            big |= b == 2 && d >= 1073741825 && d <= 1073741825 + 1073741825 / 32;
+            rows |= b >= 70001 && b <= 70001 + 70001 / 32 && d == 3;
+        }
+        assert_true(big && rows);
+        jittered += assert_capacity_kept(&p, sets, n);
+        assert_admitted(&p, sets, n);
+        free_sets(sets, n);
+    }
+    assert_true(jittered >= SEEDS / 2); /* not the manifest's sets every time */
+    problem_free(&p);
+    /* the shipped sets: 70001 rows and 2.4e9 elements, jittered within the capacity cap */
+    load_shipped("level1/094_mse_loss", &p);
+    for (uint64_t seed = 1; seed <= 4; seed++) {
+        dimset sets[KC_MAX_BOUNDARY];
+        int n = problem_boundary_sets(&p, seed << 40, sets, KC_MAX_BOUNDARY, NULL, &err);
+        assert_capacity_kept(&p, sets, n);
+        assert_admitted(&p, sets, n);
+        free_sets(sets, n);
+    }
     problem_free(&p);
     expect_capacity_error("{\"sets\": [{\"B\": 2}], \"why\": \"x\"}", "no value for dim 'D'");
     expect_capacity_error("{\"sets\": [{\"B\": 2, \"D\": 3, \"Q\": 1}], \"why\": \"x\"}",
@@ -293,7 +463,7 @@ static void test_dims_json_round_trip(void **state)
     load_shipped("attention/008_gqa_causal", &p);
     dimset sets[KC_MAX_BOUNDARY], back;
     strbuf err = STRBUF_INIT;
-    int n = problem_boundary_sets(&p, sets, KC_MAX_BOUNDARY, NULL, &err);
+    int n = problem_boundary_sets(&p, 42, sets, KC_MAX_BOUNDARY, NULL, &err);
     for (int i = 0; i < n; i++) {
         strbuf text = STRBUF_INIT;
         dimset_to_json(&sets[i], &text);

@@ -4,7 +4,6 @@
 #include "verify/service/batch.h"
 #include "common/error.h"
 #include "common/fsutil.h"
-#include "common/hash.h"
 #include "common/interrupt.h"
 #include "verify/service/deadline.h"
 #include "verify/service/ipc.h"
@@ -226,54 +225,38 @@ static json_t *sets_json(dimset *sets, int n)
     return arr;
 }
 
-#define BOUNDARY_CACHE 1024
 static dimset cover_sets[KC_MAX_BOUNDARY > KC_MAX_STRATIFIED ? KC_MAX_BOUNDARY : KC_MAX_STRATIFIED];
-static struct {
-    char *manifest_sha;
-    json_t *boundary;
-} boundary_cache[BOUNDARY_CACHE];
-static int boundary_cached;
 
-/* A problem's boundary sets as the job's "boundary" object, computed once per manifest text
- * (they are a function of it alone); a new reference the caller owns. Call holding the lock. */
-static json_t *boundary_of(const problem *p)
+/* A family's object {"seed", "sets"} (n >= 0 sets, freed) or {"seed", "sets": [], "error"}. */
+static json_t *family_json(uint64_t seed, int n, const strbuf *err)
 {
-    char sha[65];
-    sha256_hex(p->manifest_text.buf, p->manifest_text.len, sha);
-    for (int i = 0; i < boundary_cached; i++)
-        if (strcmp(boundary_cache[i].manifest_sha, sha) == 0)
-            return json_incref(boundary_cache[i].boundary);
-    strbuf err = STRBUF_INIT;
-    int skipped = 0;
-    int n = problem_boundary_sets(p, cover_sets, KC_MAX_BOUNDARY, &skipped, &err);
-    json_t *b = n < 0 ? json_pack("{s:[],s:s}", "sets", "error", err.buf)
-                      : json_pack("{s:o,s:i}", "sets", sets_json(cover_sets, n), "unreachable",
-                                  skipped);
-    sb_free(&err);
-    if (boundary_cached < BOUNDARY_CACHE) {
-        boundary_cache[boundary_cached].manifest_sha = xstrdup(sha);
-        boundary_cache[boundary_cached++].boundary = json_incref(b);
-    }
-    return b;
+    char text[32];
+    snprintf(text, sizeof(text), "%llu", (unsigned long long)seed);
+    return n < 0 ? json_pack("{s:s,s:[],s:s}", "seed", text, "sets", "error", err->buf)
+                 : json_pack("{s:s,s:o}", "seed", text, "sets", sets_json(cover_sets, n));
 }
 
-/* The job's "boundary" (the sets the manifest implies, the same in every verification) and
- * "stratified" (a Latin hypercube from a secret seed of its own): issue 34's coverage. */
+/* The job's "boundary" (the kinds of size the manifest implies, each value drawn from a seed
+ * of its own) and "stratified" (a Latin hypercube from another): issue 34's coverage. Both
+ * seeds derive from the secret hidden seed, so --hidden-seed S reproduces them; they are
+ * computed for every job (they depend on the seed, no cache). */
 static void add_cover_sets(const kv_options *o, const problem *p, uint64_t hseed, json_t *job)
 {
     if (!problem_has_hidden(p) || o->n_hidden <= 0)
         return;
-    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-    dimset *sets = cover_sets;
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER; /* cover_sets */
     strbuf err = STRBUF_INIT;
     pthread_mutex_lock(&lock);
-    json_t *boundary = boundary_of(p);
-    uint64_t seed = hseed ^ 0x5354524154ull; /* the hidden seed reproduces both */
-    char text[32];
-    snprintf(text, sizeof(text), "%llu", (unsigned long long)seed);
-    int n = problem_stratified_sets(p, seed, sets, KC_MAX_STRATIFIED, &err);
-    json_t *strat = n < 0 ? json_pack("{s:s,s:[],s:s}", "seed", text, "sets", "error", err.buf)
-                          : json_pack("{s:s,s:o}", "seed", text, "sets", sets_json(sets, n));
+    uint64_t bseed = hseed ^ 0x424f554e44ull; /* "BOUND" */
+    int skipped = 0;
+    int n = problem_boundary_sets(p, bseed, cover_sets, KC_MAX_BOUNDARY, &skipped, &err);
+    json_t *boundary = family_json(bseed, n, &err);
+    if (n >= 0)
+        json_object_set_new(boundary, "unreachable", json_integer(skipped));
+    sb_reset(&err);
+    uint64_t sseed = hseed ^ 0x5354524154ull; /* "STRAT" */
+    n = problem_stratified_sets(p, sseed, cover_sets, KC_MAX_STRATIFIED, &err);
+    json_t *strat = family_json(sseed, n, &err);
     pthread_mutex_unlock(&lock);
     sb_free(&err);
     json_object_set_new(job, "boundary", boundary);
