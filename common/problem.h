@@ -221,7 +221,7 @@ int problem_draw_dims(const problem *p, uint64_t seed, int index, dimset *out, s
 int problem_hidden_admits(const problem *p, const dimset *d, int capacity, strbuf *why);
 
 /* ---- coverage (problem_cover.c): the sets every verification runs besides random draws ---- */
-#define KC_MAX_BOUNDARY 96   /* boundary sets of one problem */
+#define KC_MAX_BOUNDARY 128  /* boundary sets of one problem (octave rows included) */
 #define KC_STRATA 20         /* strata per range dim of the stratified draws */
 #define KC_MAX_STRATIFIED 48 /* stratified sets (KC_STRATA, plus sets that fill strata caps lost) */
 /* The boundary sets the generator implies, their kinds fixed and their values drawn from the
@@ -231,7 +231,8 @@ int problem_hidden_admits(const problem *p, const dimset *d, int capacity, strbu
  * each of 32, 64, 128 and 256, its high end (aligned rows of a strength-1 covering array, so
  * that a row pairs values of one kind; a value a row cannot take under the caps gets a set of
  * its own with the other dims at their low ends); every quotient 1..16 of a divisor_of dim
- * (with k = 1 and a drawn k >= 2); then the capacity sets, each jittered upward from seed.
+ * (with k = 1 and a drawn k >= 2); then the capacity sets, each jittered upward from seed;
+ * then octave rows (row j: every range dim a value drawn from (2^(j-1), 2^j] of its range).
  * The same seed gives the same sets. Writes up to max sets to out (free each with
  * dimset_free); *skipped counts values no set could take (the caps exclude them). Returns the
  * count, or -1 with err. */

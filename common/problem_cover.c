@@ -6,7 +6,8 @@
  *    of a values dim; every quotient 1..16 of a divisor_of dim; the manifest's capacity sets.
  *    The kinds are fixed, the values within a kind drawn from the verification's secret seed
  *    (which prime, which k, which odd multiple, which quotient base, how far past the capacity
- *    sets), so a kernel cannot recognise them (issue 34's residual);
+ *    sets), so a kernel cannot recognise them (issue 34's residual); then octave rows: every
+ *    range dim a value drawn from each of its power-of-two bands (2^(j-1), 2^j];
  *  - stratified draws: a Latin hypercube over KC_STRATA equal strata of every range dim, pairings
  *    from the verification's secret seed, so any band of 10% of a dim's range holds a value.
  * Sets the caps (max_bytes, max_flops, requires) exclude in their first pairing are remade with
@@ -330,6 +331,56 @@ static int capacity_set(const problem *p, uint64_t seed, struct setlist *l, int 
     }
 }
 
+/* ---- octave rows: a value in every power-of-two band ---- */
+
+#define OCTAVE_KIND 0x0c7a0000 /* the octave rows' streams, apart from the kinds' and quotients' */
+
+/* The value dim i takes in octave row j: one drawn from its j-th octave (2^(j-1), 2^j] within
+ * [lo, hi] (octave 0: the value 1), or -1 when the range misses that octave. */
+static int64_t octave_value(const problem *p, uint64_t seed, int i, int j)
+{
+    const hidden_dim *hd = &p->hidden.dims[i];
+    if (hd->rule != KC_HIDDEN_RANGE || j > 40)
+        return -1;
+    int64_t a = j == 0 ? 1 : ((int64_t)1 << (j - 1)) + 1, b = (int64_t)1 << j;
+    if (a < hd->min)
+        a = hd->min;
+    if (b > hd->max)
+        b = hd->max;
+    if (a > b)
+        return -1;
+    rng g = boundary_rng(p, seed, i, OCTAVE_KIND + j);
+    return uniform_in(&g, a, b);
+}
+
+/* Octave row j: every range dim a value from its j-th octave (the others low); a value the row
+ * cannot hold is tried alone. Where sizes break is mostly where a power of two is crossed (a
+ * tile, a warp count, a split path), so every octave of every dim holds a value in every
+ * verification: a kernel wrong only for batch 9..16 of 1..520 meets one each time, which the
+ * linear strata (26 values wide there) do not promise. Returns whether the row held a value. */
+static int octave_row(const problem *p, uint64_t seed, struct setlist *l, int j)
+{
+    const problem_hidden *h = &p->hidden;
+    int64_t vals[KC_MAX_DIMS];
+    int any = 0;
+    for (int i = 0; i < h->n_dims; i++)
+        any |= (vals[i] = octave_value(p, seed, i, j)) >= 0;
+    if (!any)
+        return 0;
+    dimset d;
+    int kept = 0;
+    if (fill_row(p, vals, 0, &d) == 0)
+        kept = keep_set(p, l, &d, 0);
+    else
+        dimset_free(&d);
+    if (kept)
+        return 1;
+    for (int i = 0; i < h->n_dims; i++)
+        if (vals[i] >= 0 && !try_alone(p, l, i, vals[i]))
+            l->skipped++;
+    return 1;
+}
+
 int problem_boundary_sets(const problem *p, uint64_t seed, dimset *out, int max, int *skipped,
                           strbuf *err)
 {
@@ -347,6 +398,8 @@ int problem_boundary_sets(const problem *p, uint64_t seed, dimset *out, int max,
     for (int c = 0; c < h->n_capacity; c++)
         if (!capacity_set(p, seed, &l, c))
             l.skipped++;
+    for (int j = 0; j <= 40; j++)
+        octave_row(p, seed, &l, j);
     if (skipped)
         *skipped = l.skipped;
     return l.n;

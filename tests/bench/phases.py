@@ -12,6 +12,7 @@ worker's stage_ms.phases (verify/worker/worker_phases.c), checking runs and time
   compare/fingerprint  compares, output sums         timed windows    the timed reps' windows
   worker other         the rest of the worker's stages
   worker release       after the stages: buffers and modules freed (stage_ms.job_ms minus stages)
+  warm-up              an idle GPU's clocks brought back before the job (stage_ms.warmup_ms)
   sanitizer            the client's whole sanitizer check (client_ms.sanitizer; older evidence:
                        its runs, sanitizer.runs[].ms)
   IPC and client       the client's GPU time (client_ms.gpu) minus the worker's job and sanitizer
@@ -90,6 +91,7 @@ def phases(db, fam=None):
     c = sqlite3.connect(db)
     acc = {v: 0.0 for v in LABELS.values()}
     acc["worker release"] = 0.0
+    acc["warm-up"] = 0.0
     acc["sanitizer"] = 0.0
     acc["IPC and client"] = 0.0
     client = 0.0
@@ -110,6 +112,8 @@ def phases(db, fam=None):
         if "job_ms" in st:  # the worker's release of the job's buffers and modules, and the rest
             acc["worker release"] += max(0.0, st["job_ms"] - worker)
             worker = st["job_ms"]
+        acc["warm-up"] += st.get("warmup_ms", 0)  # clocks back up after an idle GPU
+        worker += st.get("warmup_ms", 0)
         cms = ev.get("client_ms") or {}
         san = sum(r.get("ms", 0) for r in (ev.get("sanitizer") or {}).get("runs", []))
         if "sanitizer" in cms:  # the whole check: its runs and the sanitizer process's own work

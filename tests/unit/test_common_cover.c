@@ -5,7 +5,8 @@
  * 256 in some set), give every GQA group size 1..16, are the same for the same seed and differ
  * between seeds (the primes, the 2^k +- 1, the quotient bases, the capacity jitter); the
  * stratified draws put a value in each of the 20 strata of every range dim (so every band of 10%
- * of a range holds one) whatever the seed; every set meets the caps; capacity sets load with
+ * of a range holds one) whatever the seed; octave rows put a value in every power-of-two band
+ * of every range dim (band_gemm_batch's B in 9..16); every set meets the caps; capacity sets load with
  * precise errors, bypass the byte cap and are jittered upward only. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -331,6 +332,43 @@ static void check_strata(const char *id, const char *name, int64_t lo, int64_t h
     sb_free(&err);
 }
 
+/* Octave rows: every power-of-two band of every range dim holds a value in every
+ * verification. level2/076's B is drawn from 1..520: a kernel wrong only for B in 9..16 (the
+ * catalogue's band_gemm_batch) meets one whatever the seed; so does one wrong for OUT in
+ * 2049..4096. */
+static void test_boundary_octaves(void **state)
+{
+    (void)state;
+    problem p;
+    load_shipped("level2/076_gemm_add_relu", &p);
+    strbuf err = STRBUF_INIT;
+    for (uint64_t seed = 1; seed <= 200; seed++) {
+        dimset sets[KC_MAX_BOUNDARY];
+        int n = problem_boundary_sets(&p, seed * 0x9e37, sets, KC_MAX_BOUNDARY, NULL, &err);
+        assert_true(n > 0);
+        for (int j = 1; j <= 10; j++) { /* B's octaves (2^(j-1), 2^j] within 1..520 */
+            int64_t lo = ((int64_t)1 << (j - 1)) + 1, hi = (int64_t)1 << j, seen = 0;
+            for (int i = 0; i < n; i++) {
+                int64_t b = dim(&sets[i], "B");
+                seen |= b >= lo && b <= (hi < 520 ? hi : 520);
+            }
+            if (!seen)
+                fail_msg("seed %llu: no B in %lld..%lld", (unsigned long long)seed,
+                         (long long)lo, (long long)hi);
+        }
+        int64_t band = 0, wide = 0;
+        for (int i = 0; i < n; i++) {
+            band |= dim(&sets[i], "B") >= 9 && dim(&sets[i], "B") <= 16;
+            wide |= dim(&sets[i], "OUT") >= 2049 && dim(&sets[i], "OUT") <= 4096;
+        }
+        assert_true(band && wide);
+        for (int i = 0; i < n; i++)
+            dimset_free(&sets[i]);
+    }
+    sb_free(&err);
+    problem_free(&p);
+}
+
 static void test_stratified_bands(void **state)
 {
     (void)state;
@@ -490,6 +528,7 @@ int main(void)
         cmocka_unit_test(test_boundary_values),
         cmocka_unit_test(test_boundary_pairs_kinds),
         cmocka_unit_test(test_boundary_group_sizes),
+        cmocka_unit_test(test_boundary_octaves),
         cmocka_unit_test(test_stratified_bands),
         cmocka_unit_test(test_stratified_seeded),
         cmocka_unit_test(test_capacity_sets),

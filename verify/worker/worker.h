@@ -46,6 +46,8 @@ typedef struct wk_gpu {
     CUdeviceptr simplex_parts; /* WK_SIMPLEX_PARTS (max, sum) pairs of normalise_simplex */
     CUdeviceptr sums;        /* WK_SUM_SLOTS checksums and guard counts */
     CUdeviceptr clock_probe; /* kc_clock_probe's two counters */
+    double peak_clock_mhz;   /* the highest SM clock a warm-up probe has read */
+    int warm_probes;         /* warm-ups so far (the first one learns the peak) */
     CUdeviceptr flush;       /* 2x L2, written between timed runs */
     size_t flush_bytes;
     char name[128], arch[16];
@@ -222,8 +224,9 @@ int wk_scrub_on_chip(wk_gpu *g);
 size_t wk_unit_local_bytes(const wk_unit *u);
 #define WK_IDLE_MS 500.0
 #define WK_WARMUP_MS 50.0
-/* Brings an idle GPU (idle_ms since its last job) back to working clocks. */
-void wk_gpu_warm_up(wk_gpu *g, double idle_ms);
+#define WK_WARM_CLOSE 0.97 /* a warm clock: this share of the highest one seen */
+/* Brings an idle GPU (idle_ms since its last job) back to working clocks; the ms it spent. */
+double wk_gpu_warm_up(wk_gpu *g, double idle_ms);
 int wk_flush_l2(wk_gpu *g);
 /* The SM clock probe: launched on the stream (about 0.1 ms), read after the stream has
  * synchronised; the clock in MHz, 0 when the probe failed. */

@@ -417,25 +417,37 @@ double wk_clock_probe_mhz(wk_gpu *g)
     return (double)v[0] / (double)v[1] * 1e3;
 }
 
-/* After WK_IDLE_MS without work the GPU has dropped to idle clocks; a few ms of work on every
- * SM (KC_GPU_WARMUP_MS, default WK_WARMUP_MS; 0 turns it off) bring them back before a job's
- * first execution (its checking runs are the timing's samples). A GPU kept busy by a batch
- * never waits for this. */
-void wk_gpu_warm_up(wk_gpu *g, double idle_ms)
+/* After WK_IDLE_MS without work the GPU may have dropped to idle clocks; work on every SM
+ * (KC_GPU_WARMUP_MS at most, default WK_WARMUP_MS; 0 turns it off) brings them back before a
+ * job's first execution (its checking runs are the timing's samples). The SM clock probe says
+ * when: the spin stops once the clock is within WK_WARM_CLOSE of the highest this worker has
+ * seen, and does not start when it already is (a pause of a second rarely lowers it). A GPU
+ * kept busy by a batch never waits for this. Returns the milliseconds spent. */
+double wk_gpu_warm_up(wk_gpu *g, double idle_ms)
 {
     const char *env = getenv("KC_GPU_WARMUP_MS");
     double warm_ms = env && *env ? atof(env) : WK_WARMUP_MS;
     if (idle_ms < WK_IDLE_MS || warm_ms <= 0)
-        return;
+        return 0;
     long long cycles = 1000000; /* about 0.5 ms at working clocks */
     void *args[] = {&cycles};
     double t0 = now_ms();
-    while (now_ms() - t0 < warm_ms) {
+    for (;;) {
+        double mhz = wk_clock_probe_launch(g) == 0 && cuStreamSynchronize(g->stream) == CUDA_SUCCESS
+                         ? wk_clock_probe_mhz(g)
+                         : 0;
+        if (mhz > g->peak_clock_mhz)
+            g->peak_clock_mhz = mhz;
+        int warm = mhz > 0 && g->warm_probes > 0 && mhz >= WK_WARM_CLOSE * g->peak_clock_mhz;
+        if (warm || now_ms() - t0 >= warm_ms)
+            break;
         if (cuLaunchKernel(g->k_spin, (unsigned)g->sms * 2, 1, 1, 128, 1, 1, 0, g->stream, args,
                            NULL) != CUDA_SUCCESS ||
             cuStreamSynchronize(g->stream) != CUDA_SUCCESS)
-            return;
+            break;
     }
+    g->warm_probes++; /* the first warm-up runs its whole time: the peak is not known yet */
+    return now_ms() - t0;
 }
 
 int wk_launch_harness(wk_gpu *g, CUfunction f, long long n, void **args)
