@@ -5,7 +5,7 @@ problems/shared/*.cuh; level-3 networks, see LEVEL3), the GPU catalogue kernels
 and the string fixtures of the unit tests. Deterministic; run from the
 repository root after the problems or fixtures change:
     python3 tests/fuzz/make_corpus.py              # every target's seeds, rewritten
-    python3 tests/fuzz/make_corpus.py --add level3 # only that group's seeds, added
+    python3 tests/fuzz/make_corpus.py --add level3 # only that group's seeds, added (or layers)
 --add GROUP writes the seeds of one group (level3) beside the committed ones and removes
 nothing, so that new seeds need not regenerate the others.
 Keeps the committed corpus small (every target's seeds together < 2 MB)."""
@@ -97,7 +97,12 @@ NETWORK_SEEDS = [
     "// @end\n",
     "level1/020_leaky_relu\n// @for i in 0..B\n// @launch k<<<1, 1>>>(x[i*D], y[i*D + D], negative_slope, i);"
     "\n// @end\n",
-    # @layer lines (issue 38): names with {expr} parts, regions at the buffer's edges, errors
+]
+for seed in NETWORK_SEEDS:
+    add("launch", seed)
+# launch: @layer lines (issue 38, group "layers"): names with {expr} parts, regions at the
+# buffer's edges, errors, the 4096-point cap
+LAYER_SEEDS = [
     "level1/023_softmax\n// @scratch t f32[B*D]\n// @launch a<<<1, 1>>>(x, t);\n"
     "// @layer features.0 t[0] f32[B*D]\n// @for l in 0..2\n// @launch b<<<1, 1>>>(t, y);\n"
     "// @layer layer1.{l}.conv{l + 1} y[l*D] f32[D]\n// @end\n// @layer fc y[B*D - 1] f32[1]\n",
@@ -106,8 +111,8 @@ NETWORK_SEEDS = [
     "level1/023_softmax\n// @launch a<<<1, 1>>>(x, y);\n// @for i in 0..4097\n"
     "// @launch a<<<1, 1>>>(x, y);\n// @layer l.{i} y[i] f32[1]\n// @end\n",
 ]
-for seed in NETWORK_SEEDS:
-    add("launch", seed)
+for seed in LAYER_SEEDS:
+    add("launch", seed, "layers")
 for i, (j, _, src) in enumerate(problems):
     if i % 4 == 0:
         s = src.decode()
