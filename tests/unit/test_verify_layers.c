@@ -90,7 +90,7 @@ static void test_other_outcomes(void **state)
     (void)state;
     strbuf fb = STRBUF_INIT;
     /* the first layer compared differs; the arena was cut */
-    feedback_of("\"layers\":{\"dims\":\"default\",\"seed\":3,\"compared\":[{\"name\":\"network.0\","
+    feedback_of("\"layers\":{\"dims\":\"default\",\"seed\":\"3\",\"compared\":[{\"name\":\"network.0\","
                 "\"line\":20,\"numel\":6,\"bad\":6,\"max_abs\":2,\"rel_l2\":1,\"index\":5,\"got\":-1,"
                 "\"expected\":1}],\"first_bad\":\"network.0\",\"last_good\":null,"
                 "\"unmatched_candidate\":0,\"cut_at\":\"network.4\"}", &fb);

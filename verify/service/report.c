@@ -63,6 +63,16 @@ static const char *str_or(json_t *o, const char *key)
     return v ? v : "?";
 }
 
+/* The seed of evidence.layers: the worker writes it as text (a uint64), as runs[].seed. */
+static void add_seed(strbuf *out, json_t *layers)
+{
+    json_t *seed = json_object_get(layers, "seed");
+    if (json_is_string(seed))
+        sb_adds(out, json_string_value(seed));
+    else
+        sb_addf(out, "%lld", (long long)json_integer_value(seed));
+}
+
 /* The names of compared[from .. to] for "The layers before it match (a ... b)". */
 static void add_layer_range(strbuf *out, json_t *compared, size_t from, size_t to)
 {
@@ -77,10 +87,9 @@ static void add_layer_range(strbuf *out, json_t *compared, size_t from, size_t t
 static void add_first_bad_layer(strbuf *out, json_t *layers, json_t *bad, size_t at)
 {
     json_t *compared = json_object_get(layers, "compared");
-    sb_addf(out, "First layer that differs (dims %s, seed %lld): %s (your @layer line %lld):\n",
-            str_or(layers, "dims"),
-            (long long)json_integer_value(json_object_get(layers, "seed")),
-            str_or(bad, "name"),
+    sb_addf(out, "First layer that differs (dims %s, seed ", str_or(layers, "dims"));
+    add_seed(out, layers);
+    sb_addf(out, "): %s (your @layer line %lld):\n", str_or(bad, "name"),
             (long long)json_integer_value(json_object_get(bad, "line")));
     sb_addf(out, "%lld of %lld elements off, max abs %.3g at element %lld (got %.6g, expected "
                  "%.6g), relative L2 %.3g.",
@@ -124,9 +133,10 @@ static void add_layer_evidence(strbuf *out, const kv_result *r)
     if (at < json_array_size(compared)) {
         add_first_bad_layer(out, layers, json_array_get(compared, at), at);
     } else {
-        sb_addf(out, "Every layer compared matches the reference (dims %s, seed %lld: ",
-                str_or(layers, "dims"),
-                (long long)json_integer_value(json_object_get(layers, "seed")));
+        sb_addf(out, "Every layer compared matches the reference (dims %s, seed ",
+                str_or(layers, "dims"));
+        add_seed(out, layers);
+        sb_adds(out, ": ");
         add_layer_range(out, compared, 0, json_array_size(compared) - 1);
         sb_adds(out, "): the error comes after the last of them.");
     }
