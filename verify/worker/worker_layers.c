@@ -232,10 +232,12 @@ static json_t *compare_pair(wk_gpu *g, const wk_layers *L, const layer_pair *pr,
         cuStreamSynchronize(g->stream) != CUDA_SUCCESS)
         return NULL;
     double rel_l2 = st.sum_sq_ref > 0 ? sqrt(st.sum_sq_diff / st.sum_sq_ref) : sqrt(st.sum_sq_diff);
-    json_t *o = json_pack("{s:s,s:i,s:i,s:I,s:I,s:f,s:f}", "name", pr->name, "line", pr->cand_line,
+    double max_abs = as_double(st.max_abs_bits);
+    json_t *o = json_pack("{s:s,s:i,s:i,s:I,s:I}", "name", pr->name, "line", pr->cand_line,
                           "reference_line", pr->ref_line, "numel", (json_int_t)n, "bad",
-                          (json_int_t)st.n_bad, "max_abs", as_double(st.max_abs_bits), "rel_l2",
-                          isfinite(rel_l2) ? rel_l2 : -1.0);
+                          (json_int_t)st.n_bad);
+    json_object_set_new(o, "max_abs", isfinite(max_abs) ? json_real(max_abs) : json_null());
+    json_object_set_new(o, "rel_l2", isfinite(rel_l2) ? json_real(rel_l2) : json_null());
     if (st.n_bad && st.worst_index != ~0ull) {
         double got = read_value(out, st.worst_index, pr->dtype);
         double want = read_value(ref, st.worst_index, pr->dtype);
