@@ -1,5 +1,5 @@
 /* candidate: extraction of the code block from a response and parsing of the
- * kc-cuda v1 launch, scratch and loop lines (see candidate.h), with their values checked
+ * kc-cuda v1 launch, scratch, loop and layer lines (see candidate.h), with their values checked
  * under every dims set over the expanded schedule (common/schedule.c). */
 #include "common/candidate.h"
 #include "common/error.h"
@@ -208,6 +208,8 @@ struct lctx {
     int open[KC_MAX_LOOP_DEPTH];          /* their loops, outermost first */
     int launches_in[KC_MAX_LOOP_DEPTH];   /* @launch lines inside each so far */
 };
+
+static enum kc_dtype buffer_dtype(const problem *p, const launch_unit *u, int t);
 
 static int lfail(struct lctx *c, const char *fmt, const char *a, const char *b)
 {
@@ -719,6 +721,134 @@ static int parse_end(struct lctx *c, const char *text)
     return 0;
 }
 
+/* ---- layer points: "// @layer NAME BUFFER[INDEX] DTYPE[COUNT]" ---- */
+
+static const char layer_usage[] = "expected '// @layer NAME BUFFER[INDEX] DTYPE[COUNT]', e.g. "
+                                  "'// @layer features.0 a0[0] f32[B*64*55*55]'";
+
+/* Where the bracket opened at s[0] closes (nesting counted), or NULL. */
+static const char *closing_bracket(const char *s)
+{
+    int depth = 0;
+    for (; *s; s++) {
+        depth += (*s == '[') - (*s == ']');
+        if (!depth)
+            return s;
+    }
+    return NULL;
+}
+
+/* A name character outside {expr} parts: PyTorch module names are dotted identifiers. */
+static int is_name_char(char ch)
+{
+    return isalnum((unsigned char)ch) || ch == '_' || ch == '.';
+}
+
+/* NAME: name characters and {expr} parts (not nested, expressions over dims and open loops'
+ * variables). */
+static int check_layer_name(struct lctx *c, const char *name)
+{
+    size_t n = 0;
+    for (const char *p = name; *p; p++, n++) {
+        if (*p == '{') {
+            const char *close = strchr(p, '}');
+            const char *inner = strchr(p + 1, '{');
+            if (!close || (inner && inner < close) || close == p + 1)
+                return lfail(c, "@layer %s: a {expr} part of a name is one expression over dims "
+                                "and loop variables in braces, not nested%s", name, "");
+            strbuf e = STRBUF_INIT;
+            sb_add(&e, p + 1, (size_t)(close - p - 1));
+            int rc = check_names(c, e.buf, "a {expr} part of a @layer name", 1);
+            sb_free(&e);
+            if (rc)
+                return -1;
+            p = close;
+        } else if (!is_name_char(*p)) {
+            return lfail(c, "@layer name '%s': a name is letters, digits, '_' and '.', with {expr} "
+                            "parts over loop variables%s", name, "");
+        }
+    }
+    if (n > KC_MAX_LAYER_NAME)
+        return kc_fail(c->err, "line %d: a @layer name is at most %d bytes; this one has %zu",
+                       c->line, KC_MAX_LAYER_NAME, n);
+    return 0;
+}
+
+/* Splits "NAME BUFFER[INDEX] DTYPE[COUNT]" into its five parts (trimmed); 0 on success. */
+static int split_layer(const char *text, strbuf part[5])
+{
+    const char *p = text;
+    int braces = 0;
+    while (*p && (braces || !isspace((unsigned char)*p)))
+        braces += (*p == '{') - (*p == '}'), p++;
+    sb_add(&part[0], text, (size_t)(p - text));
+    for (int k = 1; k < 5; k += 2) {
+        while (isspace((unsigned char)*p))
+            p++;
+        const char *open = strchr(p, '[');
+        const char *close = open ? closing_bracket(open) : NULL;
+        if (!open || !close)
+            return -1;
+        sb_add(&part[k], p, (size_t)(open - p));
+        sb_add(&part[k + 1], open + 1, (size_t)(close - open - 1));
+        p = close + 1;
+    }
+    for (int k = 0; k < 5; k++)
+        sb_trim(&part[k]);
+    while (isspace((unsigned char)*p))
+        p++;
+    return *p || !part[0].len || !part[2].len || !part[4].len ? -1 : 0;
+}
+
+/* BUFFER must be an output or a scratch buffer of dtype DTYPE. */
+static int check_layer_buffer(struct lctx *c, const char *name, const char *buffer,
+                              const char *dtype, layer_spec *l)
+{
+    l->tensor = tensor_index(c->p, c->u, buffer);
+    if (l->tensor < 0 || l->tensor < c->p->n_inputs) {
+        strbuf known = STRBUF_INIT;
+        describe_names(c, &known);
+        kc_fail(c->err, "line %d: @layer %s: '%s' is not an output or a scratch buffer: a layer's "
+                        "output is read where the launches wrote it (%s)", c->line, name, buffer,
+                known.buf);
+        sb_free(&known);
+        return -1;
+    }
+    if (dtype_parse(dtype, &l->dtype))
+        return lfail(c, "@layer %s: unknown dtype '%s'", name, dtype);
+    if (l->dtype != buffer_dtype(c->p, c->u, l->tensor))
+        return kc_fail(c->err, "line %d: @layer %s: %s is %s, not %s", c->line, name, buffer,
+                       dtype_name(buffer_dtype(c->p, c->u, l->tensor)), dtype);
+    return 0;
+}
+
+static int parse_layer(struct lctx *c, const char *text)
+{
+    if (c->u->n_layers >= KC_MAX_LAYER_LINES)
+        return kc_fail(c->err, "line %d: too many @layer lines (at most %d)", c->line,
+                       KC_MAX_LAYER_LINES);
+    strbuf part[5] = {STRBUF_INIT, STRBUF_INIT, STRBUF_INIT, STRBUF_INIT, STRBUF_INIT};
+    layer_spec *l = &c->u->layers[c->u->n_layers];
+    memset(l, 0, sizeof(*l));
+    int rc = split_layer(text, part);
+    if (rc)
+        kc_fail(c->err, "line %d: %s, not '// @layer %s'", c->line, layer_usage, text);
+    rc = rc || check_layer_name(c, part[0].buf) ||
+         check_layer_buffer(c, part[0].buf, part[1].buf, part[3].buf, l) ||
+         check_names(c, part[2].buf, "the index of a @layer line", 1) ||
+         check_names(c, part[4].buf, "the count of a @layer line", 1);
+    if (!rc) {
+        l->line = c->line;
+        l->name = sb_detach(&part[0]);
+        l->index = sb_detach(&part[2]);
+        l->count = sb_detach(&part[4]);
+        c->u->steps[c->u->n_steps++] = (kc_step){KC_STEP_LAYER, c->u->n_layers++};
+    }
+    for (int k = 0; k < 5; k++)
+        sb_free(&part[k]);
+    return rc ? -1 : 0;
+}
+
 /* At the end of the code: every @for closed. */
 static int check_loops_closed(struct lctx *c)
 {
@@ -757,18 +887,18 @@ static int check_sizes(const char *source, strbuf *err)
     size_t size = strnlen(source, KC_MAX_SOURCE_BYTES + 1);
     if (size > KC_MAX_SOURCE_BYTES)
         return kc_fail(err, "the code is longer than %d bytes (the limit)", KC_MAX_SOURCE_BYTES);
-    static const char *const words[] = {"@launch", "@scratch", "@for", "@end"};
+    static const char *const words[] = {"@launch", "@scratch", "@for", "@end", "@layer"};
     strbuf rest = STRBUF_INIT;
-    int line_no = 0, count[4] = {0}, rc = 0;
+    int line_no = 0, count[5] = {0}, rc = 0;
     for (const char *line = source; *line && !rc;) {
         const char *nl = strchr(line, '\n');
         size_t len = nl ? (size_t)(nl - line) : strlen(line);
         line_no++;
         int w = 0;
-        while (w < 4 && !directive(line, len, words[w], &rest))
+        while (w < 5 && !directive(line, len, words[w], &rest))
             w++;
-        count[w < 4 ? w : 0] += w < 4;
-        if (w < 4 && len > KC_MAX_DIRECTIVE_LINE)
+        count[w < 5 ? w : 0] += w < 5;
+        if (w < 5 && len > KC_MAX_DIRECTIVE_LINE)
             rc = kc_fail(err, "line %d: the %s line is %zu bytes long; the limit is %d", line_no,
                          words[w], len, KC_MAX_DIRECTIVE_LINE);
         else if (count[0] > KC_MAX_LAUNCHES)
@@ -778,6 +908,9 @@ static int check_sizes(const char *source, strbuf *err)
                          KC_MAX_SCRATCH);
         else if (count[2] > KC_MAX_LOOPS)
             rc = kc_fail(err, "line %d: too many @for loops (at most %d)", line_no, KC_MAX_LOOPS);
+        else if (count[4] > KC_MAX_LAYER_LINES)
+            rc = kc_fail(err, "line %d: too many @layer lines (at most %d)", line_no,
+                         KC_MAX_LAYER_LINES);
         line = nl ? nl + 1 : line + len;
     }
     sb_free(&rest);
@@ -1008,12 +1141,29 @@ static int buffer_sizes(const struct dims_ctx *d, int64_t *numel)
     return rc;
 }
 
+/* A layer point under d: its name evaluates and its region lies inside its buffer. */
+static int check_layer_values(const struct dims_ctx *d, const layer_spec *l)
+{
+    strbuf name = STRBUF_INIT, e = STRBUF_INIT;
+    int64_t index, count;
+    int rc = layer_name(l, d->env, &name, &e) ||
+             layer_region(l, d->env, d->numel[l->tensor], &index, &count, &e);
+    if (rc) {
+        strbuf where = STRBUF_INIT;
+        describe_dims(d, &where);
+        kc_fail(d->err, "line %d: @layer %s at %s: %s", l->line, l->name, where.buf, e.buf);
+        sb_free(&where);
+    }
+    sb_free(&name), sb_free(&e);
+    return rc ? -1 : 0;
+}
+
 /* One dims set: every launch of the expanded schedule, in the order it runs (its loop
  * variables bound), then the scratch sizes. Each launch's expressions are compiled once. */
 static int check_set(const struct dims_ctx *d)
 {
     int64_t numel[2 * KC_MAX_TENSORS + KC_MAX_SCRATCH];
-    if (has_offsets(d->u) && buffer_sizes(d, numel))
+    if ((has_offsets(d->u) || d->u->n_layers) && buffer_sizes(d, numel))
         return -1;
     launch_iter it;
     if (launch_iter_start(&it, d->u, d->env, d->label, d->err))
@@ -1022,8 +1172,12 @@ static int check_set(const struct dims_ctx *d)
     in.env = &it.env;
     in.numel = numel;
     struct launch_progs *progs = xcalloc(KC_MAX_LAUNCHES, sizeof(*progs));
-    int i, rc = 0;
-    while (!rc && (i = launch_iter_next(&it)) >= 0) {
+    int i, rc = 0, is_layer = 0;
+    while (!rc && (i = launch_iter_step(&it, &is_layer)) >= 0) {
+        if (is_layer) {
+            rc = check_layer_values(&in, &d->u->layers[i]);
+            continue;
+        }
         if (!progs[i].ready)
             compile_launch(&d->u->launches[i], &it.env, &progs[i]);
         rc = check_launch_values(&in, &d->u->launches[i], &progs[i]);
@@ -1063,6 +1217,8 @@ static int parse_schedule_line(struct lctx *c, const char *line, size_t len, str
         return parse_for(c, text);
     if ((text = directive(line, len, "@end", rest)))
         return parse_end(c, text);
+    if ((text = directive(line, len, "@layer", rest)))
+        return parse_layer(c, text);
     if (c->depth && directive(line, len, "@scratch", rest))
         return kc_fail(c->err, "line %d: @scratch inside @for %s: a scratch buffer is sized once "
                                "per dims set; declare it outside the loop and pass each trip its "
@@ -1076,6 +1232,7 @@ int candidate_parse(const char *source, const problem *p, launch_unit *out, strb
     if (check_sizes(source, err))
         return -1;
     out->launches = xcalloc(KC_MAX_LAUNCHES, sizeof(*out->launches));
+    out->layers = xcalloc(KC_MAX_LAYER_LINES, sizeof(*out->layers));
     struct lctx c = {.p = p, .u = out, .err = err};
     strbuf rest = STRBUF_INIT;
     int rc = 0;
@@ -1119,7 +1276,10 @@ void launch_unit_free(launch_unit *u)
         free(u->scratch[i].name), free(u->scratch[i].count);
     for (int i = 0; i < u->n_loops; i++)
         free(u->loops[i].var), free(u->loops[i].first), free(u->loops[i].end);
+    for (int i = 0; i < u->n_layers; i++)
+        free(u->layers[i].name), free(u->layers[i].index), free(u->layers[i].count);
     free(u->launches);
+    free(u->layers);
     memset(u, 0, sizeof(*u));
 }
 
@@ -1155,5 +1315,43 @@ int launch_offset_bytes(const launch_arg *a, const dimset *dims, int64_t numel,
                        (long long)numel);
     if (__builtin_mul_overflow(index, (int64_t)dtype_size(dtype), bytes))
         return kc_fail(err, "%s: the byte offset overflows", a->text);
+    return 0;
+}
+
+int layer_name(const layer_spec *l, const dimset *env, strbuf *out, strbuf *err)
+{
+    sb_reset(out);
+    for (const char *p = l->name; *p; p++) {
+        const char *close = *p == '{' ? strchr(p, '}') : NULL;
+        if (!close) {
+            sb_add(out, p, 1);
+            continue;
+        }
+        strbuf e = STRBUF_INIT;
+        int64_t v;
+        sb_add(&e, p + 1, (size_t)(close - p - 1));
+        int rc = expr_eval(e.buf, env, &v, err);
+        sb_free(&e);
+        if (rc)
+            return -1;
+        sb_addf(out, "%lld", (long long)v);
+        p = close;
+    }
+    if (out->len > KC_MAX_LAYER_NAME)
+        return kc_fail(err, "the name is %zu bytes long; the limit is %d", out->len,
+                       KC_MAX_LAYER_NAME);
+    return 0;
+}
+
+int layer_region(const layer_spec *l, const dimset *env, int64_t numel, int64_t *index,
+                 int64_t *count, strbuf *err)
+{
+    if (expr_eval(l->index, env, index, err) || expr_eval(l->count, env, count, err))
+        return -1;
+    if (*index < 0 || *index > numel || *count < 1 || *count > numel - *index)
+        return kc_fail(err, "the region [%s, %s + %s) is elements [%lld, %lld + %lld) of a buffer "
+                            "of %lld; it must hold at least one element and lie inside",
+                       l->index, l->index, l->count, (long long)*index, (long long)*index,
+                       (long long)*count, (long long)numel);
     return 0;
 }

@@ -1,6 +1,6 @@
 /* candidate: the "kc-cuda v1" candidate format. Extracts the code block from
  * an LLM response (fences, <think> sections, several blocks) and parses its
- * "// @launch", "// @scratch" and "// @for ... // @end" lines against a problem,
+ * "// @launch", "// @scratch", "// @for ... // @end" and "// @layer" lines against a problem,
  * with errors that name the line (docs/CANDIDATE_FORMAT.md). Running the parsed
  * unit, loops expanded: common/schedule.h. */
 #ifndef KC_CANDIDATE_H
@@ -27,6 +27,9 @@
 #define KC_MAX_BLOCK_THREADS 1024LL
 #define KC_MAX_DYNAMIC_SMEM 232448LL        /* 227 KiB: the H100's opt-in shared memory per block */
 #define KC_MAX_SCRATCH_BYTES (16LL << 30)   /* all scratch buffers of a candidate together */
+#define KC_MAX_LAYER_LINES 256              /* @layer lines */
+#define KC_MAX_UNIT_LAYERS 4096             /* layer points of one execution, loops expanded */
+#define KC_MAX_LAYER_NAME 128               /* bytes of a layer's name, {expr} parts evaluated */
 
 enum kc_arg_kind {
     KC_ARG_TENSOR, /* input, output or scratch: a device pointer */
@@ -75,13 +78,26 @@ typedef struct loop_spec {
     int body, close;    /* steps: the first of its body, its KC_STEP_END */
 } loop_spec;
 
-/* The unit in source order: launches, and the opening and closing of loops around them. */
-enum kc_step_kind { KC_STEP_LAUNCH, KC_STEP_FOR, KC_STEP_END };
+/* "// @layer NAME BUFFER[INDEX] DTYPE[COUNT]": after the launches before it, the COUNT elements
+ * from element INDEX of BUFFER (an output or a scratch buffer, of dtype DTYPE) hold the output of
+ * layer NAME. NAME may hold {expr} parts over dims and loop variables (layer_name gives it under
+ * an env). Read only by the worker's diagnosis run after a mismatch (docs/LEVEL3.md). */
+typedef struct layer_spec {
+    int line;
+    char *name;   /* as written, {expr} parts included */
+    int tensor;   /* into the buffer list, as launch_arg's */
+    enum kc_dtype dtype;
+    char *index, *count; /* expressions */
+} layer_spec;
+
+/* The unit in source order: launches, the opening and closing of loops around them, and layer
+ * points (which schedule.h's launch_iter_next skips unless asked for). */
+enum kc_step_kind { KC_STEP_LAUNCH, KC_STEP_FOR, KC_STEP_END, KC_STEP_LAYER };
 typedef struct kc_step {
     enum kc_step_kind kind;
-    int index; /* into launches (KC_STEP_LAUNCH) or loops */
+    int index; /* into launches (KC_STEP_LAUNCH), loops or layers (KC_STEP_LAYER) */
 } kc_step;
-#define KC_MAX_STEPS (KC_MAX_LAUNCHES + 2 * KC_MAX_LOOPS)
+#define KC_MAX_STEPS (KC_MAX_LAUNCHES + 2 * KC_MAX_LOOPS + KC_MAX_LAYER_LINES)
 
 typedef struct launch_unit {
     int n_launches;
@@ -90,6 +106,8 @@ typedef struct launch_unit {
     scratch_spec scratch[KC_MAX_SCRATCH];
     int n_loops;
     loop_spec loops[KC_MAX_LOOPS];
+    int n_layers;
+    layer_spec *layers; /* KC_MAX_LAYER_LINES of them, allocated by candidate_parse */
     int n_steps;
     kc_step steps[KC_MAX_STEPS];
 } launch_unit;
@@ -120,5 +138,13 @@ int launch_geometry(const launch *l, const dimset *dims, int64_t grid[3], int64_
  * view's start plus the index (numel is then the packed input's). */
 int launch_offset_bytes(const launch_arg *a, const dimset *dims, int64_t numel,
                         enum kc_dtype dtype, int64_t *bytes, strbuf *err);
+
+/* Layer l's name under env (dims and loop variables): its {expr} parts evaluated. Fails when a
+ * part does not evaluate or the name passes KC_MAX_LAYER_NAME bytes. */
+int layer_name(const layer_spec *l, const dimset *env, strbuf *out, strbuf *err);
+/* Layer l's region under env: the element index and count, and BUFFER's numel; fails unless
+ * 0 <= index, 1 <= count and index + count <= numel. */
+int layer_region(const layer_spec *l, const dimset *env, int64_t numel, int64_t *index,
+                 int64_t *count, strbuf *err);
 
 #endif

@@ -5,6 +5,9 @@
  * request was recorded, so that a record's prompt is the prompt the model sees. */
 #include "common/prompt_text.h"
 #include "common/allowed_headers.h"
+#include "common/candidate.h"
+
+#include <string.h>
 
 /* The header list in the system message comes from the allow-list the verifier enforces. */
 #define PROMPT_HEADER(name) " " name
@@ -65,6 +68,13 @@ static const char system_text[] =
     "  // @for t in 0..T\n"
     "  // @launch cell<<<B, 256>>>(x[t*B*H], h, H, t);\n"
     "  // @end\n"
+    "- Optional, for diagnosis only: after the launch that completes a layer of a network, "
+    "// @layer NAME BUFFER[INDEX] DTYPE[COUNT] says that COUNT elements of an output or scratch "
+    "buffer from element INDEX hold the output of layer NAME (the PyTorch module name the "
+    "problem lists, e.g. // @layer layer1.0.conv1 act[0] f32[B*64*56*56]; inside a @for, "
+    "{expr} parts over the loop variable: layer1.{l}.conv1). When your output is wrong, the "
+    "report then names the first listed layer whose output differs. It changes nothing that "
+    "is checked or timed.\n"
     "- Your kernels also run on other sizes than the default dims (odd ones, such as 4097 or "
     "1): guard every index, never hard-code a dim, use 64-bit indices when a count can exceed "
     "2^31, and keep grid.y and grid.z at most 65535, a block at most 1024 threads, dynamic "
@@ -132,6 +142,26 @@ static void add_tensor_line(strbuf *out, const tensor_spec *t)
         add_views(out, t);
 }
 
+/* The reference's layer points (its "// @layer" lines, in the order it computes them): the names
+ * a candidate's @layer lines are compared by after a mismatch (docs/LEVEL3.md). */
+static void add_layers(strbuf *out, const problem *p)
+{
+    launch_unit u = {0};
+    strbuf err = STRBUF_INIT;
+    if (p->reference_source.len && strstr(p->reference_source.buf, "@layer") &&
+        candidate_parse(p->reference_source.buf, p, &u, &err) == 0 && u.n_layers) {
+        sb_adds(out, "Layers (the reference's, in the order it computes them; each is the module's "
+                     "output, row-major as PyTorch holds it, with an activation the reference "
+                     "fuses into it applied). Optional // @layer lines with these names let the "
+                     "report name the first layer whose output differs:\n");
+        for (int i = 0; i < u.n_layers; i++)
+            sb_addf(out, "- %s: %s[%s]\n", u.layers[i].name, dtype_name(u.layers[i].dtype),
+                    u.layers[i].count);
+    }
+    launch_unit_free(&u);
+    sb_free(&err);
+}
+
 void problem_spec_text(const problem *p, strbuf *out)
 {
     sb_addf(out, "Problem %s: %s\n\n%s\n\n", p->id, p->title, p->description);
@@ -143,6 +173,7 @@ void problem_spec_text(const problem *p, strbuf *out)
     sb_adds(out, "Outputs (poisoned before your kernel runs; write every element):\n");
     for (int i = 0; i < p->n_outputs; i++)
         add_tensor_line(out, &p->outputs[i]);
+    add_layers(out, p);
     if (p->n_params) {
         sb_adds(out, "Scalar params:\n");
         for (int i = 0; i < p->n_params; i++) {

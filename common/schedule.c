@@ -1,4 +1,5 @@
-/* schedule: the lazily expanded execution of a launch unit's "// @for" loops (see schedule.h).
+/* schedule: the lazily expanded execution of a launch unit's "// @for" loops (see schedule.h),
+ * its "// @layer" points counted beside its launches and yielded only when asked for.
  * Counting never enumerates: a loop's launches are its trips times the launches of one trip,
  * in saturating arithmetic, and a loop whose body issues nothing is skipped whole, so every
  * trip the iterator takes issues at least one launch and walking an execution costs O(its
@@ -95,7 +96,7 @@ static int count_steps(struct count_ctx *c, int from, int to, int top, int64_t *
     int64_t n = 0;
     for (int s = from; s < to; s++) {
         const kc_step *st = &u->steps[s];
-        int64_t add = 1;
+        int64_t add = st->kind != KC_STEP_LAYER;
         if (st->kind == KC_STEP_FOR) {
             int k = st->index;
             const loop_spec *l = &u->loops[k];
@@ -117,6 +118,53 @@ static int count_steps(struct count_ctx *c, int from, int to, int top, int64_t *
             return over_cap(c, st, n, add);
     }
     *out = n;
+    return 0;
+}
+
+/* Layer points of steps [from, to), loops expanded as the iterator runs them (a loop that issues
+ * no launch is skipped whole), saturating; the bounds are those count_steps evaluated. */
+static int64_t count_layers(const launch_iter *it, int from, int to)
+{
+    const launch_unit *u = it->u;
+    int64_t n = 0;
+    for (int s = from; s < to; s++) {
+        const kc_step *st = &u->steps[s];
+        if (st->kind == KC_STEP_LAYER)
+            n = sat_add(n, 1);
+        if (st->kind != KC_STEP_FOR)
+            continue;
+        int k = st->index;
+        if (it->trips[k] > 0 && it->per_trip[k] > 0)
+            n = sat_add(n, sat_mul(it->trips[k], count_layers(it, u->loops[k].body, u->loops[k].close)));
+        s = u->loops[k].close;
+    }
+    return n;
+}
+
+/* The layer-point cap: names the first top-level step at which the count passes it. */
+static int check_layer_cap(struct count_ctx *c)
+{
+    const launch_unit *u = c->it->u;
+    int64_t n = 0;
+    for (int s = 0; s < u->n_steps; s++) {
+        const kc_step *st = &u->steps[s];
+        int next = st->kind == KC_STEP_FOR ? u->loops[st->index].close + 1 : s + 1;
+        n = sat_add(n, count_layers(c->it, s, next));
+        if (n > KC_MAX_UNIT_LAYERS) {
+            strbuf where = STRBUF_INIT, all = STRBUF_INIT;
+            launch_describe_dims(c->label, &c->it->env, c->it->n_dims, &where);
+            describe_count(c->it->layers = count_layers(c->it, 0, u->n_steps), &all);
+            int line = st->kind == KC_STEP_LAYER ? u->layers[st->index].line
+                                                 : u->loops[st->index].line;
+            kc_fail(c->err, "line %d: at %s the launch unit would have %s layer points (@layer "
+                            "lines reached); one execution may have at most %d",
+                    line, where.buf, all.buf, KC_MAX_UNIT_LAYERS);
+            sb_free(&where), sb_free(&all);
+            return -1;
+        }
+        s = next - 1;
+    }
+    c->it->layers = n;
     return 0;
 }
 
@@ -155,7 +203,7 @@ int launch_iter_start(launch_iter *it, const launch_unit *u, const dimset *dims,
     dimset_copy(&it->env, dims);
     it->n_dims = it->env.n;
     struct count_ctx c = {it, label, err};
-    if (count_steps(&c, 0, u->n_steps, 1, &it->total)) {
+    if (count_steps(&c, 0, u->n_steps, 1, &it->total) || check_layer_cap(&c)) {
         launch_iter_free(it);
         return -1;
     }
@@ -175,16 +223,17 @@ static void pop(launch_iter *it)
     free(it->env.names[--it->env.n]);
 }
 
-int launch_iter_next(launch_iter *it)
+int launch_iter_step(launch_iter *it, int *is_layer)
 {
     const launch_unit *u = it->u;
     while (u && it->next < u->n_steps) {
         const kc_step *st = &u->steps[it->next];
-        const loop_spec *l = st->kind == KC_STEP_LAUNCH ? NULL : &u->loops[st->index];
-        if (st->kind == KC_STEP_LAUNCH) {
+        if (st->kind == KC_STEP_LAUNCH || st->kind == KC_STEP_LAYER) {
+            *is_layer = st->kind == KC_STEP_LAYER;
             it->next++;
             return st->index;
         }
+        const loop_spec *l = &u->loops[st->index];
         if (st->kind == KC_STEP_FOR) {
             int runs = it->trips[st->index] > 0 && it->per_trip[st->index] > 0;
             if (runs)
@@ -202,6 +251,14 @@ int launch_iter_next(launch_iter *it)
         }
     }
     return -1;
+}
+
+int launch_iter_next(launch_iter *it)
+{
+    int is_layer = 0, i;
+    while ((i = launch_iter_step(it, &is_layer)) >= 0 && is_layer)
+        ;
+    return i;
 }
 
 void launch_iter_free(launch_iter *it)

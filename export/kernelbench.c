@@ -205,7 +205,7 @@ void kernelbench_host_wrapper(const problem *p, const launch_unit *u, strbuf *ou
             host_launch(p, u, &u->launches[st->index], depth, out);
         else if (st->kind == KC_STEP_FOR)
             host_for(u, &u->loops[st->index], out), depth++;
-        else
+        else if (st->kind == KC_STEP_END) /* layer points run nothing */
             sb_addf(out, "%*s} // @end line %d\n", 4 * depth, "", u->loops[st->index].end_line),
                 depth--;
     }

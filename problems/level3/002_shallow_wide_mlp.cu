@@ -19,7 +19,10 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
 // @scratch acc f64[B*max(H1, max(H2, OUT))]
 // @launch l3_linear_nt<<<dim3(cdiv(B, 64), cdiv(H1, 64)), dim3(16, 16)>>>(x, fc0_w, acc, B, H1, IN);
 // @launch l3_bias_act_d<<<min(cdiv((B)*(H1), 256), 65536), 256>>>(acc, fc0_b, 0, a0, (B)*(H1), 1, H1, 1);
+// @layer network.0 a0[0] f32[(B)*(H1)]
 // @launch l3_linear_nt<<<dim3(cdiv(B, 64), cdiv(H2, 64)), dim3(16, 16)>>>(a0, fc1_w, acc, B, H2, H1);
 // @launch l3_bias_act_d<<<min(cdiv((B)*(H2), 256), 65536), 256>>>(acc, fc1_b, 0, a1, (B)*(H2), 1, H2, 1);
+// @layer network.2 a1[0] f32[(B)*(H2)]
 // @launch l3_linear_nt<<<dim3(cdiv(B, 64), cdiv(OUT, 64)), dim3(16, 16)>>>(a1, fc2_w, acc, B, OUT, H2);
 // @launch l3_bias_act_d<<<min(cdiv((B)*(OUT), 256), 65536), 256>>>(acc, fc2_b, 0, y, (B)*(OUT), 1, OUT, 0);
+// @layer network.4 y[0] f32[(B)*(OUT)]

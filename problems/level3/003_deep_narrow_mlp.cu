@@ -18,9 +18,11 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
 // @scratch acc f64[B*max(H, OUT)]
 // @launch l3_linear_nt<<<dim3(cdiv(B, 64), cdiv(H, 64)), dim3(16, 16)>>>(x, fc0_w, acc, B, H, IN);
 // @launch l3_bias_act_d<<<min(cdiv((B)*(H), 256), 65536), 256>>>(acc, fc0_b, 0, act, (B)*(H), 1, H, 1);
+// @layer network.0 act[0] f32[(B)*(H)]
 // @for l in 0..L-1
 //   @launch l3_linear_nt<<<dim3(cdiv(B, 64), cdiv(H, 64)), dim3(16, 16)>>>(act[(l % 2)*B*H], fch_w[l*H*H], acc, B, H, H);
 //   @launch l3_bias_act_d<<<min(cdiv((B)*(H), 256), 65536), 256>>>(acc, fch_b[l*H], 0, act[((l + 1) % 2)*B*H], (B)*(H), 1, H, 1);
 // @end
 // @launch l3_linear_nt<<<dim3(cdiv(B, 64), cdiv(OUT, 64)), dim3(16, 16)>>>(act[((L - 1) % 2)*B*H], fco_w, acc, B, OUT, H);
 // @launch l3_bias_act_d<<<min(cdiv((B)*(OUT), 256), 65536), 256>>>(acc, fco_b, 0, y, (B)*(OUT), 1, OUT, 0);
+// @layer network.{2*L} y[0] f32[(B)*(OUT)]

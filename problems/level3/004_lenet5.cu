@@ -22,13 +22,18 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
 // @scratch acc f64[B*max(120, NC)]
 // @launch conv2d_ref<<<min((B)*(1)*cdiv((6)/(1), 16)*cdiv(28, 64)*cdiv(28, 8), 1048576), 128, 12*(4*(5)*(5)*16 + 4*(7*(1) + (5))*(63*(1) + (5)))>>>(x, conv1_w, t, B, 1, 6, 32, 32, 28, 28, 5, 5, 1, 1, 0, 0, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(6)*(28)*(28), 256), 65536), 256>>>(t, conv1_b, 0, a, (B)*(6)*(28)*(28), (28)*(28), 6, 1);
+// @layer conv1 a[0] f32[(B)*(6)*(28)*(28)]
 // @launch l3_maxpool2d<<<min(cdiv((B*6)*(14)*(14), 256), 65536), 256>>>(a, p, B*6, 28, 28, 14, 14, 2, 2, 0);
 // @launch conv2d_ref<<<min((B)*(1)*cdiv((16)/(1), 16)*cdiv(10, 64)*cdiv(10, 8), 1048576), 128, 12*(4*(5)*(5)*16 + 4*(7*(1) + (5))*(63*(1) + (5)))>>>(p, conv2_w, t, B, 6, 16, 14, 14, 10, 10, 5, 5, 1, 1, 0, 0, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(16)*(10)*(10), 256), 65536), 256>>>(t, conv2_b, 0, a, (B)*(16)*(10)*(10), (10)*(10), 16, 1);
+// @layer conv2 a[0] f32[(B)*(16)*(10)*(10)]
 // @launch l3_maxpool2d<<<min(cdiv((B*16)*(5)*(5), 256), 65536), 256>>>(a, p, B*16, 10, 10, 5, 5, 2, 2, 0);
 // @launch l3_linear_nt<<<dim3(cdiv(B, 64), cdiv(120, 64)), dim3(16, 16)>>>(p, fc1_w, acc, B, 120, 400);
 // @launch l3_bias_act_d<<<min(cdiv((B)*(120), 256), 65536), 256>>>(acc, fc1_b, 0, a, (B)*(120), 1, 120, 1);
+// @layer fc1 a[0] f32[(B)*(120)]
 // @launch l3_linear_nt<<<dim3(cdiv(B, 64), cdiv(84, 64)), dim3(16, 16)>>>(a, fc2_w, acc, B, 84, 120);
 // @launch l3_bias_act_d<<<min(cdiv((B)*(84), 256), 65536), 256>>>(acc, fc2_b, 0, t, (B)*(84), 1, 84, 1);
+// @layer fc2 t[0] f32[(B)*(84)]
 // @launch l3_linear_nt<<<dim3(cdiv(B, 64), cdiv(NC, 64)), dim3(16, 16)>>>(t, fc3_w, acc, B, NC, 84);
 // @launch l3_bias_act_d<<<min(cdiv((B)*(NC), 256), 65536), 256>>>(acc, fc3_b, 0, y, (B)*(NC), 1, NC, 0);
+// @layer fc3 y[0] f32[(B)*(NC)]

@@ -24,167 +24,225 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
 // @scratch acc f64[B*NC]
 // @launch conv2d_ref<<<min((B)*(1)*cdiv((64)/(1), 16)*cdiv(S1W, 64)*cdiv(S1H, 8), 1048576), 128, 12*(4*(7)*(7)*16 + 4*(7*(2) + (7))*(63*(2) + (7)))>>>(x, conv1_w, t, B, 3, 64, H, W, S1H, S1W, 7, 7, 2, 2, 3, 3, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(64)*(S1H)*(S1W), 256), 65536), 256>>>(t, conv1_b, 0, p, (B)*(64)*(S1H)*(S1W), (S1H)*(S1W), 64, 1);
+// @layer conv1 p[0] f32[(B)*(64)*(S1H)*(S1W)]
 // @launch l3_maxpool2d<<<min(cdiv((B*64)*(S2H)*(S2W), 256), 65536), 256>>>(p, q, B*64, S1H, S1W, S2H, S2W, 3, 2, 1);
 // @launch conv2d_ref<<<min((B)*(1)*cdiv((64)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(q, conv2_w, t, B, 64, 64, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(64)*(S2H)*(S2W), 256), 65536), 256>>>(t, conv2_b, 0, p, (B)*(64)*(S2H)*(S2W), (S2H)*(S2W), 64, 1);
+// @layer conv2 p[0] f32[(B)*(64)*(S2H)*(S2W)]
 // @launch conv2d_ref<<<min((B)*(1)*cdiv((192)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(p, conv3_w, t, B, 64, 192, S2H, S2W, S2H, S2W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(192)*(S2H)*(S2W), 256), 65536), 256>>>(t, conv3_b, 0, q, (B)*(192)*(S2H)*(S2W), (S2H)*(S2W), 192, 1);
+// @layer conv3 q[0] f32[(B)*(192)*(S2H)*(S2W)]
 // @launch l3_maxpool2d<<<min(cdiv((B*192)*(S3H)*(S3W), 256), 65536), 256>>>(q, p, B*192, S2H, S2W, S3H, S3W, 3, 2, 1);
 // @launch conv2d_ref<<<min((B)*(1)*cdiv((64)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(p, i3a_b1_w, t, B, 192, 64, S3H, S3W, S3H, S3W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(64)*(S3H)*(S3W), 256), 65536), 256>>>(t, i3a_b1_b, 0, o, (B)*(64)*(S3H)*(S3W), (S3H)*(S3W), 64, 0);
+// @layer inception3a.branch1x1 o[0] f32[(B)*(64)*(S3H)*(S3W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(64)*((S3H)*(S3W)), 256), 65536), 256>>>(o, q, B, 64, (S3H)*(S3W), 256, 0);
 // @launch conv2d_ref<<<min((B)*(1)*cdiv((96)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(p, i3a_b3r_w, t, B, 192, 96, S3H, S3W, S3H, S3W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(96)*(S3H)*(S3W), 256), 65536), 256>>>(t, i3a_b3r_b, 0, r, (B)*(96)*(S3H)*(S3W), (S3H)*(S3W), 96, 0);
+// @layer inception3a.branch3x3.0 r[0] f32[(B)*(96)*(S3H)*(S3W)]
 // @launch conv2d_ref<<<min((B)*(1)*cdiv((128)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(r, i3a_b3_w, t, B, 96, 128, S3H, S3W, S3H, S3W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(128)*(S3H)*(S3W), 256), 65536), 256>>>(t, i3a_b3_b, 0, o, (B)*(128)*(S3H)*(S3W), (S3H)*(S3W), 128, 0);
+// @layer inception3a.branch3x3.1 o[0] f32[(B)*(128)*(S3H)*(S3W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(128)*((S3H)*(S3W)), 256), 65536), 256>>>(o, q, B, 128, (S3H)*(S3W), 256, 64);
 // @launch conv2d_ref<<<min((B)*(1)*cdiv((16)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(p, i3a_b5r_w, t, B, 192, 16, S3H, S3W, S3H, S3W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(16)*(S3H)*(S3W), 256), 65536), 256>>>(t, i3a_b5r_b, 0, r, (B)*(16)*(S3H)*(S3W), (S3H)*(S3W), 16, 0);
+// @layer inception3a.branch5x5.0 r[0] f32[(B)*(16)*(S3H)*(S3W)]
 // @launch conv2d_ref<<<min((B)*(1)*cdiv((32)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8), 1048576), 128, 12*(4*(5)*(5)*16 + 4*(7*(1) + (5))*(63*(1) + (5)))>>>(r, i3a_b5_w, t, B, 16, 32, S3H, S3W, S3H, S3W, 5, 5, 1, 1, 2, 2, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(32)*(S3H)*(S3W), 256), 65536), 256>>>(t, i3a_b5_b, 0, o, (B)*(32)*(S3H)*(S3W), (S3H)*(S3W), 32, 0);
+// @layer inception3a.branch5x5.1 o[0] f32[(B)*(32)*(S3H)*(S3W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(32)*((S3H)*(S3W)), 256), 65536), 256>>>(o, q, B, 32, (S3H)*(S3W), 256, 192);
 // @launch l3_maxpool2d<<<min(cdiv((B*192)*(S3H)*(S3W), 256), 65536), 256>>>(p, r, B*192, S3H, S3W, S3H, S3W, 3, 1, 1);
 // @launch conv2d_ref<<<min((B)*(1)*cdiv((32)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(r, i3a_bp_w, t, B, 192, 32, S3H, S3W, S3H, S3W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(32)*(S3H)*(S3W), 256), 65536), 256>>>(t, i3a_bp_b, 0, o, (B)*(32)*(S3H)*(S3W), (S3H)*(S3W), 32, 0);
+// @layer inception3a.branch_pool.1 o[0] f32[(B)*(32)*(S3H)*(S3W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(32)*((S3H)*(S3W)), 256), 65536), 256>>>(o, q, B, 32, (S3H)*(S3W), 256, 224);
 // @launch conv2d_ref<<<min((B)*(1)*cdiv((128)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(q, i3b_b1_w, t, B, 256, 128, S3H, S3W, S3H, S3W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(128)*(S3H)*(S3W), 256), 65536), 256>>>(t, i3b_b1_b, 0, o, (B)*(128)*(S3H)*(S3W), (S3H)*(S3W), 128, 0);
+// @layer inception3b.branch1x1 o[0] f32[(B)*(128)*(S3H)*(S3W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(128)*((S3H)*(S3W)), 256), 65536), 256>>>(o, p, B, 128, (S3H)*(S3W), 480, 0);
 // @launch conv2d_ref<<<min((B)*(1)*cdiv((128)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(q, i3b_b3r_w, t, B, 256, 128, S3H, S3W, S3H, S3W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(128)*(S3H)*(S3W), 256), 65536), 256>>>(t, i3b_b3r_b, 0, r, (B)*(128)*(S3H)*(S3W), (S3H)*(S3W), 128, 0);
+// @layer inception3b.branch3x3.0 r[0] f32[(B)*(128)*(S3H)*(S3W)]
 // @launch conv2d_ref<<<min((B)*(1)*cdiv((192)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(r, i3b_b3_w, t, B, 128, 192, S3H, S3W, S3H, S3W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(192)*(S3H)*(S3W), 256), 65536), 256>>>(t, i3b_b3_b, 0, o, (B)*(192)*(S3H)*(S3W), (S3H)*(S3W), 192, 0);
+// @layer inception3b.branch3x3.1 o[0] f32[(B)*(192)*(S3H)*(S3W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(192)*((S3H)*(S3W)), 256), 65536), 256>>>(o, p, B, 192, (S3H)*(S3W), 480, 128);
 // @launch conv2d_ref<<<min((B)*(1)*cdiv((32)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(q, i3b_b5r_w, t, B, 256, 32, S3H, S3W, S3H, S3W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(32)*(S3H)*(S3W), 256), 65536), 256>>>(t, i3b_b5r_b, 0, r, (B)*(32)*(S3H)*(S3W), (S3H)*(S3W), 32, 0);
+// @layer inception3b.branch5x5.0 r[0] f32[(B)*(32)*(S3H)*(S3W)]
 // @launch conv2d_ref<<<min((B)*(1)*cdiv((96)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8), 1048576), 128, 12*(4*(5)*(5)*16 + 4*(7*(1) + (5))*(63*(1) + (5)))>>>(r, i3b_b5_w, t, B, 32, 96, S3H, S3W, S3H, S3W, 5, 5, 1, 1, 2, 2, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(96)*(S3H)*(S3W), 256), 65536), 256>>>(t, i3b_b5_b, 0, o, (B)*(96)*(S3H)*(S3W), (S3H)*(S3W), 96, 0);
+// @layer inception3b.branch5x5.1 o[0] f32[(B)*(96)*(S3H)*(S3W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(96)*((S3H)*(S3W)), 256), 65536), 256>>>(o, p, B, 96, (S3H)*(S3W), 480, 320);
 // @launch l3_maxpool2d<<<min(cdiv((B*256)*(S3H)*(S3W), 256), 65536), 256>>>(q, r, B*256, S3H, S3W, S3H, S3W, 3, 1, 1);
 // @launch conv2d_ref<<<min((B)*(1)*cdiv((64)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(r, i3b_bp_w, t, B, 256, 64, S3H, S3W, S3H, S3W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(64)*(S3H)*(S3W), 256), 65536), 256>>>(t, i3b_bp_b, 0, o, (B)*(64)*(S3H)*(S3W), (S3H)*(S3W), 64, 0);
+// @layer inception3b.branch_pool.1 o[0] f32[(B)*(64)*(S3H)*(S3W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(64)*((S3H)*(S3W)), 256), 65536), 256>>>(o, p, B, 64, (S3H)*(S3W), 480, 416);
 // @launch l3_maxpool2d<<<min(cdiv((B*480)*(S4H)*(S4W), 256), 65536), 256>>>(p, q, B*480, S3H, S3W, S4H, S4W, 3, 2, 1);
 // @launch conv2d_ref<<<min((B)*(1)*cdiv((192)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(q, i4a_b1_w, t, B, 480, 192, S4H, S4W, S4H, S4W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(192)*(S4H)*(S4W), 256), 65536), 256>>>(t, i4a_b1_b, 0, o, (B)*(192)*(S4H)*(S4W), (S4H)*(S4W), 192, 0);
+// @layer inception4a.branch1x1 o[0] f32[(B)*(192)*(S4H)*(S4W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(192)*((S4H)*(S4W)), 256), 65536), 256>>>(o, p, B, 192, (S4H)*(S4W), 512, 0);
 // @launch conv2d_ref<<<min((B)*(1)*cdiv((96)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(q, i4a_b3r_w, t, B, 480, 96, S4H, S4W, S4H, S4W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(96)*(S4H)*(S4W), 256), 65536), 256>>>(t, i4a_b3r_b, 0, r, (B)*(96)*(S4H)*(S4W), (S4H)*(S4W), 96, 0);
+// @layer inception4a.branch3x3.0 r[0] f32[(B)*(96)*(S4H)*(S4W)]
 // @launch conv2d_ref<<<min((B)*(1)*cdiv((208)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(r, i4a_b3_w, t, B, 96, 208, S4H, S4W, S4H, S4W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(208)*(S4H)*(S4W), 256), 65536), 256>>>(t, i4a_b3_b, 0, o, (B)*(208)*(S4H)*(S4W), (S4H)*(S4W), 208, 0);
+// @layer inception4a.branch3x3.1 o[0] f32[(B)*(208)*(S4H)*(S4W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(208)*((S4H)*(S4W)), 256), 65536), 256>>>(o, p, B, 208, (S4H)*(S4W), 512, 192);
 // @launch conv2d_ref<<<min((B)*(1)*cdiv((16)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(q, i4a_b5r_w, t, B, 480, 16, S4H, S4W, S4H, S4W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(16)*(S4H)*(S4W), 256), 65536), 256>>>(t, i4a_b5r_b, 0, r, (B)*(16)*(S4H)*(S4W), (S4H)*(S4W), 16, 0);
+// @layer inception4a.branch5x5.0 r[0] f32[(B)*(16)*(S4H)*(S4W)]
 // @launch conv2d_ref<<<min((B)*(1)*cdiv((48)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8), 1048576), 128, 12*(4*(5)*(5)*16 + 4*(7*(1) + (5))*(63*(1) + (5)))>>>(r, i4a_b5_w, t, B, 16, 48, S4H, S4W, S4H, S4W, 5, 5, 1, 1, 2, 2, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(48)*(S4H)*(S4W), 256), 65536), 256>>>(t, i4a_b5_b, 0, o, (B)*(48)*(S4H)*(S4W), (S4H)*(S4W), 48, 0);
+// @layer inception4a.branch5x5.1 o[0] f32[(B)*(48)*(S4H)*(S4W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(48)*((S4H)*(S4W)), 256), 65536), 256>>>(o, p, B, 48, (S4H)*(S4W), 512, 400);
 // @launch l3_maxpool2d<<<min(cdiv((B*480)*(S4H)*(S4W), 256), 65536), 256>>>(q, r, B*480, S4H, S4W, S4H, S4W, 3, 1, 1);
 // @launch conv2d_ref<<<min((B)*(1)*cdiv((64)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(r, i4a_bp_w, t, B, 480, 64, S4H, S4W, S4H, S4W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(64)*(S4H)*(S4W), 256), 65536), 256>>>(t, i4a_bp_b, 0, o, (B)*(64)*(S4H)*(S4W), (S4H)*(S4W), 64, 0);
+// @layer inception4a.branch_pool.1 o[0] f32[(B)*(64)*(S4H)*(S4W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(64)*((S4H)*(S4W)), 256), 65536), 256>>>(o, p, B, 64, (S4H)*(S4W), 512, 448);
 // @launch conv2d_ref<<<min((B)*(1)*cdiv((160)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(p, i4b_b1_w, t, B, 512, 160, S4H, S4W, S4H, S4W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(160)*(S4H)*(S4W), 256), 65536), 256>>>(t, i4b_b1_b, 0, o, (B)*(160)*(S4H)*(S4W), (S4H)*(S4W), 160, 0);
+// @layer inception4b.branch1x1 o[0] f32[(B)*(160)*(S4H)*(S4W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(160)*((S4H)*(S4W)), 256), 65536), 256>>>(o, q, B, 160, (S4H)*(S4W), 512, 0);
 // @launch conv2d_ref<<<min((B)*(1)*cdiv((112)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(p, i4b_b3r_w, t, B, 512, 112, S4H, S4W, S4H, S4W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(112)*(S4H)*(S4W), 256), 65536), 256>>>(t, i4b_b3r_b, 0, r, (B)*(112)*(S4H)*(S4W), (S4H)*(S4W), 112, 0);
+// @layer inception4b.branch3x3.0 r[0] f32[(B)*(112)*(S4H)*(S4W)]
 // @launch conv2d_ref<<<min((B)*(1)*cdiv((224)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(r, i4b_b3_w, t, B, 112, 224, S4H, S4W, S4H, S4W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(224)*(S4H)*(S4W), 256), 65536), 256>>>(t, i4b_b3_b, 0, o, (B)*(224)*(S4H)*(S4W), (S4H)*(S4W), 224, 0);
+// @layer inception4b.branch3x3.1 o[0] f32[(B)*(224)*(S4H)*(S4W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(224)*((S4H)*(S4W)), 256), 65536), 256>>>(o, q, B, 224, (S4H)*(S4W), 512, 160);
 // @launch conv2d_ref<<<min((B)*(1)*cdiv((24)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(p, i4b_b5r_w, t, B, 512, 24, S4H, S4W, S4H, S4W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(24)*(S4H)*(S4W), 256), 65536), 256>>>(t, i4b_b5r_b, 0, r, (B)*(24)*(S4H)*(S4W), (S4H)*(S4W), 24, 0);
+// @layer inception4b.branch5x5.0 r[0] f32[(B)*(24)*(S4H)*(S4W)]
 // @launch conv2d_ref<<<min((B)*(1)*cdiv((64)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8), 1048576), 128, 12*(4*(5)*(5)*16 + 4*(7*(1) + (5))*(63*(1) + (5)))>>>(r, i4b_b5_w, t, B, 24, 64, S4H, S4W, S4H, S4W, 5, 5, 1, 1, 2, 2, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(64)*(S4H)*(S4W), 256), 65536), 256>>>(t, i4b_b5_b, 0, o, (B)*(64)*(S4H)*(S4W), (S4H)*(S4W), 64, 0);
+// @layer inception4b.branch5x5.1 o[0] f32[(B)*(64)*(S4H)*(S4W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(64)*((S4H)*(S4W)), 256), 65536), 256>>>(o, q, B, 64, (S4H)*(S4W), 512, 384);
 // @launch l3_maxpool2d<<<min(cdiv((B*512)*(S4H)*(S4W), 256), 65536), 256>>>(p, r, B*512, S4H, S4W, S4H, S4W, 3, 1, 1);
 // @launch conv2d_ref<<<min((B)*(1)*cdiv((64)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(r, i4b_bp_w, t, B, 512, 64, S4H, S4W, S4H, S4W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(64)*(S4H)*(S4W), 256), 65536), 256>>>(t, i4b_bp_b, 0, o, (B)*(64)*(S4H)*(S4W), (S4H)*(S4W), 64, 0);
+// @layer inception4b.branch_pool.1 o[0] f32[(B)*(64)*(S4H)*(S4W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(64)*((S4H)*(S4W)), 256), 65536), 256>>>(o, q, B, 64, (S4H)*(S4W), 512, 448);
 // @launch conv2d_ref<<<min((B)*(1)*cdiv((128)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(q, i4c_b1_w, t, B, 512, 128, S4H, S4W, S4H, S4W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(128)*(S4H)*(S4W), 256), 65536), 256>>>(t, i4c_b1_b, 0, o, (B)*(128)*(S4H)*(S4W), (S4H)*(S4W), 128, 0);
+// @layer inception4c.branch1x1 o[0] f32[(B)*(128)*(S4H)*(S4W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(128)*((S4H)*(S4W)), 256), 65536), 256>>>(o, p, B, 128, (S4H)*(S4W), 512, 0);
 // @launch conv2d_ref<<<min((B)*(1)*cdiv((128)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(q, i4c_b3r_w, t, B, 512, 128, S4H, S4W, S4H, S4W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(128)*(S4H)*(S4W), 256), 65536), 256>>>(t, i4c_b3r_b, 0, r, (B)*(128)*(S4H)*(S4W), (S4H)*(S4W), 128, 0);
+// @layer inception4c.branch3x3.0 r[0] f32[(B)*(128)*(S4H)*(S4W)]
 // @launch conv2d_ref<<<min((B)*(1)*cdiv((256)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(r, i4c_b3_w, t, B, 128, 256, S4H, S4W, S4H, S4W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(256)*(S4H)*(S4W), 256), 65536), 256>>>(t, i4c_b3_b, 0, o, (B)*(256)*(S4H)*(S4W), (S4H)*(S4W), 256, 0);
+// @layer inception4c.branch3x3.1 o[0] f32[(B)*(256)*(S4H)*(S4W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(256)*((S4H)*(S4W)), 256), 65536), 256>>>(o, p, B, 256, (S4H)*(S4W), 512, 128);
 // @launch conv2d_ref<<<min((B)*(1)*cdiv((24)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(q, i4c_b5r_w, t, B, 512, 24, S4H, S4W, S4H, S4W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(24)*(S4H)*(S4W), 256), 65536), 256>>>(t, i4c_b5r_b, 0, r, (B)*(24)*(S4H)*(S4W), (S4H)*(S4W), 24, 0);
+// @layer inception4c.branch5x5.0 r[0] f32[(B)*(24)*(S4H)*(S4W)]
 // @launch conv2d_ref<<<min((B)*(1)*cdiv((64)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8), 1048576), 128, 12*(4*(5)*(5)*16 + 4*(7*(1) + (5))*(63*(1) + (5)))>>>(r, i4c_b5_w, t, B, 24, 64, S4H, S4W, S4H, S4W, 5, 5, 1, 1, 2, 2, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(64)*(S4H)*(S4W), 256), 65536), 256>>>(t, i4c_b5_b, 0, o, (B)*(64)*(S4H)*(S4W), (S4H)*(S4W), 64, 0);
+// @layer inception4c.branch5x5.1 o[0] f32[(B)*(64)*(S4H)*(S4W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(64)*((S4H)*(S4W)), 256), 65536), 256>>>(o, p, B, 64, (S4H)*(S4W), 512, 384);
 // @launch l3_maxpool2d<<<min(cdiv((B*512)*(S4H)*(S4W), 256), 65536), 256>>>(q, r, B*512, S4H, S4W, S4H, S4W, 3, 1, 1);
 // @launch conv2d_ref<<<min((B)*(1)*cdiv((64)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(r, i4c_bp_w, t, B, 512, 64, S4H, S4W, S4H, S4W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(64)*(S4H)*(S4W), 256), 65536), 256>>>(t, i4c_bp_b, 0, o, (B)*(64)*(S4H)*(S4W), (S4H)*(S4W), 64, 0);
+// @layer inception4c.branch_pool.1 o[0] f32[(B)*(64)*(S4H)*(S4W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(64)*((S4H)*(S4W)), 256), 65536), 256>>>(o, p, B, 64, (S4H)*(S4W), 512, 448);
 // @launch conv2d_ref<<<min((B)*(1)*cdiv((112)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(p, i4d_b1_w, t, B, 512, 112, S4H, S4W, S4H, S4W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(112)*(S4H)*(S4W), 256), 65536), 256>>>(t, i4d_b1_b, 0, o, (B)*(112)*(S4H)*(S4W), (S4H)*(S4W), 112, 0);
+// @layer inception4d.branch1x1 o[0] f32[(B)*(112)*(S4H)*(S4W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(112)*((S4H)*(S4W)), 256), 65536), 256>>>(o, q, B, 112, (S4H)*(S4W), 528, 0);
 // @launch conv2d_ref<<<min((B)*(1)*cdiv((144)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(p, i4d_b3r_w, t, B, 512, 144, S4H, S4W, S4H, S4W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(144)*(S4H)*(S4W), 256), 65536), 256>>>(t, i4d_b3r_b, 0, r, (B)*(144)*(S4H)*(S4W), (S4H)*(S4W), 144, 0);
+// @layer inception4d.branch3x3.0 r[0] f32[(B)*(144)*(S4H)*(S4W)]
 // @launch conv2d_ref<<<min((B)*(1)*cdiv((288)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(r, i4d_b3_w, t, B, 144, 288, S4H, S4W, S4H, S4W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(288)*(S4H)*(S4W), 256), 65536), 256>>>(t, i4d_b3_b, 0, o, (B)*(288)*(S4H)*(S4W), (S4H)*(S4W), 288, 0);
+// @layer inception4d.branch3x3.1 o[0] f32[(B)*(288)*(S4H)*(S4W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(288)*((S4H)*(S4W)), 256), 65536), 256>>>(o, q, B, 288, (S4H)*(S4W), 528, 112);
 // @launch conv2d_ref<<<min((B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(p, i4d_b5r_w, t, B, 512, 32, S4H, S4W, S4H, S4W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(32)*(S4H)*(S4W), 256), 65536), 256>>>(t, i4d_b5r_b, 0, r, (B)*(32)*(S4H)*(S4W), (S4H)*(S4W), 32, 0);
+// @layer inception4d.branch5x5.0 r[0] f32[(B)*(32)*(S4H)*(S4W)]
 // @launch conv2d_ref<<<min((B)*(1)*cdiv((64)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8), 1048576), 128, 12*(4*(5)*(5)*16 + 4*(7*(1) + (5))*(63*(1) + (5)))>>>(r, i4d_b5_w, t, B, 32, 64, S4H, S4W, S4H, S4W, 5, 5, 1, 1, 2, 2, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(64)*(S4H)*(S4W), 256), 65536), 256>>>(t, i4d_b5_b, 0, o, (B)*(64)*(S4H)*(S4W), (S4H)*(S4W), 64, 0);
+// @layer inception4d.branch5x5.1 o[0] f32[(B)*(64)*(S4H)*(S4W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(64)*((S4H)*(S4W)), 256), 65536), 256>>>(o, q, B, 64, (S4H)*(S4W), 528, 400);
 // @launch l3_maxpool2d<<<min(cdiv((B*512)*(S4H)*(S4W), 256), 65536), 256>>>(p, r, B*512, S4H, S4W, S4H, S4W, 3, 1, 1);
 // @launch conv2d_ref<<<min((B)*(1)*cdiv((64)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(r, i4d_bp_w, t, B, 512, 64, S4H, S4W, S4H, S4W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(64)*(S4H)*(S4W), 256), 65536), 256>>>(t, i4d_bp_b, 0, o, (B)*(64)*(S4H)*(S4W), (S4H)*(S4W), 64, 0);
+// @layer inception4d.branch_pool.1 o[0] f32[(B)*(64)*(S4H)*(S4W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(64)*((S4H)*(S4W)), 256), 65536), 256>>>(o, q, B, 64, (S4H)*(S4W), 528, 464);
 // @launch conv2d_ref<<<min((B)*(1)*cdiv((256)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(q, i4e_b1_w, t, B, 528, 256, S4H, S4W, S4H, S4W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(256)*(S4H)*(S4W), 256), 65536), 256>>>(t, i4e_b1_b, 0, o, (B)*(256)*(S4H)*(S4W), (S4H)*(S4W), 256, 0);
+// @layer inception4e.branch1x1 o[0] f32[(B)*(256)*(S4H)*(S4W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(256)*((S4H)*(S4W)), 256), 65536), 256>>>(o, p, B, 256, (S4H)*(S4W), 832, 0);
 // @launch conv2d_ref<<<min((B)*(1)*cdiv((160)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(q, i4e_b3r_w, t, B, 528, 160, S4H, S4W, S4H, S4W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(160)*(S4H)*(S4W), 256), 65536), 256>>>(t, i4e_b3r_b, 0, r, (B)*(160)*(S4H)*(S4W), (S4H)*(S4W), 160, 0);
+// @layer inception4e.branch3x3.0 r[0] f32[(B)*(160)*(S4H)*(S4W)]
 // @launch conv2d_ref<<<min((B)*(1)*cdiv((320)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(r, i4e_b3_w, t, B, 160, 320, S4H, S4W, S4H, S4W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(320)*(S4H)*(S4W), 256), 65536), 256>>>(t, i4e_b3_b, 0, o, (B)*(320)*(S4H)*(S4W), (S4H)*(S4W), 320, 0);
+// @layer inception4e.branch3x3.1 o[0] f32[(B)*(320)*(S4H)*(S4W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(320)*((S4H)*(S4W)), 256), 65536), 256>>>(o, p, B, 320, (S4H)*(S4W), 832, 256);
 // @launch conv2d_ref<<<min((B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(q, i4e_b5r_w, t, B, 528, 32, S4H, S4W, S4H, S4W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(32)*(S4H)*(S4W), 256), 65536), 256>>>(t, i4e_b5r_b, 0, r, (B)*(32)*(S4H)*(S4W), (S4H)*(S4W), 32, 0);
+// @layer inception4e.branch5x5.0 r[0] f32[(B)*(32)*(S4H)*(S4W)]
 // @launch conv2d_ref<<<min((B)*(1)*cdiv((128)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8), 1048576), 128, 12*(4*(5)*(5)*16 + 4*(7*(1) + (5))*(63*(1) + (5)))>>>(r, i4e_b5_w, t, B, 32, 128, S4H, S4W, S4H, S4W, 5, 5, 1, 1, 2, 2, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(128)*(S4H)*(S4W), 256), 65536), 256>>>(t, i4e_b5_b, 0, o, (B)*(128)*(S4H)*(S4W), (S4H)*(S4W), 128, 0);
+// @layer inception4e.branch5x5.1 o[0] f32[(B)*(128)*(S4H)*(S4W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(128)*((S4H)*(S4W)), 256), 65536), 256>>>(o, p, B, 128, (S4H)*(S4W), 832, 576);
 // @launch l3_maxpool2d<<<min(cdiv((B*528)*(S4H)*(S4W), 256), 65536), 256>>>(q, r, B*528, S4H, S4W, S4H, S4W, 3, 1, 1);
 // @launch conv2d_ref<<<min((B)*(1)*cdiv((128)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(r, i4e_bp_w, t, B, 528, 128, S4H, S4W, S4H, S4W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(128)*(S4H)*(S4W), 256), 65536), 256>>>(t, i4e_bp_b, 0, o, (B)*(128)*(S4H)*(S4W), (S4H)*(S4W), 128, 0);
+// @layer inception4e.branch_pool.1 o[0] f32[(B)*(128)*(S4H)*(S4W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(128)*((S4H)*(S4W)), 256), 65536), 256>>>(o, p, B, 128, (S4H)*(S4W), 832, 704);
 // @launch l3_maxpool2d<<<min(cdiv((B*832)*(S5H)*(S5W), 256), 65536), 256>>>(p, q, B*832, S4H, S4W, S5H, S5W, 3, 2, 1);
 // @launch conv2d_ref<<<min((B)*(1)*cdiv((256)/(1), 16)*cdiv(S5W, 64)*cdiv(S5H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(q, i5a_b1_w, t, B, 832, 256, S5H, S5W, S5H, S5W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(256)*(S5H)*(S5W), 256), 65536), 256>>>(t, i5a_b1_b, 0, o, (B)*(256)*(S5H)*(S5W), (S5H)*(S5W), 256, 0);
+// @layer inception5a.branch1x1 o[0] f32[(B)*(256)*(S5H)*(S5W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(256)*((S5H)*(S5W)), 256), 65536), 256>>>(o, p, B, 256, (S5H)*(S5W), 832, 0);
 // @launch conv2d_ref<<<min((B)*(1)*cdiv((160)/(1), 16)*cdiv(S5W, 64)*cdiv(S5H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(q, i5a_b3r_w, t, B, 832, 160, S5H, S5W, S5H, S5W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(160)*(S5H)*(S5W), 256), 65536), 256>>>(t, i5a_b3r_b, 0, r, (B)*(160)*(S5H)*(S5W), (S5H)*(S5W), 160, 0);
+// @layer inception5a.branch3x3.0 r[0] f32[(B)*(160)*(S5H)*(S5W)]
 // @launch conv2d_ref<<<min((B)*(1)*cdiv((320)/(1), 16)*cdiv(S5W, 64)*cdiv(S5H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(r, i5a_b3_w, t, B, 160, 320, S5H, S5W, S5H, S5W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(320)*(S5H)*(S5W), 256), 65536), 256>>>(t, i5a_b3_b, 0, o, (B)*(320)*(S5H)*(S5W), (S5H)*(S5W), 320, 0);
+// @layer inception5a.branch3x3.1 o[0] f32[(B)*(320)*(S5H)*(S5W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(320)*((S5H)*(S5W)), 256), 65536), 256>>>(o, p, B, 320, (S5H)*(S5W), 832, 256);
 // @launch conv2d_ref<<<min((B)*(1)*cdiv((32)/(1), 16)*cdiv(S5W, 64)*cdiv(S5H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(q, i5a_b5r_w, t, B, 832, 32, S5H, S5W, S5H, S5W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(32)*(S5H)*(S5W), 256), 65536), 256>>>(t, i5a_b5r_b, 0, r, (B)*(32)*(S5H)*(S5W), (S5H)*(S5W), 32, 0);
+// @layer inception5a.branch5x5.0 r[0] f32[(B)*(32)*(S5H)*(S5W)]
 // @launch conv2d_ref<<<min((B)*(1)*cdiv((128)/(1), 16)*cdiv(S5W, 64)*cdiv(S5H, 8), 1048576), 128, 12*(4*(5)*(5)*16 + 4*(7*(1) + (5))*(63*(1) + (5)))>>>(r, i5a_b5_w, t, B, 32, 128, S5H, S5W, S5H, S5W, 5, 5, 1, 1, 2, 2, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(128)*(S5H)*(S5W), 256), 65536), 256>>>(t, i5a_b5_b, 0, o, (B)*(128)*(S5H)*(S5W), (S5H)*(S5W), 128, 0);
+// @layer inception5a.branch5x5.1 o[0] f32[(B)*(128)*(S5H)*(S5W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(128)*((S5H)*(S5W)), 256), 65536), 256>>>(o, p, B, 128, (S5H)*(S5W), 832, 576);
 // @launch l3_maxpool2d<<<min(cdiv((B*832)*(S5H)*(S5W), 256), 65536), 256>>>(q, r, B*832, S5H, S5W, S5H, S5W, 3, 1, 1);
 // @launch conv2d_ref<<<min((B)*(1)*cdiv((128)/(1), 16)*cdiv(S5W, 64)*cdiv(S5H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(r, i5a_bp_w, t, B, 832, 128, S5H, S5W, S5H, S5W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(128)*(S5H)*(S5W), 256), 65536), 256>>>(t, i5a_bp_b, 0, o, (B)*(128)*(S5H)*(S5W), (S5H)*(S5W), 128, 0);
+// @layer inception5a.branch_pool.1 o[0] f32[(B)*(128)*(S5H)*(S5W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(128)*((S5H)*(S5W)), 256), 65536), 256>>>(o, p, B, 128, (S5H)*(S5W), 832, 704);
 // @launch conv2d_ref<<<min((B)*(1)*cdiv((384)/(1), 16)*cdiv(S5W, 64)*cdiv(S5H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(p, i5b_b1_w, t, B, 832, 384, S5H, S5W, S5H, S5W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(384)*(S5H)*(S5W), 256), 65536), 256>>>(t, i5b_b1_b, 0, o, (B)*(384)*(S5H)*(S5W), (S5H)*(S5W), 384, 0);
+// @layer inception5b.branch1x1 o[0] f32[(B)*(384)*(S5H)*(S5W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(384)*((S5H)*(S5W)), 256), 65536), 256>>>(o, q, B, 384, (S5H)*(S5W), 1024, 0);
 // @launch conv2d_ref<<<min((B)*(1)*cdiv((192)/(1), 16)*cdiv(S5W, 64)*cdiv(S5H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(p, i5b_b3r_w, t, B, 832, 192, S5H, S5W, S5H, S5W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(192)*(S5H)*(S5W), 256), 65536), 256>>>(t, i5b_b3r_b, 0, r, (B)*(192)*(S5H)*(S5W), (S5H)*(S5W), 192, 0);
+// @layer inception5b.branch3x3.0 r[0] f32[(B)*(192)*(S5H)*(S5W)]
 // @launch conv2d_ref<<<min((B)*(1)*cdiv((384)/(1), 16)*cdiv(S5W, 64)*cdiv(S5H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(r, i5b_b3_w, t, B, 192, 384, S5H, S5W, S5H, S5W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(384)*(S5H)*(S5W), 256), 65536), 256>>>(t, i5b_b3_b, 0, o, (B)*(384)*(S5H)*(S5W), (S5H)*(S5W), 384, 0);
+// @layer inception5b.branch3x3.1 o[0] f32[(B)*(384)*(S5H)*(S5W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(384)*((S5H)*(S5W)), 256), 65536), 256>>>(o, q, B, 384, (S5H)*(S5W), 1024, 384);
 // @launch conv2d_ref<<<min((B)*(1)*cdiv((48)/(1), 16)*cdiv(S5W, 64)*cdiv(S5H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(p, i5b_b5r_w, t, B, 832, 48, S5H, S5W, S5H, S5W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(48)*(S5H)*(S5W), 256), 65536), 256>>>(t, i5b_b5r_b, 0, r, (B)*(48)*(S5H)*(S5W), (S5H)*(S5W), 48, 0);
+// @layer inception5b.branch5x5.0 r[0] f32[(B)*(48)*(S5H)*(S5W)]
 // @launch conv2d_ref<<<min((B)*(1)*cdiv((128)/(1), 16)*cdiv(S5W, 64)*cdiv(S5H, 8), 1048576), 128, 12*(4*(5)*(5)*16 + 4*(7*(1) + (5))*(63*(1) + (5)))>>>(r, i5b_b5_w, t, B, 48, 128, S5H, S5W, S5H, S5W, 5, 5, 1, 1, 2, 2, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(128)*(S5H)*(S5W), 256), 65536), 256>>>(t, i5b_b5_b, 0, o, (B)*(128)*(S5H)*(S5W), (S5H)*(S5W), 128, 0);
+// @layer inception5b.branch5x5.1 o[0] f32[(B)*(128)*(S5H)*(S5W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(128)*((S5H)*(S5W)), 256), 65536), 256>>>(o, q, B, 128, (S5H)*(S5W), 1024, 768);
 // @launch l3_maxpool2d<<<min(cdiv((B*832)*(S5H)*(S5W), 256), 65536), 256>>>(p, r, B*832, S5H, S5W, S5H, S5W, 3, 1, 1);
 // @launch conv2d_ref<<<min((B)*(1)*cdiv((128)/(1), 16)*cdiv(S5W, 64)*cdiv(S5H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(r, i5b_bp_w, t, B, 832, 128, S5H, S5W, S5H, S5W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(128)*(S5H)*(S5W), 256), 65536), 256>>>(t, i5b_bp_b, 0, o, (B)*(128)*(S5H)*(S5W), (S5H)*(S5W), 128, 0);
+// @layer inception5b.branch_pool.1 o[0] f32[(B)*(128)*(S5H)*(S5W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(128)*((S5H)*(S5W)), 256), 65536), 256>>>(o, q, B, 128, (S5H)*(S5W), 1024, 896);
 // @launch l3_row_mean<<<min(cdiv(B*1024, 8), 65536), 256>>>(q, p, B*1024, S5H*S5W, 0);
 // @launch l3_linear_nt<<<dim3(cdiv(B, 64), cdiv(NC, 64)), dim3(16, 16)>>>(p, fc_w, acc, B, NC, 1024);
 // @launch l3_bias_act_d<<<min(cdiv((B)*(NC), 256), 65536), 256>>>(acc, fc_b, 0, y, (B)*(NC), 1, NC, 0);
+// @layer fc y[0] f32[(B)*(NC)]

@@ -11,11 +11,17 @@
 // @scratch d f32[B*CO*OH*OW]
 // @scratch stats f64[2*CO]
 // @launch conv2d_ref<<<min((B)*(1)*cdiv((CO)/(1), 16)*cdiv(OW, 64)*cdiv(OH, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(S) + (3))*(63*(S) + (3)))>>>(x, c1_w, t, B, CI, CO, H, W, OH, OW, 3, 3, S, S, 1, 1, 1, 1, 1);
+// @layer conv1 t[0] f32[(B)*(CO)*(OH)*(OW)]
 // @launch l3_bn_stats<<<min(CO, 65535), 256>>>(t, stats, B, CO, (OH)*(OW), CO);
 // @launch l3_bn_apply<<<min(cdiv((B)*(CO)*((OH)*(OW)), 256), 65536), 256>>>(t, stats, bn1_g, bn1_b, 0, u, (B)*(CO)*((OH)*(OW)), CO, (OH)*(OW), CO, 1e-5, 1);
+// @layer bn1 u[0] f32[(B)*(CO)*((OH)*(OW))]
 // @launch conv2d_ref<<<min((B)*(1)*cdiv((CO)/(1), 16)*cdiv(OW, 64)*cdiv(OH, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(S) + (1))*(63*(S) + (1)))>>>(x, dc_w, t, B, CI, CO, H, W, OH, OW, 1, 1, S, S, 0, 0, 1, 1, 1);
+// @layer downsample.0 t[0] f32[(B)*(CO)*(OH)*(OW)]
 // @launch l3_bn_stats<<<min(CO, 65535), 256>>>(t, stats, B, CO, (OH)*(OW), CO);
 // @launch l3_bn_apply<<<min(cdiv((B)*(CO)*((OH)*(OW)), 256), 65536), 256>>>(t, stats, dbn_g, dbn_b, 0, d, (B)*(CO)*((OH)*(OW)), CO, (OH)*(OW), CO, 1e-5, 0);
+// @layer downsample.1 d[0] f32[(B)*(CO)*((OH)*(OW))]
 // @launch conv2d_ref<<<min((B)*(1)*cdiv((CO)/(1), 16)*cdiv(OW, 64)*cdiv(OH, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(u, c2_w, t, B, CO, CO, OH, OW, OH, OW, 3, 3, 1, 1, 1, 1, 1, 1, 1);
+// @layer conv2 t[0] f32[(B)*(CO)*(OH)*(OW)]
 // @launch l3_bn_stats<<<min(CO, 65535), 256>>>(t, stats, B, CO, (OH)*(OW), CO);
 // @launch l3_bn_apply<<<min(cdiv((B)*(CO)*((OH)*(OW)), 256), 65536), 256>>>(t, stats, bn2_g, bn2_b, d, y, (B)*(CO)*((OH)*(OW)), CO, (OH)*(OW), CO, 1e-5, 1);
+// @layer bn2 y[0] f32[(B)*(CO)*((OH)*(OW))]

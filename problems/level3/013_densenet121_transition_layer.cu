@@ -10,5 +10,7 @@
 // @scratch stats f64[2*CI]
 // @launch l3_bn_stats<<<min(CI, 65535), 256>>>(x, stats, B, CI, H*W, CI);
 // @launch l3_bn_apply<<<min(cdiv((B)*(CI)*(H*W), 256), 65536), 256>>>(x, stats, bn_g, bn_b, 0, a, (B)*(CI)*(H*W), CI, H*W, CI, 1e-5, 1);
+// @layer transition.0 a[0] f32[(B)*(CI)*(H*W)]
 // @launch conv2d_ref<<<min((B)*(1)*cdiv((CO)/(1), 16)*cdiv(W, 64)*cdiv(H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(a, conv_w, t, B, CI, CO, H, W, H, W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
+// @layer transition.2 t[0] f32[(B)*(CO)*(H)*(W)]
 // @launch l3_avgpool2d<<<min(cdiv((B*CO)*(OH)*(OW), 256), 65536), 256>>>(t, y, B*CO, H, W, OH, OW, 2, 2, 0);

@@ -11,9 +11,12 @@
 // @scratch o f32[B*max(E1, E3)*H*W]
 // @launch conv2d_ref<<<min((B)*(1)*cdiv((SQ)/(1), 16)*cdiv(W, 64)*cdiv(H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(x, squeeze_w, t, B, CI, SQ, H, W, H, W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(SQ)*(H)*(W), 256), 65536), 256>>>(t, squeeze_b, 0, s, (B)*(SQ)*(H)*(W), (H)*(W), SQ, 1);
+// @layer squeeze s[0] f32[(B)*(SQ)*(H)*(W)]
 // @launch conv2d_ref<<<min((B)*(1)*cdiv((E1)/(1), 16)*cdiv(W, 64)*cdiv(H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(s, e1_w, t, B, SQ, E1, H, W, H, W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(E1)*(H)*(W), 256), 65536), 256>>>(t, e1_b, 0, o, (B)*(E1)*(H)*(W), (H)*(W), E1, 1);
+// @layer expand1x1 o[0] f32[(B)*(E1)*(H)*(W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(E1)*(H*W), 256), 65536), 256>>>(o, y, B, E1, H*W, CT, 0);
 // @launch conv2d_ref<<<min((B)*(1)*cdiv((E3)/(1), 16)*cdiv(W, 64)*cdiv(H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(s, e3_w, t, B, SQ, E3, H, W, H, W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(E3)*(H)*(W), 256), 65536), 256>>>(t, e3_b, 0, o, (B)*(E3)*(H)*(W), (H)*(W), E3, 1);
+// @layer expand3x3 o[0] f32[(B)*(E3)*(H)*(W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(E3)*(H*W), 256), 65536), 256>>>(o, y, B, E3, H*W, CT, E1);

@@ -26,164 +26,253 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
 // @scratch stats f64[2*1024]
 // @scratch acc f64[B*NC]
 // @launch conv2d_ref<<<min((B)*(1)*cdiv((24)/(1), 16)*cdiv(S1W, 64)*cdiv(S1H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(2) + (3))*(63*(2) + (3)))>>>(x, conv1_w, t, B, 3, 24, H, W, S1H, S1W, 3, 3, 2, 2, 1, 1, 1, 1, 1);
+// @layer conv1 t[0] f32[(B)*(24)*(S1H)*(S1W)]
 // @launch l3_bn_stats<<<min(24, 65535), 256>>>(t, stats, B, 24, (S1H)*(S1W), 24);
 // @launch l3_bn_apply<<<min(cdiv((B)*(24)*((S1H)*(S1W)), 256), 65536), 256>>>(t, stats, bn1_g, bn1_b, 0, p, (B)*(24)*((S1H)*(S1W)), 24, (S1H)*(S1W), 24, 1e-5, 1);
+// @layer bn1 p[0] f32[(B)*(24)*((S1H)*(S1W))]
 // @launch l3_maxpool2d<<<min(cdiv((B*24)*(S2H)*(S2W), 256), 65536), 256>>>(p, q, B*24, S1H, S1W, S2H, S2W, 3, 2, 1);
 // @launch conv2d_ref<<<min((B)*(3)*cdiv((60)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(q, s2_0_c1_w, t, B, 24, 60, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 3);
+// @layer stage2.0.conv1 t[0] f32[(B)*(60)*(S2H)*(S2W)]
 // @launch l3_bn_stats<<<min(60, 65535), 256>>>(t, stats, B, 60, (S2H)*(S2W), 60);
 // @launch l3_bn_apply<<<min(cdiv((B)*(60)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, s2_0_bn1_g, s2_0_bn1_b, 0, a, (B)*(60)*((S2H)*(S2W)), 60, (S2H)*(S2W), 60, 1e-5, 1);
+// @layer stage2.0.bn1 a[0] f32[(B)*(60)*((S2H)*(S2W))]
 // @launch conv2d_ref<<<min((B)*(60)*cdiv((60)/(60), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(a, s2_0_c2_w, t, B, 60, 60, S2H, S2W, S2H, S2W, 3, 3, 1, 1, 1, 1, 1, 1, 60);
+// @layer stage2.0.conv2 t[0] f32[(B)*(60)*(S2H)*(S2W)]
 // @launch l3_bn_stats<<<min(60, 65535), 256>>>(t, stats, B, 60, (S2H)*(S2W), 60);
 // @launch l3_bn_apply<<<min(cdiv((B)*(60)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, s2_0_bn2_g, s2_0_bn2_b, 0, b, (B)*(60)*((S2H)*(S2W)), 60, (S2H)*(S2W), 60, 1e-5, 0);
+// @layer stage2.0.bn2 b[0] f32[(B)*(60)*((S2H)*(S2W))]
 // @launch l3_channel_shuffle<<<min(cdiv((B)*(60)*((S2H)*(S2W)), 256), 65536), 256>>>(b, a, B, 60, (S2H)*(S2W), 3);
 // @launch conv2d_ref<<<min((B)*(3)*cdiv((240)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(a, s2_0_c3_w, t, B, 60, 240, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 3);
+// @layer stage2.0.conv3 t[0] f32[(B)*(240)*(S2H)*(S2W)]
 // @launch l3_bn_stats<<<min(240, 65535), 256>>>(t, stats, B, 240, (S2H)*(S2W), 240);
 // @launch l3_bn_apply<<<min(cdiv((B)*(240)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, s2_0_bn3_g, s2_0_bn3_b, 0, b, (B)*(240)*((S2H)*(S2W)), 240, (S2H)*(S2W), 240, 1e-5, 1);
+// @layer stage2.0.bn3 b[0] f32[(B)*(240)*((S2H)*(S2W))]
 // @launch conv2d_ref<<<min((B)*(1)*cdiv((240)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(q, s2_0_sc_w, t, B, 24, 240, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
+// @layer stage2.0.shortcut.0 t[0] f32[(B)*(240)*(S2H)*(S2W)]
 // @launch l3_bn_stats<<<min(240, 65535), 256>>>(t, stats, B, 240, (S2H)*(S2W), 240);
 // @launch l3_bn_apply<<<min(cdiv((B)*(240)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, s2_0_sbn_g, s2_0_sbn_b, 0, d, (B)*(240)*((S2H)*(S2W)), 240, (S2H)*(S2W), 240, 1e-5, 0);
+// @layer stage2.0.shortcut.1 d[0] f32[(B)*(240)*((S2H)*(S2W))]
 // @launch l3_bias_act_f<<<min(cdiv((B)*240*(S2H)*(S2W), 256), 65536), 256>>>(b, 0, d, p, (B)*240*(S2H)*(S2W), 1, 240, 0);
 // @launch conv2d_ref<<<min((B)*(3)*cdiv((60)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(p, s2_1_c1_w, t, B, 240, 60, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 3);
+// @layer stage2.1.conv1 t[0] f32[(B)*(60)*(S2H)*(S2W)]
 // @launch l3_bn_stats<<<min(60, 65535), 256>>>(t, stats, B, 60, (S2H)*(S2W), 60);
 // @launch l3_bn_apply<<<min(cdiv((B)*(60)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, s2_1_bn1_g, s2_1_bn1_b, 0, a, (B)*(60)*((S2H)*(S2W)), 60, (S2H)*(S2W), 60, 1e-5, 1);
+// @layer stage2.1.bn1 a[0] f32[(B)*(60)*((S2H)*(S2W))]
 // @launch conv2d_ref<<<min((B)*(60)*cdiv((60)/(60), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(a, s2_1_c2_w, t, B, 60, 60, S2H, S2W, S2H, S2W, 3, 3, 1, 1, 1, 1, 1, 1, 60);
+// @layer stage2.1.conv2 t[0] f32[(B)*(60)*(S2H)*(S2W)]
 // @launch l3_bn_stats<<<min(60, 65535), 256>>>(t, stats, B, 60, (S2H)*(S2W), 60);
 // @launch l3_bn_apply<<<min(cdiv((B)*(60)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, s2_1_bn2_g, s2_1_bn2_b, 0, b, (B)*(60)*((S2H)*(S2W)), 60, (S2H)*(S2W), 60, 1e-5, 0);
+// @layer stage2.1.bn2 b[0] f32[(B)*(60)*((S2H)*(S2W))]
 // @launch l3_channel_shuffle<<<min(cdiv((B)*(60)*((S2H)*(S2W)), 256), 65536), 256>>>(b, a, B, 60, (S2H)*(S2W), 3);
 // @launch conv2d_ref<<<min((B)*(3)*cdiv((240)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(a, s2_1_c3_w, t, B, 60, 240, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 3);
+// @layer stage2.1.conv3 t[0] f32[(B)*(240)*(S2H)*(S2W)]
 // @launch l3_bn_stats<<<min(240, 65535), 256>>>(t, stats, B, 240, (S2H)*(S2W), 240);
 // @launch l3_bn_apply<<<min(cdiv((B)*(240)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, s2_1_bn3_g, s2_1_bn3_b, 0, b, (B)*(240)*((S2H)*(S2W)), 240, (S2H)*(S2W), 240, 1e-5, 1);
+// @layer stage2.1.bn3 b[0] f32[(B)*(240)*((S2H)*(S2W))]
 // @launch l3_bias_act_f<<<min(cdiv((B)*240*(S2H)*(S2W), 256), 65536), 256>>>(b, 0, p, q, (B)*240*(S2H)*(S2W), 1, 240, 0);
 // @launch conv2d_ref<<<min((B)*(3)*cdiv((60)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(q, s2_2_c1_w, t, B, 240, 60, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 3);
+// @layer stage2.2.conv1 t[0] f32[(B)*(60)*(S2H)*(S2W)]
 // @launch l3_bn_stats<<<min(60, 65535), 256>>>(t, stats, B, 60, (S2H)*(S2W), 60);
 // @launch l3_bn_apply<<<min(cdiv((B)*(60)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, s2_2_bn1_g, s2_2_bn1_b, 0, a, (B)*(60)*((S2H)*(S2W)), 60, (S2H)*(S2W), 60, 1e-5, 1);
+// @layer stage2.2.bn1 a[0] f32[(B)*(60)*((S2H)*(S2W))]
 // @launch conv2d_ref<<<min((B)*(60)*cdiv((60)/(60), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(a, s2_2_c2_w, t, B, 60, 60, S2H, S2W, S2H, S2W, 3, 3, 1, 1, 1, 1, 1, 1, 60);
+// @layer stage2.2.conv2 t[0] f32[(B)*(60)*(S2H)*(S2W)]
 // @launch l3_bn_stats<<<min(60, 65535), 256>>>(t, stats, B, 60, (S2H)*(S2W), 60);
 // @launch l3_bn_apply<<<min(cdiv((B)*(60)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, s2_2_bn2_g, s2_2_bn2_b, 0, b, (B)*(60)*((S2H)*(S2W)), 60, (S2H)*(S2W), 60, 1e-5, 0);
+// @layer stage2.2.bn2 b[0] f32[(B)*(60)*((S2H)*(S2W))]
 // @launch l3_channel_shuffle<<<min(cdiv((B)*(60)*((S2H)*(S2W)), 256), 65536), 256>>>(b, a, B, 60, (S2H)*(S2W), 3);
 // @launch conv2d_ref<<<min((B)*(3)*cdiv((240)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(a, s2_2_c3_w, t, B, 60, 240, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 3);
+// @layer stage2.2.conv3 t[0] f32[(B)*(240)*(S2H)*(S2W)]
 // @launch l3_bn_stats<<<min(240, 65535), 256>>>(t, stats, B, 240, (S2H)*(S2W), 240);
 // @launch l3_bn_apply<<<min(cdiv((B)*(240)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, s2_2_bn3_g, s2_2_bn3_b, 0, b, (B)*(240)*((S2H)*(S2W)), 240, (S2H)*(S2W), 240, 1e-5, 1);
+// @layer stage2.2.bn3 b[0] f32[(B)*(240)*((S2H)*(S2W))]
 // @launch l3_bias_act_f<<<min(cdiv((B)*240*(S2H)*(S2W), 256), 65536), 256>>>(b, 0, q, p, (B)*240*(S2H)*(S2W), 1, 240, 0);
 // @launch conv2d_ref<<<min((B)*(3)*cdiv((120)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(p, s3_0_c1_w, t, B, 240, 120, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 3);
+// @layer stage3.0.conv1 t[0] f32[(B)*(120)*(S2H)*(S2W)]
 // @launch l3_bn_stats<<<min(120, 65535), 256>>>(t, stats, B, 120, (S2H)*(S2W), 120);
 // @launch l3_bn_apply<<<min(cdiv((B)*(120)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, s3_0_bn1_g, s3_0_bn1_b, 0, a, (B)*(120)*((S2H)*(S2W)), 120, (S2H)*(S2W), 120, 1e-5, 1);
+// @layer stage3.0.bn1 a[0] f32[(B)*(120)*((S2H)*(S2W))]
 // @launch conv2d_ref<<<min((B)*(120)*cdiv((120)/(120), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(a, s3_0_c2_w, t, B, 120, 120, S2H, S2W, S2H, S2W, 3, 3, 1, 1, 1, 1, 1, 1, 120);
+// @layer stage3.0.conv2 t[0] f32[(B)*(120)*(S2H)*(S2W)]
 // @launch l3_bn_stats<<<min(120, 65535), 256>>>(t, stats, B, 120, (S2H)*(S2W), 120);
 // @launch l3_bn_apply<<<min(cdiv((B)*(120)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, s3_0_bn2_g, s3_0_bn2_b, 0, b, (B)*(120)*((S2H)*(S2W)), 120, (S2H)*(S2W), 120, 1e-5, 0);
+// @layer stage3.0.bn2 b[0] f32[(B)*(120)*((S2H)*(S2W))]
 // @launch l3_channel_shuffle<<<min(cdiv((B)*(120)*((S2H)*(S2W)), 256), 65536), 256>>>(b, a, B, 120, (S2H)*(S2W), 3);
 // @launch conv2d_ref<<<min((B)*(3)*cdiv((480)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(a, s3_0_c3_w, t, B, 120, 480, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 3);
+// @layer stage3.0.conv3 t[0] f32[(B)*(480)*(S2H)*(S2W)]
 // @launch l3_bn_stats<<<min(480, 65535), 256>>>(t, stats, B, 480, (S2H)*(S2W), 480);
 // @launch l3_bn_apply<<<min(cdiv((B)*(480)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, s3_0_bn3_g, s3_0_bn3_b, 0, b, (B)*(480)*((S2H)*(S2W)), 480, (S2H)*(S2W), 480, 1e-5, 1);
+// @layer stage3.0.bn3 b[0] f32[(B)*(480)*((S2H)*(S2W))]
 // @launch conv2d_ref<<<min((B)*(1)*cdiv((480)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(p, s3_0_sc_w, t, B, 240, 480, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
+// @layer stage3.0.shortcut.0 t[0] f32[(B)*(480)*(S2H)*(S2W)]
 // @launch l3_bn_stats<<<min(480, 65535), 256>>>(t, stats, B, 480, (S2H)*(S2W), 480);
 // @launch l3_bn_apply<<<min(cdiv((B)*(480)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, s3_0_sbn_g, s3_0_sbn_b, 0, d, (B)*(480)*((S2H)*(S2W)), 480, (S2H)*(S2W), 480, 1e-5, 0);
+// @layer stage3.0.shortcut.1 d[0] f32[(B)*(480)*((S2H)*(S2W))]
 // @launch l3_bias_act_f<<<min(cdiv((B)*480*(S2H)*(S2W), 256), 65536), 256>>>(b, 0, d, q, (B)*480*(S2H)*(S2W), 1, 480, 0);
 // @launch conv2d_ref<<<min((B)*(3)*cdiv((120)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(q, s3_1_c1_w, t, B, 480, 120, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 3);
+// @layer stage3.1.conv1 t[0] f32[(B)*(120)*(S2H)*(S2W)]
 // @launch l3_bn_stats<<<min(120, 65535), 256>>>(t, stats, B, 120, (S2H)*(S2W), 120);
 // @launch l3_bn_apply<<<min(cdiv((B)*(120)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, s3_1_bn1_g, s3_1_bn1_b, 0, a, (B)*(120)*((S2H)*(S2W)), 120, (S2H)*(S2W), 120, 1e-5, 1);
+// @layer stage3.1.bn1 a[0] f32[(B)*(120)*((S2H)*(S2W))]
 // @launch conv2d_ref<<<min((B)*(120)*cdiv((120)/(120), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(a, s3_1_c2_w, t, B, 120, 120, S2H, S2W, S2H, S2W, 3, 3, 1, 1, 1, 1, 1, 1, 120);
+// @layer stage3.1.conv2 t[0] f32[(B)*(120)*(S2H)*(S2W)]
 // @launch l3_bn_stats<<<min(120, 65535), 256>>>(t, stats, B, 120, (S2H)*(S2W), 120);
 // @launch l3_bn_apply<<<min(cdiv((B)*(120)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, s3_1_bn2_g, s3_1_bn2_b, 0, b, (B)*(120)*((S2H)*(S2W)), 120, (S2H)*(S2W), 120, 1e-5, 0);
+// @layer stage3.1.bn2 b[0] f32[(B)*(120)*((S2H)*(S2W))]
 // @launch l3_channel_shuffle<<<min(cdiv((B)*(120)*((S2H)*(S2W)), 256), 65536), 256>>>(b, a, B, 120, (S2H)*(S2W), 3);
 // @launch conv2d_ref<<<min((B)*(3)*cdiv((480)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(a, s3_1_c3_w, t, B, 120, 480, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 3);
+// @layer stage3.1.conv3 t[0] f32[(B)*(480)*(S2H)*(S2W)]
 // @launch l3_bn_stats<<<min(480, 65535), 256>>>(t, stats, B, 480, (S2H)*(S2W), 480);
 // @launch l3_bn_apply<<<min(cdiv((B)*(480)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, s3_1_bn3_g, s3_1_bn3_b, 0, b, (B)*(480)*((S2H)*(S2W)), 480, (S2H)*(S2W), 480, 1e-5, 1);
+// @layer stage3.1.bn3 b[0] f32[(B)*(480)*((S2H)*(S2W))]
 // @launch l3_bias_act_f<<<min(cdiv((B)*480*(S2H)*(S2W), 256), 65536), 256>>>(b, 0, q, p, (B)*480*(S2H)*(S2W), 1, 480, 0);
 // @launch conv2d_ref<<<min((B)*(3)*cdiv((120)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(p, s3_2_c1_w, t, B, 480, 120, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 3);
+// @layer stage3.2.conv1 t[0] f32[(B)*(120)*(S2H)*(S2W)]
 // @launch l3_bn_stats<<<min(120, 65535), 256>>>(t, stats, B, 120, (S2H)*(S2W), 120);
 // @launch l3_bn_apply<<<min(cdiv((B)*(120)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, s3_2_bn1_g, s3_2_bn1_b, 0, a, (B)*(120)*((S2H)*(S2W)), 120, (S2H)*(S2W), 120, 1e-5, 1);
+// @layer stage3.2.bn1 a[0] f32[(B)*(120)*((S2H)*(S2W))]
 // @launch conv2d_ref<<<min((B)*(120)*cdiv((120)/(120), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(a, s3_2_c2_w, t, B, 120, 120, S2H, S2W, S2H, S2W, 3, 3, 1, 1, 1, 1, 1, 1, 120);
+// @layer stage3.2.conv2 t[0] f32[(B)*(120)*(S2H)*(S2W)]
 // @launch l3_bn_stats<<<min(120, 65535), 256>>>(t, stats, B, 120, (S2H)*(S2W), 120);
 // @launch l3_bn_apply<<<min(cdiv((B)*(120)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, s3_2_bn2_g, s3_2_bn2_b, 0, b, (B)*(120)*((S2H)*(S2W)), 120, (S2H)*(S2W), 120, 1e-5, 0);
+// @layer stage3.2.bn2 b[0] f32[(B)*(120)*((S2H)*(S2W))]
 // @launch l3_channel_shuffle<<<min(cdiv((B)*(120)*((S2H)*(S2W)), 256), 65536), 256>>>(b, a, B, 120, (S2H)*(S2W), 3);
 // @launch conv2d_ref<<<min((B)*(3)*cdiv((480)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(a, s3_2_c3_w, t, B, 120, 480, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 3);
+// @layer stage3.2.conv3 t[0] f32[(B)*(480)*(S2H)*(S2W)]
 // @launch l3_bn_stats<<<min(480, 65535), 256>>>(t, stats, B, 480, (S2H)*(S2W), 480);
 // @launch l3_bn_apply<<<min(cdiv((B)*(480)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, s3_2_bn3_g, s3_2_bn3_b, 0, b, (B)*(480)*((S2H)*(S2W)), 480, (S2H)*(S2W), 480, 1e-5, 1);
+// @layer stage3.2.bn3 b[0] f32[(B)*(480)*((S2H)*(S2W))]
 // @launch l3_bias_act_f<<<min(cdiv((B)*480*(S2H)*(S2W), 256), 65536), 256>>>(b, 0, p, q, (B)*480*(S2H)*(S2W), 1, 480, 0);
 // @launch conv2d_ref<<<min((B)*(3)*cdiv((120)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(q, s3_3_c1_w, t, B, 480, 120, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 3);
+// @layer stage3.3.conv1 t[0] f32[(B)*(120)*(S2H)*(S2W)]
 // @launch l3_bn_stats<<<min(120, 65535), 256>>>(t, stats, B, 120, (S2H)*(S2W), 120);
 // @launch l3_bn_apply<<<min(cdiv((B)*(120)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, s3_3_bn1_g, s3_3_bn1_b, 0, a, (B)*(120)*((S2H)*(S2W)), 120, (S2H)*(S2W), 120, 1e-5, 1);
+// @layer stage3.3.bn1 a[0] f32[(B)*(120)*((S2H)*(S2W))]
 // @launch conv2d_ref<<<min((B)*(120)*cdiv((120)/(120), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(a, s3_3_c2_w, t, B, 120, 120, S2H, S2W, S2H, S2W, 3, 3, 1, 1, 1, 1, 1, 1, 120);
+// @layer stage3.3.conv2 t[0] f32[(B)*(120)*(S2H)*(S2W)]
 // @launch l3_bn_stats<<<min(120, 65535), 256>>>(t, stats, B, 120, (S2H)*(S2W), 120);
 // @launch l3_bn_apply<<<min(cdiv((B)*(120)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, s3_3_bn2_g, s3_3_bn2_b, 0, b, (B)*(120)*((S2H)*(S2W)), 120, (S2H)*(S2W), 120, 1e-5, 0);
+// @layer stage3.3.bn2 b[0] f32[(B)*(120)*((S2H)*(S2W))]
 // @launch l3_channel_shuffle<<<min(cdiv((B)*(120)*((S2H)*(S2W)), 256), 65536), 256>>>(b, a, B, 120, (S2H)*(S2W), 3);
 // @launch conv2d_ref<<<min((B)*(3)*cdiv((480)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(a, s3_3_c3_w, t, B, 120, 480, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 3);
+// @layer stage3.3.conv3 t[0] f32[(B)*(480)*(S2H)*(S2W)]
 // @launch l3_bn_stats<<<min(480, 65535), 256>>>(t, stats, B, 480, (S2H)*(S2W), 480);
 // @launch l3_bn_apply<<<min(cdiv((B)*(480)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, s3_3_bn3_g, s3_3_bn3_b, 0, b, (B)*(480)*((S2H)*(S2W)), 480, (S2H)*(S2W), 480, 1e-5, 1);
+// @layer stage3.3.bn3 b[0] f32[(B)*(480)*((S2H)*(S2W))]
 // @launch l3_bias_act_f<<<min(cdiv((B)*480*(S2H)*(S2W), 256), 65536), 256>>>(b, 0, q, p, (B)*480*(S2H)*(S2W), 1, 480, 0);
 // @launch conv2d_ref<<<min((B)*(3)*cdiv((120)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(p, s3_4_c1_w, t, B, 480, 120, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 3);
+// @layer stage3.4.conv1 t[0] f32[(B)*(120)*(S2H)*(S2W)]
 // @launch l3_bn_stats<<<min(120, 65535), 256>>>(t, stats, B, 120, (S2H)*(S2W), 120);
 // @launch l3_bn_apply<<<min(cdiv((B)*(120)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, s3_4_bn1_g, s3_4_bn1_b, 0, a, (B)*(120)*((S2H)*(S2W)), 120, (S2H)*(S2W), 120, 1e-5, 1);
+// @layer stage3.4.bn1 a[0] f32[(B)*(120)*((S2H)*(S2W))]
 // @launch conv2d_ref<<<min((B)*(120)*cdiv((120)/(120), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(a, s3_4_c2_w, t, B, 120, 120, S2H, S2W, S2H, S2W, 3, 3, 1, 1, 1, 1, 1, 1, 120);
+// @layer stage3.4.conv2 t[0] f32[(B)*(120)*(S2H)*(S2W)]
 // @launch l3_bn_stats<<<min(120, 65535), 256>>>(t, stats, B, 120, (S2H)*(S2W), 120);
 // @launch l3_bn_apply<<<min(cdiv((B)*(120)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, s3_4_bn2_g, s3_4_bn2_b, 0, b, (B)*(120)*((S2H)*(S2W)), 120, (S2H)*(S2W), 120, 1e-5, 0);
+// @layer stage3.4.bn2 b[0] f32[(B)*(120)*((S2H)*(S2W))]
 // @launch l3_channel_shuffle<<<min(cdiv((B)*(120)*((S2H)*(S2W)), 256), 65536), 256>>>(b, a, B, 120, (S2H)*(S2W), 3);
 // @launch conv2d_ref<<<min((B)*(3)*cdiv((480)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(a, s3_4_c3_w, t, B, 120, 480, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 3);
+// @layer stage3.4.conv3 t[0] f32[(B)*(480)*(S2H)*(S2W)]
 // @launch l3_bn_stats<<<min(480, 65535), 256>>>(t, stats, B, 480, (S2H)*(S2W), 480);
 // @launch l3_bn_apply<<<min(cdiv((B)*(480)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, s3_4_bn3_g, s3_4_bn3_b, 0, b, (B)*(480)*((S2H)*(S2W)), 480, (S2H)*(S2W), 480, 1e-5, 1);
+// @layer stage3.4.bn3 b[0] f32[(B)*(480)*((S2H)*(S2W))]
 // @launch l3_bias_act_f<<<min(cdiv((B)*480*(S2H)*(S2W), 256), 65536), 256>>>(b, 0, p, q, (B)*480*(S2H)*(S2W), 1, 480, 0);
 // @launch conv2d_ref<<<min((B)*(3)*cdiv((120)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(q, s3_5_c1_w, t, B, 480, 120, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 3);
+// @layer stage3.5.conv1 t[0] f32[(B)*(120)*(S2H)*(S2W)]
 // @launch l3_bn_stats<<<min(120, 65535), 256>>>(t, stats, B, 120, (S2H)*(S2W), 120);
 // @launch l3_bn_apply<<<min(cdiv((B)*(120)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, s3_5_bn1_g, s3_5_bn1_b, 0, a, (B)*(120)*((S2H)*(S2W)), 120, (S2H)*(S2W), 120, 1e-5, 1);
+// @layer stage3.5.bn1 a[0] f32[(B)*(120)*((S2H)*(S2W))]
 // @launch conv2d_ref<<<min((B)*(120)*cdiv((120)/(120), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(a, s3_5_c2_w, t, B, 120, 120, S2H, S2W, S2H, S2W, 3, 3, 1, 1, 1, 1, 1, 1, 120);
+// @layer stage3.5.conv2 t[0] f32[(B)*(120)*(S2H)*(S2W)]
 // @launch l3_bn_stats<<<min(120, 65535), 256>>>(t, stats, B, 120, (S2H)*(S2W), 120);
 // @launch l3_bn_apply<<<min(cdiv((B)*(120)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, s3_5_bn2_g, s3_5_bn2_b, 0, b, (B)*(120)*((S2H)*(S2W)), 120, (S2H)*(S2W), 120, 1e-5, 0);
+// @layer stage3.5.bn2 b[0] f32[(B)*(120)*((S2H)*(S2W))]
 // @launch l3_channel_shuffle<<<min(cdiv((B)*(120)*((S2H)*(S2W)), 256), 65536), 256>>>(b, a, B, 120, (S2H)*(S2W), 3);
 // @launch conv2d_ref<<<min((B)*(3)*cdiv((480)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(a, s3_5_c3_w, t, B, 120, 480, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 3);
+// @layer stage3.5.conv3 t[0] f32[(B)*(480)*(S2H)*(S2W)]
 // @launch l3_bn_stats<<<min(480, 65535), 256>>>(t, stats, B, 480, (S2H)*(S2W), 480);
 // @launch l3_bn_apply<<<min(cdiv((B)*(480)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, s3_5_bn3_g, s3_5_bn3_b, 0, b, (B)*(480)*((S2H)*(S2W)), 480, (S2H)*(S2W), 480, 1e-5, 1);
+// @layer stage3.5.bn3 b[0] f32[(B)*(480)*((S2H)*(S2W))]
 // @launch l3_bias_act_f<<<min(cdiv((B)*480*(S2H)*(S2W), 256), 65536), 256>>>(b, 0, q, p, (B)*480*(S2H)*(S2W), 1, 480, 0);
 // @launch conv2d_ref<<<min((B)*(3)*cdiv((120)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(p, s3_6_c1_w, t, B, 480, 120, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 3);
+// @layer stage3.6.conv1 t[0] f32[(B)*(120)*(S2H)*(S2W)]
 // @launch l3_bn_stats<<<min(120, 65535), 256>>>(t, stats, B, 120, (S2H)*(S2W), 120);
 // @launch l3_bn_apply<<<min(cdiv((B)*(120)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, s3_6_bn1_g, s3_6_bn1_b, 0, a, (B)*(120)*((S2H)*(S2W)), 120, (S2H)*(S2W), 120, 1e-5, 1);
+// @layer stage3.6.bn1 a[0] f32[(B)*(120)*((S2H)*(S2W))]
 // @launch conv2d_ref<<<min((B)*(120)*cdiv((120)/(120), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(a, s3_6_c2_w, t, B, 120, 120, S2H, S2W, S2H, S2W, 3, 3, 1, 1, 1, 1, 1, 1, 120);
+// @layer stage3.6.conv2 t[0] f32[(B)*(120)*(S2H)*(S2W)]
 // @launch l3_bn_stats<<<min(120, 65535), 256>>>(t, stats, B, 120, (S2H)*(S2W), 120);
 // @launch l3_bn_apply<<<min(cdiv((B)*(120)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, s3_6_bn2_g, s3_6_bn2_b, 0, b, (B)*(120)*((S2H)*(S2W)), 120, (S2H)*(S2W), 120, 1e-5, 0);
+// @layer stage3.6.bn2 b[0] f32[(B)*(120)*((S2H)*(S2W))]
 // @launch l3_channel_shuffle<<<min(cdiv((B)*(120)*((S2H)*(S2W)), 256), 65536), 256>>>(b, a, B, 120, (S2H)*(S2W), 3);
 // @launch conv2d_ref<<<min((B)*(3)*cdiv((480)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(a, s3_6_c3_w, t, B, 120, 480, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 3);
+// @layer stage3.6.conv3 t[0] f32[(B)*(480)*(S2H)*(S2W)]
 // @launch l3_bn_stats<<<min(480, 65535), 256>>>(t, stats, B, 480, (S2H)*(S2W), 480);
 // @launch l3_bn_apply<<<min(cdiv((B)*(480)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, s3_6_bn3_g, s3_6_bn3_b, 0, b, (B)*(480)*((S2H)*(S2W)), 480, (S2H)*(S2W), 480, 1e-5, 1);
+// @layer stage3.6.bn3 b[0] f32[(B)*(480)*((S2H)*(S2W))]
 // @launch l3_bias_act_f<<<min(cdiv((B)*480*(S2H)*(S2W), 256), 65536), 256>>>(b, 0, p, q, (B)*480*(S2H)*(S2W), 1, 480, 0);
 // @launch conv2d_ref<<<min((B)*(3)*cdiv((240)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(q, s4_0_c1_w, t, B, 480, 240, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 3);
+// @layer stage4.0.conv1 t[0] f32[(B)*(240)*(S2H)*(S2W)]
 // @launch l3_bn_stats<<<min(240, 65535), 256>>>(t, stats, B, 240, (S2H)*(S2W), 240);
 // @launch l3_bn_apply<<<min(cdiv((B)*(240)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, s4_0_bn1_g, s4_0_bn1_b, 0, a, (B)*(240)*((S2H)*(S2W)), 240, (S2H)*(S2W), 240, 1e-5, 1);
+// @layer stage4.0.bn1 a[0] f32[(B)*(240)*((S2H)*(S2W))]
 // @launch conv2d_ref<<<min((B)*(240)*cdiv((240)/(240), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(a, s4_0_c2_w, t, B, 240, 240, S2H, S2W, S2H, S2W, 3, 3, 1, 1, 1, 1, 1, 1, 240);
+// @layer stage4.0.conv2 t[0] f32[(B)*(240)*(S2H)*(S2W)]
 // @launch l3_bn_stats<<<min(240, 65535), 256>>>(t, stats, B, 240, (S2H)*(S2W), 240);
 // @launch l3_bn_apply<<<min(cdiv((B)*(240)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, s4_0_bn2_g, s4_0_bn2_b, 0, b, (B)*(240)*((S2H)*(S2W)), 240, (S2H)*(S2W), 240, 1e-5, 0);
+// @layer stage4.0.bn2 b[0] f32[(B)*(240)*((S2H)*(S2W))]
 // @launch l3_channel_shuffle<<<min(cdiv((B)*(240)*((S2H)*(S2W)), 256), 65536), 256>>>(b, a, B, 240, (S2H)*(S2W), 3);
 // @launch conv2d_ref<<<min((B)*(3)*cdiv((960)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(a, s4_0_c3_w, t, B, 240, 960, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 3);
+// @layer stage4.0.conv3 t[0] f32[(B)*(960)*(S2H)*(S2W)]
 // @launch l3_bn_stats<<<min(960, 65535), 256>>>(t, stats, B, 960, (S2H)*(S2W), 960);
 // @launch l3_bn_apply<<<min(cdiv((B)*(960)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, s4_0_bn3_g, s4_0_bn3_b, 0, b, (B)*(960)*((S2H)*(S2W)), 960, (S2H)*(S2W), 960, 1e-5, 1);
+// @layer stage4.0.bn3 b[0] f32[(B)*(960)*((S2H)*(S2W))]
 // @launch conv2d_ref<<<min((B)*(1)*cdiv((960)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(q, s4_0_sc_w, t, B, 480, 960, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
+// @layer stage4.0.shortcut.0 t[0] f32[(B)*(960)*(S2H)*(S2W)]
 // @launch l3_bn_stats<<<min(960, 65535), 256>>>(t, stats, B, 960, (S2H)*(S2W), 960);
 // @launch l3_bn_apply<<<min(cdiv((B)*(960)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, s4_0_sbn_g, s4_0_sbn_b, 0, d, (B)*(960)*((S2H)*(S2W)), 960, (S2H)*(S2W), 960, 1e-5, 0);
+// @layer stage4.0.shortcut.1 d[0] f32[(B)*(960)*((S2H)*(S2W))]
 // @launch l3_bias_act_f<<<min(cdiv((B)*960*(S2H)*(S2W), 256), 65536), 256>>>(b, 0, d, p, (B)*960*(S2H)*(S2W), 1, 960, 0);
 // @launch conv2d_ref<<<min((B)*(3)*cdiv((240)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(p, s4_1_c1_w, t, B, 960, 240, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 3);
+// @layer stage4.1.conv1 t[0] f32[(B)*(240)*(S2H)*(S2W)]
 // @launch l3_bn_stats<<<min(240, 65535), 256>>>(t, stats, B, 240, (S2H)*(S2W), 240);
 // @launch l3_bn_apply<<<min(cdiv((B)*(240)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, s4_1_bn1_g, s4_1_bn1_b, 0, a, (B)*(240)*((S2H)*(S2W)), 240, (S2H)*(S2W), 240, 1e-5, 1);
+// @layer stage4.1.bn1 a[0] f32[(B)*(240)*((S2H)*(S2W))]
 // @launch conv2d_ref<<<min((B)*(240)*cdiv((240)/(240), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(a, s4_1_c2_w, t, B, 240, 240, S2H, S2W, S2H, S2W, 3, 3, 1, 1, 1, 1, 1, 1, 240);
+// @layer stage4.1.conv2 t[0] f32[(B)*(240)*(S2H)*(S2W)]
 // @launch l3_bn_stats<<<min(240, 65535), 256>>>(t, stats, B, 240, (S2H)*(S2W), 240);
 // @launch l3_bn_apply<<<min(cdiv((B)*(240)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, s4_1_bn2_g, s4_1_bn2_b, 0, b, (B)*(240)*((S2H)*(S2W)), 240, (S2H)*(S2W), 240, 1e-5, 0);
+// @layer stage4.1.bn2 b[0] f32[(B)*(240)*((S2H)*(S2W))]
 // @launch l3_channel_shuffle<<<min(cdiv((B)*(240)*((S2H)*(S2W)), 256), 65536), 256>>>(b, a, B, 240, (S2H)*(S2W), 3);
 // @launch conv2d_ref<<<min((B)*(3)*cdiv((960)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(a, s4_1_c3_w, t, B, 240, 960, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 3);
+// @layer stage4.1.conv3 t[0] f32[(B)*(960)*(S2H)*(S2W)]
 // @launch l3_bn_stats<<<min(960, 65535), 256>>>(t, stats, B, 960, (S2H)*(S2W), 960);
 // @launch l3_bn_apply<<<min(cdiv((B)*(960)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, s4_1_bn3_g, s4_1_bn3_b, 0, b, (B)*(960)*((S2H)*(S2W)), 960, (S2H)*(S2W), 960, 1e-5, 1);
+// @layer stage4.1.bn3 b[0] f32[(B)*(960)*((S2H)*(S2W))]
 // @launch l3_bias_act_f<<<min(cdiv((B)*960*(S2H)*(S2W), 256), 65536), 256>>>(b, 0, p, q, (B)*960*(S2H)*(S2W), 1, 960, 0);
 // @launch conv2d_ref<<<min((B)*(3)*cdiv((240)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(q, s4_2_c1_w, t, B, 960, 240, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 3);
+// @layer stage4.2.conv1 t[0] f32[(B)*(240)*(S2H)*(S2W)]
 // @launch l3_bn_stats<<<min(240, 65535), 256>>>(t, stats, B, 240, (S2H)*(S2W), 240);
 // @launch l3_bn_apply<<<min(cdiv((B)*(240)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, s4_2_bn1_g, s4_2_bn1_b, 0, a, (B)*(240)*((S2H)*(S2W)), 240, (S2H)*(S2W), 240, 1e-5, 1);
+// @layer stage4.2.bn1 a[0] f32[(B)*(240)*((S2H)*(S2W))]
 // @launch conv2d_ref<<<min((B)*(240)*cdiv((240)/(240), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(a, s4_2_c2_w, t, B, 240, 240, S2H, S2W, S2H, S2W, 3, 3, 1, 1, 1, 1, 1, 1, 240);
+// @layer stage4.2.conv2 t[0] f32[(B)*(240)*(S2H)*(S2W)]
 // @launch l3_bn_stats<<<min(240, 65535), 256>>>(t, stats, B, 240, (S2H)*(S2W), 240);
 // @launch l3_bn_apply<<<min(cdiv((B)*(240)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, s4_2_bn2_g, s4_2_bn2_b, 0, b, (B)*(240)*((S2H)*(S2W)), 240, (S2H)*(S2W), 240, 1e-5, 0);
+// @layer stage4.2.bn2 b[0] f32[(B)*(240)*((S2H)*(S2W))]
 // @launch l3_channel_shuffle<<<min(cdiv((B)*(240)*((S2H)*(S2W)), 256), 65536), 256>>>(b, a, B, 240, (S2H)*(S2W), 3);
 // @launch conv2d_ref<<<min((B)*(3)*cdiv((960)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(a, s4_2_c3_w, t, B, 240, 960, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 3);
+// @layer stage4.2.conv3 t[0] f32[(B)*(960)*(S2H)*(S2W)]
 // @launch l3_bn_stats<<<min(960, 65535), 256>>>(t, stats, B, 960, (S2H)*(S2W), 960);
 // @launch l3_bn_apply<<<min(cdiv((B)*(960)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, s4_2_bn3_g, s4_2_bn3_b, 0, b, (B)*(960)*((S2H)*(S2W)), 960, (S2H)*(S2W), 960, 1e-5, 1);
+// @layer stage4.2.bn3 b[0] f32[(B)*(960)*((S2H)*(S2W))]
 // @launch l3_bias_act_f<<<min(cdiv((B)*960*(S2H)*(S2W), 256), 65536), 256>>>(b, 0, q, p, (B)*960*(S2H)*(S2W), 1, 960, 0);
 // @launch conv2d_ref<<<min((B)*(1)*cdiv((1024)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(p, conv5_w, t, B, 960, 1024, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
+// @layer conv5 t[0] f32[(B)*(1024)*(S2H)*(S2W)]
 // @launch l3_bn_stats<<<min(1024, 65535), 256>>>(t, stats, B, 1024, (S2H)*(S2W), 1024);
 // @launch l3_bn_apply<<<min(cdiv((B)*(1024)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, bn5_g, bn5_b, 0, q, (B)*(1024)*((S2H)*(S2W)), 1024, (S2H)*(S2W), 1024, 1e-5, 1);
+// @layer bn5 q[0] f32[(B)*(1024)*((S2H)*(S2W))]
 // @launch l3_row_mean<<<min(cdiv(B*1024, 8), 65536), 256>>>(q, p, B*1024, S2H*S2W, 0);
 // @launch l3_linear_nt<<<dim3(cdiv(B, 64), cdiv(NC, 64)), dim3(16, 16)>>>(p, fc_w, acc, B, NC, 1024);
 // @launch l3_bias_act_d<<<min(cdiv((B)*(NC), 256), 65536), 256>>>(acc, fc_b, 0, y, (B)*(NC), 1, NC, 0);
+// @layer fc y[0] f32[(B)*(NC)]

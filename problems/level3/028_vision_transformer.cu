@@ -33,6 +33,7 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
 // @launch l3_vit_patches<<<min(cdiv(B*CH*IMG*IMG, 256), 65536), 256>>>(img, pt, B, CH, IMG, P);
 // @launch l3_linear_nt<<<dim3(cdiv(B*NP, 64), cdiv(E, 64)), dim3(16, 16)>>>(pt, patch_w, acc, B*NP, E, PD);
 // @launch l3_bias_act_d<<<min(cdiv((B*NP)*(E), 256), 65536), 256>>>(acc, patch_b, 0, emb, (B*NP)*(E), 1, E, 0);
+// @layer patch_to_embedding emb[0] f32[(B*NP)*(E)]
 // @launch l3_vit_embed<<<min(cdiv(N1*B*E, 256), 65536), 256>>>(emb, cls, pos, xs, B, N1, E);
 // @for l in 0..L
 //   @launch l3_linear_nt<<<dim3(cdiv(N1*B, 64), cdiv(3*E, 64)), dim3(16, 16)>>>(xs, in_w[l*3*E*E], acc, N1*B, 3*E, E);
@@ -53,5 +54,7 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
 // @end
 // @launch l3_linear_nt<<<dim3(cdiv(B, 64), cdiv(MLP, 64)), dim3(16, 16)>>>(xs, head1_w, acc, B, MLP, E);
 // @launch l3_bias_act_d<<<min(cdiv((B)*(MLP), 256), 65536), 256>>>(acc, head1_b, 0, m, (B)*(MLP), 1, MLP, 4);
+// @layer mlp_head.0 m[0] f32[(B)*(MLP)]
 // @launch l3_linear_nt<<<dim3(cdiv(B, 64), cdiv(NC, 64)), dim3(16, 16)>>>(m, head2_w, acc, B, NC, MLP);
 // @launch l3_bias_act_d<<<min(cdiv((B)*(NC), 256), 65536), 256>>>(acc, head2_b, 0, y, (B)*(NC), 1, NC, 0);
+// @layer mlp_head.3 y[0] f32[(B)*(NC)]

@@ -26,6 +26,7 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
 // @scratch acc f64[B*3136*96*4]
 // @launch conv2d_ref<<<min((B)*(1)*cdiv((96)/(1), 16)*cdiv(56, 64)*cdiv(56, 8), 1048576), 128, 12*(1*(4)*(4)*16 + 1*(7*(4) + (4))*(63*(4) + (4)))>>>(x, patch_w, t, B, CI, 96, 224, 224, 56, 56, 4, 4, 4, 4, 0, 0, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(96)*(56)*(56), 256), 65536), 256>>>(t, patch_b, 0, h, (B)*(96)*(56)*(56), (56)*(56), 96, 0);
+// @layer patch_embed.proj h[0] f32[(B)*(96)*(56)*(56)]
 // @launch l3_transpose<<<min(cdiv((B)*(96)*(3136), 256), 65536), 256>>>(h, t, B, 96, 3136);
 // @launch l3_layernorm<<<min(B*3136, 65535), 256>>>(t, patch_ng, patch_nb, xa, B*3136, 96, 1e-5);
 // @launch l3_layernorm<<<min(B*3136, 65535), 256>>>(xa, s0_0_n1_g, s0_0_n1_b, h, B*3136, 96, 1e-5);
@@ -33,99 +34,127 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
 // @launch l3_layernorm<<<min(B*3136, 65535), 256>>>(xb, s0_0_n2_g, s0_0_n2_b, h, B*3136, 96, 1e-5);
 // @launch l3_linear_nt<<<dim3(cdiv(B*3136, 64), cdiv(384, 64)), dim3(16, 16)>>>(h, s0_0_fc1_w, acc, B*3136, 384, 96);
 // @launch l3_bias_act_d<<<min(cdiv((B*3136)*(384), 256), 65536), 256>>>(acc, s0_0_fc1_b, 0, m, (B*3136)*(384), 1, 384, 4);
+// @layer layers.0.blocks.0.mlp.fc1 m[0] f32[(B*3136)*(384)]
 // @launch l3_linear_nt<<<dim3(cdiv(B*3136, 64), cdiv(96, 64)), dim3(16, 16)>>>(m, s0_0_fc2_w, acc, B*3136, 96, 384);
 // @launch l3_bias_act_d<<<min(cdiv((B*3136)*(96), 256), 65536), 256>>>(acc, s0_0_fc2_b, xb, xa, (B*3136)*(96), 1, 96, 0);
+// @layer layers.0.blocks.0.mlp.fc2 xa[0] f32[(B*3136)*(96)]
 // @launch l3_layernorm<<<min(B*3136, 65535), 256>>>(xa, s0_1_n1_g, s0_1_n1_b, h, B*3136, 96, 1e-5);
 // @launch l3_swin_spatial<<<min(cdiv(B*301056, 256), 65536), 256>>>(h, s0_1_sp_w, s0_1_sp_b, xa, xb, B, 56, 56, 96, 3, 7, 3);
 // @launch l3_layernorm<<<min(B*3136, 65535), 256>>>(xb, s0_1_n2_g, s0_1_n2_b, h, B*3136, 96, 1e-5);
 // @launch l3_linear_nt<<<dim3(cdiv(B*3136, 64), cdiv(384, 64)), dim3(16, 16)>>>(h, s0_1_fc1_w, acc, B*3136, 384, 96);
 // @launch l3_bias_act_d<<<min(cdiv((B*3136)*(384), 256), 65536), 256>>>(acc, s0_1_fc1_b, 0, m, (B*3136)*(384), 1, 384, 4);
+// @layer layers.0.blocks.1.mlp.fc1 m[0] f32[(B*3136)*(384)]
 // @launch l3_linear_nt<<<dim3(cdiv(B*3136, 64), cdiv(96, 64)), dim3(16, 16)>>>(m, s0_1_fc2_w, acc, B*3136, 96, 384);
 // @launch l3_bias_act_d<<<min(cdiv((B*3136)*(96), 256), 65536), 256>>>(acc, s0_1_fc2_b, xb, xa, (B*3136)*(96), 1, 96, 0);
+// @layer layers.0.blocks.1.mlp.fc2 xa[0] f32[(B*3136)*(96)]
 // @launch l3_patch_merge<<<min(cdiv(B*301056, 256), 65536), 256>>>(xa, m, B, 56, 56, 96);
 // @launch l3_layernorm<<<min(B*784, 65535), 256>>>(m, s0_ds_n_g, s0_ds_n_b, h, B*784, 384, 1e-5);
 // @launch l3_linear_nt<<<dim3(cdiv(B*784, 64), cdiv(192, 64)), dim3(16, 16)>>>(h, s0_ds_red_w, acc, B*784, 192, 384);
 // @launch l3_bias_act_d<<<min(cdiv((B*784)*(192), 256), 65536), 256>>>(acc, 0, 0, xa, (B*784)*(192), 1, 192, 0);
+// @layer layers.0.downsample.reduction xa[0] f32[(B*784)*(192)]
 // @launch l3_layernorm<<<min(B*784, 65535), 256>>>(xa, s1_0_n1_g, s1_0_n1_b, h, B*784, 192, 1e-5);
 // @launch l3_swin_spatial<<<min(cdiv(B*150528, 256), 65536), 256>>>(h, s1_0_sp_w, s1_0_sp_b, xa, xb, B, 28, 28, 192, 6, 7, 0);
 // @launch l3_layernorm<<<min(B*784, 65535), 256>>>(xb, s1_0_n2_g, s1_0_n2_b, h, B*784, 192, 1e-5);
 // @launch l3_linear_nt<<<dim3(cdiv(B*784, 64), cdiv(768, 64)), dim3(16, 16)>>>(h, s1_0_fc1_w, acc, B*784, 768, 192);
 // @launch l3_bias_act_d<<<min(cdiv((B*784)*(768), 256), 65536), 256>>>(acc, s1_0_fc1_b, 0, m, (B*784)*(768), 1, 768, 4);
+// @layer layers.1.blocks.0.mlp.fc1 m[0] f32[(B*784)*(768)]
 // @launch l3_linear_nt<<<dim3(cdiv(B*784, 64), cdiv(192, 64)), dim3(16, 16)>>>(m, s1_0_fc2_w, acc, B*784, 192, 768);
 // @launch l3_bias_act_d<<<min(cdiv((B*784)*(192), 256), 65536), 256>>>(acc, s1_0_fc2_b, xb, xa, (B*784)*(192), 1, 192, 0);
+// @layer layers.1.blocks.0.mlp.fc2 xa[0] f32[(B*784)*(192)]
 // @launch l3_layernorm<<<min(B*784, 65535), 256>>>(xa, s1_1_n1_g, s1_1_n1_b, h, B*784, 192, 1e-5);
 // @launch l3_swin_spatial<<<min(cdiv(B*150528, 256), 65536), 256>>>(h, s1_1_sp_w, s1_1_sp_b, xa, xb, B, 28, 28, 192, 6, 7, 3);
 // @launch l3_layernorm<<<min(B*784, 65535), 256>>>(xb, s1_1_n2_g, s1_1_n2_b, h, B*784, 192, 1e-5);
 // @launch l3_linear_nt<<<dim3(cdiv(B*784, 64), cdiv(768, 64)), dim3(16, 16)>>>(h, s1_1_fc1_w, acc, B*784, 768, 192);
 // @launch l3_bias_act_d<<<min(cdiv((B*784)*(768), 256), 65536), 256>>>(acc, s1_1_fc1_b, 0, m, (B*784)*(768), 1, 768, 4);
+// @layer layers.1.blocks.1.mlp.fc1 m[0] f32[(B*784)*(768)]
 // @launch l3_linear_nt<<<dim3(cdiv(B*784, 64), cdiv(192, 64)), dim3(16, 16)>>>(m, s1_1_fc2_w, acc, B*784, 192, 768);
 // @launch l3_bias_act_d<<<min(cdiv((B*784)*(192), 256), 65536), 256>>>(acc, s1_1_fc2_b, xb, xa, (B*784)*(192), 1, 192, 0);
+// @layer layers.1.blocks.1.mlp.fc2 xa[0] f32[(B*784)*(192)]
 // @launch l3_patch_merge<<<min(cdiv(B*150528, 256), 65536), 256>>>(xa, m, B, 28, 28, 192);
 // @launch l3_layernorm<<<min(B*196, 65535), 256>>>(m, s1_ds_n_g, s1_ds_n_b, h, B*196, 768, 1e-5);
 // @launch l3_linear_nt<<<dim3(cdiv(B*196, 64), cdiv(384, 64)), dim3(16, 16)>>>(h, s1_ds_red_w, acc, B*196, 384, 768);
 // @launch l3_bias_act_d<<<min(cdiv((B*196)*(384), 256), 65536), 256>>>(acc, 0, 0, xa, (B*196)*(384), 1, 384, 0);
+// @layer layers.1.downsample.reduction xa[0] f32[(B*196)*(384)]
 // @launch l3_layernorm<<<min(B*196, 65535), 256>>>(xa, s2_0_n1_g, s2_0_n1_b, h, B*196, 384, 1e-5);
 // @launch l3_swin_spatial<<<min(cdiv(B*75264, 256), 65536), 256>>>(h, s2_0_sp_w, s2_0_sp_b, xa, xb, B, 14, 14, 384, 12, 7, 0);
 // @launch l3_layernorm<<<min(B*196, 65535), 256>>>(xb, s2_0_n2_g, s2_0_n2_b, h, B*196, 384, 1e-5);
 // @launch l3_linear_nt<<<dim3(cdiv(B*196, 64), cdiv(1536, 64)), dim3(16, 16)>>>(h, s2_0_fc1_w, acc, B*196, 1536, 384);
 // @launch l3_bias_act_d<<<min(cdiv((B*196)*(1536), 256), 65536), 256>>>(acc, s2_0_fc1_b, 0, m, (B*196)*(1536), 1, 1536, 4);
+// @layer layers.2.blocks.0.mlp.fc1 m[0] f32[(B*196)*(1536)]
 // @launch l3_linear_nt<<<dim3(cdiv(B*196, 64), cdiv(384, 64)), dim3(16, 16)>>>(m, s2_0_fc2_w, acc, B*196, 384, 1536);
 // @launch l3_bias_act_d<<<min(cdiv((B*196)*(384), 256), 65536), 256>>>(acc, s2_0_fc2_b, xb, xa, (B*196)*(384), 1, 384, 0);
+// @layer layers.2.blocks.0.mlp.fc2 xa[0] f32[(B*196)*(384)]
 // @launch l3_layernorm<<<min(B*196, 65535), 256>>>(xa, s2_1_n1_g, s2_1_n1_b, h, B*196, 384, 1e-5);
 // @launch l3_swin_spatial<<<min(cdiv(B*75264, 256), 65536), 256>>>(h, s2_1_sp_w, s2_1_sp_b, xa, xb, B, 14, 14, 384, 12, 7, 3);
 // @launch l3_layernorm<<<min(B*196, 65535), 256>>>(xb, s2_1_n2_g, s2_1_n2_b, h, B*196, 384, 1e-5);
 // @launch l3_linear_nt<<<dim3(cdiv(B*196, 64), cdiv(1536, 64)), dim3(16, 16)>>>(h, s2_1_fc1_w, acc, B*196, 1536, 384);
 // @launch l3_bias_act_d<<<min(cdiv((B*196)*(1536), 256), 65536), 256>>>(acc, s2_1_fc1_b, 0, m, (B*196)*(1536), 1, 1536, 4);
+// @layer layers.2.blocks.1.mlp.fc1 m[0] f32[(B*196)*(1536)]
 // @launch l3_linear_nt<<<dim3(cdiv(B*196, 64), cdiv(384, 64)), dim3(16, 16)>>>(m, s2_1_fc2_w, acc, B*196, 384, 1536);
 // @launch l3_bias_act_d<<<min(cdiv((B*196)*(384), 256), 65536), 256>>>(acc, s2_1_fc2_b, xb, xa, (B*196)*(384), 1, 384, 0);
+// @layer layers.2.blocks.1.mlp.fc2 xa[0] f32[(B*196)*(384)]
 // @launch l3_layernorm<<<min(B*196, 65535), 256>>>(xa, s2_2_n1_g, s2_2_n1_b, h, B*196, 384, 1e-5);
 // @launch l3_swin_spatial<<<min(cdiv(B*75264, 256), 65536), 256>>>(h, s2_2_sp_w, s2_2_sp_b, xa, xb, B, 14, 14, 384, 12, 7, 0);
 // @launch l3_layernorm<<<min(B*196, 65535), 256>>>(xb, s2_2_n2_g, s2_2_n2_b, h, B*196, 384, 1e-5);
 // @launch l3_linear_nt<<<dim3(cdiv(B*196, 64), cdiv(1536, 64)), dim3(16, 16)>>>(h, s2_2_fc1_w, acc, B*196, 1536, 384);
 // @launch l3_bias_act_d<<<min(cdiv((B*196)*(1536), 256), 65536), 256>>>(acc, s2_2_fc1_b, 0, m, (B*196)*(1536), 1, 1536, 4);
+// @layer layers.2.blocks.2.mlp.fc1 m[0] f32[(B*196)*(1536)]
 // @launch l3_linear_nt<<<dim3(cdiv(B*196, 64), cdiv(384, 64)), dim3(16, 16)>>>(m, s2_2_fc2_w, acc, B*196, 384, 1536);
 // @launch l3_bias_act_d<<<min(cdiv((B*196)*(384), 256), 65536), 256>>>(acc, s2_2_fc2_b, xb, xa, (B*196)*(384), 1, 384, 0);
+// @layer layers.2.blocks.2.mlp.fc2 xa[0] f32[(B*196)*(384)]
 // @launch l3_layernorm<<<min(B*196, 65535), 256>>>(xa, s2_3_n1_g, s2_3_n1_b, h, B*196, 384, 1e-5);
 // @launch l3_swin_spatial<<<min(cdiv(B*75264, 256), 65536), 256>>>(h, s2_3_sp_w, s2_3_sp_b, xa, xb, B, 14, 14, 384, 12, 7, 3);
 // @launch l3_layernorm<<<min(B*196, 65535), 256>>>(xb, s2_3_n2_g, s2_3_n2_b, h, B*196, 384, 1e-5);
 // @launch l3_linear_nt<<<dim3(cdiv(B*196, 64), cdiv(1536, 64)), dim3(16, 16)>>>(h, s2_3_fc1_w, acc, B*196, 1536, 384);
 // @launch l3_bias_act_d<<<min(cdiv((B*196)*(1536), 256), 65536), 256>>>(acc, s2_3_fc1_b, 0, m, (B*196)*(1536), 1, 1536, 4);
+// @layer layers.2.blocks.3.mlp.fc1 m[0] f32[(B*196)*(1536)]
 // @launch l3_linear_nt<<<dim3(cdiv(B*196, 64), cdiv(384, 64)), dim3(16, 16)>>>(m, s2_3_fc2_w, acc, B*196, 384, 1536);
 // @launch l3_bias_act_d<<<min(cdiv((B*196)*(384), 256), 65536), 256>>>(acc, s2_3_fc2_b, xb, xa, (B*196)*(384), 1, 384, 0);
+// @layer layers.2.blocks.3.mlp.fc2 xa[0] f32[(B*196)*(384)]
 // @launch l3_layernorm<<<min(B*196, 65535), 256>>>(xa, s2_4_n1_g, s2_4_n1_b, h, B*196, 384, 1e-5);
 // @launch l3_swin_spatial<<<min(cdiv(B*75264, 256), 65536), 256>>>(h, s2_4_sp_w, s2_4_sp_b, xa, xb, B, 14, 14, 384, 12, 7, 0);
 // @launch l3_layernorm<<<min(B*196, 65535), 256>>>(xb, s2_4_n2_g, s2_4_n2_b, h, B*196, 384, 1e-5);
 // @launch l3_linear_nt<<<dim3(cdiv(B*196, 64), cdiv(1536, 64)), dim3(16, 16)>>>(h, s2_4_fc1_w, acc, B*196, 1536, 384);
 // @launch l3_bias_act_d<<<min(cdiv((B*196)*(1536), 256), 65536), 256>>>(acc, s2_4_fc1_b, 0, m, (B*196)*(1536), 1, 1536, 4);
+// @layer layers.2.blocks.4.mlp.fc1 m[0] f32[(B*196)*(1536)]
 // @launch l3_linear_nt<<<dim3(cdiv(B*196, 64), cdiv(384, 64)), dim3(16, 16)>>>(m, s2_4_fc2_w, acc, B*196, 384, 1536);
 // @launch l3_bias_act_d<<<min(cdiv((B*196)*(384), 256), 65536), 256>>>(acc, s2_4_fc2_b, xb, xa, (B*196)*(384), 1, 384, 0);
+// @layer layers.2.blocks.4.mlp.fc2 xa[0] f32[(B*196)*(384)]
 // @launch l3_layernorm<<<min(B*196, 65535), 256>>>(xa, s2_5_n1_g, s2_5_n1_b, h, B*196, 384, 1e-5);
 // @launch l3_swin_spatial<<<min(cdiv(B*75264, 256), 65536), 256>>>(h, s2_5_sp_w, s2_5_sp_b, xa, xb, B, 14, 14, 384, 12, 7, 3);
 // @launch l3_layernorm<<<min(B*196, 65535), 256>>>(xb, s2_5_n2_g, s2_5_n2_b, h, B*196, 384, 1e-5);
 // @launch l3_linear_nt<<<dim3(cdiv(B*196, 64), cdiv(1536, 64)), dim3(16, 16)>>>(h, s2_5_fc1_w, acc, B*196, 1536, 384);
 // @launch l3_bias_act_d<<<min(cdiv((B*196)*(1536), 256), 65536), 256>>>(acc, s2_5_fc1_b, 0, m, (B*196)*(1536), 1, 1536, 4);
+// @layer layers.2.blocks.5.mlp.fc1 m[0] f32[(B*196)*(1536)]
 // @launch l3_linear_nt<<<dim3(cdiv(B*196, 64), cdiv(384, 64)), dim3(16, 16)>>>(m, s2_5_fc2_w, acc, B*196, 384, 1536);
 // @launch l3_bias_act_d<<<min(cdiv((B*196)*(384), 256), 65536), 256>>>(acc, s2_5_fc2_b, xb, xa, (B*196)*(384), 1, 384, 0);
+// @layer layers.2.blocks.5.mlp.fc2 xa[0] f32[(B*196)*(384)]
 // @launch l3_patch_merge<<<min(cdiv(B*75264, 256), 65536), 256>>>(xa, m, B, 14, 14, 384);
 // @launch l3_layernorm<<<min(B*49, 65535), 256>>>(m, s2_ds_n_g, s2_ds_n_b, h, B*49, 1536, 1e-5);
 // @launch l3_linear_nt<<<dim3(cdiv(B*49, 64), cdiv(768, 64)), dim3(16, 16)>>>(h, s2_ds_red_w, acc, B*49, 768, 1536);
 // @launch l3_bias_act_d<<<min(cdiv((B*49)*(768), 256), 65536), 256>>>(acc, 0, 0, xa, (B*49)*(768), 1, 768, 0);
+// @layer layers.2.downsample.reduction xa[0] f32[(B*49)*(768)]
 // @launch l3_layernorm<<<min(B*49, 65535), 256>>>(xa, s3_0_n1_g, s3_0_n1_b, h, B*49, 768, 1e-5);
 // @launch l3_swin_spatial<<<min(cdiv(B*37632, 256), 65536), 256>>>(h, s3_0_sp_w, s3_0_sp_b, xa, xb, B, 7, 7, 768, 24, 7, 0);
 // @launch l3_layernorm<<<min(B*49, 65535), 256>>>(xb, s3_0_n2_g, s3_0_n2_b, h, B*49, 768, 1e-5);
 // @launch l3_linear_nt<<<dim3(cdiv(B*49, 64), cdiv(3072, 64)), dim3(16, 16)>>>(h, s3_0_fc1_w, acc, B*49, 3072, 768);
 // @launch l3_bias_act_d<<<min(cdiv((B*49)*(3072), 256), 65536), 256>>>(acc, s3_0_fc1_b, 0, m, (B*49)*(3072), 1, 3072, 4);
+// @layer layers.3.blocks.0.mlp.fc1 m[0] f32[(B*49)*(3072)]
 // @launch l3_linear_nt<<<dim3(cdiv(B*49, 64), cdiv(768, 64)), dim3(16, 16)>>>(m, s3_0_fc2_w, acc, B*49, 768, 3072);
 // @launch l3_bias_act_d<<<min(cdiv((B*49)*(768), 256), 65536), 256>>>(acc, s3_0_fc2_b, xb, xa, (B*49)*(768), 1, 768, 0);
+// @layer layers.3.blocks.0.mlp.fc2 xa[0] f32[(B*49)*(768)]
 // @launch l3_layernorm<<<min(B*49, 65535), 256>>>(xa, s3_1_n1_g, s3_1_n1_b, h, B*49, 768, 1e-5);
 // @launch l3_swin_spatial<<<min(cdiv(B*37632, 256), 65536), 256>>>(h, s3_1_sp_w, s3_1_sp_b, xa, xb, B, 7, 7, 768, 24, 7, 0);
 // @launch l3_layernorm<<<min(B*49, 65535), 256>>>(xb, s3_1_n2_g, s3_1_n2_b, h, B*49, 768, 1e-5);
 // @launch l3_linear_nt<<<dim3(cdiv(B*49, 64), cdiv(3072, 64)), dim3(16, 16)>>>(h, s3_1_fc1_w, acc, B*49, 3072, 768);
 // @launch l3_bias_act_d<<<min(cdiv((B*49)*(3072), 256), 65536), 256>>>(acc, s3_1_fc1_b, 0, m, (B*49)*(3072), 1, 3072, 4);
+// @layer layers.3.blocks.1.mlp.fc1 m[0] f32[(B*49)*(3072)]
 // @launch l3_linear_nt<<<dim3(cdiv(B*49, 64), cdiv(768, 64)), dim3(16, 16)>>>(m, s3_1_fc2_w, acc, B*49, 768, 3072);
 // @launch l3_bias_act_d<<<min(cdiv((B*49)*(768), 256), 65536), 256>>>(acc, s3_1_fc2_b, xb, xa, (B*49)*(768), 1, 768, 0);
+// @layer layers.3.blocks.1.mlp.fc2 xa[0] f32[(B*49)*(768)]
 // @launch l3_layernorm<<<min(B*49, 65535), 256>>>(xa, norm_g, norm_b, h, B*49, 768, 1e-5);
 // @launch l3_transpose<<<min(cdiv((B)*(49)*(768), 256), 65536), 256>>>(h, t, B, 49, 768);
 // @launch l3_row_mean<<<min(cdiv(B*768, 8), 65536), 256>>>(t, m, B*768, 49, 0);
 // @launch l3_linear_nt<<<dim3(cdiv(B, 64), cdiv(NC, 64)), dim3(16, 16)>>>(m, head_w, acc, B, NC, 768);
 // @launch l3_bias_act_d<<<min(cdiv((B)*(NC), 256), 65536), 256>>>(acc, head_b, 0, y, (B)*(NC), 1, NC, 0);
+// @layer head y[0] f32[(B)*(NC)]

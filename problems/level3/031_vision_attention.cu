@@ -28,6 +28,7 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
 // @launch l3_transpose<<<min(cdiv((B)*(C)*(H*W), 256), 65536), 256>>>(x, xt, B, C, H*W);
 // @launch l3_linear_nt<<<dim3(cdiv(B*H*W, 64), cdiv(3*C, 64)), dim3(16, 16)>>>(xt, in_w, acc, B*H*W, 3*C, C);
 // @launch l3_bias_act_d<<<min(cdiv((B*H*W)*(3*C), 256), 65536), 256>>>(acc, in_b, 0, qkv, (B*H*W)*(3*C), 1, 3*C, 0);
+// @layer attn qkv[0] f32[(B*H*W)*(3*C)]
 // @launch l3_split_heads<<<min(cdiv(B*H*W*C, 256), 65536), 256>>>(qkv, q, k, v, B, H*W, C, NH);
 // @for zh in 0..B*NH
 //   @launch l3_bmm_nt<<<dim3(cdiv(H*W, 64), cdiv(H*W, 64), 1), dim3(16, 16)>>>(q[zh*H*W*(C)/(NH)], k[zh*H*W*(C)/(NH)], s, H*W, H*W, (C)/(NH), (C)/(NH));
@@ -37,5 +38,6 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
 // @launch l3_merge_heads<<<min(cdiv(B*H*W*C, 256), 65536), 256>>>(yh, ya, B, H*W, C, NH);
 // @launch l3_linear_nt<<<dim3(cdiv(B*H*W, 64), cdiv(C, 64)), dim3(16, 16)>>>(ya, out_w, acc, B*H*W, C, C);
 // @launch l3_bias_act_d<<<min(cdiv((B*H*W)*(C), 256), 65536), 256>>>(acc, out_b, xt, z, (B*H*W)*(C), 1, C, 0);
+// @layer attn.out_proj z[0] f32[(B*H*W)*(C)]
 // @launch l3_layernorm<<<min(B*H*W, 65535), 256>>>(z, ln_g, ln_b, v, B*H*W, C, 1e-5);
 // @launch l3_transpose<<<min(cdiv((B)*(H*W)*(C), 256), 65536), 256>>>(v, y, B, H*W, C);

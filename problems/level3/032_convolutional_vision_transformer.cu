@@ -35,8 +35,10 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
 // @scratch x0 f32[B*E]
 // @launch conv2d_ref<<<min((B)*(1)*cdiv((E)/(1), 16)*cdiv(G, 64)*cdiv(G, 8), 1048576), 128, 12*(1*(P)*(P)*16 + 1*(7*(P) + (P))*(63*(P) + (P)))>>>(x, patch_w, t, B, CI, E, IMG, IMG, G, G, P, P, P, P, 0, 0, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(E)*(G)*(G), 256), 65536), 256>>>(t, patch_b, 0, pe, (B)*(E)*(G)*(G), (G)*(G), E, 0);
+// @layer conv1 pe[0] f32[(B)*(E)*(G)*(G)]
 // @launch l3_linear_nt<<<dim3(cdiv(B, 64), cdiv(E, 64)), dim3(16, 16)>>>(pe, proj_w, acc, B, E, E*NP);
 // @launch l3_bias_act_d<<<min(cdiv((B)*(E), 256), 65536), 256>>>(acc, proj_b, 0, pj, (B)*(E), 1, E, 0);
+// @layer linear_proj pj[0] f32[(B)*(E)]
 // @launch l3_copy_channels<<<min(cdiv(B*E, 256), 65536), 256>>>(pj, xs, B, 1, E, 2, 1);
 // @launch l3_broadcast_rows<<<min(cdiv(B*E, 256), 65536), 256>>>(cls, xs, B, E, 2*E);
 // @for l in 0..L
@@ -59,3 +61,4 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
 // @launch l3_copy_rows<<<min(cdiv((B)*(E), 256), 65536), 256>>>(xs, x0, B, E, 2*E);
 // @launch l3_linear_nt<<<dim3(cdiv(B, 64), cdiv(NC, 64)), dim3(16, 16)>>>(x0, fc_w, acc, B, NC, E);
 // @launch l3_bias_act_d<<<min(cdiv((B)*(NC), 256), 65536), 256>>>(acc, fc_b, 0, y, (B)*(NC), 1, NC, 0);
+// @layer fc_out y[0] f32[(B)*(NC)]

@@ -20,5 +20,7 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
 // @launch l3_copy_channels<<<min(cdiv((B)*(H)*(1), 256), 65536), 256>>>(h0, comb, B, H, 1, IN + H, IN);
 // @launch l3_linear_nt<<<dim3(cdiv(B, 64), cdiv(H, 64)), dim3(16, 16)>>>(comb, i2h_w, acc, B, H, IN + H);
 // @launch l3_bias_act_d<<<min(cdiv((B)*(H), 256), 65536), 256>>>(acc, i2h_b, 0, hid, (B)*(H), 1, H, 2);
+// @layer i2h hid[0] f32[(B)*(H)]
 // @launch l3_linear_nt<<<dim3(cdiv(B, 64), cdiv(OUT, 64)), dim3(16, 16)>>>(hid, h2o_w, acc, B, OUT, H);
 // @launch l3_bias_act_d<<<min(cdiv((B)*(OUT), 256), 65536), 256>>>(acc, h2o_b, 0, y, (B)*(OUT), 1, OUT, 0);
+// @layer h2o y[0] f32[(B)*(OUT)]

@@ -38,3 +38,4 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
 // @launch l3_copy_rows<<<min(cdiv((B)*(1*H), 256), 65536), 256>>>(seq[(T - 1)*1*H + ((L - 1) % 2)*T*B*1*H], last, B, 1*H, T*1*H);
 // @launch l3_linear_nt<<<dim3(cdiv(B, 64), cdiv(OUT, 64)), dim3(16, 16)>>>(last, fc_w, acc, B, OUT, 1*H);
 // @launch l3_bias_act_d<<<min(cdiv((B)*(OUT), 256), 65536), 256>>>(acc, fc_b, 0, y, (B)*(OUT), 1, OUT, 0);
+// @layer fc y[0] f32[(B)*(OUT)]

@@ -29,6 +29,7 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
 // @launch l3_layernorm<<<min(B*T, 65535), 256>>>(x, ln1_g, ln1_b, h, B*T, C, 1e-5);
 // @launch l3_linear_nt<<<dim3(cdiv(B*T, 64), cdiv(3*C, 64)), dim3(16, 16)>>>(h, attn_c_attn_w, acc, B*T, 3*C, C);
 // @launch l3_bias_act_d<<<min(cdiv((B*T)*(3*C), 256), 65536), 256>>>(acc, attn_c_attn_b, 0, qkv, (B*T)*(3*C), 1, 3*C, 0);
+// @layer attn.c_attn qkv[0] f32[(B*T)*(3*C)]
 // @launch l3_split_heads<<<min(cdiv(B*T*C, 256), 65536), 256>>>(qkv, q, k, v, B, T, C, NH);
 // @launch l3_bmm_nt<<<dim3(cdiv(T, 64), cdiv(T, 64), B*NH), dim3(16, 16)>>>(q, k, s, T, T, (C)/(NH), (C)/(NH));
 // @launch l3_causal_rows<<<min(cdiv(B*NH*T, 8), 65536), 256>>>(s, B*NH*T, T, 0);
@@ -36,8 +37,11 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
 // @launch l3_merge_heads<<<min(cdiv(B*T*C, 256), 65536), 256>>>(yh, ya, B, T, C, NH);
 // @launch l3_linear_nt<<<dim3(cdiv(B*T, 64), cdiv(C, 64)), dim3(16, 16)>>>(ya, attn_c_proj_w, acc, B*T, C, C);
 // @launch l3_bias_act_d<<<min(cdiv((B*T)*(C), 256), 65536), 256>>>(acc, attn_c_proj_b, x, x1, (B*T)*(C), 1, C, 0);
+// @layer attn.c_proj x1[0] f32[(B*T)*(C)]
 // @launch l3_layernorm<<<min(B*T, 65535), 256>>>(x1, ln2_g, ln2_b, h, B*T, C, 1e-5);
 // @launch l3_linear_nt<<<dim3(cdiv(B*T, 64), cdiv(4*C, 64)), dim3(16, 16)>>>(h, fc_w, acc, B*T, 4*C, C);
 // @launch l3_bias_act_d<<<min(cdiv((B*T)*(4*C), 256), 65536), 256>>>(acc, fc_b, 0, m, (B*T)*(4*C), 1, 4*C, 7);
+// @layer mlp.c_fc m[0] f32[(B*T)*(4*C)]
 // @launch l3_linear_nt<<<dim3(cdiv(B*T, 64), cdiv(C, 64)), dim3(16, 16)>>>(m, proj_w, acc, B*T, C, 4*C);
 // @launch l3_bias_act_d<<<min(cdiv((B*T)*(C), 256), 65536), 256>>>(acc, proj_b, x1, y, (B*T)*(C), 1, C, 0);
+// @layer mlp.c_proj y[0] f32[(B*T)*(C)]

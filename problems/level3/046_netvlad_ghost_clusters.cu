@@ -23,6 +23,7 @@ l3_matmul_nn(const float *__restrict__ x, const float *__restrict__ w, double *_
 // @launch l3_bias_act_d<<<min(cdiv(B*N*(K + G), 256), 65536), 256>>>(acc, 0, 0, af, B*N*(K + G), 1, K + G, 0);
 // @launch l3_bn_stats<<<min(K + G, 65535), 256>>>(af, stats, B*N, K + G, 1, K + G);
 // @launch l3_bn_apply<<<min(cdiv((B*N)*(K + G)*(1), 256), 65536), 256>>>(af, stats, bn_g, bn_b, 0, ab, (B*N)*(K + G)*(1), K + G, 1, K + G, 1e-5, 0);
+// @layer batch_norm ab[0] f32[(B*N)*(K + G)*(1)]
 // @launch l3_softmax_rows<<<min(cdiv(B*N, 8), 65536), 256>>>(ab, as, B*N, K + G, K);
 // @launch l3_vlad<<<min(cdiv(B*512*K, 256), 65536), 256>>>(as, x, clusters2, v, B, N, 512, K);
 // @launch l3_vlad_normalize<<<min(B, 65535), 256, 8*K>>>(v, y, B, 512, K);

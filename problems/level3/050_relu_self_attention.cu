@@ -25,6 +25,7 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
 // @scratch acc f64[B*T*4*C]
 // @launch l3_linear_nt<<<dim3(cdiv(B*T, 64), cdiv(3*C, 64)), dim3(16, 16)>>>(x, c_attn_w, acc, B*T, 3*C, C);
 // @launch l3_bias_act_d<<<min(cdiv((B*T)*(3*C), 256), 65536), 256>>>(acc, c_attn_b, 0, qkv, (B*T)*(3*C), 1, 3*C, 0);
+// @layer c_attn qkv[0] f32[(B*T)*(3*C)]
 // @launch l3_split_heads<<<min(cdiv(B*T*C, 256), 65536), 256>>>(qkv, q, k, v, B, T, C, NH);
 // @launch l3_bmm_nt<<<dim3(cdiv(T, 64), cdiv(T, 64), B*NH), dim3(16, 16)>>>(q, k, s, T, T, (C)/(NH), (C)/(NH));
 // @launch l3_causal_rows<<<min(cdiv(B*NH*T, 8), 65536), 256>>>(s, B*NH*T, T, 1);

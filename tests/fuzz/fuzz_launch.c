@@ -1,5 +1,5 @@
-/* fuzz_launch: libFuzzer target for the "// @launch", "// @scratch" and "// @for" ... "// @end"
- * lines of a candidate (candidate_parse, launch_geometry, launch_offset_bytes in
+/* fuzz_launch: libFuzzer target for the "// @launch", "// @scratch", "// @for" ... "// @end" and
+ * "// @layer" lines of a candidate (candidate_parse, launch_geometry, launch_offset_bytes in
  * common/candidate.c; the loop schedule of common/schedule.c), parsed against the level1 and
  * level3 problems (level 3: a packed input's views as arguments, VIEW[INDEX]). Input: a first
  * line naming the problem ("level1/019_relu", "level3/003_deep_narrow_mlp"; anything else picks
@@ -7,7 +7,8 @@
  * says why; an accepted unit stays within its limits, its steps nest as its loops say, and under
  * every dims set of the problem its schedule starts, issues exactly the launches it counted (at
  * most KC_MAX_UNIT_LAUNCHES, loop variables bound beside the dims), and every launch's geometry,
- * integer arguments and offsets evaluate within the limits the parser checked. */
+ * integer arguments and offsets evaluate within the limits the parser checked; its layer points
+ * (at most KC_MAX_UNIT_LAYERS) have names and regions inside their buffers. */
 #include "common/candidate.h"
 #include "common/error.h"
 #include "common/schedule.h"
@@ -56,9 +57,14 @@ static void check_steps(const launch_unit *u)
 {
     int seen[KC_MAX_LAUNCHES] = {0}, open[KC_MAX_LOOP_DEPTH + 1], depth = 0;
     FZ_CHECK(u->n_loops >= 0 && u->n_loops <= KC_MAX_LOOPS);
-    FZ_CHECK(u->n_steps == u->n_launches + 2 * u->n_loops);
+    FZ_CHECK(u->n_layers >= 0 && u->n_layers <= KC_MAX_LAYER_LINES);
+    FZ_CHECK(u->n_steps == u->n_launches + 2 * u->n_loops + u->n_layers);
     for (int s = 0; s < u->n_steps; s++) {
         const kc_step *st = &u->steps[s];
+        if (st->kind == KC_STEP_LAYER) {
+            FZ_CHECK(st->index >= 0 && st->index < u->n_layers);
+            continue;
+        }
         if (st->kind == KC_STEP_LAUNCH) {
             FZ_CHECK(st->index >= 0 && st->index < u->n_launches && !seen[st->index]);
             seen[st->index] = 1;
@@ -123,6 +129,22 @@ static void check_launch(const problem *p, const launch_unit *u, const launch *l
     sb_free(&err);
 }
 
+/* A layer point of the expansion: its name and region evaluate, the region inside its buffer. */
+static void check_layer(const problem *p, const launch_unit *u, const layer_spec *l,
+                        const dimset *env)
+{
+    strbuf err = STRBUF_INIT, name = STRBUF_INIT;
+    enum kc_dtype dtype;
+    int64_t index, count;
+    FZ_CHECK(l->tensor >= p->n_inputs && l->tensor < p->n_inputs + p->n_outputs + u->n_scratch);
+    int64_t numel = numel_of(p, u, l->tensor, env, &dtype);
+    FZ_CHECK(dtype == l->dtype);
+    FZ_CHECK(layer_name(l, env, &name, &err) == 0 && name.len <= KC_MAX_LAYER_NAME);
+    FZ_CHECK(layer_region(l, env, numel, &index, &count, &err) == 0);
+    FZ_CHECK(index >= 0 && count >= 1 && index + count <= numel);
+    sb_free(&err), sb_free(&name);
+}
+
 /* Every dims set the parser checked: the schedule starts and issues what it counted, and its
  * launches evaluate through the evaluator (the parser checked them all through compiled
  * expressions, which fuzz_expr holds to the evaluator): each launch line's first 16 launches
@@ -148,6 +170,13 @@ static void evaluate(const problem *p, const launch_unit *u)
             seen[i]++;
         }
         FZ_CHECK(issued == it.total);
+        launch_iter_free(&it);
+        int64_t points = 0;
+        FZ_CHECK(launch_iter_start(&it, u, sets[s], "fuzz", &err) == 0);
+        for (int i, is_layer; (i = launch_iter_step(&it, &is_layer)) >= 0;)
+            if (is_layer && points++ < 64)
+                check_layer(p, u, &u->layers[i], &it.env);
+        FZ_CHECK(points == it.layers && points <= KC_MAX_UNIT_LAYERS);
         launch_iter_free(&it);
         for (int i = 0; i < u->n_scratch; i++) {
             int64_t count;

@@ -5,7 +5,7 @@ problems/shared/*.cuh; level-3 networks, see LEVEL3), the GPU catalogue kernels
 and the string fixtures of the unit tests. Deterministic; run from the
 repository root after the problems or fixtures change:
     python3 tests/fuzz/make_corpus.py              # every target's seeds, rewritten
-    python3 tests/fuzz/make_corpus.py --add level3 # only that group's seeds, added
+    python3 tests/fuzz/make_corpus.py --add level3 # only that group's seeds, added (or layers)
 --add GROUP writes the seeds of one group (level3) beside the committed ones and removes
 nothing, so that new seeds need not regenerate the others.
 Keeps the committed corpus small (every target's seeds together < 2 MB)."""
@@ -100,6 +100,19 @@ NETWORK_SEEDS = [
 ]
 for seed in NETWORK_SEEDS:
     add("launch", seed)
+# launch: @layer lines (issue 38, group "layers"): names with {expr} parts, regions at the
+# buffer's edges, errors, the 4096-point cap
+LAYER_SEEDS = [
+    "level1/023_softmax\n// @scratch t f32[B*D]\n// @launch a<<<1, 1>>>(x, t);\n"
+    "// @layer features.0 t[0] f32[B*D]\n// @for l in 0..2\n// @launch b<<<1, 1>>>(t, y);\n"
+    "// @layer layer1.{l}.conv{l + 1} y[l*D] f32[D]\n// @end\n// @layer fc y[B*D - 1] f32[1]\n",
+    "level1/023_softmax\n// @launch a<<<1, 1>>>(x, y);\n// @layer a.{B} y[1] f32[B*D]\n"
+    "// @layer x x[0] f32[1]\n// @layer b y f16[1]\n// @layer c.{} y[0] f32[0]\n",
+    "level1/023_softmax\n// @launch a<<<1, 1>>>(x, y);\n// @for i in 0..4097\n"
+    "// @launch a<<<1, 1>>>(x, y);\n// @layer l.{i} y[i] f32[1]\n// @end\n",
+]
+for seed in LAYER_SEEDS:
+    add("launch", seed, "layers")
 for i, (j, _, src) in enumerate(problems):
     if i % 4 == 0:
         s = src.decode()
@@ -161,7 +174,7 @@ for path in sorted(glob.glob(rel("tests", "unit", "test_*.c"))):
 LEVEL3_PROBLEMS = ["003_deep_narrow_mlp", "008_resnet_basic_block", "010_resnet101",
                    "028_vision_transformer", "035_lstm", "038_lstm_bidirectional",
                    "044_mini_gpt_block", "048_mamba2_return_y"]
-UNIT_LINE = re.compile(r"^\s*//\s*@(launch|scratch|for|end)\b")
+UNIT_LINE = re.compile(r"^\s*//\s*@(launch|scratch|for|end|layer)\b")
 
 
 def unit_lines(src):

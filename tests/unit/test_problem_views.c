@@ -232,6 +232,13 @@ static void test_level3_reference(void **state)
     assert_non_null(strstr(spec.buf, "  - fc0_w: [H, IN] at params[0] (network.0.weight)\n"));
     assert_non_null(strstr(spec.buf, "  - fch_w: [L-1, H, H] at params["));
     assert_non_null(strstr(spec.buf, "(network.{2*i+2}.weight)\n"));
+    /* then the reference's layers (its @layer lines, issue 38), in order, after the views */
+    const char *layers = strstr(spec.buf, "Layers (the reference's, in the order it computes them");
+    assert_non_null(layers);
+    assert_true(layers > strstr(spec.buf, "(network.{2*i+2}.weight)\n"));
+    assert_non_null(strstr(layers, "\n- network.0: f32[(B)*(H)]\n"));
+    assert_non_null(strstr(layers, "\n- network.{2*L}: f32[(B)*(OUT)]\n"));
+    assert_int_equal(u.n_layers, 2);
     sb_free(&spec);
     const tensor_spec *w = problem_view(&p, "fch_w", NULL);
     assert_non_null(w);

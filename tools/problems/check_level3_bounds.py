@@ -4,7 +4,9 @@ run yet. For each reference it expands the launch schedule (loops, offsets, view
 fixed dims set (default, small, alt) and, with --bin, a few drawn ones, and checks that every
 pointer argument of every launch covers what the kernel reads or writes there: inside its buffer
 (an input, an output, a scratch buffer), inside its view for a view of the packed parameters,
-and never a write to an input. The extents per kernel are those of problems/shared/l3_*.cuh and
+and never a write to an input; and that every layer point ("// @layer NAME BUF[INDEX]
+DTYPE[COUNT]") names a region of a scratch buffer or an output, of its dtype, inside it, and
+written by the launch just before it (the region is what that launch wrote). The extents per kernel are those of problems/shared/l3_*.cuh and
 the level-1/2 kernels the references launch (a table below: a new kernel needs a line).
 
     python3 tools/problems/check_level3_bounds.py [--only 10,35] [--bin bin] [--draws 2]
@@ -138,7 +140,8 @@ def split_args(s):
 
 
 def parse(cu):
-    """[("scratch", name, dtype, count) | ("launch", kernel, grid, args) | ("for", var, a, b) | ("end",)]"""
+    """[("scratch", name, dtype, count) | ("launch", kernel, grid, args) | ("for", var, a, b) | ("end",)
+    | ("layer", name, buffer, index, dtype, count)]"""
     steps = []
     for line in cu.splitlines():
         m = re.match(r"^//\s*@(\w+)\s*(.*)$", line)
@@ -156,6 +159,9 @@ def parse(cu):
             steps.append(("for", fm.group(1), fm.group(2), fm.group(3)))
         elif word == "end":
             steps.append(("end",))
+        elif word == "layer":
+            ym = re.match(r"(\S+)\s+(\w+)\[(.*)\]\s+(\w+)\[(.*)\]$", rest)
+            steps.append(("layer",) + ym.groups())
     return steps
 
 
@@ -181,9 +187,12 @@ def check(m, cu, dims, label, problems):
     for t in m["outputs"]:
         bufs[t["name"]] = (kcproblems.numel(kcproblems.shape_of(t, env)), "output")
     steps = parse(cu)
+    dtypes = {t["name"]: t["dtype"] for t in m["inputs"] + m["outputs"]}
     for s in steps:
         if s[0] == "scratch":
             bufs[s[1]] = (kcproblems.eval_dim_expr(s[3], env), "scratch")
+            dtypes[s[1]] = s[2]
+    written = []  # (buffer, first, end) the last launch wrote
 
     def ptr(arg, env):
         mm = re.match(r"^(\w+)\[(.*)\]$", arg)
@@ -215,7 +224,23 @@ def check(m, cu, dims, label, problems):
                 continue
             if s[0] == "launch":
                 launch(s, env)
+            elif s[0] == "layer":
+                layer(s, env)
             i += 1
+
+    def layer(s, env):
+        name, buf, index, dtype, count = s[1:]
+        what = "%s %s: @layer %s" % (m["id"], label, name)
+        if buf not in bufs or bufs[buf][1] == "input":
+            problems.append("%s: %s is not a scratch buffer or an output" % (what, buf))
+            return
+        if dtypes[buf] != dtype:
+            problems.append("%s: %s is %s, not %s" % (what, buf, dtypes[buf], dtype))
+        first, n = kcproblems.eval_dim_expr(index, env), kcproblems.eval_dim_expr(count, env)
+        if first < 0 or n < 1 or first + n > bufs[buf][0]:
+            problems.append("%s: [%d, %d) is not inside %s (%d elements)" % (what, first, first + n, buf, bufs[buf][0]))
+        if not any(b == buf and lo <= first and first + n <= hi for b, lo, hi in written):
+            problems.append("%s: [%d, %d) of %s was not written by the launch before it (%r)" % (what, first, first + n, buf, written))
 
     def launch(s, env):
         kernel, g, args = s[1], s[2], s[3]
@@ -232,6 +257,7 @@ def check(m, cu, dims, label, problems):
             else:
                 vals.append(kcproblems.eval_dim_expr(a, env))
         gz = grid_of(g, env)
+        del written[:]
         for idx, count, mode in KERNELS[kernel](vals, gz):
             p = vals[idx]
             if not isinstance(p, Ptr):
@@ -243,6 +269,8 @@ def check(m, cu, dims, label, problems):
                 what = "view %s" % p.view if p.view else p.buf
                 problems.append("%s %s: %s argument %d (%s) touches [%d, %d) of %s, which has %d"
                                 % (m["id"], label, kernel, idx + 1, args[idx], p.base, p.base + count, what, p.limit))
+            if mode == "w" and not p.view:
+                written.append((p.buf, p.base, p.base + count))
             if mode == "w" and count > 0 and bufs.get(p.buf, (0, ""))[1] == "input":
                 problems.append("%s %s: %s writes input %s (argument %d)" % (m["id"], label, kernel, p.buf, idx + 1))
 

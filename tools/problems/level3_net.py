@@ -10,10 +10,16 @@ A Net collects
   (torch_model);
 - the reference's parts: shared includes, generated glue kernels, scratch buffers and the launch
   schedule (launch lines, @for loops), written by the op helpers below, which launch the shared
-  kernels of problems/shared/ (l3_ops.cuh, matmul_tiled_ref.cuh, conv2d_ref.cuh, ...).
+  kernels of problems/shared/ (l3_ops.cuh, matmul_tiled_ref.cuh, conv2d_ref.cuh, ...);
+- the layer points ("// @layer NAME BUFFER[INDEX] DTYPE[COUNT]", docs/LEVEL3.md "Which layer
+  went wrong first"): linear, conv (with its bias_act) and bn name their output by the PyTorch
+  module of their parameters (the prefix of the views' torch keys), the activation they fuse
+  applied; only outside @for loops and for unstacked parameters (a stacked view's torch key has
+  {i} parts the loop's variable does not give).
 """
 import contextlib
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -63,6 +69,7 @@ class Net:
         self.manifest = {}   # the rest of the manifest (dims, hidden, values, ...)
         self.flops = {}      # multiply-adds of convolutions and products: {extent product: coefficient}
         self._depth = 0
+        self._pending = None  # (module, bias view): a conv whose layer point its bias_act ends
 
     # ---- manifest parts
     def input(self, name, shape, init=NORMAL, dtype="f32"):
@@ -123,6 +130,39 @@ class Net:
     def launch(self, text):
         self.lines.append("@launch " + text + ";")
 
+    # ---- layer points
+    def module_of(self, view):
+        """The PyTorch module a parameter view belongs to (its torch key less the parameter's
+        name), or None: not a view, no key, or a stacked key ({expr} parts over the stack index
+        i; parts over dims, network.{2*L}, stay for the parser to evaluate)."""
+        for v in self.views:
+            if v["name"] == view and v.get("torch"):
+                parts = re.findall(r"\{([^}]*)\}", v["torch"])
+                if any(re.search(r"\bi\b", p) for p in parts):
+                    return None
+                return v["torch"].rsplit(".", 1)[0]
+        return None
+
+    def buffer_dtype(self, name):
+        for n, dtype, _ in self.scratch:
+            if n == name:
+                return dtype
+        for t in self.outputs:
+            if t["name"] == name:
+                return t["dtype"]
+        return None
+
+    def layer(self, module, dst, count):
+        """"// @layer MODULE BUF[INDEX] DTYPE[COUNT]" after the launches that wrote module's output
+        to dst ("buf" or "buf[INDEX]", a scratch buffer or an output); nothing inside a loop."""
+        if not module or self._depth:
+            return
+        buf, _, index = dst.partition("[")
+        index = index[:-1] if index else "0"
+        dtype = self.buffer_dtype(buf.strip())
+        if dtype:
+            self.lines.append("@layer %s %s[%s] %s[%s]" % (module, buf.strip(), index, dtype, count))
+
     @contextlib.contextmanager
     def loop(self, var, first, end):
         self.lines.append("@for %s in %s..%s" % (var, first, end))
@@ -172,6 +212,7 @@ class Net:
         self.product(x, w, acc, M, N, K)
         self.launch("l3_bias_act_d<<<%s, 256>>>(%s, %s, %s, %s, (%s)*(%s), 1, %s, %s)"
                     % (grid("(%s)*(%s)" % (M, N)), acc, b or "0", res, y, M, N, N, act_code(act)))
+        self.layer(self.module_of(w), y, "(%s)*(%s)" % (M, N))
 
     def count(self, coef, extents):
         """Adds coef * prod(extents) multiply-adds; integer factors go into coef."""
@@ -200,11 +241,19 @@ class Net:
         tiles = "(%s)*(%s)*cdiv((%s)/(%s), 16)*cdiv(%s, 64)*cdiv(%s, 8)" % (B, G, CO, G, OW, OH)
         self.launch("conv2d_ref<<<min(%s, 1048576), 128, %s>>>(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, 1, 1, %s)"
                     % (tiles, smem, x, w, y, B, CI, CO, H, W, OH, OW, K, K, S, S, P, P, G))
+        module = self.module_of(w)
+        bias = [v["name"] for v in self.views if module and v.get("torch") == module + ".bias"]
+        self._pending = (module, bias[0]) if bias else None
+        if not bias:
+            self.layer(module, y, "(%s)*(%s)*(%s)*(%s)" % (B, CO, OH, OW))
 
     def bias_act(self, src, bias, dst, n, inner, nb, act="L3_NONE", res="0"):
         self.ops()
         self.launch("l3_bias_act_f<<<%s, 256>>>(%s, %s, %s, %s, %s, %s, %s, %s)"
                     % (grid(n), src, bias or "0", res, dst, n, inner, nb, act_code(act)))
+        if self._pending and self._pending[1] == bias:  # a conv's bias: the conv's output ends here
+            self.layer(self._pending[0], dst, n)
+        self._pending = None
 
     def bn(self, x, stats, g, b, y, N, C, S, act="L3_NONE", res="0", eps="1e-5", ld=None):
         """BatchNorm2d in training mode (batch statistics, biased variance) and an activation,
@@ -215,6 +264,7 @@ class Net:
         self.launch("l3_bn_stats<<<min(%s, 65535), 256>>>(%s, %s, %s, %s, %s, %s)" % (C, x, stats, N, C, S, ld))
         self.launch("l3_bn_apply<<<%s, 256>>>(%s, %s, %s, %s, %s, %s, (%s)*(%s)*(%s), %s, %s, %s, %s, %s)"
                     % (grid("(%s)*(%s)*(%s)" % (N, C, S)), x, stats, g, b, res, y, N, C, S, C, S, ld, eps, act_code(act)))
+        self.layer(self.module_of(g), y, "(%s)*(%s)*(%s)" % (N, C, S))
 
     def maxpool(self, x, y, NC, H, W, OH, OW, K, S, P=0):
         self.ops()

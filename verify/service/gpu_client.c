@@ -378,7 +378,16 @@ static void set_timed_out(gpu_client *g, int slot, json_t *last, double waited_m
     sb_adds(&msg, "; the worker was killed and restarted");
     /* the worker reports a run of trusted stages once (worker_check.c wk_progress) */
     int trusted = strcmp(stage, "reference") == 0 || strcmp(stage, "checks") == 0;
-    set_lost_worker(r, trusted ? "runtime_error" : "timeout", msg.buf);
+    if (strcmp(stage, "layers") == 0) { /* the diagnosis after a mismatch: the verdict stands */
+        sb_reset(&msg);
+        sb_adds(&msg, "output differs from the reference (the rerun that looks for the first "
+                      "layer that differs did not finish within its deadline; the worker was "
+                      "killed and restarted)");
+    }
+    set_lost_worker(r, strcmp(stage, "layers") == 0 ? "mismatch"
+                       : trusted                    ? "runtime_error"
+                                                    : "timeout",
+                    msg.buf);
     sb_free(&msg);
     kv_result_set_evidence(r, "timeout", deadline_timeout_evidence(last, waited_ms));
 }

@@ -56,6 +56,102 @@ static void add_mismatch_evidence(strbuf *out, const kv_result *r)
                 r->max_abs_err, r->max_rel_err, r->rel_l2_err);
 }
 
+/* o[key] when it is a string, else "?". */
+static const char *str_or(json_t *o, const char *key)
+{
+    const char *v = json_string_value(json_object_get(o, key));
+    return v ? v : "?";
+}
+
+/* The seed of evidence.layers: the worker writes it as text (a uint64), as runs[].seed. */
+static void add_seed(strbuf *out, json_t *layers)
+{
+    json_t *seed = json_object_get(layers, "seed");
+    if (json_is_string(seed))
+        sb_adds(out, json_string_value(seed));
+    else
+        sb_addf(out, "%lld", (long long)json_integer_value(seed));
+}
+
+/* The names of compared[from .. to] for "The layers before it match (a ... b)". */
+static void add_layer_range(strbuf *out, json_t *compared, size_t from, size_t to)
+{
+    const char *a = str_or(json_array_get(compared, from), "name");
+    if (from == to)
+        sb_adds(out, a);
+    else
+        sb_addf(out, "%s ... %s", a, str_or(json_array_get(compared, to), "name"));
+}
+
+/* The first compared layer with bad elements, as evidence.layers.first_bad names it. */
+static void add_first_bad_layer(strbuf *out, json_t *layers, json_t *bad, size_t at)
+{
+    json_t *compared = json_object_get(layers, "compared");
+    sb_addf(out, "First layer that differs (dims %s, seed ", str_or(layers, "dims"));
+    add_seed(out, layers);
+    sb_addf(out, "): %s (your @layer line %lld):\n", str_or(bad, "name"),
+            (long long)json_integer_value(json_object_get(bad, "line")));
+    sb_addf(out, "%lld of %lld elements off, max abs %.3g at element %lld (got %.6g, expected "
+                 "%.6g), relative L2 %.3g.",
+            (long long)json_integer_value(json_object_get(bad, "bad")),
+            (long long)json_integer_value(json_object_get(bad, "numel")),
+            json_number_value(json_object_get(bad, "max_abs")),
+            (long long)json_integer_value(json_object_get(bad, "index")),
+            json_number_value(json_object_get(bad, "got")),
+            json_number_value(json_object_get(bad, "expected")),
+            json_number_value(json_object_get(bad, "rel_l2")));
+    if (at > 0) {
+        sb_adds(out, " The layers before it match (");
+        add_layer_range(out, compared, 0, at - 1);
+        sb_adds(out, ").");
+    } else {
+        sb_adds(out, " It is the first layer compared.");
+    }
+}
+
+/* evidence.layers (the worker's diagnosis run after a mismatch, docs/LEVEL3.md): the first layer
+ * whose output differs from the reference's, or that every layer compared matches. Nothing when
+ * the run did not happen (no @layer lines, no name in common). */
+static void add_layer_evidence(strbuf *out, const kv_result *r)
+{
+    json_t *ev = json_loads(sb_str(&r->evidence_json), 0, NULL);
+    json_t *layers = json_object_get(ev, "layers");
+    json_t *compared = json_object_get(layers, "compared");
+    if (!json_is_object(layers) || !json_is_array(compared) || !json_array_size(compared)) {
+        json_decref(ev);
+        return;
+    }
+    const char *first_bad = json_string_value(json_object_get(layers, "first_bad"));
+    size_t i, at = json_array_size(compared);
+    json_t *c;
+    json_array_foreach(compared, i, c)
+    {
+        const char *name = json_string_value(json_object_get(c, "name"));
+        if (first_bad && name && !strcmp(name, first_bad) && at == json_array_size(compared))
+            at = i;
+    }
+    if (at < json_array_size(compared)) {
+        add_first_bad_layer(out, layers, json_array_get(compared, at), at);
+    } else {
+        sb_addf(out, "Every layer compared matches the reference (dims %s, seed ",
+                str_or(layers, "dims"));
+        add_seed(out, layers);
+        sb_adds(out, ": ");
+        add_layer_range(out, compared, 0, json_array_size(compared) - 1);
+        sb_adds(out, "): the error comes after the last of them.");
+    }
+    long long unmatched = json_integer_value(json_object_get(layers, "unmatched_candidate"));
+    if (unmatched)
+        sb_addf(out, " %lld of your layers have no counterpart in the reference: not compared.",
+                unmatched);
+    const char *cut = json_string_value(json_object_get(layers, "cut_at"));
+    if (cut)
+        sb_addf(out, " The reference's layers from %s on were not kept (memory cap): not compared.",
+                cut);
+    sb_adds(out, "\n");
+    json_decref(ev);
+}
+
 static void add_timing(strbuf *out, const kv_result *r)
 {
     const kv_timing *t = &r->timing;
@@ -102,6 +198,8 @@ void kv_feedback(const problem *p, const kv_result *r, strbuf *out)
         add_log_excerpt(out, &r->compile_log);
     if (strcmp(r->verdict, "mismatch") == 0 || strcmp(r->verdict, "unsafe") == 0)
         add_mismatch_evidence(out, r);
+    if (strcmp(r->verdict, "mismatch") == 0)
+        add_layer_evidence(out, r);
     if (r->compile_stage_ok)
         add_resources(out, r);
     if (r->timed)

@@ -233,6 +233,8 @@ int wk_flush_l2(wk_gpu *g);
 int wk_clock_probe_launch(wk_gpu *g);
 double wk_clock_probe_mhz(wk_gpu *g);
 
+typedef struct wk_layers wk_layers; /* worker_layers.c */
+
 /* worker_unit.c: loading a module and running a launch unit */
 int wk_unit_load(wk_unit *u, const char *cubin, const char *source, const problem *p,
                  wk_failure *f);
@@ -241,6 +243,25 @@ void wk_unit_free(wk_unit *u);
 /* buffers: inputs, outputs, then scratch, as candidate.h indexes tensors. */
 int wk_unit_launch(wk_gpu *g, wk_unit *u, const problem *p, const dimset *dims, wk_buffer *buffers,
                    wk_watch *watch, wk_failure *f);
+/* As wk_unit_launch (no watch), with each layer point of the unit passed to wk_layers_point. */
+int wk_unit_launch_layers(wk_gpu *g, wk_unit *u, const problem *p, const dimset *dims,
+                          wk_buffer *buffers, wk_layers *layers, wk_failure *f);
+
+/* worker_layers.c: the diagnosis run after a mismatch (docs/LEVEL3.md, "Which layer went wrong
+ * first"). wk_layers_plan matches the reference's and the candidate's layer points by name
+ * under dims and maps two arenas for the earliest pairs (both together at most 1 GiB or a
+ * quarter of free memory); NULL when no name is in common or nothing fits. Each unit then runs
+ * through wk_unit_launch_layers with its side set (0 the reference, 1 the candidate): at each
+ * layer point, wk_layers_point copies the region into the side's arena in stream order.
+ * wk_layers_evidence compares the pairs both sides reached (kc_compare, kc_worst_index) and
+ * returns evidence.layers. */
+wk_layers *wk_layers_plan(const launch_unit *ref, const launch_unit *cand, const dimset *dims);
+void wk_layers_side(wk_layers *L, int side);
+int wk_layers_point(wk_gpu *g, wk_layers *L, const layer_spec *l, const dimset *env,
+                    const wk_buffer *buf);
+json_t *wk_layers_evidence(wk_gpu *g, wk_layers *L, const char *dims_name, const char *seed,
+                           double atol, double rtol);
+void wk_layers_free(wk_layers *L);
 
 /* worker_batch.c: the reference outputs kept for the jobs of a batch (issue 37;
  * verify/service/batch.h has the rules both sides share) */

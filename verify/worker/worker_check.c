@@ -657,6 +657,16 @@ struct job_state {
     int varied_runs;  /* param values are used in turn across the runs that vary them */
     json_t *runs;
     json_t *first_failure;
+    struct { /* the first run whose outputs differed: the layer diagnosis reruns it */
+        int set;
+        char name[32], seed[32];
+        dimset dims;
+        uint64_t seed_value;
+        int vary;
+        problem pv;
+        wk_fill_mode mode;
+        stage_deadline deadline;
+    } failed;
 };
 
 /* What one checked run is: its dims, seed, and the value classes its inputs get. */
@@ -807,6 +817,24 @@ static int reference_outputs(struct job_state *s, const struct run_spec *rs, int
     return r < 0 ? -1 : 0;
 }
 
+/* The first run whose outputs differ, as it ran: its dims, seed, values and deadline. */
+static void remember_failure(struct job_state *s, const struct run_spec *rs, const char *seed,
+                             const wk_fill_mode *mode, const stage_deadline *deadline)
+{
+    if (s->failed.set)
+        return;
+    s->failed.set = 1;
+    snprintf(s->failed.name, sizeof(s->failed.name), "%s", rs->name);
+    snprintf(s->failed.seed, sizeof(s->failed.seed), "%s", seed);
+    dimset_copy(&s->failed.dims, rs->dims);
+    s->failed.seed_value = rs->seed;
+    s->failed.vary = rs->vary;
+    s->failed.pv = s->pv;
+    s->failed.mode = *mode;
+    s->failed.deadline = *deadline;
+    s->failed.deadline.run = s->failed.name;
+}
+
 /* One checked run. Returns 0 pass, 1 mismatch, -1 failure (f says which). */
 static int one_run(struct job_state *s, const struct run_spec *rs, wk_failure *f)
 {
@@ -877,6 +905,8 @@ static int one_run(struct job_state *s, const struct run_spec *rs, wk_failure *f
     if (rs->cover && !bad) /* a passing coverage run: its dims and seed say enough */
         json_object_del(run, "outputs");
     json_object_set_new(run, "ok", json_boolean(!bad));
+    if (bad)
+        remember_failure(s, rs, seed_str, &mode, &deadline);
     result = bad;
 out:
     if (result != 0 && !s->first_failure)
@@ -1381,6 +1411,64 @@ static void release_job_scratch(void)
             free_scratch(&tensor_cache[slot].b);
 }
 
+/* Both units once more on the failing run's inputs, their layer points copied (worker_layers.c):
+ * the reference, then the candidate, prepared as a checked run. */
+static int run_layers(struct job_state *s, wk_layers *L, struct run_buffers *b, wk_failure *f)
+{
+    const problem *p = &s->failed.pv;
+    const dimset *dims = &s->failed.dims;
+    uint64_t sums[KC_MAX_TENSORS];
+    stage_deadline d = s->failed.deadline;
+    d.ms *= 2; /* the reference and the candidate, each within the failing run's deadline */
+    if (fill_inputs(s->g, p, dims, s->failed.seed_value, s->failed.vary, &s->failed.mode, b, sums,
+                    f))
+        return -1;
+    progress_candidate("layers", &d);
+    wk_layers_side(L, 0);
+    if (wk_unit_launch_layers(s->g, s->ref, p, dims, b->ref, L, f) ||
+        sync_or_fail(s->g, f, "running the reference for the layers") ||
+        prepare_execution(s->g, s->cand, b, f))
+        return -1;
+    wk_layers_side(L, 1);
+    int rc = wk_unit_launch_layers(s->g, s->cand, p, dims, b->cand, L, f) ||
+             sync_or_fail(s->g, f, "running the candidate for the layers");
+    wk_progress("checks", REFERENCE_DEADLINE_MS);
+    return rc ? -1 : 0;
+}
+
+/* After a mismatch, when the candidate names layers the reference also has: which layer went
+ * wrong first (docs/LEVEL3.md), as evidence.layers of result. Never changes the verdict, flags
+ * or timing: a failure leaves the evidence out, and a sticky CUDA error (the context is lost)
+ * marks the result fatal so that the worker is replaced after reporting it. */
+static void diagnose_layers(struct job_state *s, json_t *result)
+{
+    json_t *ev = json_object_get(result, "evidence");
+    if (!s->failed.set || !json_is_object(ev) ||
+        strcmp(json_string_value(json_object_get(result, "verdict")), "mismatch") != 0)
+        return;
+    wk_layers *L = wk_layers_plan(&s->ref->lu, &s->cand->lu, &s->failed.dims);
+    if (!L)
+        return;
+    double t0 = now_ms();
+    wk_failure f = {0};
+    struct run_buffers *b = prepare_buffers(s->g, &s->failed.pv, s->failed.name, &s->failed.dims,
+                                            s->cand, s->ref, 0, &f);
+    if (b && run_layers(s, L, b, &f) == 0) {
+        json_t *layers = wk_layers_evidence(s->g, L, s->failed.name, s->failed.seed,
+                                            s->failed.pv.atol, s->failed.pv.rtol);
+        json_object_set_new(layers, "ms", json_real(now_ms() - t0));
+        json_object_set_new(ev, "layers", layers);
+    } else {
+        json_object_set_new(ev, "layers_error", json_string(sb_str(&f.message)));
+        if (f.fatal || cuCtxSynchronize() != CUDA_SUCCESS)
+            json_object_set_new(result, "fatal", json_true());
+    }
+    if (b)
+        poison_side(s->g, b->ref, b->n_in, b->n_in + b->n_out);
+    sb_free(&f.message);
+    wk_layers_free(L);
+}
+
 json_t *wk_verify_job(wk_gpu *g, json_t *job, const char *source, const strbuf *cubin,
                       const strbuf *ref_cubin)
 {
@@ -1414,6 +1502,8 @@ json_t *wk_verify_job(wk_gpu *g, json_t *job, const char *source, const strbuf *
     result = finish(&s, job, &f, outcome, &flags, &message);
     json_t *stages = json_pack("{s:f,s:f}", "load_ms", t_checks - t_start, "checks_ms",
                                now_ms() - t_checks);
+    if (outcome == 1) /* its own time: evidence.layers.ms */
+        diagnose_layers(&s, result);
     double t_timing = now_ms();
     wk_phase_family("timing");
     if (outcome == 0 && json_is_true(json_object_get(job, "timing")))
@@ -1430,6 +1520,7 @@ json_t *wk_verify_job(wk_gpu *g, json_t *job, const char *source, const strbuf *
     json_decref(s.runs);
     json_decref(s.first_failure);
     dimset_free(&s.measured.dims);
+    dimset_free(&s.failed.dims);
 out:
     release_job_scratch();
     wk_unit_free(&cand);

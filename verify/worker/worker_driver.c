@@ -95,6 +95,10 @@
     X(cuMemcpyHtoDAsync,                                                                         \
       (CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount, CUstream hStream),          \
       (dstDevice, srcHost, ByteCount, hStream))                                                  \
+    X(cuMemcpyDtoDAsync,                                                                         \
+      (CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream),        \
+      (dstDevice, srcDevice, ByteCount, hStream))                                                \
+    X(cuMemGetInfo, (size_t *freeBytes, size_t *totalBytes), (freeBytes, totalBytes))            \
     X(cuMemsetD8Async, (CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream),    \
       (dstDevice, uc, N, hStream))                                                               \
     X(cuMemsetD32Async, (CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream),    \

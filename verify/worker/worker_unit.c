@@ -1,7 +1,8 @@
 /* worker_unit: loads a compiled module, resolves the kernels its launch lines
  * name, marshals launch-line arguments by each kernel's parameter sizes
  * (cuFuncGetParamInfo), and runs the launch unit on the worker's stream, its
- * @for loops expanded by common/schedule.c. */
+ * @for loops expanded by common/schedule.c (its @layer points only for the
+ * diagnosis run, worker_layers.c). */
 #include "common/error.h"
 #include "common/schedule.h"
 #include "verify/worker/worker.h"
@@ -222,9 +223,10 @@ static int launch_one(wk_gpu *g, CUfunction fn, const launch *l, const problem *
 /* Every launch of the unit in order, loops expanded: each launch's expressions see the dims and
  * the variables of the loops around it (it.env). launch_iter_start refuses an execution of more
  * than KC_MAX_UNIT_LAUNCHES launches at these dims before anything is launched. watch (NULL:
- * none): guard bands checked between the launches. */
-int wk_unit_launch(wk_gpu *g, wk_unit *u, const problem *p, const dimset *dims, wk_buffer *buffers,
-                   wk_watch *watch, wk_failure *f)
+ * none): guard bands checked between the launches. layers (NULL: none): the unit's layer points
+ * too, each region copied into the diagnosis run's arena (worker_layers.c). */
+static int run_unit(wk_gpu *g, wk_unit *u, const problem *p, const dimset *dims,
+                    wk_buffer *buffers, wk_watch *watch, wk_layers *layers, wk_failure *f)
 {
     launch_iter it;
     strbuf err = STRBUF_INIT;
@@ -233,14 +235,30 @@ int wk_unit_launch(wk_gpu *g, wk_unit *u, const problem *p, const dimset *dims, 
         sb_free(&err);
         return -1;
     }
-    int i, rc = 0;
+    int i, rc = 0, is_layer = 0;
     long long n = 0;
-    while (rc == 0 && (i = launch_iter_next(&it)) >= 0) {
-        if (wk_watch_check(g, watch, n++))
+    while (rc == 0 && (i = layers ? launch_iter_step(&it, &is_layer) : launch_iter_next(&it)) >= 0) {
+        if (is_layer) {
+            const layer_spec *l = &u->lu.layers[i];
+            if (wk_layers_point(g, layers, l, &it.env, &buffers[l->tensor]))
+                rc = fail_msg(f, "runtime_error", "internal: copying a layer's output");
+        } else if (wk_watch_check(g, watch, n++))
             rc = fail_msg(f, "runtime_error", "internal: cannot check the guard bands between launches");
         else
             rc = launch_one(g, u->funcs[i], &u->lu.launches[i], p, &it.env, buffers, f);
     }
     launch_iter_free(&it);
     return rc;
+}
+
+int wk_unit_launch(wk_gpu *g, wk_unit *u, const problem *p, const dimset *dims, wk_buffer *buffers,
+                   wk_watch *watch, wk_failure *f)
+{
+    return run_unit(g, u, p, dims, buffers, watch, NULL, f);
+}
+
+int wk_unit_launch_layers(wk_gpu *g, wk_unit *u, const problem *p, const dimset *dims,
+                          wk_buffer *buffers, wk_layers *layers, wk_failure *f)
+{
+    return run_unit(g, u, p, dims, buffers, NULL, layers, f);
 }
