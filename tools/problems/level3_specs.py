@@ -1451,7 +1451,14 @@ def p010():
                           "a stage (one block: an empty stack and a loop of no trips), any class count; at least "
                           "two values per channel for the last stage's BatchNorm"},
         "values": values(64, BN_STRUCT_WHY % 64, large_why=BN_LARGE_WHY),
-        "tolerance": cnn_tolerance("Over 100 convolutions with training-mode BatchNorm (renormalising every layer) and a Linear layer"),
+        "tolerance": {"atol": 4e-4, "rtol": 4e-4,
+                      "why": "Four times KernelBench's float32 tolerance, measured: PyTorch's own float32 Model "
+                             "(cuDNN, TF32 off) differs from this reference (which agrees with PyTorch in float64 "
+                             "at every fixed dims set) by up to 2.2x 1e-4 at the default dims (H200, 2026-11-27, "
+                             "seed 11, two calls; max abs 2.4e-4): over 100 convolutions with training-mode "
+                             "BatchNorm renormalising every layer, float32's per-layer rounding (~1e-6 relative) "
+                             "is amplified where a channel's variance is small. 4e-4 keeps a margin of about 1.8 "
+                             "over that float32 implementation; TF32 products (~5e-4 a product, compounded) fail"},
         "bytes": "4*(B*3*H*W + %s + B*NC)" % n.params_numel(),
         "flops": "2*B*(64*C1H*C1W*147 + L1H*L1W*(64*64 + 9*64*64 + 64*256 + 64*256 + (N1 - 1)*(256*64 + 9*64*64 + "
                  "64*256)) + L2H*L2W*(256*128 + 9*128*128 + 128*512 + 256*512 + (N2 - 1)*(512*128 + 9*128*128 + "
