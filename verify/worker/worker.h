@@ -207,6 +207,8 @@ typedef struct wk_fill_mode {
  * run's value classes. */
 int wk_fill_input(wk_gpu *g, wk_buffer *b, const tensor_spec *t, const dimset *dims, uint64_t seed,
                   unsigned tensor_index, CUdeviceptr sum, const wk_fill_mode *mode, strbuf *err);
+/* Unmaps every mapping the pool keeps (KC_MAP_POOL; see worker_gpu.c). */
+void wk_buffer_pool_drain(void);
 /* Makes b hold numel elements of dtype, reusing its mapping when it is big enough and not far
  * bigger (WK_REUSE_BYTES), else mapping anew; placed as front says (wk_buffer_place). */
 int wk_buffer_resize(wk_gpu *g, wk_buffer *b, enum kc_dtype dtype, int64_t numel, strbuf *err);

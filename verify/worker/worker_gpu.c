@@ -235,6 +235,95 @@ static CUresult map_between_walls(wk_gpu *g, wk_buffer *b)
  * stream, and when the GPU is shared it landed after the first kernels had written the buffer
  * (measured on the H100 beside a busy neighbour: a scratch buffer overwritten under a running
  * reference). */
+/* ---- mappings kept for reuse (KC_MAP_POOL=1; off by default until measured on a GPU) ----
+ * The coverage runs give a job some 50 dims sets of every size, and a mapping that cannot hold
+ * the next set, or is more than 4x too big for it, used to be unmapped and a new one mapped:
+ * eight driver calls and a context synchronisation each time, which slow down sharply when
+ * other processes map memory on the host's other GPUs. With the pool a freed mapping (with its
+ * walls) is kept, up to WK_POOL_ENTRY_MAX each and WK_POOL_TOTAL_MAX in all, and the smallest
+ * kept one that holds a new buffer without being more than twice its size (or
+ * WK_REUSE_BYTES) is taken instead of mapping anew. A kept mapping holds whatever its last
+ * buffer held; every byte of it is written again before a candidate runs, as for a mapping
+ * reused by wk_buffer_resize: the guard zones here, the buffer by its fill or poison before
+ * every execution. */
+#define WK_POOL_SLOTS 64
+#define WK_POOL_ENTRY_MAX (1ull << 30)
+#define WK_POOL_TOTAL_MAX (8ull << 30)
+static wk_buffer pool[WK_POOL_SLOTS];
+static int pool_n;
+static size_t pool_total;
+
+static int pool_enabled(void)
+{
+    static int on = -1;
+    if (on < 0) {
+        const char *e = getenv("KC_MAP_POOL");
+        on = e && *e && strcmp(e, "0") != 0;
+    }
+    return on;
+}
+
+/* Unmaps and gives back a mapping and its walls, after the work in flight (wk_buffer_free). */
+static void release_mapping(wk_buffer *b)
+{
+    if (b->base)
+        cuCtxSynchronize();
+    if (b->exact && b->base)
+        cuMemFree(b->base);
+    if (!b->exact && b->base)
+        cuMemUnmap(b->base, b->map_bytes);
+    if (b->handle)
+        cuMemRelease(b->handle);
+    if (b->reserved)
+        cuMemAddressFree(b->reserved, b->reserved_bytes);
+    memset(b, 0, sizeof(*b));
+}
+
+/* Takes the smallest kept mapping of need bytes or more, and not much more; 1 when taken. */
+static int pool_take(wk_buffer *b, size_t need)
+{
+    int best = -1;
+    size_t most = need * 2 > WK_REUSE_BYTES ? need * 2 : WK_REUSE_BYTES;
+    for (int i = 0; i < pool_n; i++)
+        if (pool[i].map_bytes >= need && pool[i].map_bytes <= most &&
+            (best < 0 || pool[i].map_bytes < pool[best].map_bytes))
+            best = i;
+    if (best < 0)
+        return 0;
+    b->reserved = pool[best].reserved, b->reserved_bytes = pool[best].reserved_bytes;
+    b->base = pool[best].base, b->map_bytes = pool[best].map_bytes, b->handle = pool[best].handle;
+    pool_total -= pool[best].map_bytes;
+    pool[best] = pool[--pool_n];
+    return 1;
+}
+
+/* Keeps b's mapping for a later buffer; 1 when kept (b is then empty). */
+static int pool_put(wk_buffer *b)
+{
+    if (!pool_enabled() || b->exact || !b->base || !b->handle || pool_n == WK_POOL_SLOTS ||
+        b->map_bytes > WK_POOL_ENTRY_MAX || pool_total + b->map_bytes > WK_POOL_TOTAL_MAX)
+        return 0;
+    pool[pool_n] = (wk_buffer){.reserved = b->reserved, .reserved_bytes = b->reserved_bytes,
+                               .base = b->base, .map_bytes = b->map_bytes, .handle = b->handle};
+    pool_total += b->map_bytes;
+    pool_n++;
+    memset(b, 0, sizeof(*b));
+    return 1;
+}
+
+void wk_buffer_pool_drain(void)
+{
+    for (int i = 0; i < pool_n; i++)
+        release_mapping(&pool[i]);
+    pool_n = 0;
+    pool_total = 0;
+}
+
+/* The guard content is written on the worker's stream, like everything else that touches the
+ * buffer afterwards: a memset on the legacy default stream is not ordered with a non-blocking
+ * stream, and when the GPU is shared it landed after the first kernels had written the buffer
+ * (measured on the H100 beside a busy neighbour: a scratch buffer overwritten under a running
+ * reference). */
 int wk_buffer_alloc(wk_gpu *g, wk_buffer *b, enum kc_dtype dtype, int64_t numel, strbuf *err)
 {
     memset(b, 0, sizeof(*b));
@@ -243,7 +332,15 @@ int wk_buffer_alloc(wk_gpu *g, wk_buffer *b, enum kc_dtype dtype, int64_t numel,
     b->bytes = (size_t)numel * dtype_size(dtype);
     size_t span = round_up(b->bytes, WK_ALIGN);
     b->map_bytes = round_up(span + WK_GUARD_BYTES, g->map_granularity);
-    CUresult rc = map_between_walls(g, b);
+    CUresult rc = pool_take(b, b->map_bytes) ? CUDA_SUCCESS : map_between_walls(g, b);
+    if (rc != CUDA_SUCCESS && pool_n) { /* the kept mappings' memory first */
+        size_t map_bytes = b->map_bytes;
+        release_mapping(b);
+        wk_buffer_pool_drain();
+        b->dtype = dtype, b->numel = numel, b->bytes = (size_t)numel * dtype_size(dtype);
+        b->map_bytes = map_bytes;
+        rc = map_between_walls(g, b);
+    }
     if (rc != CUDA_SUCCESS) {
         wk_buffer_free(b);
         return kc_fail(err, "cannot map %zu bytes on the GPU: %s", span, wk_cuda_error(rc));
@@ -360,24 +457,16 @@ int wk_buffer_reset_guards(wk_gpu *g, wk_buffer *b)
     return 0;
 }
 
-/* Waits for the work in flight first: unmapping a range that a queued operation (the scrub of
- * the reference's outputs, a guard reset) still writes made that operation fault, which the
- * next synchronisation reported as the next job's illegal address; seen only when a busy
- * neighbour on the GPU kept such work queued (measured on the H100, 2026-11-25). */
+/* Keeps the mapping for a later buffer when the pool may (KC_MAP_POOL), else unmaps it after
+ * the work in flight: unmapping a range that a queued operation (the scrub of the reference's
+ * outputs, a guard reset) still writes made that operation fault, which the next
+ * synchronisation reported as the next job's illegal address; seen only when a busy neighbour
+ * on the GPU kept such work queued (measured on the H100, 2026-11-25). A kept mapping needs no
+ * wait: whatever is queued on it runs before anything queued after it on the same stream. */
 void wk_buffer_free(wk_buffer *b)
 {
-    if (b->base)
-        cuCtxSynchronize();
-    if (b->exact && b->base)
-        cuMemFree(b->base);
-    if (!b->exact && b->base) {
-        cuMemUnmap(b->base, b->map_bytes);
-    }
-    if (b->handle)
-        cuMemRelease(b->handle);
-    if (b->reserved)
-        cuMemAddressFree(b->reserved, b->reserved_bytes);
-    memset(b, 0, sizeof(*b));
+    if (!pool_put(b))
+        release_mapping(b);
 }
 
 int wk_buffer_poison(wk_gpu *g, wk_buffer *b)
