@@ -26,9 +26,11 @@
 #include <string.h>
 
 #define RACE_MAX_GPUS 16
+#define RACE_MAX_PER_GPU 16
+#define RACE_DEFAULT_PER_GPU 4
 
 static const char racecheck_usage[] =
-    "usage: kverify racecheck --db PATH [--gpus N] [--limit N] [--json]\n"
+    "usage: kverify racecheck --db PATH [--gpus N] [--per-gpu N] [--limit N] [--json]\n"
     "\n"
     "Runs compute-sanitizer racecheck (shared-memory hazards) once, at the problem's small dims,\n"
     "on every candidate whose latest verification is correct, whose launch unit uses shared\n"
@@ -42,7 +44,9 @@ static const char racecheck_usage[] =
     "to the determinism rerun (docs/INTEGRITY.md, \"Races\").\n"
     "\n"
     "  --db PATH    the database (migrated if older)\n"
-    "  --gpus N     use the first N visible GPUs (default: all), one check at a time on each\n"
+    "  --gpus N     use the first N visible GPUs (default: all)\n"
+    "  --per-gpu N  checks at a time on each GPU (default 4): each is its own compute-sanitizer\n"
+    "               process, mostly start-up (about 1.2 s) around a small-dims run\n"
     "  --limit N    check at most N candidates (the same command goes on with the rest)\n"
     "  --json       one JSON object on stdout: counts, the racecheck time per candidate, and\n"
     "               a result per candidate\n"
@@ -66,6 +70,9 @@ typedef struct race_state {
     int n_gpus;
     char gpu_names[RACE_MAX_GPUS][128];
     pthread_mutex_t gpu_lock[RACE_MAX_GPUS];
+    pthread_cond_t gpu_free[RACE_MAX_GPUS];
+    int gpu_busy[RACE_MAX_GPUS]; /* checks under the tool on each GPU, at most per_gpu */
+    int per_gpu;
     char driver[32];
     int clean, hazard, relabelled, errors, failed, left;
     double racecheck_ms, compile_ms;
@@ -78,7 +85,7 @@ typedef struct race_state {
 
 struct racecheck_options {
     const char *db_path;
-    int gpus, limit, json;
+    int gpus, per_gpu, limit, json;
 };
 
 static const kc_command racecheck_cmd = {"kverify", "racecheck", racecheck_usage, 0};
@@ -88,6 +95,7 @@ static void parse_options(int argc, char **argv, struct racecheck_options *o)
     const kc_option opts[] = {
         KC_OPT_STR("db", 'd', &o->db_path),
         KC_OPT_INTEGER("gpus", 'g', &o->gpus, 1, RACE_MAX_GPUS),
+        KC_OPT_INTEGER("per-gpu", 'p', &o->per_gpu, 1, RACE_MAX_PER_GPU),
         KC_OPT_INTEGER("limit", 'l', &o->limit, 1, 1 << 30),
         KC_OPT_FLAG("json", 'j', &o->json),
         KC_OPT_END_OF_TABLE};
@@ -207,11 +215,18 @@ static int race_on_gpu(race_state *s, int device, const problem *p, const race_i
                        kv_result *r, enum sanitizer_race *outcome, double *ms, strbuf *err)
 {
     pthread_mutex_lock(&s->gpu_lock[device]);
+    while (s->gpu_busy[device] >= s->per_gpu)
+        pthread_cond_wait(&s->gpu_free[device], &s->gpu_lock[device]);
+    s->gpu_busy[device]++;
+    pthread_mutex_unlock(&s->gpu_lock[device]);
     double t0 = now_ms();
     int rc = kc_interrupted() /* while it waited for the GPU: it does not start */
                  ? kc_fail(err, "interrupted before its racecheck started")
                  : sanitizer_racecheck(device, p, first_seed(it->seeds), r, outcome, err);
     *ms = now_ms() - t0;
+    pthread_mutex_lock(&s->gpu_lock[device]);
+    s->gpu_busy[device]--;
+    pthread_cond_signal(&s->gpu_free[device]);
     pthread_mutex_unlock(&s->gpu_lock[device]);
     return rc;
 }
@@ -404,10 +419,10 @@ static void *race_thread_main(void *arg)
     }
 }
 
-/* Two threads per GPU: one compiles while the other's candidate is under the tool. */
+/* per_gpu + 1 threads per GPU: one compiles while the others' candidates are under the tool. */
 static void run_all(race_state *s)
 {
-    int n = 2 * s->n_gpus;
+    int n = (s->per_gpu + 1) * s->n_gpus;
     struct race_thread *t = xcalloc((size_t)n, sizeof *t);
     for (int i = 0; i < n; i++) {
         t[i] = (struct race_thread){.s = s, .device = i % s->n_gpus};
@@ -479,6 +494,7 @@ static int run_pass(race_state *s, const struct racecheck_options *o)
 {
     strbuf err = STRBUF_INIT;
     int status = find_gpus(s, o->gpus);
+    s->per_gpu = o->per_gpu > 0 ? o->per_gpu : RACE_DEFAULT_PER_GPU;
     compile_pool_options co = {.servers = s->n_gpus * 2,
                                .no_sandbox = getenv("KC_UNSAFE_NO_SANDBOX") != NULL};
     if (status == 0 && compile_pool_start(&co, &s->compiles, &err)) {
@@ -489,15 +505,19 @@ static int run_pass(race_state *s, const struct racecheck_options *o)
         sb_free(&err);
         return status;
     }
-    for (int i = 0; i < s->n_gpus; i++)
+    for (int i = 0; i < s->n_gpus; i++) {
         pthread_mutex_init(&s->gpu_lock[i], NULL);
+        pthread_cond_init(&s->gpu_free[i], NULL);
+    }
     double t0 = now_ms();
     run_all(s);
     print_summary(s, o->db_path, (now_ms() - t0) / 1000);
     compile_pool_stop(s->compiles);
     sanitizer_shutdown();
-    for (int i = 0; i < s->n_gpus; i++)
+    for (int i = 0; i < s->n_gpus; i++) {
         pthread_mutex_destroy(&s->gpu_lock[i]);
+        pthread_cond_destroy(&s->gpu_free[i]);
+    }
     sb_free(&err);
     if (kc_interrupted()) {
         if (!s->json)
