@@ -9,6 +9,14 @@ DTYPE[COUNT]") names a region of a scratch buffer or an output, of its dtype, in
 written by the launch just before it (the region is what that launch wrote). The extents per kernel are those of problems/shared/l3_*.cuh and
 the level-1/2 kernels the references launch (a table below: a new kernel needs a line).
 
+It also checks that each launch's threads cover what the kernel is meant to write (COVER, below:
+a new kernel needs a line there too): a kernel without a grid-stride loop (the tiled products,
+one block per 64x64 tile; the recurrent steps, a warp per hidden unit and a block row per batch
+entry) needs grid and block to reach every output element; a grid-stride kernel needs the block
+shape it assumes (a multiple of 32 for a warp or block reduction, conv2d_ref's 128 threads) and
+the dynamic shared memory it stages (conv2d_ref's chunk, the SSD kernels', NetVLAD's scales);
+every launch keeps grid.y and grid.z at most 65535 and grid.x below 2^31.
+
     python3 tools/problems/check_level3_bounds.py [--only 10,35] [--bin bin] [--draws 2]
 """
 import argparse
@@ -117,6 +125,57 @@ KERNELS = {
 }
 
 
+# kernel -> function(args, grid, block, dynamic shared memory bytes, #define values) ->
+# [(what, needed, launched)]: launched must be at least needed. GRID_STRIDE marks the kernels
+# whose every loop over outputs is grid-stride (any grid.x >= 1 covers everything); their rules
+# check only what the block or shared memory must be. A kernel in KERNELS and not here is a
+# problem (its coverage is unknown).
+def tiles(a, g, b, sm, d):  # mm_tile: block (16, 16), C's 64x64 tile (blockIdx.x, blockIdx.y)
+    return [("grid.x*64 >= rows", a[3], g[0] * 64), ("grid.y*64 >= cols", a[4], g[1] * 64),
+            ("block 16x16", 256, b[0] * b[1] * (b[0] == 16 and b[1] == 16 and b[2] == 1))]
+
+
+def rnn_step(o):  # a warp per hidden unit j = blockIdx.x*8 + warp (256 threads), batch blockIdx.y
+    def f(a, g, b, sm, d):
+        B, H = a[7 + o], a[8 + o]
+        return [("grid.x*8 >= H", H, g[0] * 8), ("grid.y >= B", B, g[1]),
+                ("block 256", 256, b[0] * (b[0] == 256 and b[1] == 1 and b[2] == 1))]
+    return f
+
+
+def warps(a, g, b, sm, d):  # a warp per row, or a block reduction (l3_block_sum): whole warps
+    return [("block a multiple of 32, at most 1024", 1, int(b[0] % 32 == 0 and 32 <= b[0] <= 1024 and b[1] == b[2] == 1))]
+
+
+def conv2d_cover(a, g, b, sm, d):
+    KH, KW, SH, SW, DH, DW = a[10], a[11], a[12], a[13], a[16], a[17]
+    cc = d.get("CC", 0)
+    xr, xc = 7 * SH + (KH - 1) * DH + 1, 63 * SW + (KW - 1) * DW + 1
+    return [("block 128", 128, b[0] * (b[0] == 128 and b[1] == b[2] == 1)),
+            ("shared memory 12*(CC*KH*KW*16 + CC*XR*XC)", 12 * (cc * KH * KW * 16 + cc * xr * xc), sm),
+            ("#define CC", 1, cc)]
+
+
+GRID_STRIDE = {"conv2d_ref", "l3_bias_act_d", "l3_bias_act_f", "l3_bn_stats", "l3_bn_apply", "l3_maxpool2d",
+               "l3_avgpool2d", "l3_row_mean", "l3_copy_channels", "l3_copy", "l3_copy_rows", "l3_slice_channels",
+               "l3_channel_shuffle", "l3_softmax_rows", "l3_upconv2x2", "l3_state_in", "l3_state_out",
+               "l3_split_heads", "l3_causal_rows", "l3_merge_heads", "l3_layernorm", "l3_transpose", "l3_vlad",
+               "l3_vlad_normalize", "l3_vit_patches", "l3_vit_embed", "l3_broadcast_rows", "l3_swin_spatial",
+               "l3_patch_merge", "l3_qkv_bias", "l3_swin_cpb", "l3_swin_v2_attn", "l3_ssd_y", "l3_ssd_state"}
+COVER = {
+    "l3_linear_nt": tiles, "l3_matmul_nn": tiles, "matmul_ref": tiles,
+    # grid.z is the batch count, which no argument states: its extent is checked with the writes
+    "l3_bmm_nt": tiles, "l3_bmm_nn_d": tiles,
+    "l3_lstm_step": rnn_step(1), "l3_gru_step": rnn_step(0),
+    "conv2d_ref": conv2d_cover,
+    "l3_bn_stats": warps, "l3_layernorm": warps, "l3_row_mean": warps, "l3_softmax_rows": warps,
+    "l3_causal_rows": warps,
+    "l3_vlad_normalize": lambda a, g, b, sm, d: warps(a, g, b, sm, d) + [("shared memory 8*K", 8 * a[4], sm)],
+    "l3_ssd_y": lambda a, g, b, sm, d: [("shared memory 8*(T + 2*T*N + T*T)", 8 * (a[6] + 2 * a[6] * a[9] + a[6] * a[6]), sm)],
+    "l3_ssd_state": lambda a, g, b, sm, d: [("shared memory 8*(2*T + T*N)", 8 * (2 * a[5] + a[5] * a[8]), sm)],
+}
+
+
 class Ptr:
     def __init__(self, buf, base, limit, view=None):
         self.buf, self.base, self.limit, self.view = buf, base, limit, view
@@ -165,15 +224,42 @@ def parse(cu):
     return steps
 
 
-def grid_of(g, env):
-    m = re.match(r"^dim3\((.*)\)$", g[0])
-    parts = split_args(m.group(1)) if m else [g[0]]
-    vals = [kcproblems.eval_dim_expr(p, env) for p in parts] + [1, 1, 1]
-    return vals[:3]
+def grid_of(g, env, k=0):
+    """grid (k 0) or block (k 1) as 3 integers; k 2: the dynamic shared memory bytes."""
+    if k >= len(g):
+        return 0 if k == 2 else [1, 1, 1]
+    m = re.match(r"^dim3\((.*)\)$", g[k])
+    parts = split_args(m.group(1)) if m else [g[k]]
+    vals = [kcproblems.eval_dim_expr(p, env) for p in parts]
+    if k == 2:
+        return vals[0]
+    return (vals + [1, 1, 1])[:3]
+
+
+def defines(cu):
+    """{NAME: integer} of the reference's own `#define NAME integer` lines (conv2d_ref's CC)."""
+    return {mm.group(1): int(mm.group(2)) for mm in re.finditer(r"^#define\s+(\w+)\s+(\d+)\b", cu, re.M)}
+
+
+def coverage(m, kernel, vals, gz, block, smem, defs, label, problems):
+    """The launch's threads reach every element the kernel writes (COVER, GRID_STRIDE)."""
+    what = "%s %s: %s" % (m["id"], label, kernel)
+    if not (1 <= gz[0] < 2 ** 31 and 1 <= gz[1] <= 65535 and 1 <= gz[2] <= 65535):
+        problems.append("%s: grid %r outside CUDA's limits" % (what, gz))
+    if not (1 <= block[0] * block[1] * block[2] <= 1024 and 0 <= smem <= 232448):
+        problems.append("%s: block %r or shared memory %d outside the H100's limits" % (what, block, smem))
+    if kernel not in COVER and kernel not in GRID_STRIDE:
+        problems.append("%s: kernel has no coverage rule (COVER, GRID_STRIDE)" % what)
+        return
+    for rule, needed, launched in COVER[kernel](vals, gz, block, smem, defs) if kernel in COVER else []:
+        if launched < needed:
+            problems.append("%s: %s: needs %d, the launch gives %d (grid %r, block %r, shared %d)"
+                            % (what, rule, needed, launched, gz, block, smem))
 
 
 def check(m, cu, dims, label, problems):
     env = dict(dims)
+    defs = defines(cu)
     bufs = {}
     for t in m["inputs"]:
         n = kcproblems.numel(kcproblems.shape_of(t, env))
@@ -257,6 +343,7 @@ def check(m, cu, dims, label, problems):
             else:
                 vals.append(kcproblems.eval_dim_expr(a, env))
         gz = grid_of(g, env)
+        coverage(m, kernel, vals, gz, grid_of(g, env, 1), grid_of(g, env, 2), defs, label, problems)
         del written[:]
         for idx, count, mode in KERNELS[kernel](vals, gz):
             p = vals[idx]
