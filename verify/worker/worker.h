@@ -207,6 +207,22 @@ typedef struct wk_fill_mode {
  * run's value classes. */
 int wk_fill_input(wk_gpu *g, wk_buffer *b, const tensor_spec *t, const dimset *dims, uint64_t seed,
                   unsigned tensor_index, CUdeviceptr sum, const wk_fill_mode *mode, strbuf *err);
+/* What kc_compare and kc_worst_index write (harness.cu's cmp_stats, field for field): counts,
+ * maxima as the bits of non-negative doubles (atomicMax on the bits), sums of squares. */
+typedef struct wk_cmp_stats {
+    unsigned long long n_bad, nan_mismatch, max_abs_bits, max_rel_bits, worst_bits, worst_index;
+    double sum_sq_diff, sum_sq_ref;
+} wk_cmp_stats;
+
+static inline double wk_bits_to_double(unsigned long long b)
+{
+    union {
+        unsigned long long u;
+        double d;
+    } v = {.u = b};
+    return v.d;
+}
+
 /* Unmaps every mapping the pool keeps (KC_MAP_POOL; see worker_gpu.c). */
 void wk_buffer_pool_drain(void);
 /* Makes b hold numel elements of dtype, reusing its mapping when it is big enough and not far

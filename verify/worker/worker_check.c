@@ -481,17 +481,6 @@ static int run_reference(wk_gpu *g, wk_unit *ref, const problem *p, const dimset
     return 0;
 }
 
-struct cmp_stats {
-    unsigned long long n_bad, nan_mismatch, max_abs_bits, max_rel_bits, worst_bits, worst_index;
-    double sum_sq_diff, sum_sq_ref;
-};
-
-static double bits_to_double(unsigned long long b)
-{
-    double d;
-    memcpy(&d, &b, 8);
-    return d;
-}
 
 static double host_value(const unsigned char *raw, enum kc_dtype t)
 {
@@ -551,7 +540,7 @@ static int compare_output(wk_gpu *g, const problem *p, int k, const dimset *dims
 {
     const tensor_spec *t = &p->outputs[k];
     wk_buffer *out = &b->cand[p->n_inputs + k], *ref = &b->ref[p->n_inputs + k];
-    struct cmp_stats st = {0};
+    wk_cmp_stats st = {0};
     st.worst_index = ~0ull;
     long long n = out->numel;
     int dtype = (int)t->dtype;
@@ -573,7 +562,7 @@ static int compare_output(wk_gpu *g, const problem *p, int k, const dimset *dims
         rc = cuStreamSynchronize(g->stream);
     if (rc != CUDA_SUCCESS)
         return wk_fail_cuda(f, "runtime_error", rc, "comparing outputs"), -1;
-    double max_abs = bits_to_double(st.max_abs_bits), max_rel = bits_to_double(st.max_rel_bits);
+    double max_abs = wk_bits_to_double(st.max_abs_bits), max_rel = wk_bits_to_double(st.max_rel_bits);
     double rel_l2 = st.sum_sq_ref > 0 ? sqrt(st.sum_sq_diff / st.sum_sq_ref) : sqrt(st.sum_sq_diff);
     json_t *o = json_pack("{s:s,s:I,s:I,s:I,s:f,s:f,s:f}", "output", t->name, "numel", (json_int_t)n,
                           "bad", (json_int_t)st.n_bad, "nan_mismatch", (json_int_t)st.nan_mismatch,

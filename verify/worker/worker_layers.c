@@ -177,17 +177,6 @@ int wk_layers_point(wk_gpu *g, wk_layers *L, const layer_spec *l, const dimset *
     return rc;
 }
 
-struct layer_stats { /* harness.cu cmp_stats */
-    unsigned long long n_bad, nan_mismatch, max_abs_bits, max_rel_bits, worst_bits, worst_index;
-    double sum_sq_diff, sum_sq_ref;
-};
-
-static double as_double(unsigned long long b)
-{
-    double d;
-    memcpy(&d, &b, 8);
-    return d;
-}
 
 /* The value of element i of an arena region, as a double (the float dtypes and integers). */
 static double read_value(CUdeviceptr region, unsigned long long i, enum kc_dtype t)
@@ -218,7 +207,7 @@ static double read_value(CUdeviceptr region, unsigned long long i, enum kc_dtype
 static json_t *compare_pair(wk_gpu *g, const wk_layers *L, const layer_pair *pr, double atol,
                             double rtol, int *bad)
 {
-    struct layer_stats st = {0};
+    wk_cmp_stats st = {0};
     st.worst_index = ~0ull;
     CUdeviceptr out = L->arena[1] + pr->offset, ref = L->arena[0] + pr->offset,
                 sp = g->scratch_u64;
@@ -232,7 +221,7 @@ static json_t *compare_pair(wk_gpu *g, const wk_layers *L, const layer_pair *pr,
         cuStreamSynchronize(g->stream) != CUDA_SUCCESS)
         return NULL;
     double rel_l2 = st.sum_sq_ref > 0 ? sqrt(st.sum_sq_diff / st.sum_sq_ref) : sqrt(st.sum_sq_diff);
-    double max_abs = as_double(st.max_abs_bits);
+    double max_abs = wk_bits_to_double(st.max_abs_bits);
     json_t *o = json_pack("{s:s,s:i,s:i,s:I,s:I}", "name", pr->name, "line", pr->cand_line,
                           "reference_line", pr->ref_line, "numel", (json_int_t)n, "bad",
                           (json_int_t)st.n_bad);
