@@ -20,6 +20,7 @@ worker's stage_ms.phases (verify/worker/worker_phases.c), checking runs and time
 the rest under "worker other".)
 And beside them: compile (CPU, parallel servers: compiles.duration_ms) and, given the batch's wall
 time and GPU workers, the GPU clients' idle time (waiting for compiled candidates).
+With several GPUs (client_ms.slot), each GPU client's count and held time, against the wall.
 Then, from stage_ms.families (workers since issue 34's cost work), the worker's phases per family
 of runs: default seeds, alt, hidden draws, strat(ified) and bound(ary) sets (the capacity sets are
 the last boundary sets), the value classes (large, special) and the timing, with each family's
@@ -87,7 +88,7 @@ def print_families(fam):
             m["reference"] / 1e3, m["compare"] / 1e3))
 
 
-def phases(db, fam=None):
+def phases(db, fam=None, per_gpu=None):
     c = sqlite3.connect(db)
     acc = {v: 0.0 for v in LABELS.values()}
     acc["worker release"] = 0.0
@@ -119,6 +120,10 @@ def phases(db, fam=None):
         if "sanitizer" in cms:  # the whole check: its runs and the sanitizer process's own work
             san = cms["sanitizer"]
         gpu = cms.get("gpu", 0)
+        if per_gpu is not None and "slot" in cms:  # which GPU client held it (several GPUs)
+            g = per_gpu.setdefault(cms["slot"], [0, 0.0])
+            g[0] += 1
+            g[1] += gpu
         acc["sanitizer"] += san
         if gpu:
             acc["IPC and client"] += max(0.0, gpu - worker - san)
@@ -134,8 +139,8 @@ def main():
     ap.add_argument("--wall", type=float, default=0, help="the batch's wall time, seconds")
     ap.add_argument("--workers", type=int, default=1, help="GPU workers of the batch")
     a = ap.parse_args()
-    fam = {}
-    acc, client, compile_ms, n = phases(a.db, fam)
+    fam, per_gpu = {}, {}
+    acc, client, compile_ms, n = phases(a.db, fam, per_gpu)
     total = sum(acc.values()) or 1.0
     print("per-phase time over %d verifications (GPU clients' time %.1f s):" % (n, client / 1e3))
     for k, v in acc.items():
@@ -144,7 +149,18 @@ def main():
     if a.wall > 0:
         idle = max(0.0, a.wall * a.workers - client / 1e3)
         print("  %-20s %8.1f s  (GPU clients idle: waiting for compiled candidates)" % ("compile wait", idle))
+    if len(per_gpu) > 1:
+        print_per_gpu(per_gpu, a.wall)
     print_families(fam)
+
+
+def print_per_gpu(per_gpu, wall):
+    """Each GPU client's verifications and the time it held its GPU (busy share of the wall)."""
+    print("per GPU client (slot: verifications, seconds held%s):" % (", share of the wall" if wall > 0 else ""))
+    for slot in sorted(per_gpu):
+        n, ms = per_gpu[slot]
+        share = "  %5.1f%%" % (100.0 * ms / 1e3 / wall) if wall > 0 else ""
+        print("  GPU %-3s %5d %8.1f s%s" % (slot, n, ms / 1e3, share))
 
 
 if __name__ == "__main__":

@@ -2,19 +2,21 @@
 # test_bench_phases: tests/bench/phases.py, which make bench runs after each throughput batch,
 # reads the worker's per-phase sums (stage_ms.phases) and, since the cost work on integrity IV,
 # its per-family sums (stage_ms.families): a database with two verifications of known evidence
-# must give the summed phases, the per-family table with each family's run count, and the IPC
-# and client remainder (client_ms.gpu minus the worker's stages and the sanitizer).
+# must give the summed phases, the per-family table with each family's run count, the IPC
+# and client remainder (client_ms.gpu minus the worker's job, warm-up and sanitizer check), the
+# worker's release (stage_ms.job_ms minus its stages) and each GPU client's share (client_ms.slot).
 set -eu
 . "$(dirname "$0")/lib.sh"
 db="$T/b.db"
 sqlite3 "$db" < "$KC_ROOT/schemas/kc.sql"
-ev() { # $1: ms of each phase of family "bound", $2: client gpu ms
+ev() { # $1: ms of each phase of family "bound", $2: client gpu ms, $3: extra stage_ms fields,
+       # $4: extra client_ms fields (the second verification: a newer worker and client)
     cat <<J | tr -d '\n'
 {"runs": [{"dims": "default"}, {"dims": "bound0"}, {"dims": "bound1"}, {"dims": "bound17"}],
- "stage_ms": {"load_ms": 0, "checks_ms": $((2 * $1 + 8)), "timing_ms": 0,
+ "stage_ms": {"load_ms": 0, "checks_ms": $((2 * $1 + 8)), "timing_ms": 0$3,
   "phases": {"inputs": $((2 * $1)), "reference": 8},
   "families": {"default": {"reference": 8}, "bound": {"inputs": $((2 * $1))}}},
- "sanitizer": {"runs": [{"ms": 1}]}, "client_ms": {"gpu": $2}}
+ "sanitizer": {"runs": [{"ms": 1}]}, "client_ms": {"gpu": $2$4}}
 J
 }
 sqlite3 "$db" "INSERT INTO problems(id) SELECT 'level1/019_relu' WHERE 0;" 2>/dev/null || true
@@ -22,15 +24,24 @@ for i in 1 2; do
     sqlite3 "$db" "PRAGMA foreign_keys=OFF;
         INSERT INTO candidates(id, problem_id, origin, status) VALUES ($i, 'level1/019_relu', 'import', 'verified');
         INSERT INTO verifications(candidate_id, verdict, evidence_json, verifier_version)
-        VALUES ($i, 'correct', '$(ev $((500 * i)) $((1000 * i + 100)))', 't');" ||
+        VALUES ($i, 'correct', '$(if [ $i = 1 ]; then ev 500 1100 "" ", \"slot\": 0"; else
+            ev 1000 3100 ", \"job_ms\": 2308, \"warmup_ms\": 500" ", \"sanitizer\": 200, \"slot\": 1"; fi)', 't');" ||
         fail "cannot write the test database"
 done
 out=$(python3 "$KC_ROOT/tests/bench/phases.py" "$db")
 echo "$out" | grep -q 'per-phase time over 2 verifications' || fail "no header: $out"
 # inputs: 2*500 + 2*1000 = 3000 ms
 echo "$out" | grep -Eq 'input setup +3\.0 s' || fail "input setup not summed: $out"
-# IPC and client: (1100 - 1008 - 1) + (2100 - 2008 - 1) = 182 ms
+# IPC and client: (1100 - 1008 - 1) + (3100 - 2308 - 500 - 200) = 183 ms: the second
+# verification's job_ms (its release after the stages: 300 ms), warm-up (500 ms) and whole
+# sanitizer check (client_ms.sanitizer, 200 ms, instead of its runs' 1 ms) are apart
 echo "$out" | grep -Eq 'IPC and client +0\.2 s' || fail "IPC and client not the remainder: $out"
+echo "$out" | grep -Eq 'worker release +0\.3 s' || fail "worker release not job_ms minus stages: $out"
+echo "$out" | grep -Eq 'warm-up +0\.5 s' || fail "warm-up not counted: $out"
+echo "$out" | grep -Eq 'sanitizer +0\.2 s' || fail "sanitizer not the client's whole check: $out"
+# two GPU clients: one verification each, their held seconds
+echo "$out" | grep -Eq '^  GPU 0 +1 +1\.1 s' || fail "GPU 0's line wrong: $out"
+echo "$out" | grep -Eq '^  GPU 1 +1 +3\.1 s' || fail "GPU 1's line wrong: $out"
 echo "$out" | grep -q 'per family of runs' || fail "no family table: $out"
 # bound: 6 runs (3 per verification), inputs 3.00 s; default: 2 runs, reference 0.02 s
 echo "$out" | grep -Eq '^  bound +6 +0\.00 +3\.00 ' || fail "bound row wrong: $out"

@@ -510,7 +510,8 @@ static void note_client_time(gpu_client *g, int slot, kv_result *r)
     g->kill_ms[slot] = 0;
     if (!r->evidence_json.len) /* a lost worker's empty evidence */
         return;
-    json_t *t = json_pack("{s:f,s:f}", "gpu", r->gpu_ms, "sanitizer", r->sanitizer_ms);
+    json_t *t = json_pack("{s:f,s:f,s:i}", "gpu", r->gpu_ms, "sanitizer", r->sanitizer_ms, "slot",
+                          slot);
     if (start_ms > 0) {
         json_object_set_new(t, "worker_start", json_real(start_ms));
         json_object_set_new(t, "worker_init", json_pack("{s:f,s:f}", "gpu_open",
