@@ -4,7 +4,8 @@
 # so every step writes one log under $OUT and summary.txt gathers the lines that matter.
 #   GPU 1       the integrity IV catalogue, REPEAT times, on one GPU (its cross-candidate
 #               check needs one worker's order)
-#   GPU 0       make bench's throughput part, old binary then new, nothing else on GPU 0; then
+#   GPU 0       make bench's throughput part, old binary then new (with POOL_AB=1 also new with
+#               KC_MAP_POOL=1, the mapping pool), nothing else on GPU 0; then
 #               the level-3 cross-checks of L3_ONLY (GPU 2) and the layer test (GPU 3)
 #   all four    kverify serve rewarding SERVE_BATCH level-1 completions (tools/baselines/bench_serve.py)
 set -u
@@ -23,11 +24,12 @@ catalogue() {
 }
 
 bench_then_checks() {
-    for tree in old new; do
+    for tree in old new ${POOL_AB:+pool}; do
         if [ $tree = old ]; then dir="$R/.devbuild/base"; bin="$dir/bin"; else dir="$R"; bin="$B"; fi
+        pool=0; [ $tree = pool ] && pool=1
         (cd "$dir" && CUDA_VISIBLE_DEVICES=0 KC_BIN="$bin" KC_ROOT="$dir" KC_PROBLEMS="$dir/problems" \
-            KC_BENCH_PARTS=throughput OUT="/tmp/bench_$tree" timeout 250 sh tests/bench/bench_verify.sh) \
-            > "$OUT/bench_$tree.txt" 2>&1
+            KC_MAP_POOL=$pool KC_BENCH_PARTS=throughput OUT="/tmp/bench_$tree" timeout 250 \
+            sh tests/bench/bench_verify.sh) > "$OUT/bench_$tree.txt" 2>&1
     done
     if [ -n "${L3_ONLY:-}" ]; then
         CUDA_VISIBLE_DEVICES=2 timeout 200 python3 tools/baselines/crosscheck.py --bin "$B" \
@@ -63,7 +65,7 @@ wait $pc
 note "catalogue done"
 serve
 note done
-for f in bench_old bench_new integrity4 cc3 layers serve; do
+for f in bench_old bench_new bench_pool integrity4 cc3 layers serve; do
     [ -f "$OUT/$f.txt" ] || continue
     echo "--- $f" >> "$S"
     grep -E "candidates/s|PASS|FAIL|ok:|ok |DISAGREES|agree|passed|failed|p50|p95|batch|seconds|error" \
