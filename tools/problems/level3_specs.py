@@ -1724,11 +1724,27 @@ def p024():
                       "KernelBench's 2: every BatchNorm after the first block's pool normalises B values per "
                       "channel, and over two it amplifies float32 rounding chaotically (a float32 network "
                       "differs from a float64 one by up to ~0.1 at B = 2; about 1e-4, the tolerance, still at "
-                      "B = 8).", "B = 2, H = W = 224, NC = 1000 (B = 32 here)",
+                      "B = 8). Deviation: the tolerance is 2e-2, not 1e-4: the squeeze-excitation's sigmoid, "
+                      "fed a pool over the whole map, barely varies across the batch, so each block's projection "
+                      "BatchNorm normalises values whose spread is ~1e-3 of their size and amplifies rounding by "
+                      "50-300 four times over; a float32 forward (and the reference's float32 activations) then "
+                      "differ from a float64 one by up to 72x (1.9x) 1e-4 at 224 x 224 and 10-36x (0.2-6x) at the "
+                      "alt and hidden sizes (a CPU emulation, tools/problems/emulate_level3.py), whatever the "
+                      "batch.", "B = 2, H = W = 224, NC = 1000 (B = 32 here)",
                       levels, {"B": 32, "H": 224, "W": 224, "NC": 1000},
                       {"globals": {"batch_size": "B"}, "init": ["NC"], "forward": ["x"]}, hmin=8, bmin=16, bmax=32,
                       small={"B": 16, "H": 16, "W": 16, "NC": 3},
                       alt=[{"B": 17, "H": 45, "W": 67, "NC": 1}, {"B": 24, "H": 97, "W": 33, "NC": 97}], bn_values="B")
+    n.manifest["tolerance"] = {
+        "atol": 2e-2, "rtol": 2e-2,
+        "why": "looser than KernelBench's 1e-4, measured: KernelBench's squeeze-excitation is a sequence (pool, "
+               "1x1 ReLU, 1x1 sigmoid, 1x1 project, BatchNorm), not a product, so from the first block on the "
+               "projection's BatchNorm sees values nearly constant across the batch (spread ~3e-4 of size ~0.1) "
+               "and amplifies float32 rounding 50-300x, four blocks in a row. A CPU emulation "
+               "(tools/problems/emulate_level3.py: float32 forward against float64) gives up to 72x 1e-4 at the "
+               "default dims (3 seeds), 2.4-16x at small and alt, 1.7-36x at hidden sizes; 2e-2 keeps a 2.8x "
+               "margin. The outputs are O(1), so a wrong stride, padding, missing layer or BatchNorm over the "
+               "wrong axes is still off by far more"}
     return n
 
 
@@ -2244,12 +2260,16 @@ def p045():
                        "(with bias), concatenation with the encoder output of that level (upsampled first), and a "
                        "DoubleConv back to c channels; finally Conv2d(F, CO, 1). All convolutions have biases. "
                        "KernelBench's sizes B = 8, CI = 8, CO = 4, H = 64, W = 512 (H and W multiples of "
-                       "16). " + COMMON.replace("Linear and Conv weights", "ConvTranspose (fan_in from weight dim 1: c*2*2), Linear and Conv weights") +
+                       "16). Deviation: the default W is 128, not 512: the softmax over W = 512 leaves values near "
+                       "1/512, so the next BatchNorm's variances come near its eps and it amplifies float32 rounding "
+                       "(a float32-activations network, the reference's own included, differs from a float64 one "
+                       "by 0.5-47x the tolerance, 720x on the H200); at W = 128 a float32 forward is within 0.18x "
+                       "(a CPU emulation, tools/problems/emulate_level3.py, 3 seeds). " + COMMON.replace("Linear and Conv weights", "ConvTranspose (fan_in from weight dim 1: c*2*2), Linear and Conv weights") +
                        X_NOTE + "Output y (B, CO, H, W).",
         "torch_model": {"globals": {"batch_size": "B", "in_channels": "CI", "out_channels": "CO", "features": "64",
                                     "height": "H", "width": "W"},
                         "init": ["CI", "CO", "64"], "forward": ["x"]},
-        "dims": {"default": {"B": 8, "CI": 8, "CO": 4, "H": 64, "W": 512},
+        "dims": {"default": {"B": 8, "CI": 8, "CO": 4, "H": 64, "W": 128},
                  "small": {"B": 2, "CI": 3, "CO": 2, "H": 16, "W": 32},
                  "alt": [{"B": 3, "CI": 1, "CO": 5, "H": 48, "W": 16}, {"B": 1, "CI": 5, "CO": 1, "H": 32, "W": 80}]},
         "hidden": {"dims": {"B": {"min": 1, "max": 4}, "CI": {"min": 1, "max": 8}, "CO": {"min": 1, "max": 8},
@@ -2394,7 +2414,8 @@ def mamba2(num, name, kb_name, title, final_state):
         n.output("y", ["B", "H", "P", "N"])
     else:
         n.output("y", ["B", "T", "H", "P"])
-    a = n.view("A", ["B", "T", "H"], NORMAL, "A")
+    # Deviation: A ~ U(-1, 0), not torch.randn (see the manifest's description and docs/LEVEL3.md).
+    a = n.view("A", ["B", "T", "H"], {"dist": "uniform", "lo": -1, "hi": 0}, "A")
     bv = n.view("Bp", ["B", "T", "H", "N"], NORMAL, "B")
     cv = n.view("Cp", ["B", "T", "H", "N"], NORMAL, "C")
     if final_state:
@@ -2408,12 +2429,18 @@ def mamba2(num, name, kb_name, title, final_state):
     n.manifest = {
         "description": "KernelBench level 3, problem %d (%s): Mamba-2's structured state-space duality as KernelBench "
                        "writes it (chunks of BL steps, einsums over segment sums; the chunking does not change the "
-                       "result) on X (B, T, H, P) with the parameters A (B, T, H), B and C (B, T, H, N), all "
-                       "torch.randn, no initial state; the output is %s. KernelBench's sizes B = 2048, T = 128, H "
+                       "result) on X (B, T, H, P) with the parameters A (B, T, H), B and C (B, T, H, N), no "
+                       "initial state; the output is %s. KernelBench's sizes B = 2048, T = 128, H "
                        "= 8, P = 64, N = 16, BL = 64 (T a multiple of BL). float32; the PyTorch source above is "
                        "KernelBench's own (it imports einops). The parameters are inputs, packed into `params` "
-                       "(views A, Bp, Cp: the module's A, B, C), N(0, 1) as torch.randn draws them. X is N(0, 1) "
-                       "(KernelBench draws torch.rand). Output y." % (num, kb_name, what),
+                       "(views A, Bp, Cp: the module's A, B, C); B and C N(0, 1) as torch.randn draws them. "
+                       "Deviation: A is U(-1, 0), not KernelBench's torch.randn: with A ~ N(0, 1) the segment "
+                       "sums A_{s+1} + ... + A_t random-walk to +-30 over 128 steps, the outputs reach 1e15-1e21 "
+                       "and PyTorch's own float32 Model is 100-30000x any useful tolerance off a float64 one (a "
+                       "CPU emulation, tools/problems/emulate_level3.py; 1000-4000x on the H200); a negative A "
+                       "is a decay, as in Mamba-2 itself (A = -exp(A_log) times a positive step), so every "
+                       "weight exp(A_{s+1} + ... + A_t) is at most 1. X is N(0, 1) (KernelBench draws "
+                       "torch.rand). Output y." % (num, kb_name, what),
         "torch_model": {"globals": {"batch_size": "B", "seq_length": "T", "n_heads": "H", "d_head": "P",
                                     "d_state": "N", "block_len": "BL"},
                         "init": ["B", "T", "H", "P", "N", "BL"], "forward": ["x"]},
@@ -2435,12 +2462,12 @@ def mamba2(num, name, kb_name, title, final_state):
                                                         "exponentials to every later step in an order the "
                                                         "formulation decides"}},
         "tolerance": {"atol": 1e-3, "rtol": 1e-3,
-                      "why": "looser than KernelBench's 1e-4: the outputs are sums of terms weighted by "
-                             "exp(A_{s+1} + ... + A_t) with A ~ N(0, 1), whose magnitudes span many orders, and where "
-                             "the terms cancel a float32 implementation errs by ~1e-6 of the largest term, which is "
-                             "1e-4 or more of a small output (an estimate, to be calibrated on the H100 with "
-                             "crosscheck.py's float32 run); an implementation that drops the decay or the "
-                             "cross-chunk states is off by far more"},
+                      "why": "looser than KernelBench's 1e-4: an output is a sum of up to T = 128 terms "
+                             "(C_t . B_s) x_s exp(A_{s+1} + ... + A_t) of size up to ~10 that cancel to O(1-70); "
+                             "KernelBench's chunked float32 forward errs by up to 0.64x of 1e-4 (a CPU emulation "
+                             "with A ~ U(-1, 0), 3 seeds at the default, small, alt and three hidden dims sets: "
+                             "tools/problems/emulate_level3.py), so 1e-3 keeps a 15x margin; an implementation "
+                             "that drops the decay or the cross-chunk states is off by far more"},
         "bytes": "4*(B*T*H*P + %s + %s)" % (n.params_numel(), "B*H*P*N" if final_state else "B*T*H*P"),
         "flops": ("2*B*H*T*P*N" if final_state else "B*H*T*T*(N + P)"),
     }
