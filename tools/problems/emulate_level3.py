@@ -5,7 +5,7 @@ prints max |d|/tol (tol = atol + rtol*|y64|, default 1e-4) of
   ref: each layer exact (double), rounded to float32 where the reference rounds, against float64;
   f32: every operation in float32 (like PyTorch's float32 Model), against float64.
 Written from the architectures (not parsed from the launch schedules), with its own numpy draws
-(not the harness's Philox): a CPU estimate, not the GPU cross-check (tools/crosscheck.py).
+(not the harness's Philox): a CPU estimate, not the GPU cross-check (tools/baselines/crosscheck.py).
 Usage: emulate_level3.py effb2 B,H,W,NC,SEED ... | unet B,CI,CO,H,W,SEED ... |
        mamba y|state B,T,H,P,N,BL,SEED ... [--adist randn|u10] [--tol 1e-4]
 Needs numpy (python3-numpy)."""
