@@ -76,7 +76,7 @@ throughput() {
     "$KC_BIN/kverify" run --db "$db" > "$OUT_DIR/throughput_$suite.log" 2>&1
     wall=$(python3 -c "import time; print(round(time.time() - $t0, 2))")
     kill $sampler 2>/dev/null
-    echo "$suite: $(tail -2 "$OUT_DIR/throughput_$suite.log" | tr '\n' ' ')"
+    echo "$suite: $(tail -3 "$OUT_DIR/throughput_$suite.log" | tr '\n' ' ')"
     sed -n 's/.*(\([0-9.]*\) candidates\/s).*/\1/p' "$OUT_DIR/throughput_$suite.log" | tail -1 > "$OUT_DIR/rate_$suite"
     echo "$suite verdicts: $(sql "$db" "SELECT verdict || ' ' || count(*) FROM v_latest_verification GROUP BY verdict" | tr '\n' ' ')"
     echo "$suite slowest verifications (s): $(sql "$db" "SELECT c.problem_id || '=' || round(json_extract(v.evidence_json, '$.stage_ms.checks_ms')/1000.0 + json_extract(v.evidence_json, '$.stage_ms.timing_ms')/1000.0, 1) FROM candidates c JOIN v_latest_verification v ON v.candidate_id = c.id ORDER BY 0 - json_extract(v.evidence_json, '$.stage_ms.checks_ms') - json_extract(v.evidence_json, '$.stage_ms.timing_ms') LIMIT 8" | tr '\n' ' ')"

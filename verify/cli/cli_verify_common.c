@@ -41,6 +41,7 @@ struct run_state {
     int done, failed, correct;
     int left_pending; /* given up because of an interrupt: no verdict recorded */
     double start_ms, gpu_ms, compile_ms;
+    double db_ms, db_wait_ms; /* recording results: writing (under the lock), waiting for it */
     int workers;
     int64_t pass_id; /* kverify reverify: the pass each new verification belongs to */
     struct group *groups;
@@ -157,12 +158,16 @@ static int tag_pass(sqlite3 *db, int64_t cid, int64_t pass_id, strbuf *err)
 
 static int record(struct run_state *s, const struct pending *c, const kv_result *r, strbuf *err)
 {
+    double t0 = now_ms();
     pthread_mutex_lock(&s->db_lock);
+    double t1 = now_ms();
     int rc = kc_db_begin(s->db, err) || kv_record(s->db, c->id, r, err) ||
              (s->pass_id > 0 && tag_pass(s->db, c->id, s->pass_id, err)) ||
              kc_db_commit(s->db, err);
     if (rc)
         kc_db_rollback(s->db);
+    s->db_wait_ms += t1 - t0;
+    s->db_ms += now_ms() - t1;
     s->done++;
     s->correct += strcmp(r->verdict, "correct") == 0;
     s->gpu_ms += r->gpu_ms;
@@ -256,6 +261,9 @@ int cli_verify_selected(sqlite3 *db, kv_options *opts, const char *sql, int64_t 
                100.0 * s.gpu_ms / 1000 / (secs * kv_service_gpu_workers(s.svc)),
                kv_service_gpu_workers(s.svc), kv_service_gpu_workers(s.svc) == 1 ? "" : "s",
                s.compile_ms / 1000);
+    if (secs > 0) /* the one writer every client thread shares (issue 37's multi-GPU table) */
+        printf("database: %.1f s writing results (%.1f%% of the wall time), %.1f s waited for it\n",
+               s.db_ms / 1000, 100.0 * s.db_ms / 1000 / secs, s.db_wait_ms / 1000);
     status = s.failed ? 1 : 0;
     if (kc_interrupted()) {
         printf("interrupted: %d of %d %s candidates not verified (%d given up in flight, none of "
