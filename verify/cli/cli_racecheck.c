@@ -27,7 +27,7 @@
 
 #define RACE_MAX_GPUS 16
 #define RACE_MAX_PER_GPU 16
-#define RACE_DEFAULT_PER_GPU 4
+#define RACE_DEFAULT_PER_GPU 1 /* more side by side: not yet measured on a GPU */
 
 static const char racecheck_usage[] =
     "usage: kverify racecheck --db PATH [--gpus N] [--per-gpu N] [--limit N] [--json]\n"
@@ -45,7 +45,7 @@ static const char racecheck_usage[] =
     "\n"
     "  --db PATH    the database (migrated if older)\n"
     "  --gpus N     use the first N visible GPUs (default: all)\n"
-    "  --per-gpu N  checks at a time on each GPU (default 4): each is its own compute-sanitizer\n"
+    "  --per-gpu N  checks at a time on each GPU (default 1): each is its own compute-sanitizer\n"
     "               process, mostly start-up (about 1.2 s) around a small-dims run\n"
     "  --limit N    check at most N candidates (the same command goes on with the rest)\n"
     "  --json       one JSON object on stdout: counts, the racecheck time per candidate, and\n"

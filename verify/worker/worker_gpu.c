@@ -242,10 +242,10 @@ static CUresult map_between_walls(wk_gpu *g, wk_buffer *b)
  * other processes map memory on the host's other GPUs. With the pool a freed mapping (with its
  * walls) is kept, up to WK_POOL_ENTRY_MAX each and WK_POOL_TOTAL_MAX in all, and the smallest
  * kept one that holds a new buffer without being more than twice its size (or
- * WK_REUSE_BYTES) is taken instead of mapping anew. A kept mapping holds whatever its last
- * buffer held; every byte of it is written again before a candidate runs, as for a mapping
- * reused by wk_buffer_resize: the guard zones here, the buffer by its fill or poison before
- * every execution. */
+ * WK_REUSE_BYTES) is taken instead of mapping anew. A kept mapping is poisoned whole when it
+ * is kept (it stays mapped: a wild pointer could reach it), and every byte of it is written
+ * again before a candidate runs, as for a mapping reused by wk_buffer_resize: the guard zones
+ * here, the buffer by its fill or poison before every execution. */
 #define WK_POOL_SLOTS 64
 #define WK_POOL_ENTRY_MAX (1ull << 30)
 #define WK_POOL_TOTAL_MAX (8ull << 30)
@@ -302,6 +302,12 @@ static int pool_put(wk_buffer *b)
 {
     if (!pool_enabled() || b->exact || !b->base || !b->handle || pool_n == WK_POOL_SLOTS ||
         b->map_bytes > WK_POOL_ENTRY_MAX || pool_total + b->map_bytes > WK_POOL_TOTAL_MAX)
+        return 0;
+    /* a kept mapping stays mapped, so a kernel with a wild pointer could read it: what its last
+     * buffer held (a reference's output) is overwritten first, after the work queued on it */
+    if (cuCtxSynchronize() != CUDA_SUCCESS ||
+        cuMemsetD8Async(b->base, WK_POISON, b->map_bytes, 0) != CUDA_SUCCESS ||
+        cuCtxSynchronize() != CUDA_SUCCESS)
         return 0;
     pool[pool_n] = (wk_buffer){.reserved = b->reserved, .reserved_bytes = b->reserved_bytes,
                                .base = b->base, .map_bytes = b->map_bytes, .handle = b->handle};

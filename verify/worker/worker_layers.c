@@ -140,6 +140,14 @@ void wk_layers_free(wk_layers *L)
         return;
     for (int i = 0; i < L->n; i++)
         free(L->pairs[i].name);
+    /* the reference's layer outputs are scrubbed before their memory goes back to the driver,
+     * as the reference's outputs are after a run: no later allocation starts with them */
+    if ((L->arena[0] || L->arena[1]) && cuCtxSynchronize() == CUDA_SUCCESS) {
+        for (int s = 0; s < 2; s++)
+            if (L->arena[s])
+                cuMemsetD8Async(L->arena[s], WK_POISON, L->bytes, 0);
+        cuCtxSynchronize();
+    }
     for (int s = 0; s < 2; s++)
         if (L->arena[s])
             cuMemFree(L->arena[s]);
