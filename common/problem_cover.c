@@ -195,6 +195,23 @@ static int try_alone(const problem *p, struct setlist *l, int j, int64_t v)
     return keep_set(p, l, &d, 0);
 }
 
+/* One set of the row's values (fill_row's vals and div_pick); when the caps refuse the row, each
+ * value alone (the other dims low), counting the values no set can take. */
+static void keep_row(const problem *p, struct setlist *l, const int64_t *vals, int div_pick)
+{
+    dimset d;
+    int kept = 0;
+    if (fill_row(p, vals, div_pick, &d) == 0)
+        kept = keep_set(p, l, &d, 0);
+    else
+        dimset_free(&d);
+    if (kept)
+        return;
+    for (int i = 0; i < p->hidden.n_dims; i++)
+        if (vals[i] >= 0 && !try_alone(p, l, i, vals[i]))
+            l->skipped++;
+}
+
 /* Row r of the aligned covering array: every range dim its kind-r value, every values dim its
  * r-th value; a value the row cannot hold is tried alone. */
 static void aligned_row(const problem *p, uint64_t seed, struct setlist *l, int r)
@@ -209,17 +226,7 @@ static void aligned_row(const problem *p, uint64_t seed, struct setlist *l, int 
                   : hd->rule == KC_HIDDEN_VALUES ? hd->values[r % hd->n_values]
                                                  : -1;
     }
-    dimset d;
-    int kept = 0;
-    if (fill_row(p, vals, r % 2, &d) == 0)
-        kept = keep_set(p, l, &d, 0);
-    else
-        dimset_free(&d);
-    if (kept)
-        return;
-    for (int i = 0; i < h->n_dims; i++)
-        if (vals[i] >= 0 && !try_alone(p, l, i, vals[i]))
-            l->skipped++;
+    keep_row(p, l, vals, r % 2);
 }
 
 /* One set with the divisor_of dim j at k and its base dim at q * k, the others low; 1 kept. */
@@ -357,28 +364,16 @@ static int64_t octave_value(const problem *p, uint64_t seed, int i, int j)
  * cannot hold is tried alone. Where sizes break is mostly where a power of two is crossed (a
  * tile, a warp count, a split path), so every octave of every dim holds a value in every
  * verification: a kernel wrong only for batch 9..16 of 1..520 meets one each time, which the
- * linear strata (26 values wide there) do not promise. Returns whether the row held a value. */
-static int octave_row(const problem *p, uint64_t seed, struct setlist *l, int j)
+ * linear strata (26 values wide there) do not promise. */
+static void octave_row(const problem *p, uint64_t seed, struct setlist *l, int j)
 {
     const problem_hidden *h = &p->hidden;
     int64_t vals[KC_MAX_DIMS];
     int any = 0;
     for (int i = 0; i < h->n_dims; i++)
         any |= (vals[i] = octave_value(p, seed, i, j)) >= 0;
-    if (!any)
-        return 0;
-    dimset d;
-    int kept = 0;
-    if (fill_row(p, vals, 0, &d) == 0)
-        kept = keep_set(p, l, &d, 0);
-    else
-        dimset_free(&d);
-    if (kept)
-        return 1;
-    for (int i = 0; i < h->n_dims; i++)
-        if (vals[i] >= 0 && !try_alone(p, l, i, vals[i]))
-            l->skipped++;
-    return 1;
+    if (any)
+        keep_row(p, l, vals, 0);
 }
 
 int problem_boundary_sets(const problem *p, uint64_t seed, dimset *out, int max, int *skipped,
