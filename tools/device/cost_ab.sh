@@ -1,0 +1,48 @@
+#!/bin/sh
+# cost_ab.sh: integrity IV's cost on one GPU with the machine to itself (issue 34's "make bench
+# before and after on the same machine"). The level-1 throughput batch of make bench runs six
+# times in the order old, new, pool, pool, new, old (old: the pre-integrity-IV tree in
+# .devbuild/base; new: .devbuild/bin; pool: new with KC_MAP_POOL=1), so a drift of the machine
+# over the call shows as a difference between the two runs of one binary. Then, if L3_ONLY is
+# set, the level-3 cross-checks of those problems, and the layer-diagnosis test.
+# At most 8 files come back: bench.txt (all six runs), cc3.txt, layers.txt, summary.txt.
+set -u
+OUT="${OUT:-/tmp/kc-out}"
+mkdir -p "$OUT"
+R=$(pwd)
+export LD_LIBRARY_PATH="$R/.devlibs:/usr/local/cuda/lib64:/usr/local/cuda/extras/CUPTI/lib64"
+export PYTHONUNBUFFERED=1
+B="$R/.devbuild/bin"
+S="$OUT/summary.txt"
+note() { echo "=== $1 ($(date +%T))" >> "$S"; }
+
+bench_one() { # TREE (old|new|pool) RUN
+    if [ "$1" = old ]; then dir="$R/.devbuild/base"; bin="$dir/bin"; else dir="$R"; bin="$B"; fi
+    pool=0; [ "$1" = pool ] && pool=1
+    echo "##### $1 run $2" >> "$OUT/bench.txt"
+    KC_BIN="$bin" KC_ROOT="$dir" KC_PROBLEMS="$dir/problems" KC_MAP_POOL=$pool \
+        KC_BENCH_PARTS=throughput KC_BENCH_SUITES=level1 OUT="/tmp/bench_$1_$2" timeout 150 \
+        sh "$R/tests/bench/bench_verify.sh" >> "$OUT/bench.txt" 2>&1
+    echo "$1 run $2: $(cat /tmp/bench_$1_$2/bench/rate_level1 2>/dev/null || echo n/a)/s;" \
+        "$(grep '^level1 verdicts' "$OUT/bench.txt" | tail -1)" >> "$S"
+}
+
+note "start: $(nvidia-smi -L | tr '\n' ' ')"
+n=0
+for t in ${COST_ORDER:-old new pool pool new old}; do
+    n=$((n + 1))
+    bench_one "$t" "$n"
+done
+note "benches done"
+if [ -n "${L3_ONLY:-}" ]; then
+    KC_ROOT="$R" KC_PROBLEMS="$R/problems" timeout 200 python3 tools/baselines/crosscheck.py --bin "$B" \
+        --suite level3 --only "$L3_ONLY" --dims small,alt,default --seeds 11,12 \
+        --out /dev/shm/kc3 --report /tmp/cc3.json > "$OUT/cc3.txt" 2>&1
+    note "cross-checks done"
+    grep -E "agree|DISAGREES|error|ratio" "$OUT/cc3.txt" | tail -30 >> "$S"
+fi
+KC_ROOT="$R" KC_PROBLEMS="$R/problems" KC_BIN="$B" OUT=/tmp/layers timeout 120 \
+    sh tests/gpu/test_layers.sh > "$OUT/layers.txt" 2>&1
+echo "layers: $(tail -1 "$OUT/layers.txt")" >> "$S"
+note done
+cat "$S"
