@@ -15,7 +15,10 @@ worker's stage_ms.phases (verify/worker/worker_phases.c), checking runs and time
   warm-up              an idle GPU's clocks brought back before the job (stage_ms.warmup_ms)
   sanitizer            the client's whole sanitizer check (client_ms.sanitizer; older evidence:
                        its runs, sanitizer.runs[].ms)
-  IPC and client       the client's GPU time (client_ms.gpu) minus the worker's job and sanitizer
+  IPC and client       the client's GPU time (client_ms.gpu) minus the worker's job and sanitizer,
+                       split where both sides stamp it (stage_ms.ipc_at, client_ms.ipc_at): job to
+                       worker, worker before/after the job, result to client, result filled in,
+                       client after (the rest of the client's hold)
 (An older worker's evidence, without phases, gives the checking runs' times and timed windows,
 the rest under "worker other".)
 And beside them: compile (CPU, parallel servers: compiles.duration_ms) and, given the batch's wall
@@ -88,7 +91,24 @@ def print_families(fam):
             m["reference"] / 1e3, m["compare"] / 1e3))
 
 
-def phases(db, fam=None, per_gpu=None):
+IPC_PARTS = ("job to worker", "worker before job", "worker after job", "result to client",
+             "result filled in", "client after")
+
+
+def add_ipc_split(ipc, st, cms, worker, san, gpu):
+    """IPC and client, split by the monotonic stamps both sides keep (stage_ms.ipc_at: job read,
+    job begun, result sent; client_ms.ipc_at: job sent, result read, result filled in)."""
+    w, c = st.get("ipc_at"), cms.get("ipc_at")
+    if ipc is None or not (isinstance(w, list) and isinstance(c, list) and len(w) == 3 and len(c) == 3):
+        return
+    job = st.get("job_ms", 0)
+    parts = (w[0] - c[0], w[1] - w[0] - st.get("warmup_ms", 0), w[2] - w[1] - job, c[1] - w[2],
+             c[2] - c[1], gpu - (c[2] - c[0]) - san)
+    for k, v in zip(IPC_PARTS, parts):
+        ipc[k] = ipc.get(k, 0.0) + max(0.0, v)
+
+
+def phases(db, fam=None, per_gpu=None, ipc=None):
     c = sqlite3.connect(db)
     acc = {v: 0.0 for v in LABELS.values()}
     acc["worker release"] = 0.0
@@ -127,6 +147,7 @@ def phases(db, fam=None, per_gpu=None):
         acc["sanitizer"] += san
         if gpu:
             acc["IPC and client"] += max(0.0, gpu - worker - san)
+            add_ipc_split(ipc, st, cms, worker, san, gpu)
         client += gpu
         n += 1
     compile_ms = c.execute("SELECT coalesce(sum(duration_ms), 0) FROM compiles").fetchone()[0]
@@ -139,8 +160,8 @@ def main():
     ap.add_argument("--wall", type=float, default=0, help="the batch's wall time, seconds")
     ap.add_argument("--workers", type=int, default=1, help="GPU workers of the batch")
     a = ap.parse_args()
-    fam, per_gpu = {}, {}
-    acc, client, compile_ms, n = phases(a.db, fam, per_gpu)
+    fam, per_gpu, ipc = {}, {}, {}
+    acc, client, compile_ms, n = phases(a.db, fam, per_gpu, ipc)
     total = sum(acc.values()) or 1.0
     print("per-phase time over %d verifications (GPU clients' time %.1f s):" % (n, client / 1e3))
     for k, v in acc.items():
@@ -149,6 +170,8 @@ def main():
     if a.wall > 0:
         idle = max(0.0, a.wall * a.workers - client / 1e3)
         print("  %-20s %8.1f s  (GPU clients idle: waiting for compiled candidates)" % ("compile wait", idle))
+    if ipc:
+        print("  IPC and client, split: " + ", ".join("%s %.2f s" % (k, ipc.get(k, 0.0) / 1e3) for k in IPC_PARTS))
     if len(per_gpu) > 1:
         print_per_gpu(per_gpu, a.wall)
     print_families(fam)

@@ -4,7 +4,8 @@
 # its per-family sums (stage_ms.families): a database with two verifications of known evidence
 # must give the summed phases, the per-family table with each family's run count, the IPC
 # and client remainder (client_ms.gpu minus the worker's job, warm-up and sanitizer check), the
-# worker's release (stage_ms.job_ms minus its stages) and each GPU client's share (client_ms.slot).
+# worker's release (stage_ms.job_ms minus its stages), each GPU client's share (client_ms.slot)
+# and the IPC remainder split by both sides' monotonic stamps (stage_ms.ipc_at, client_ms.ipc_at).
 set -eu
 . "$(dirname "$0")/lib.sh"
 db="$T/b.db"
@@ -25,7 +26,7 @@ for i in 1 2; do
         INSERT INTO candidates(id, problem_id, origin, status) VALUES ($i, 'level1/019_relu', 'import', 'verified');
         INSERT INTO verifications(candidate_id, verdict, evidence_json, verifier_version)
         VALUES ($i, 'correct', '$(if [ $i = 1 ]; then ev 500 1100 "" ", \"slot\": 0"; else
-            ev 1000 3100 ", \"job_ms\": 2308, \"warmup_ms\": 500" ", \"sanitizer\": 200, \"slot\": 1"; fi)', 't');" ||
+            ev 1000 3100 ", \"job_ms\": 2308, \"warmup_ms\": 500, \"ipc_at\": [1010, 1516, 3830]" ", \"sanitizer\": 200, \"slot\": 1, \"ipc_at\": [1000, 3870, 3890]"; fi)', 't');" ||
         fail "cannot write the test database"
 done
 out=$(python3 "$KC_ROOT/tests/bench/phases.py" "$db")
@@ -39,6 +40,9 @@ echo "$out" | grep -Eq 'IPC and client +0\.2 s' || fail "IPC and client not the 
 echo "$out" | grep -Eq 'worker release +0\.3 s' || fail "worker release not job_ms minus stages: $out"
 echo "$out" | grep -Eq 'warm-up +0\.5 s' || fail "warm-up not counted: $out"
 echo "$out" | grep -Eq 'sanitizer +0\.2 s' || fail "sanitizer not the client's whole check: $out"
+# the second verification's IPC split by both sides' stamps: 10 + 6 + 6 + 40 + 20 + 10 = 92 ms
+echo "$out" | grep -q 'split: job to worker 0.01 s, worker before job 0.01 s, worker after job 0.01 s, result to client 0.04 s, result filled in 0.02 s, client after 0.01 s' ||
+    fail "IPC split wrong: $out"
 # two GPU clients: one verification each, their held seconds
 echo "$out" | grep -Eq '^  GPU 0 +1 +1\.1 s' || fail "GPU 0's line wrong: $out"
 echo "$out" | grep -Eq '^  GPU 1 +1 +3\.1 s' || fail "GPU 1's line wrong: $out"

@@ -1,11 +1,12 @@
 #!/bin/sh
 # cost_ab.sh: integrity IV's cost on one GPU with the machine to itself (issue 34's "make bench
 # before and after on the same machine"). The level-1 throughput batch of make bench runs six
-# times in the order old, new, pool, pool, new, old (old: the pre-integrity-IV tree in
-# .devbuild/base; new: .devbuild/bin; pool: new with KC_MAP_POOL=1), so a drift of the machine
-# over the call shows as a difference between the two runs of one binary. Then, if L3_ONLY is
+# times in the order COST_ORDER (default old, new, nopool, new, old; old: the pre-integrity-IV
+# tree in .devbuild/base; new: .devbuild/bin as it is; pool/nopool: new with KC_MAP_POOL=1/0),
+# so a drift of the machine over the call shows as a difference between two runs of one binary. Then, if L3_ONLY is
 # set, the level-3 cross-checks of those problems, and the layer-diagnosis test.
-# At most 8 files come back: bench.txt (all six runs), cc3.txt, layers.txt, summary.txt.
+# At most 8 files come back: bench.txt (all six runs), digest.txt (one line per verification,
+# tools/device/digest.py), cc3.txt, layers.txt, summary.txt.
 set -u
 OUT="${OUT:-/tmp/kc-out}"
 mkdir -p "$OUT"
@@ -18,18 +19,20 @@ note() { echo "=== $1 ($(date +%T))" >> "$S"; }
 
 bench_one() { # TREE (old|new|pool) RUN
     if [ "$1" = old ]; then dir="$R/.devbuild/base"; bin="$dir/bin"; else dir="$R"; bin="$B"; fi
-    pool=0; [ "$1" = pool ] && pool=1
+    pool=; [ "$1" = pool ] && pool=1; [ "$1" = nopool ] && pool=0
     echo "##### $1 run $2" >> "$OUT/bench.txt"
-    KC_BIN="$bin" KC_ROOT="$dir" KC_PROBLEMS="$dir/problems" KC_MAP_POOL=$pool \
+    KC_BIN="$bin" KC_ROOT="$dir" KC_PROBLEMS="$dir/problems" KC_MAP_POOL="$pool" \
         KC_BENCH_PARTS=throughput KC_BENCH_SUITES=level1 OUT="/tmp/bench_$1_$2" timeout 150 \
         sh "$R/tests/bench/bench_verify.sh" >> "$OUT/bench.txt" 2>&1
     echo "$1 run $2: $(cat /tmp/bench_$1_$2/bench/rate_level1 2>/dev/null || echo n/a)/s;" \
         "$(grep '^level1 verdicts' "$OUT/bench.txt" | tail -1)" >> "$S"
+    python3 "$R/tools/device/digest.py" "/tmp/bench_$1_$2/bench/throughput_level1.db" "$1$2" \
+        >> "$OUT/digest.txt" 2>&1
 }
 
 note "start: $(nvidia-smi -L | tr '\n' ' ')"
 n=0
-for t in ${COST_ORDER:-old new pool pool new old}; do
+for t in ${COST_ORDER:-old new nopool new old}; do
     n=$((n + 1))
     bench_one "$t" "$n"
 done

@@ -444,7 +444,9 @@ static int await_result(gpu_client *g, int slot, const problem *p, ipc_child *ch
         }
         if (kind == GPU_MSG_RESULT) {
             json_t *res = json_object_get(m.json, "result");
+            r->ipc_at[1] = now_ms();
             gpu_result_fill(p, res, r);
+            r->ipc_at[2] = now_ms();
             if (json_is_true(json_object_get(res, "fatal")))
                 replace_worker(g, slot); /* a sticky CUDA error: a fresh process */
             ipc_msg_free(&m);
@@ -520,6 +522,9 @@ static void note_client_time(gpu_client *g, int slot, kv_result *r)
     }
     if (kill_ms > 0)
         json_object_set_new(t, "worker_kill", json_real(kill_ms));
+    if (r->ipc_at[2] > 0) /* beside the worker's stage_ms.ipc_at: where IPC's time goes */
+        json_object_set_new(t, "ipc_at", json_pack("[f,f,f]", r->ipc_at[0], r->ipc_at[1],
+                                                   r->ipc_at[2]));
     kv_result_set_evidence(r, "client_ms", t);
 }
 
@@ -551,6 +556,7 @@ int gpu_client_verify(gpu_client *g, kv_batch *b, const problem *p, const strbuf
         rc = kc_fail(err, "the GPU worker died before taking the job");
     } else {
         double t0 = now_ms();
+        r->ipc_at[0] = t0, r->ipc_at[1] = r->ipc_at[2] = 0;
         rc = await_result(g, slot, p, child, job_id, b ? b->key : NULL, r, err);
         /* the second memory wall, while this GPU's worker waits (nothing else runs on it) */
         double t_san = now_ms();

@@ -76,6 +76,7 @@ typedef struct kv_result {
     char arch[16];
     double gpu_ms;       /* time the GPU worker spent on this candidate */
     double sanitizer_ms; /* of which the client's sanitizer check (whole, start to answer) */
+    double ipc_at[3];    /* monotonic ms: job sent, result read, result filled in (make bench) */
     strbuf cubin;        /* internal: the compiled module between stages */
 } kv_result;
 

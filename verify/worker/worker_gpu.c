@@ -235,20 +235,23 @@ static CUresult map_between_walls(wk_gpu *g, wk_buffer *b)
  * stream, and when the GPU is shared it landed after the first kernels had written the buffer
  * (measured on the H100 beside a busy neighbour: a scratch buffer overwritten under a running
  * reference). */
-/* ---- mappings kept for reuse (KC_MAP_POOL=1; off by default until measured on a GPU) ----
+/* ---- mappings kept for reuse (on by default; KC_MAP_POOL=0 turns it off) ----
  * The coverage runs give a job some 50 dims sets of every size, and a mapping that cannot hold
  * the next set, or is more than 4x too big for it, used to be unmapped and a new one mapped:
  * eight driver calls and a context synchronisation each time, which slow down sharply when
- * other processes map memory on the host's other GPUs. With the pool a freed mapping (with its
- * walls) is kept, up to WK_POOL_ENTRY_MAX each and WK_POOL_TOTAL_MAX in all, and the smallest
- * kept one that holds a new buffer without being more than twice its size (or
- * WK_REUSE_BYTES) is taken instead of mapping anew. A kept mapping is poisoned whole when it
- * is kept (it stays mapped: a wild pointer could reach it), and every byte of it is written
- * again before a candidate runs, as for a mapping reused by wk_buffer_resize: the guard zones
- * here, the buffer by its fill or poison before every execution. */
+ * other processes map memory on the host's other GPUs, and the freshly created memory of the
+ * next job's default buffers made its first timing samples slower. With the pool a freed
+ * mapping (with its walls) is kept, up to WK_POOL_ENTRY_MAX each (a capacity set's tensor of
+ * more than 2^31 elements fits) and WK_POOL_TOTAL_MAX in all, and the smallest kept one that
+ * holds a new buffer without being more than twice its size (or WK_REUSE_BYTES) is taken
+ * instead of mapping anew; when a mapping cannot be made, every kept one is given back first.
+ * A kept mapping is poisoned whole when it is kept (it stays mapped: a wild pointer could
+ * reach it), and every byte of it is written again before a candidate runs, as for a mapping
+ * reused by wk_buffer_resize: the guard zones here, the buffer by its fill or poison before
+ * every execution. */
 #define WK_POOL_SLOTS 64
-#define WK_POOL_ENTRY_MAX (1ull << 30)
-#define WK_POOL_TOTAL_MAX (8ull << 30)
+#define WK_POOL_ENTRY_MAX (16ull << 30)
+#define WK_POOL_TOTAL_MAX (24ull << 30)
 static wk_buffer pool[WK_POOL_SLOTS];
 static int pool_n;
 static size_t pool_total;
@@ -258,7 +261,7 @@ static int pool_enabled(void)
     static int on = -1;
     if (on < 0) {
         const char *e = getenv("KC_MAP_POOL");
-        on = e && *e && strcmp(e, "0") != 0;
+        on = !(e && strcmp(e, "0") == 0);
     }
     return on;
 }

@@ -128,6 +128,7 @@ static int serve(int device)
             wk_batch_drop_all(&g); /* no batch's outputs left to the context's teardown */
             return st == IPC_EOF ? 0 : 1;
         }
+        double recv_at = now_ms(); /* stage_ms.ipc_at, beside the client's (make bench) */
         wk_channel_set_job(id);
         wk_printf_reset();
         double warm_ms = wk_gpu_warm_up(&g, last_job_end > 0 ? now_ms() - last_job_end : WK_IDLE_MS);
@@ -139,6 +140,9 @@ static int serve(int device)
         json_t *printed = wk_printf_evidence();
         if (printed)
             json_object_set_new(result, "device_printf", printed);
+        if (stages) /* the job read, the job begun (after the warm-up), the result's send */
+            json_object_set_new(stages, "ipc_at",
+                                json_pack("[f,f,f]", recv_at, recv_at + warm_ms, now_ms()));
         json_t *msg = json_pack("{s:O}", "result", result);
         wk_channel_send(msg);
         int fatal = json_is_true(json_object_get(result, "fatal"));
