@@ -213,19 +213,27 @@ for path in sorted(glob.glob(rel("problems", "level3", "*.json"))):
             forms3.add(form)
             add("expr", e, "level3")
 
-# ipc: messages as the compile servers and GPU workers frame them (JSON line, then payloads).
-def msg(obj, *blobs):
+# ipc: messages as the compile servers and GPU workers frame them (the JSON's length line, the
+# JSON, then payloads), and in the older unframed form (a JSON line) that ipc_recv still reads.
+def msg(obj, *blobs, framed=True):
     obj = dict(obj)
     obj["blobs"] = [len(b) for b in blobs]
-    return json.dumps(obj, separators=(",", ":")).encode() + b"\n" + b"".join(blobs)
+    text = json.dumps(obj, separators=(",", ":")).encode()
+    head = b"%d\n" % len(text) if framed else b""
+    return head + text + (b"" if framed else b"\n") + b"".join(blobs)
 
-add("ipc", msg({"ok": True, "compile_ms": 12.5}, b"ptxas info", b"\x7fELF\x02\x01\x01\0cubin"))
-add("ipc", msg({"progress": "checks", "deadline_ms": 3000.0}))
+add("ipc", msg({"progress": "checks", "deadline_ms": 3000.0}, framed=False) +
+    msg({"result": {"verdict": "mismatch"}}, b"x"), "ipc")
+add("ipc", b"12345678\n{}", "ipc")
+add("ipc", b"7\n{\"a\":1}3\n[1]", "ipc")
+
+add("ipc", msg({"ok": True, "compile_ms": 12.5}, b"ptxas info", b"\x7fELF\x02\x01\x01\0cubin"), "ipc")
+add("ipc", msg({"progress": "checks", "deadline_ms": 3000.0}), "ipc")
 add("ipc", msg({"result": {"verdict": "correct", "evidence": {"runs": []}}}) +
-    msg({"printf": {"bytes": 5, "text": "hello", "truncated": False}}))
-add("ipc", msg({"job": "compile", "id": 3}, b"__global__ void k(){}\n// @launch k<<<1,1>>>();\n"))
-add("ipc", b'{"blobs":[4]}\nab')
-add("ipc", b'{"no_blobs":1}\n{"blobs":[]}\n')
+    msg({"printf": {"bytes": 5, "text": "hello", "truncated": False}}), "ipc")
+add("ipc", msg({"job": "compile", "id": 3}, b"__global__ void k(){}\n// @launch k<<<1,1>>>();\n"), "ipc")
+add("ipc", b'{"blobs":[4]}\nab', "ipc")
+add("ipc", b'{"no_blobs":1}\n{"blobs":[]}\n', "ipc")
 
 if len(sys.argv) == 3 and sys.argv[1] == "--add":
     chosen = groups.get(sys.argv[2])

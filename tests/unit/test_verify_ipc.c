@@ -1,8 +1,9 @@
 /* test_verify_ipc: the framing between kverify and its child processes: a message is one JSON
- * object line plus payloads whose lengths it lists. Anything else read from a child (a
- * negative, huge or non-integer length, a non-object, a line or payload cut short by the end
- * of the stream, too many payloads) is IPC_ERROR with a message, never a message; a clean end
- * between messages is IPC_EOF. */
+ * object, framed by its length (what ipc_send writes) or as one line (the older form), plus
+ * payloads whose lengths it lists. Anything else read from a child (a negative, huge or
+ * non-integer length, a non-object, a frame length that is not 1-8 digits or is 0 or too
+ * large, a line, frame or payload cut short by the end of the stream, too many payloads) is
+ * IPC_ERROR with a message, never a message; a clean end between messages is IPC_EOF. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -65,6 +66,13 @@ static void test_malformed_messages_are_errors(void **state)
         "{\"result\":{\"verdict\":\"correct\"", /* line cut short */
         "{\"blobs\":[10]}\nabc",              /* payload cut short */
         "not json at all\n",
+        "5\n{\"a\"",                      /* frame cut short */
+        "12",                               /* frame length cut short */
+        "0\n",                              /* empty frame */
+        "123456789\n{}",                    /* nine digits */
+        "16777217\n{}",                     /* over IPC_MAX_LINE */
+        "1x\n{}",                           /* not a number */
+        "2\n[]",                            /* framed, not an object */
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         ipc_msg m;
@@ -78,12 +86,56 @@ static void test_malformed_messages_are_errors(void **state)
     }
 }
 
+/* What ipc_send writes reads back, payloads included, framed by the JSON's length; a framed
+ * message and an unframed line follow each other on one stream. */
+static void test_send_frames_and_both_forms_read(void **state)
+{
+    (void)state;
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    json_t *j = json_pack("{s:s,s:i}", "progress", "checks", "job", 7);
+    const void *blobs[2] = {"src", "\x7f" "ELF"};
+    size_t lens[2] = {3, 4};
+    assert_int_equal(ipc_send(fds[1], j, blobs, lens, 2), 0);
+    json_decref(j);
+    static const char line[] = "{\"result\":1}\n";
+    assert_int_equal(write(fds[1], line, sizeof(line) - 1), (ssize_t)(sizeof(line) - 1));
+    close(fds[1]);
+    char got[64] = {0};
+    ipc_msg m;
+    strbuf err = STRBUF_INIT;
+    assert_int_equal(ipc_recv(fds[0], &m, -1, &err), IPC_OK);
+    assert_string_equal(json_string_value(json_object_get(m.json, "progress")), "checks");
+    assert_int_equal(m.n_blobs, 2);
+    assert_memory_equal(m.blobs[0].buf, "src", 3);
+    assert_memory_equal(m.blobs[1].buf, "\x7f" "ELF", 4);
+    ipc_msg_free(&m);
+    assert_int_equal(ipc_recv(fds[0], &m, -1, &err), IPC_OK);
+    assert_int_equal(json_integer_value(json_object_get(m.json, "result")), 1);
+    ipc_msg_free(&m);
+    assert_int_equal(ipc_recv(fds[0], &m, -1, &err), IPC_EOF);
+    ipc_msg_free(&m);
+    close(fds[0]);
+    /* the bytes ipc_send writes: the length line, then exactly the JSON */
+    assert_int_equal(pipe(fds), 0);
+    j = json_pack("{s:i}", "job", 7);
+    assert_int_equal(ipc_send(fds[1], j, NULL, NULL, 0), 0);
+    json_decref(j);
+    close(fds[1]);
+    ssize_t n = read(fds[0], got, sizeof(got) - 1);
+    close(fds[0]);
+    assert_true(n > 0);
+    assert_string_equal(got, "20\n{\"job\":7,\"blobs\":[]}");
+    sb_free(&err);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_valid_message_with_payloads),
         cmocka_unit_test(test_clean_end_is_eof),
         cmocka_unit_test(test_malformed_messages_are_errors),
+        cmocka_unit_test(test_send_frames_and_both_forms_read),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -37,14 +37,15 @@ int ipc_send(int fd, json_t *json, const void *const *blobs, const size_t *lens,
     for (int i = 0; i < n_blobs; i++)
         json_array_append_new(arr, json_integer((json_int_t)lens[i]));
     json_object_set_new(json, "blobs", arr);
-    char *line = json_dumps(json, JSON_COMPACT);
-    if (!line)
+    char *text = json_dumps(json, JSON_COMPACT);
+    if (!text)
         return -1;
+    size_t len = strlen(text);
     strbuf sb = STRBUF_INIT;
-    sb_adds(&sb, line);
-    sb_addch(&sb, '\n');
-    free(line);
-    int rc = write_all(fd, sb.buf, sb.len);
+    sb_addf(&sb, "%zu\n", len); /* the frame: the JSON's length, then the JSON */
+    sb_adds(&sb, text);
+    free(text);
+    int rc = len <= IPC_MAX_LINE ? write_all(fd, sb.buf, sb.len) : -1; /* else refused there */
     sb_free(&sb);
     for (int i = 0; i < n_blobs && rc == 0; i++)
         rc = write_all(fd, blobs[i], lens[i]);
@@ -100,27 +101,69 @@ static enum ipc_status read_exact(int fd, strbuf *out, size_t len, double deadli
     return IPC_OK;
 }
 
-static enum ipc_status read_line(int fd, strbuf *line, double deadline_ms)
+/* One byte; IPC_EOF at the end of the stream. */
+static enum ipc_status read_byte(int fd, char *c, double deadline_ms)
 {
-    sb_reset(line);
     for (;;) {
         enum ipc_status st = wait_readable(fd, deadline_ms);
         if (st != IPC_OK)
             return st;
-        char c;
-        ssize_t n = read(fd, &c, 1);
+        ssize_t n = read(fd, c, 1);
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0)
             return IPC_ERROR;
-        if (n == 0)
-            return line->len ? IPC_TRUNCATED : IPC_EOF;
-        if (c == '\n')
-            return IPC_OK;
+        return n == 0 ? IPC_EOF : IPC_OK;
+    }
+}
+
+/* The rest of an unframed message: a JSON line, a byte at a time (first: its first byte). */
+static enum ipc_status read_rest_of_line(int fd, char first, strbuf *line, double deadline_ms)
+{
+    for (char c = first; c != '\n';) {
         if (line->len >= IPC_MAX_LINE)
             return IPC_ERROR;
         sb_addch(line, c);
+        enum ipc_status st = read_byte(fd, &c, deadline_ms);
+        if (st == IPC_EOF)
+            return IPC_TRUNCATED;
+        if (st != IPC_OK)
+            return st;
     }
+    return IPC_OK;
+}
+
+/* A framed message's JSON: the rest of its length line (first: its first digit; 1 to 8
+ * digits, at most IPC_MAX_LINE), then that many bytes. */
+static enum ipc_status read_framed(int fd, char first, strbuf *line, double deadline_ms)
+{
+    size_t len = 0;
+    int digits = 0;
+    for (char c = first; c != '\n'; digits++) {
+        if (c < '0' || c > '9' || digits == 8)
+            return IPC_ERROR;
+        len = len * 10 + (size_t)(c - '0');
+        enum ipc_status st = read_byte(fd, &c, deadline_ms);
+        if (st == IPC_EOF)
+            return IPC_TRUNCATED;
+        if (st != IPC_OK)
+            return st;
+    }
+    if (len == 0 || len > IPC_MAX_LINE)
+        return IPC_ERROR;
+    return read_exact(fd, line, len, deadline_ms);
+}
+
+/* One message's JSON text, framed or a line (see ipc.h). */
+static enum ipc_status read_json_text(int fd, strbuf *line, double deadline_ms)
+{
+    sb_reset(line);
+    char c;
+    enum ipc_status st = read_byte(fd, &c, deadline_ms);
+    if (st != IPC_OK)
+        return st;
+    return c >= '0' && c <= '9' ? read_framed(fd, c, line, deadline_ms)
+                                : read_rest_of_line(fd, c, line, deadline_ms);
 }
 
 /* A message cut short by the end of the stream is malformed, not a clean end. */
@@ -158,12 +201,12 @@ enum ipc_status ipc_recv(int fd, ipc_msg *msg, double deadline_ms, strbuf *err)
 {
     memset(msg, 0, sizeof(*msg));
     strbuf line = STRBUF_INIT;
-    enum ipc_status st = read_line(fd, &line, deadline_ms);
+    enum ipc_status st = read_json_text(fd, &line, deadline_ms);
     if (st != IPC_OK) {
         sb_free(&line);
         if (st == IPC_ERROR)
-            kc_fail(err, "reading from a child process failed (or a message over %d bytes)",
-                    IPC_MAX_LINE);
+            kc_fail(err, "reading from a child process failed (or a message over %d bytes, or a "
+                         "bad frame length)", IPC_MAX_LINE);
         return truncated(st, err);
     }
     json_error_t je;
