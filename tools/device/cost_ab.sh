@@ -22,10 +22,12 @@ bench_one() { # TREE (old|new|pool) RUN
     pool=; [ "$1" = pool ] && pool=1; [ "$1" = nopool ] && pool=0
     echo "##### $1 run $2" >> "$OUT/bench.txt"
     KC_BIN="$bin" KC_ROOT="$dir" KC_PROBLEMS="$dir/problems" KC_MAP_POOL="$pool" \
-        KC_BENCH_PARTS=throughput KC_BENCH_SUITES=level1 OUT="/tmp/bench_$1_$2" timeout 150 \
+        KC_BENCH_PARTS=throughput KC_BENCH_SUITES="${COST_SUITES:-level1}" OUT="/tmp/bench_$1_$2" timeout 150 \
         sh "$R/tests/bench/bench_verify.sh" >> "$OUT/bench.txt" 2>&1
-    echo "$1 run $2: $(cat /tmp/bench_$1_$2/bench/rate_level1 2>/dev/null || echo n/a)/s;" \
-        "$(grep '^level1 verdicts' "$OUT/bench.txt" | tail -1)" >> "$S"
+    for suite in ${COST_SUITES:-level1}; do
+        echo "$1 run $2 $suite: $(cat /tmp/bench_$1_$2/bench/rate_$suite 2>/dev/null || echo n/a)/s;" \
+            "$(grep "^$suite verdicts" "$OUT/bench.txt" | tail -1)" >> "$S"
+    done
     python3 "$R/tools/device/digest.py" "/tmp/bench_$1_$2/bench/throughput_level1.db" "$1$2" \
         >> "$OUT/digest.txt" 2>&1
 }
