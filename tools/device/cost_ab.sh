@@ -1,12 +1,12 @@
 #!/bin/sh
 # cost_ab.sh: integrity IV's cost on one GPU with the machine to itself (issue 34's "make bench
-# before and after on the same machine"). The level-1 throughput batch of make bench runs six
-# times in the order COST_ORDER (default old, new, nopool, new, old; old: the pre-integrity-IV
-# tree in .devbuild/base; new: .devbuild/bin as it is; pool/nopool: new with KC_MAP_POOL=1/0),
-# so a drift of the machine over the call shows as a difference between two runs of one binary. Then, if L3_ONLY is
-# set, the level-3 cross-checks of those problems, and the layer-diagnosis test.
-# At most 8 files come back: bench.txt (all six runs), digest.txt (one line per verification,
-# tools/device/digest.py), cc3.txt, layers.txt, summary.txt.
+# before and after on the same machine"). The throughput batches of make bench (COST_SUITES,
+# default level1) run in the order COST_ORDER (default old, new, nopool, new, old; old: the
+# pre-integrity-IV tree in .devbuild/base; new: .devbuild/bin as it is; pool/nopool: new with
+# KC_MAP_POOL=1/0), so a drift of the machine over the call shows as a difference between two
+# runs of one binary. Then, if L3_ONLY is set, the level-3 cross-checks of those problems, and
+# the layer-diagnosis test. At most 8 files come back: bench.txt (every run), digest.txt (one
+# line per level-1 verification, tools/device/digest.py), cc3.txt, layers.txt, summary.txt.
 set -u
 OUT="${OUT:-/tmp/kc-out}"
 mkdir -p "$OUT"
