@@ -73,8 +73,8 @@ typedef struct wk_buffer {
     size_t reserved_bytes, map_bytes;
     CUmemGenericAllocationHandle handle;
     int exact;
-    int front; /* WK_PLACE_*: flush against the wall before it, or ending as close to the wall
-                * after it as WK_VEC_ALIGN (or, WK_PLACE_END_ALIGNED, WK_ALIGN) allows */
+    int front; /* placed flush against the wall before it (else: ending as close to the wall
+                * after it as WK_VEC_ALIGN allows) */
     size_t bytes;
     int64_t numel;
     enum kc_dtype dtype;
@@ -230,11 +230,6 @@ void wk_buffer_pool_drain(void);
 int wk_buffer_resize(wk_gpu *g, wk_buffer *b, enum kc_dtype dtype, int64_t numel, strbuf *err);
 /* Places b's start flush against the unmapped wall before it (front: reading x[-1] faults), or
  * its end as close to the wall after it as a 16-byte start allows; guards must be reset after. */
-/* Placements: WK_PLACE_END starts the buffer WK_VEC_ALIGN-aligned, so that it ends as close to
- * the wall as a float4 allows; WK_PLACE_END_ALIGNED starts it WK_ALIGN-aligned, as cudaMalloc's
- * and PyTorch's buffers are (the default dims, whose checking runs are the timing samples: a
- * start off the 128-byte lines made some kernels 6% slower in every other sample). */
-enum { WK_PLACE_END = 0, WK_PLACE_FRONT = 1, WK_PLACE_END_ALIGNED = 2 };
 void wk_buffer_place(wk_buffer *b, int front);
 int wk_launch_harness(wk_gpu *g, CUfunction f, long long n, void **args);
 /* Leftovers on the chip between the jobs of a batch (worker_batch.c): every word of every SM's

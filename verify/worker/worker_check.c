@@ -210,8 +210,7 @@ static int reset_guards(wk_gpu *g, struct run_buffers *b)
     return 0;
 }
 
-/* Every buffer as wk_buffer_place's placement says (flush against the wall before it, or ending
- * at the wall after it, its start 16- or 256-byte aligned); the
+/* Every buffer flush against the wall before it (front) or ending at the wall after it; the
  * inputs the reference reads are the candidate's. */
 static void place_buffers(struct run_buffers *b, int front)
 {
@@ -257,10 +256,7 @@ static struct run_buffers *prepare_buffers_now(wk_gpu *g, const problem *p, cons
         free_scratch(b);
         return NULL;
     }
-    /* the default dims' end placement starts as real allocations do (WK_PLACE_END_ALIGNED):
-     * their checking runs are the timing samples */
-    place_buffers(b, front ? WK_PLACE_FRONT
-                           : strcmp(dims_name, "default") == 0 ? WK_PLACE_END_ALIGNED : WK_PLACE_END);
+    place_buffers(b, front);
     if (reset_guards(g, b)) {
         free_scratch(b);
         snprintf(f->verdict, sizeof(f->verdict), "runtime_error");
@@ -842,9 +838,7 @@ static int one_run(struct job_state *s, const struct run_spec *rs, wk_failure *f
     json_array_append_new(s->runs, run);
     int result = -1, front = s->runs_started++ % 2;
     wk_phase_family(rs->name);
-    json_object_set_new(run, "placement", json_string(front ? "front"
-                                                      : strcmp(rs->name, "default") == 0 ? "end_aligned"
-                                                                                        : "end"));
+    json_object_set_new(run, "placement", json_string(front ? "front" : "end"));
     wk_fill_mode mode;
     set_run_values(s, rs, &mode, run);
     const problem *p = &s->pv;

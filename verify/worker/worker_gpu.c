@@ -366,8 +366,7 @@ void wk_buffer_place(wk_buffer *b, int front)
     if (b->exact || !b->base)
         return;
     b->front = front;
-    size_t align = front == WK_PLACE_END_ALIGNED ? WK_ALIGN : WK_VEC_ALIGN;
-    b->ptr = front == WK_PLACE_FRONT ? b->base : b->base + b->map_bytes - round_up(b->bytes, align);
+    b->ptr = front ? b->base : b->base + b->map_bytes - round_up(b->bytes, WK_VEC_ALIGN);
 }
 
 int wk_buffer_resize(wk_gpu *g, wk_buffer *b, enum kc_dtype dtype, int64_t numel, strbuf *err)
