@@ -19,6 +19,9 @@ worker's stage_ms.phases (verify/worker/worker_phases.c), checking runs and time
                        split where both sides stamp it (stage_ms.ipc_at, client_ms.ipc_at): job to
                        worker, worker before/after the job, result to client, result filled in,
                        client after (the rest of the client's hold)
+And, given the wall time, the GPU clients' idle time ("compile wait"), split by the clients'
+stamps into the time before each GPU's first job (start-up: workers, compile servers, the first
+compiles), between its jobs and after its last (the batch's tail).
 (An older worker's evidence, without phases, gives the checking runs' times and timed windows,
 the rest under "worker other".)
 And beside them: compile (CPU, parallel servers: compiles.duration_ms) and, given the batch's wall
@@ -108,7 +111,31 @@ def add_ipc_split(ipc, st, cms, worker, san, gpu):
         ipc[k] = ipc.get(k, 0.0) + max(0.0, v)
 
 
-def phases(db, fam=None, per_gpu=None, ipc=None):
+def idle_split(spans, wall_s, workers):
+    """The GPU clients' idle time (the wall times the workers, minus the time they held a GPU),
+    split by the client's stamps (client_ms.ipc_at[0], when a job was sent, and client_ms.gpu):
+    before each GPU's first job, between its jobs, after its last. The batch is taken to end
+    when its last job does; a GPU that held no job was idle the whole wall. None without stamps."""
+    if not spans or wall_s <= 0:
+        return None
+    end = max(e for v in spans.values() for _, e in v)
+    start = end - wall_s * 1e3
+    before = between = after = 0.0
+    for slot in range(max(workers, len(spans))):
+        v = sorted(spans.get(slot, []))
+        if not v:
+            before += wall_s * 1e3
+            continue
+        before += max(0.0, v[0][0] - start)
+        after += max(0.0, end - max(e for _, e in v))
+        last = v[0][1]
+        for s, e in v[1:]:
+            between += max(0.0, s - last)
+            last = max(last, e)
+    return before, between, after
+
+
+def phases(db, fam=None, per_gpu=None, ipc=None, spans=None):
     c = sqlite3.connect(db)
     acc = {v: 0.0 for v in LABELS.values()}
     acc["worker release"] = 0.0
@@ -144,6 +171,9 @@ def phases(db, fam=None, per_gpu=None, ipc=None):
             g = per_gpu.setdefault(cms["slot"], [0, 0.0])
             g[0] += 1
             g[1] += gpu
+        c_at = cms.get("ipc_at")
+        if spans is not None and gpu and isinstance(c_at, list) and len(c_at) == 3:
+            spans.setdefault(cms.get("slot", 0), []).append((c_at[0], c_at[0] + gpu))
         acc["sanitizer"] += san
         if gpu:
             acc["IPC and client"] += max(0.0, gpu - worker - san)
@@ -160,8 +190,8 @@ def main():
     ap.add_argument("--wall", type=float, default=0, help="the batch's wall time, seconds")
     ap.add_argument("--workers", type=int, default=1, help="GPU workers of the batch")
     a = ap.parse_args()
-    fam, per_gpu, ipc = {}, {}, {}
-    acc, client, compile_ms, n = phases(a.db, fam, per_gpu, ipc)
+    fam, per_gpu, ipc, spans = {}, {}, {}, {}
+    acc, client, compile_ms, n = phases(a.db, fam, per_gpu, ipc, spans)
     total = sum(acc.values()) or 1.0
     print("per-phase time over %d verifications (GPU clients' time %.1f s):" % (n, client / 1e3))
     for k, v in acc.items():
@@ -170,6 +200,10 @@ def main():
     if a.wall > 0:
         idle = max(0.0, a.wall * a.workers - client / 1e3)
         print("  %-20s %8.1f s  (GPU clients idle: waiting for compiled candidates)" % ("compile wait", idle))
+        split = idle_split(spans, a.wall, a.workers)
+        if split:
+            print("  compile wait, split: before each GPU's first job %.1f s, between jobs %.1f s, "
+                  "after its last job %.1f s" % tuple(x / 1e3 for x in split))
     if ipc:
         print("  IPC and client, split: " + ", ".join("%s %.2f s" % (k, ipc.get(k, 0.0) / 1e3) for k in IPC_PARTS))
     if len(per_gpu) > 1:

@@ -25,7 +25,7 @@ for i in 1 2; do
     sqlite3 "$db" "PRAGMA foreign_keys=OFF;
         INSERT INTO candidates(id, problem_id, origin, status) VALUES ($i, 'level1/019_relu', 'import', 'verified');
         INSERT INTO verifications(candidate_id, verdict, evidence_json, verifier_version)
-        VALUES ($i, 'correct', '$(if [ $i = 1 ]; then ev 500 1100 "" ", \"slot\": 0"; else
+        VALUES ($i, 'correct', '$(if [ $i = 1 ]; then ev 500 1100 "" ", \"slot\": 0, \"ipc_at\": [500, 1500, 1550]"; else
             ev 1000 3100 ", \"job_ms\": 2308, \"warmup_ms\": 500, \"ipc_at\": [1010, 1516, 3830]" ", \"sanitizer\": 200, \"slot\": 1, \"ipc_at\": [1000, 3870, 3890]"; fi)', 't');" ||
         fail "cannot write the test database"
 done
@@ -47,6 +47,15 @@ echo "$out" | grep -q 'split: job to worker 0.01 s, worker before job 0.01 s, wo
 echo "$out" | grep -Eq '^  GPU 0 +1 +1\.1 s' || fail "GPU 0's line wrong: $out"
 echo "$out" | grep -Eq '^  GPU 1 +1 +3\.1 s' || fail "GPU 1's line wrong: $out"
 echo "$out" | grep -q 'per family of runs' || fail "no family table: $out"
+# the idle time split by the clients' stamps: GPU 0 held 500..1600 ms, GPU 1 1000..4100 ms, the
+# batch 5 s long to 4100 ms: before 1.4 + 1.9 s, after 2.5 s (and 10 - 4.2 s idle in all)
+out=$(python3 "$KC_ROOT/tests/bench/phases.py" "$db" --wall 5 --workers 2)
+echo "$out" | grep -Eq 'compile wait +5\.8 s' || fail "idle time wrong: $out"
+echo "$out" | grep -q "split: before each GPU's first job 3.3 s, between jobs 0.0 s, after its last job 2.5 s" ||
+    fail "idle split wrong: $out"
+# between jobs, and a GPU that held none: idle the whole wall
+split=$(cd "$KC_ROOT/tests/bench" && python3 -c 'from phases import idle_split; print(idle_split({0: [(0, 1000), (3000, 4000)], 1: [(500, 4000)]}, 5, 3))')
+[ "$split" = "(7500.0, 2000.0, 0.0)" ] || fail "idle_split: $split"
 # bound: 6 runs (3 per verification), inputs 3.00 s; default: 2 runs, reference 0.02 s
 echo "$out" | grep -Eq '^  bound +6 +0\.00 +3\.00 ' || fail "bound row wrong: $out"
 echo "$out" | grep -Eq '^  default +2 .* 0\.02 +0\.00$' || fail "default row wrong: $out"
