@@ -6,8 +6,9 @@ standard library only).
 
 Each line: LABEL, the verification's id, problem, verdict, the default runs' candidate ms and SM
 clocks (the timing's first samples), extra timed reps, the worker's job ms, the client's GPU ms,
-and the IPC split (job to worker, worker before/after the job, result to client, fill-in) in ms
-where both sides stamped it."""
+the IPC split (job to worker, worker before/after the job, result to client, fill-in) in ms
+where both sides stamped it, the run count, the GPU slot and, for a job that started its
+worker, the worker's start-up ms (client_ms.worker_start)."""
 import json
 import sqlite3
 import sys
@@ -35,12 +36,13 @@ def main():
         runs = [r for r in ev.get("runs") or [] if r.get("dims") == "default"]
         ms = ",".join("%.3f" % r.get("candidate_ms", 0) for r in runs)
         clk = ",".join("%.0f" % r.get("sm_clock_mhz", 0) for r in runs)
-        timing = ev.get("timing") or {}
+        timing = ev.get("timing") or ev.get("timing_checks") or {}
         st, cms = ev.get("stage_ms") or {}, ev.get("client_ms") or {}
         print("\t".join(str(x) for x in (label, vid, prob.split("/")[-1][:28], verdict, ms, clk,
                                          timing.get("extra_reps", "-"), "%.0f" % st.get("job_ms", 0),
                                          "%.0f" % cms.get("gpu", 0), "%.1f" % st.get("warmup_ms", 0),
-                                         ipc_split(st, cms), len(ev.get("runs") or []))))
+                                         ipc_split(st, cms), len(ev.get("runs") or []),
+                                         cms.get("slot", "-"), "%.0f" % cms.get("worker_start", 0))))
 
 
 if __name__ == "__main__":
