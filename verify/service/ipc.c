@@ -45,7 +45,7 @@ int ipc_send(int fd, json_t *json, const void *const *blobs, const size_t *lens,
     sb_addf(&sb, "%zu\n", len); /* the frame: the JSON's length, then the JSON */
     sb_adds(&sb, text);
     free(text);
-    int rc = len <= IPC_MAX_LINE ? write_all(fd, sb.buf, sb.len) : -1; /* else refused there */
+    int rc = write_all(fd, sb.buf, sb.len); /* one over IPC_MAX_LINE is refused by the reader */
     sb_free(&sb);
     for (int i = 0; i < n_blobs && rc == 0; i++)
         rc = write_all(fd, blobs[i], lens[i]);
