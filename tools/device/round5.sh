@@ -8,15 +8,7 @@
 #               KC_MAP_POOL=1, the mapping pool), nothing else on GPU 0; then
 #               the level-3 cross-checks of L3_ONLY (GPU 2) and the layer test (GPU 3)
 #   all four    kverify serve rewarding SERVE_BATCH level-1 completions (tools/baselines/bench_serve.py)
-set -u
-OUT="${OUT:-/tmp/kc-out}"
-mkdir -p "$OUT"
-R=$(pwd)
-export LD_LIBRARY_PATH="$R/.devlibs:/usr/local/cuda/lib64:/usr/local/cuda/extras/CUPTI/lib64"
-export PYTHONUNBUFFERED=1 KC_ROOT="$R" KC_PROBLEMS="$R/problems"
-B="$R/.devbuild/bin"
-S="$OUT/summary.txt"
-note() { echo "=== $1 ($(date +%T))" >> "$S"; }
+. tools/device/common.sh
 
 catalogue() {
     CUDA_VISIBLE_DEVICES=1 KC_BIN="$B" REPEAT="${REPEAT:-20}" OUT=/tmp/i4 timeout 480 \
@@ -41,21 +33,6 @@ bench_then_checks() {
     wait
 }
 
-serve() {
-    port=18765
-    "$B/kverify" serve --port $port --db /tmp/serve.db > /tmp/serve.log 2>&1 &
-    sp=$!
-    for _ in $(seq 90); do
-        python3 -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:$port/health', timeout=1)" \
-            2>/dev/null && break
-        sleep 1
-    done
-    timeout 200 python3 tools/baselines/bench_serve.py --url "http://127.0.0.1:$port" --suite level1 \
-        --single "${SERVE_SINGLE:-30}" --batch "${SERVE_BATCH:-256}" --no-run --kverify "$B/kverify" \
-        > "$OUT/serve.txt" 2>&1
-    kill $sp 2>/dev/null; wait $sp 2>/dev/null
-    tail -5 /tmp/serve.log >> "$OUT/serve.txt"
-}
 
 note "start: $(nvidia-smi -L | tr '\n' ' ')"
 catalogue & pc=$!
@@ -63,7 +40,7 @@ bench_then_checks
 note "bench and checks done"
 wait $pc
 note "catalogue done"
-serve
+serve "${SERVE_SINGLE:-30}" "${SERVE_BATCH:-256}"
 note done
 for f in bench_old bench_new bench_pool integrity4 cc3 layers serve; do
     [ -f "$OUT/$f.txt" ] || continue

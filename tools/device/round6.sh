@@ -4,32 +4,14 @@
 # databases (tests/bench/phases.py splits their GPU clients' idle time: start-up, between jobs,
 # tail), kverify serve, then side by side make demo (level 1, GPU 0), the level-3 eager
 # baselines resumed (GPU 1) and make demo on level 3 (GPU 2). At most 8 files come back.
-set -u
-OUT="${OUT:-/tmp/kc-out}"
-mkdir -p "$OUT"
-R=$(pwd)
-export LD_LIBRARY_PATH="$R/.devlibs:/usr/local/cuda/lib64:/usr/local/cuda/extras/CUPTI/lib64"
-export PYTHONUNBUFFERED=1 KC_ROOT="$R" KC_PROBLEMS="$R/problems"
-B="$R/.devbuild/bin"
-S="$OUT/summary.txt"
-note() { echo "=== $1 ($(date +%T))" >> "$S"; }
+. tools/device/common.sh
 
 note "start: $(nvidia-smi -L | tr '\n' ' ')"
 KC_BIN="$B" KC_BENCH_PARTS=scaling OUT=/tmp/sc timeout 180 sh tests/bench/bench_verify.sh > "$OUT/scaling.txt" 2>&1
 tar czf "$OUT/scaling_dbs.tgz" -C /tmp/sc/bench scaling_one.db scaling_level1.db 2>/dev/null
 grep -E "scaling|split" "$OUT/scaling.txt" | cut -c1-300 >> "$S"
 note "serve"
-port=18765
-"$B/kverify" serve --port $port --db /tmp/serve.db > /tmp/serve.log 2>&1 &
-sp=$!
-for _ in $(seq 60); do
-    python3 -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:$port/health', timeout=1)" \
-        2>/dev/null && break
-    sleep 1
-done
-timeout 90 python3 tools/baselines/bench_serve.py --url "http://127.0.0.1:$port" --suite level1 \
-    --single 30 --batch 256 --no-run --kverify "$B/kverify" > "$OUT/serve.txt" 2>&1
-kill $sp 2>/dev/null; wait $sp 2>/dev/null
+serve 30 256
 grep -E "p50|p95|seconds" "$OUT/serve.txt" >> "$S"
 note "demo, baselines"
 demo() { # GPU SUITE
