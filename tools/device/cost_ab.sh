@@ -7,15 +7,7 @@
 # runs of one binary. Then, if L3_ONLY is set, the level-3 cross-checks of those problems, and
 # the layer-diagnosis test. At most 8 files come back: bench.txt (every run), digest.txt (one
 # line per level-1 verification, tools/device/digest.py), cc3.txt, layers.txt, summary.txt.
-set -u
-OUT="${OUT:-/tmp/kc-out}"
-mkdir -p "$OUT"
-R=$(pwd)
-export LD_LIBRARY_PATH="$R/.devlibs:/usr/local/cuda/lib64:/usr/local/cuda/extras/CUPTI/lib64"
-export PYTHONUNBUFFERED=1
-B="$R/.devbuild/bin"
-S="$OUT/summary.txt"
-note() { echo "=== $1 ($(date +%T))" >> "$S"; }
+. tools/device/common.sh
 
 bench_one() { # TREE (old|new|pool) RUN
     if [ "$1" = old ]; then dir="$R/.devbuild/base"; bin="$dir/bin"; else dir="$R"; bin="$B"; fi
