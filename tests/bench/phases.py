@@ -10,6 +10,8 @@ worker's stage_ms.phases (verify/worker/worker_phases.c), checking runs and time
   candidate            the checking runs             CUPTI records    kernel records collected
   guards+input sums    after every execution         reference        the reference's runs
   compare/fingerprint  compares, output sums         timed windows    the timed reps' windows
+  freed-memory clear wait  before a timing sample, until the driver's clear of released memory
+                       should be over (worker_gpu.c wk_scrub_wait)
   worker other         the rest of the worker's stages
   worker release       after the stages: buffers and modules freed (stage_ms.job_ms minus stages)
   warm-up              an idle GPU's clocks brought back before the job (stage_ms.warmup_ms)
@@ -37,11 +39,12 @@ import sqlite3
 
 
 WORKER_PHASES = ("load", "buffers", "inputs", "prepare", "candidate", "cupti", "safety",
-                 "reference", "compare", "timed_window")
+                 "reference", "compare", "timed_window", "scrub_wait")
 LABELS = {"load": "worker load", "buffers": "buffers", "inputs": "input setup",
           "prepare": "poison/reload/L2", "candidate": "candidate", "cupti": "CUPTI records",
           "safety": "guards+input sums", "reference": "reference", "compare": "compare/fingerprint",
-          "timed_window": "timed windows", "other": "worker other"}
+          "timed_window": "timed windows", "scrub_wait": "freed-memory clear wait",
+          "other": "worker other"}
 
 
 def from_phases(acc, st):

@@ -6,7 +6,7 @@
 # KC_MAP_POOL=1/0), so a drift of the machine over the call shows as a difference between two
 # runs of one binary. Then, if L3_ONLY is set, the level-3 cross-checks of those problems, and
 # the layer-diagnosis test. At most 8 files come back: bench.txt (every run), digest.txt (one
-# line per level-1 verification, tools/device/digest.py), cc3.txt, layers.txt, summary.txt.
+# line per verification of each suite, tools/device/digest.py), cc3.txt, layers.txt, summary.txt.
 . tools/device/common.sh
 
 bench_one() { # TREE (old|new|pool) RUN
@@ -20,8 +20,12 @@ bench_one() { # TREE (old|new|pool) RUN
         echo "$1 run $2 $suite: $(cat /tmp/bench_$1_$2/bench/rate_$suite 2>/dev/null || echo n/a)/s;" \
             "$(grep "^$suite verdicts" "$OUT/bench.txt" | tail -1)" >> "$S"
     done
-    python3 "$R/tools/device/digest.py" "/tmp/bench_$1_$2/bench/throughput_level1.db" "$1$2" \
-        >> "$OUT/digest.txt" 2>&1
+    for suite in ${COST_SUITES:-level1}; do
+        grep -i -E "error|fail" "/tmp/bench_$1_$2/bench/throughput_$suite.log" | grep -v "0 errors" | tail -5 \
+            | sed "s/^/$suite log: /" >> "$OUT/bench.txt"
+        python3 "$R/tools/device/digest.py" "/tmp/bench_$1_$2/bench/throughput_$suite.db" "$1$2-$suite" \
+            >> "$OUT/digest.txt" 2>&1
+    done
 }
 
 note "start: $(nvidia-smi -L | tr '\n' ' ')"

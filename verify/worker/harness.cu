@@ -171,13 +171,15 @@ __device__ int elem_size(int dtype)
 }
 
 // The checksum's terms (kc_checksum): a whole 8-byte word w, and a tail byte at byte index i.
+// One finalizer of the word and its index (by a multiply: a second finalizer of the index was
+// a fifth of the input fill's work); tail bytes sit in the top byte, their index moved apart.
 __device__ unsigned long long word_term(unsigned long long w, long long i)
 {
-    return mix64(w ^ mix64((unsigned long long)i));
+    return mix64(w ^ ((unsigned long long)i * 0xd1b54a32d192ed03ull));
 }
 __device__ unsigned long long byte_term(unsigned char c, long long i)
 {
-    return mix64((unsigned long long)c ^ mix64((unsigned long long)i + (1ull << 62)));
+    return mix64(((unsigned long long)c << 56) ^ (((unsigned long long)i + (1ull << 62)) * 0xd1b54a32d192ed03ull) ^ 0x5851f42d4c957f2dull);
 }
 
 // Adds a thread's partial sum to *sum, a warp at a time.
@@ -192,10 +194,11 @@ __device__ void add_to_sum(unsigned long long local, unsigned long long *sum)
 // Value classes of a checked run (worker_check.c, problem.h problem_values), bits of `mode`:
 // STRUCTURE: x' = (x - mean) * r(row) * c(col) + mean + o(row), r (piecewise) log-uniform in [1/4, 4] per
 // index of the first dim, c in [1/2, 2] per index of the last dim, o(row) uniform in [-1/2, 1/2]
-// times std (normal inputs); SPIKES: about 16 secret positions set to +-spike * std; LARGE: times
-// `large`; SPECIAL: about 16 secret positions set to special values (codes of kc_special, 4 bits
-// each from bit 4 on, their count in the low 4 bits of `specials`). Only float inputs drawn from normal or
-// uniform_fan_in (std: the bound) are shaped; positions and scales come from (seed, tensor).
+// times std (normal inputs); LARGE: times `large`. Only float inputs drawn from normal or
+// uniform_fan_in (std: the bound) are shaped. SPIKES: secret positions set to +-spike * std;
+// SPECIAL: secret positions set to special values (codes of kc_special, 4 bits each from bit 4
+// on, their count in the low 4 bits of `specials`); both only for normal inputs, written by
+// kc_fill_secrets after the fill. Positions, counts and scales come from (seed, tensor).
 enum { FILL_STRUCTURE = 1, FILL_SPIKES = 2, FILL_LARGE = 4, FILL_SPECIAL = 8 };
 enum { SECRET_POSITIONS = 16 };
 
@@ -212,8 +215,7 @@ __device__ unsigned long long class_key(unsigned long long seed, unsigned int te
     return mix64(seed ^ mix64((unsigned long long)tensor << 32 | what));
 }
 
-// The keys of one tensor's value classes, computed once per thread of kc_fill (not per element:
-// two finalizers each, which dominated the structured fill).
+// The keys of one tensor's value classes, computed once per thread of kc_fill (not per element).
 struct class_keys {
     unsigned long long row_scale, col_scale, row_offset, spike_at, spike_sign, special_at,
         special_pick;
@@ -227,44 +229,71 @@ __device__ class_keys keys_of(unsigned long long seed, unsigned int tensor)
             class_key(seed, tensor, 0x5bedu)};
 }
 
-// A hash of (key, index) as a uniform double in [0, 1): one splitmix finalizer of the index
-// mixed with the key.
-__device__ double unit_of(unsigned long long key, long long index)
+// murmur3's 32-bit finalizer.
+__device__ unsigned int fmix32(unsigned int h)
 {
-    unsigned long long h = mix64(key ^ ((unsigned long long)index * 0x9e3779b97f4a7c15ull));
-    return (double)(h >> 11) * (1.0 / 9007199254740992.0);
+    h ^= h >> 16;
+    h *= 0x85ebca6bu;
+    h ^= h >> 13;
+    h *= 0xc2b2ae35u;
+    return h ^ (h >> 16);
 }
 
-// 2^v for v in [lo, lo + span) drawn from u in [0, 1), without a transcendental (so every GPU
+// A keyed hash of a row or column index, as a uniform float in (0, 1): two 32-bit finalizers
+// with the key's halves folded in between (a splitmix64 per element was a third of the fill).
+__device__ float unit_of(unsigned long long key, long long index)
+{
+    unsigned int h = fmix32((unsigned int)index ^ (unsigned int)key);
+    h = fmix32(h ^ (unsigned int)(key >> 32) ^ (unsigned int)((unsigned long long)index >> 32) * 0x9e3779b9u);
+    return ((float)(h >> 8) + 0.5f) * (1.0f / 16777216.0f);
+}
+
+// 2^v for v in [lo, lo + span) drawn from u in (0, 1), without a transcendental (so every GPU
 // gives the same bits): 2^floor(v) * (1 + frac(v)), a piecewise-linear log-uniform scale.
-__device__ double scale_of(double u, double lo, double span)
+__device__ double scale_of(float u, float lo, float span)
 {
-    double v = lo + span * u, k = floor(v);
-    return ldexp(1.0 + (v - k), (int)k);
+    float v = lo + span * u, k = floorf(v);
+    return (double)ldexpf(1.0f + (v - k), (int)k);
 }
 
-// Whether element i is one of the about SECRET_POSITIONS secret positions of (seed, tensor,
-// what): each element is one with probability 16 / n (at most 1/4), so their places and count
-// are known only to who knows the seed.
-__device__ bool secret_position(unsigned long long key, long long i, long long n)
+// A row's scale and offset (they hash the row), and a column's scale.
+__device__ double row_scale(const class_keys &k, long long row) { return scale_of(unit_of(k.row_scale, row), -2.0f, 4.0f); }
+__device__ double row_offset(const class_keys &k, long long row, int dist, double std)
 {
-    double p = n > 4 * SECRET_POSITIONS ? (double)SECRET_POSITIONS / (double)n : 0.25;
-    return unit_of(key, i) < p;
+    return dist == DIST_NORMAL ? ((double)unit_of(k.row_offset, row) - 0.5) * std : 0.0;
+}
+__device__ double col_scale(const class_keys &k, long long col) { return scale_of(unit_of(k.col_scale, col), -1.0f, 2.0f); }
+
+// v after the structure (row scale r and offset o, column scale c, about the mean) and the
+// magnitude class.
+__device__ double shape_with(double v, double mean, double r, double o, double c, const fill_mode &m)
+{
+    if (m.mode & FILL_STRUCTURE)
+        v = (v - mean) * r * c + mean + o;
+    if (m.mode & FILL_LARGE)
+        v *= m.large;
+    return v;
 }
 
-__device__ double special_value(int code)
+// Element (row, col)'s value v after the run's structure and magnitude classes.
+__device__ double shape_value(double v, long long row, long long col, int dist, double a, double b,
+                              const class_keys &k, const fill_mode &m)
 {
-    switch (code) {
-    case 0: return __longlong_as_double(0x7ff8000000000000ll); // NaN
-    case 1: return __longlong_as_double(0x7ff0000000000000ll); // inf
-    case 2: return __longlong_as_double((long long)0xfff0000000000000ull); // -inf
-    default: return -0.0;
-    }
+    double mean = dist == DIST_NORMAL ? a : 0.0, std = dist == DIST_NORMAL ? b : fabs(b);
+    if (!(m.mode & FILL_STRUCTURE))
+        return shape_with(v, mean, 1, 0, 1, m);
+    return shape_with(v, mean, row_scale(k, row), row_offset(k, row, dist, std), col_scale(k, col), m);
 }
 
-// i / d for 0 <= i < 2^50 and d >= 1 without a 64-bit integer division (dozens of
-// instructions per element in the structured fill): a double quotient, corrected to the exact
-// one. 1 / d is loop-invariant in kc_fill.
+__device__ bool shaped(int dtype, int dist, const fill_mode &m)
+{
+    return (m.mode & (FILL_STRUCTURE | FILL_LARGE)) &&
+           (dtype == DT_F32 || dtype == DT_F16 || dtype == DT_BF16 || dtype == DT_F64) &&
+           (dist == DIST_NORMAL || dist == DIST_UNIFORM_FAN_IN);
+}
+
+// i / d for 0 <= i < 2^50 and d >= 1 without a 64-bit integer division: a double quotient,
+// corrected to the exact one.
 __device__ long long quotient(long long i, long long d)
 {
     long long q = (long long)((double)i * (1.0 / (double)d));
@@ -275,63 +304,9 @@ __device__ long long quotient(long long i, long long d)
     return q;
 }
 
-// A row's scale and offset, kept while a thread's elements stay in one row (they hash the row).
-struct row_shape {
-    long long row; // -1: none yet
-    double scale, offset;
-};
-
-__device__ double shape_value(double v, long long i, long long n, int dist, double a, double b,
-                              const class_keys &k, const fill_mode &m, row_shape *rs)
-{
-    double mean = dist == DIST_NORMAL ? a : 0.0, std = dist == DIST_NORMAL ? b : fabs(b);
-    if (m.mode & FILL_STRUCTURE) {
-        long long row = m.row_stride > 0 ? quotient(i, m.row_stride) : 0;
-        long long col = m.cols > 0 ? i - quotient(i, m.cols) * m.cols : 0;
-        if (rs->row != row) {
-            rs->row = row;
-            rs->scale = scale_of(unit_of(k.row_scale, row), -2.0, 4.0);
-            rs->offset = dist == DIST_NORMAL ? (unit_of(k.row_offset, row) - 0.5) * std : 0.0;
-        }
-        double c = scale_of(unit_of(k.col_scale, col), -1.0, 2.0);
-        v = (v - mean) * rs->scale * c + mean + rs->offset;
-    }
-    if (m.mode & FILL_LARGE)
-        v *= m.large;
-    if ((m.mode & FILL_SPIKES) && dist == DIST_NORMAL && secret_position(k.spike_at, i, n))
-        v = (unit_of(k.spike_sign, i) < 0.5 ? -1.0 : 1.0) * m.spike * std;
-    int count = m.specials & 15;
-    if ((m.mode & FILL_SPECIAL) && count && dist == DIST_NORMAL &&
-        secret_position(k.special_at, i, n)) {
-        int pick = (int)(unit_of(k.special_pick, i) * count);
-        v = special_value((m.specials >> (4 * (1 + pick))) & 15);
-    }
-    return v;
-}
-
-__device__ bool shaped(int dtype, int dist, const fill_mode &m)
-{
-    return m.mode && (dtype == DT_F32 || dtype == DT_F16 || dtype == DT_BF16 || dtype == DT_F64) &&
-           (dist == DIST_NORMAL || dist == DIST_UNIFORM_FAN_IN);
-}
-
-// What one thread of kc_fill keeps between its elements: the value classes' keys (computed
-// once), its last pair's random words and its last row's shape.
-struct fill_thread {
-    class_keys keys;
-    pair_draw pair;
-    row_shape row;
-};
-
-// Element i's value: the draw, then the run's value classes.
-__device__ void value_at(long long i, long long n, int dtype, int dist, double a, double b,
-                         long long lo, long long hi, unsigned long long seed, unsigned int tensor,
-                         const fill_mode &m, fill_thread *t, double *v, long long *iv)
-{
-    draw(i, dist, a, b, lo, hi, seed, tensor, dtype == DT_F64, &t->pair, v, iv);
-    if (shaped(dtype, dist, m))
-        *v = shape_value(*v, i, n, dist, a, b, t->keys, m, &t->row);
-}
+// The extents the structure indexes by, never 0: elements per row, columns.
+__device__ long long row_extent(const fill_mode &m, long long n) { return m.row_stride > 0 ? m.row_stride : (n > 0 ? n : 1); }
+__device__ long long col_extent(const fill_mode &m) { return m.cols > 0 ? m.cols : 1; }
 
 // One 8-byte word of a tensor, built in registers and stored (and checksummed) at once.
 union word8 {
@@ -360,13 +335,195 @@ __device__ void put(word8 *w, int k, int dtype, double v, long long iv)
     }
 }
 
-// Stores every element's value (value_at), an 8-byte word of elements at a time, each word built
-// in registers and written with one store; with sum, also adds the checksum of what it stored to
-// *sum (the same value kc_checksum gives), saving a pass over the tensor.
+// ---- normals, four at a time ----
+// Element e of a normal tensor is standard normal z(e): quad q = e / 4 draws one Philox block,
+// and its two pairs of words give two Box-Muller pairs, cos and sin of each (elements 4q, 4q+1
+// from words 0-1, 4q+2, 4q+3 from words 2-3). wide: in double, for float64 tensors; else in
+// float, the tensor's own precision or finer: the fill of a large input is bound by these
+// transcendentals and the Philox rounds, not by memory. The uniforms are exact in float.
+__device__ void normal_quad(long long q, unsigned long long seed, unsigned int tensor, bool wide,
+                            double z[4])
+{
+    philox_out r = philox4x32_10((unsigned int)q, (unsigned int)(q >> 32), tensor, 0x6b64u,
+                                 (unsigned int)seed, (unsigned int)(seed >> 32));
+    for (int j = 0; j < 2; j++) {
+        if (wide) {
+            double rad = sqrt(-2.0 * log(unit_open(r.v[2 * j]))), sn, cs;
+            sincospi(2.0 * unit_open(r.v[2 * j + 1]), &sn, &cs);
+            z[2 * j] = rad * cs, z[2 * j + 1] = rad * sn;
+        } else {
+            float rad = sqrtf(-2.0f * logf((float)unit_open(r.v[2 * j]))), sn, cs;
+            sincospif(2.0f * (float)unit_open(r.v[2 * j + 1]), &sn, &cs);
+            z[2 * j] = (double)(rad * cs), z[2 * j + 1] = (double)(rad * sn);
+        }
+    }
+}
+
+// A thread's place in the structure: element e = row * rows + rem, col = e mod cols; moved on
+// by a fixed step without dividing (one division per thread, at its start).
+struct place {
+    long long row, rem, col;
+};
+
+__device__ place place_of(long long e, long long rows, long long cols)
+{
+    long long row = e / rows;
+    return {row, e - row * rows, e % cols};
+}
+
+__device__ void place_advance(place *p, long long step_rows, long long step_rem, long long step_col,
+                              long long rows, long long cols)
+{
+    p->row += step_rows, p->rem += step_rem, p->col += step_col;
+    if (p->rem >= rows)
+        p->rem -= rows, p->row++;
+    if (p->col >= cols)
+        p->col -= cols;
+}
+
+// Element k (0..3) after p: its row and column.
+__device__ void place_plus(const place &p, int k, long long rows, long long cols, long long *row,
+                           long long *col)
+{
+    long long rem = p.rem + k, c = p.col + k;
+    *row = p.row;
+    while (rem >= rows)
+        rem -= rows, (*row)++;
+    while (c >= cols)
+        c -= cols;
+    *col = c;
+}
+
+// A row's structure, kept while a thread's elements stay in it.
+struct row_cache {
+    long long row; // -1: none yet
+    double scale, offset;
+};
+
+// The value of a normal element (its z given) at (row, col), shaped when shape.
+__device__ double normal_value(double z, long long row, long long col, bool shape, double a,
+                               double b, const class_keys &k, const fill_mode &m, row_cache *rc)
+{
+    double v = a + b * z;
+    if (!shape)
+        return v;
+    if (!(m.mode & FILL_STRUCTURE))
+        return shape_with(v, a, 1, 0, 1, m);
+    if (rc->row != row) {
+        rc->row = row;
+        rc->scale = row_scale(k, row);
+        rc->offset = row_offset(k, row, DIST_NORMAL, b);
+    }
+    return shape_with(v, a, rc->scale, rc->offset, col_scale(k, col), m);
+}
+
+// Elements 4q..4q+3 into quad-sized words (1, 2 or 4 of them by the element size), stored
+// and checksummed.
+__device__ unsigned long long store_quad(void *p, long long q, int dtype, const double v[4])
+{
+    int es = elem_size(dtype), per = 8 / es, nw = 4 / per;
+    unsigned long long local = 0;
+    word8 w[4];
+    for (int k = 0; k < 4; k++)
+        put(&w[k / per], k % per, dtype, v[k], 0);
+    long long w0 = q * nw;
+    unsigned long long *out = (unsigned long long *)p + w0;
+    if (nw == 2 && ((unsigned long long)p & 15) == 0) {
+        ((ulonglong2 *)out)[0] = make_ulonglong2(w[0].u, w[1].u);
+    } else {
+        for (int j = 0; j < nw; j++)
+            out[j] = w[j].u;
+    }
+    for (int j = 0; j < nw; j++)
+        local += word_term(w[j].u, w0 + j);
+    return local;
+}
+
+// kc_fill for a float tensor of normals: a quad of elements per thread step.
+__device__ void fill_normal(void *p, long long n, int dtype, double a, double b,
+                            unsigned long long seed, unsigned int tensor, unsigned long long *sum,
+                            const fill_mode &m)
+{
+    bool wide = dtype == DT_F64, shape = shaped(dtype, DIST_NORMAL, m);
+    long long quads = n / 4, rows = row_extent(m, n), cols = col_extent(m);
+    long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    long long stride = (long long)gridDim.x * blockDim.x, step = 4 * stride;
+    class_keys keys = keys_of(seed, tensor);
+    row_cache rc = {-1, 1.0, 0.0};
+    place at = {0, 0, 0};
+    long long step_rows = 0, step_rem = 0, step_col = 0;
+    if (shape && first < quads) {
+        at = place_of(4 * first, rows, cols);
+        step_rows = step / rows, step_rem = step % rows, step_col = step % cols;
+    }
+    unsigned long long local = 0;
+    for (long long q = first; q < quads; q += stride) {
+        double z[4], v[4];
+        normal_quad(q, seed, tensor, wide, z);
+        for (int k = 0; k < 4; k++) {
+            long long row = 0, col = 0;
+            if (shape)
+                place_plus(at, k, rows, cols, &row, &col);
+            v[k] = normal_value(z[k], row, col, shape, a, b, keys, m, &rc);
+        }
+        local += store_quad(p, q, dtype, v);
+        if (shape)
+            place_advance(&at, step_rows, step_rem, step_col, rows, cols);
+    }
+    if (blockIdx.x == 0 && threadIdx.x == 0 && quads * 4 < n) { // the last, partial quad
+        double z[4];
+        normal_quad(quads, seed, tensor, wide, z);
+        for (long long e = quads * 4; e < n; e++) {
+            long long row = shape ? quotient(e, rows) : 0, col = shape ? e - quotient(e, cols) * cols : 0;
+            store(p, e, dtype, normal_value(z[e - quads * 4], row, col, shape, a, b, keys, m, &rc), 0);
+        }
+        long long es = elem_size(dtype), nbytes = n * es, words = nbytes / 8;
+        for (long long w = quads * 4 * es / 8; w < words; w++)
+            local += word_term(((const unsigned long long *)p)[w], w);
+        for (long long i = words * 8; i < nbytes; i++)
+            local += byte_term(((const unsigned char *)p)[i], i);
+    }
+    if (sum)
+        add_to_sum(local, sum);
+}
+
+// What one thread of the generic fill keeps between its elements: the value classes' keys
+// (computed once) and its last pair's random words.
+struct fill_thread {
+    class_keys keys;
+    pair_draw pair;
+};
+
+// Element i's value: the draw, then the run's value classes.
+__device__ void value_at(long long i, long long n, int dtype, int dist, double a, double b,
+                         long long lo, long long hi, unsigned long long seed, unsigned int tensor,
+                         const fill_mode &m, fill_thread *t, double *v, long long *iv)
+{
+    draw(i, dist, a, b, lo, hi, seed, tensor, dtype == DT_F64, &t->pair, v, iv);
+    if (shaped(dtype, dist, m)) {
+        long long rows = row_extent(m, n), cols = col_extent(m);
+        *v = shape_value(*v, quotient(i, rows), i - quotient(i, cols) * cols, dist, a, b, t->keys, m);
+    }
+}
+
+__device__ bool normal_quads(int dtype, int dist)
+{
+    return (dist == DIST_NORMAL || dist == DIST_SIMPLEX) &&
+           (dtype == DT_F32 || dtype == DT_F16 || dtype == DT_BF16 || dtype == DT_F64);
+}
+
+// Stores every element's value, an 8-byte word of elements at a time (four elements a step for
+// float normals: fill_normal), each word built in registers and written with one store; with
+// sum, also adds the checksum of what it stored to *sum (the same value kc_checksum gives),
+// saving a pass over the tensor.
 extern "C" __global__ void kc_fill(void *p, long long n, int dtype, int dist, double a, double b,
                                    long long lo, long long hi, unsigned long long seed,
                                    unsigned int tensor, unsigned long long *sum, fill_mode m)
 {
+    if (normal_quads(dtype, dist)) {
+        fill_normal(p, n, dtype, a, b, seed, tensor, sum, m);
+        return;
+    }
     int per = 8 / elem_size(dtype);
     long long nbytes = n * elem_size(dtype), words = nbytes / 8;
     long long stride = (long long)gridDim.x * blockDim.x;
@@ -374,7 +531,6 @@ extern "C" __global__ void kc_fill(void *p, long long n, int dtype, int dist, do
     fill_thread t;
     t.keys = keys_of(seed, tensor);
     t.pair.pair = -1;
-    t.row.row = -1;
     for (long long w = (long long)blockIdx.x * blockDim.x + threadIdx.x; w < words; w += stride) {
         word8 word;
         for (int k = 0; k < per; k++) {
@@ -400,6 +556,79 @@ extern "C" __global__ void kc_fill(void *p, long long n, int dtype, int dist, do
     }
     if (sum)
         add_to_sum(local, sum);
+}
+
+// ---- secret positions (spikes, special values) ----
+// How many secret positions a class has in n elements: 8 to 24 drawn from its key (about
+// SECRET_POSITIONS), a quarter of the elements (rounded up) for n <= 4 * SECRET_POSITIONS.
+__device__ long long secret_count(unsigned long long key, long long n)
+{
+    if (n <= 4 * SECRET_POSITIONS)
+        return (n + 3) / 4;
+    return SECRET_POSITIONS / 2 + (long long)(mix64(key) % (SECRET_POSITIONS + 1));
+}
+
+// The j-th secret position of a class (positions may repeat).
+__device__ long long secret_at(unsigned long long key, long long j, long long n)
+{
+    return (long long)(mix64(key ^ ((unsigned long long)(j + 1) * 0x9e3779b97f4a7c15ull)) % (unsigned long long)n);
+}
+
+__device__ double special_value(int code)
+{
+    switch (code) {
+    case 0: return __longlong_as_double(0x7ff8000000000000ll); // NaN
+    case 1: return __longlong_as_double(0x7ff0000000000000ll); // inf
+    case 2: return __longlong_as_double((long long)0xfff0000000000000ull); // -inf
+    default: return -0.0;
+    }
+}
+
+// Sets element e to v and returns what that changed in the tensor's checksum.
+__device__ unsigned long long set_element(void *p, long long n, int dtype, long long e, double v)
+{
+    long long es = elem_size(dtype), at = e * es, words = n * es / 8;
+    unsigned long long before = 0, after = 0;
+    if (at < words * 8) {
+        long long w = at / 8;
+        before = word_term(((const unsigned long long *)p)[w], w);
+        store(p, e, dtype, v, 0);
+        after = word_term(((const unsigned long long *)p)[w], w);
+    } else {
+        for (long long i = at; i < at + es; i++)
+            before += byte_term(((const unsigned char *)p)[i], i);
+        store(p, e, dtype, v, 0);
+        for (long long i = at; i < at + es; i++)
+            after += byte_term(((const unsigned char *)p)[i], i);
+    }
+    return after - before;
+}
+
+// After kc_fill of a float tensor of normals (std b): its secret spikes, then its special
+// values, each at its class's secret positions, the checksum in *sum (if any) kept up to
+// date. One thread: a few dozen elements.
+extern "C" __global__ void kc_fill_secrets(void *p, long long n, int dtype, double b,
+                                           unsigned long long seed, unsigned int tensor,
+                                           unsigned long long *sum, fill_mode m)
+{
+    if (blockIdx.x != 0 || threadIdx.x != 0 || n <= 0)
+        return;
+    class_keys k = keys_of(seed, tensor);
+    unsigned long long change = 0;
+    if (m.mode & FILL_SPIKES)
+        for (long long j = 0, c = secret_count(k.spike_at, n); j < c; j++) {
+            double sign = mix64(k.spike_sign ^ (unsigned long long)j) & 1 ? -1.0 : 1.0;
+            change += set_element(p, n, dtype, secret_at(k.spike_at, j, n), sign * m.spike * b);
+        }
+    int count = m.specials & 15;
+    if ((m.mode & FILL_SPECIAL) && count)
+        for (long long j = 0, c = secret_count(k.special_at, n); j < c; j++) {
+            int pick = (int)(mix64(k.special_pick ^ (unsigned long long)j) % (unsigned long long)count);
+            double v = special_value((m.specials >> (4 * (1 + pick))) & 15);
+            change += set_element(p, n, dtype, secret_at(k.special_at, j, n), v);
+        }
+    if (sum && change)
+        atomicAdd(sum, change);
 }
 
 // Turns rows (along the last dim, length L) of normals into probability rows.

@@ -38,7 +38,7 @@ typedef struct wk_gpu {
     CUevent ev_start, ev_stop; /* around every execution of a candidate's launch unit */
     CUmodule harness;
     CUfunction k_simplex_part, k_simplex_apply; /* long rows of a simplex, in parts */
-    CUfunction k_fill, k_simplex, k_guard, k_checksum, k_compare, k_worst, k_spin, k_clock;
+    CUfunction k_fill, k_fill_secrets, k_simplex, k_guard, k_checksum, k_compare, k_worst, k_spin, k_clock;
     CUfunction k_guard_fill, k_guard_ranges;
     CUfunction k_mask, k_scrub_shared, k_scrub_local; /* batched verification (worker_batch.c) */
     unsigned long long guard_key; /* the guard bands' content (harness.cu guard_byte), per run */
@@ -116,6 +116,7 @@ enum wk_phase {
     WK_PH_REFERENCE, /* the reference's runs */
     WK_PH_COMPARE,   /* output comparison, output checksums, scrubbing */
     WK_PH_TIMED,     /* the timed reps' windows */
+    WK_PH_SCRUB,     /* waiting, before a timing sample, for the driver's clear of freed memory */
     WK_PH_N
 };
 void wk_phase_reset(void);
@@ -245,6 +246,15 @@ size_t wk_unit_local_bytes(const wk_unit *u);
 #define WK_WARM_CLOSE 0.97 /* a warm clock: this share of the highest one seen */
 /* Brings an idle GPU (idle_ms since its last job) back to working clocks; the ms it spent. */
 double wk_gpu_warm_up(wk_gpu *g, double idle_ms);
+/* Device memory of `bytes` went back to the driver (cuMemRelease, cuMemFree), which clears it
+ * in the background, slowing bandwidth-bound kernels meanwhile. */
+void wk_note_release(size_t bytes);
+/* Gives back the memory of the mappings freed since the last call (they are unmapped at once;
+ * their memory is released here, after a job's timing samples). */
+void wk_release_deferred(void);
+/* Before a timing sample: waits until the clears of the memory released so far should be
+ * over (at most WK_SCRUB_WAIT_MAX_MS); the wait goes to WK_PH_SCRUB. */
+void wk_scrub_wait(void);
 int wk_flush_l2(wk_gpu *g);
 /* The SM clock probe: launched on the stream (about 0.1 ms), read after the stream has
  * synchronised; the clock in MHz, 0 when the probe failed. */

@@ -357,6 +357,8 @@ static int run_candidate(wk_gpu *g, wk_unit *cand, const problem *p, const dimse
                          wk_failure *f)
 {
     progress_candidate("candidate", deadline);
+    if (clock_mhz) /* a timing sample */
+        wk_scrub_wait();
     if (prepare_execution(g, cand, b, f))
         return -1;
     b->watch.active = watch;
@@ -1051,6 +1053,7 @@ static int run_all(struct job_state *s, json_t *job, wk_failure *f, strbuf *flag
     json_t *seeds = json_object_get(job, "seeds");
     uint64_t first_seed = strtoull(json_string_value(json_array_get(seeds, 0)), NULL, 10);
     int r = run_default(s, seeds, f, message);
+    wk_release_deferred(); /* after the timing samples: the clear overlaps untimed runs */
     if (r != 0)
         return r;
     for (int a = 0; a < s->p->n_alt; a++) {

@@ -149,8 +149,10 @@ void wk_layers_free(wk_layers *L)
         cuCtxSynchronize();
     }
     for (int s = 0; s < 2; s++)
-        if (L->arena[s])
+        if (L->arena[s]) {
             cuMemFree(L->arena[s]);
+            wk_note_release(L->bytes);
+        }
     free(L->pairs);
     free(L);
 }

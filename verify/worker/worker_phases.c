@@ -17,6 +17,7 @@ static const char *const phase_names[WK_PH_N] = {
     [WK_PH_CANDIDATE] = "candidate", [WK_PH_CUPTI] = "cupti",
     [WK_PH_SAFETY] = "safety",       [WK_PH_REFERENCE] = "reference",
     [WK_PH_COMPARE] = "compare",     [WK_PH_TIMED] = "timed_window",
+    [WK_PH_SCRUB] = "scrub_wait",
 };
 
 /* A run's family is its dims name without the index: "strat12" is "strat". */

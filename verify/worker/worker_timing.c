@@ -86,6 +86,7 @@ static int timed_rep(wk_gpu *g, wk_unit *u, const problem *p, const dimset *dims
                      const wk_rep_hooks *h, int rep, float *ms, double *clock_mhz, wk_failure *f)
 {
     double device_ms;
+    wk_scrub_wait();
     if (h->prepare(h->ctx, rep, f) ||
         wk_timed_launch(g, u, p, dims, bufs, NULL, WK_PH_TIMED, 0, ms, &device_ms, clock_mhz, f))
         return -1;
