@@ -687,6 +687,15 @@ static int rerun_for_determinism(struct job_state *s, const dimset *dims,
     return 0;
 }
 
+/* Whether a varied run gives any of the problem's constants another value. */
+static int params_vary(const problem *p)
+{
+    for (int i = 0; i < p->n_params; i++)
+        if (p->params[i].n_vary)
+            return 1;
+    return 0;
+}
+
 /* The run's problem (params varied in turn, tolerance widened for a value class) into s->pv,
  * its fill mode into m; notes both in run. */
 static void set_run_values(struct job_state *s, const struct run_spec *rs, wk_fill_mode *m,
@@ -889,6 +898,7 @@ static int one_run(struct job_state *s, const struct run_spec *rs, wk_failure *f
         goto out;
     if (sample && s->samples.n < WK_MAX_SAMPLES) {
         s->samples.clock_mhz[s->samples.n] = clock_mhz;
+        s->samples.varied[s->samples.n] = rs->vary && params_vary(s->p);
         s->samples.ms[s->samples.n++] = ms;
     }
     if (rs->determinism && rerun_for_determinism(s, rs->dims, bp, &deadline, f))
