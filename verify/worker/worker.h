@@ -371,7 +371,7 @@ typedef struct wk_rep_hooks {
 typedef struct wk_samples {
     double ms[WK_MAX_SAMPLES];        /* event time of each checking run on the default dims */
     double clock_mhz[WK_MAX_SAMPLES]; /* the SM clock measured just before it (0 unknown) */
-    int varied[WK_MAX_SAMPLES];       /* its constants took varied values, not the manifest's */
+    int varied[WK_MAX_SAMPLES];       /* varied constants or structured inputs: not plain */
     int n;
 } wk_samples;
 int wk_time_unit(wk_gpu *g, wk_unit *u, const problem *p, const dimset *dims, wk_buffer *bufs,
