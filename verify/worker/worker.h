@@ -365,21 +365,19 @@ typedef struct wk_rep_hooks {
 /* The timing of a correct candidate: samples are the event times of its checking runs on the
  * default dims (one per seed, each prepared as a timed rep is and checked); extra reps on fresh
  * inputs (h, bufs) follow only while the noise criterion is unmet (bufs may be NULL when
- * wk_timing_enough holds already). Returns 0, 1 when an extra rep's output is wrong, -1 on
+ * kc_timing_enough holds already). Returns 0, 1 when an extra rep's output is wrong, -1 on
  * failure. check_device_ms: the unit's CUPTI device time in the checking rerun (0 unknown),
  * compared with the timed median. */
 typedef struct wk_samples {
     double ms[WK_MAX_SAMPLES];        /* event time of each checking run on the default dims */
     double clock_mhz[WK_MAX_SAMPLES]; /* the SM clock measured just before it (0 unknown) */
-    int varied[WK_MAX_SAMPLES];       /* varied constants or structured inputs: not plain */
+    int plain[WK_MAX_SAMPLES];        /* the manifest's constants and unstructured inputs */
     int n;
 } wk_samples;
 int wk_time_unit(wk_gpu *g, wk_unit *u, const problem *p, const dimset *dims, wk_buffer *bufs,
                  double cap_ms, double noise_target, const wk_rep_hooks *h,
                  const wk_samples *samples, double check_device_ms, json_t *out, wk_failure *f);
-/* Whether n samples suffice: at least 5, and the median's robust relative standard error
- * below noise_target (the job's timing_noise). */
-int wk_timing_enough(const double *times, int n, double noise_target);
+
 #define WK_TIMING_NOISE 0.005 /* for a job without timing_noise: kv_options' default */
 /* The launch unit between device events (phase: WK_PH_CANDIDATE or WK_PH_TIMED). A timing
  * sample passes clock_mhz: the SM clock probe runs just before the window and *clock_mhz

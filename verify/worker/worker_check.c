@@ -19,6 +19,7 @@
 #include "verify/service/deadline.h"
 #include "verify/service/ipc.h"
 #include "verify/service/policy.h"
+#include "common/timing_stats.h"
 #include "verify/worker/worker.h"
 
 #include <math.h>
@@ -898,7 +899,7 @@ static int one_run(struct job_state *s, const struct run_spec *rs, wk_failure *f
         goto out;
     if (sample && s->samples.n < WK_MAX_SAMPLES) {
         s->samples.clock_mhz[s->samples.n] = clock_mhz;
-        s->samples.varied[s->samples.n] = (rs->vary && params_vary(s->p)) || rs->values;
+        s->samples.plain[s->samples.n] = !(rs->vary && params_vary(s->p)) && !rs->values;
         s->samples.ms[s->samples.n++] = ms;
     }
     if (rs->determinism && rerun_for_determinism(s, rs->dims, bp, &deadline, f))
@@ -1227,7 +1228,7 @@ static int time_candidate(struct job_state *s, json_t *job, json_t *result, wk_f
     double noise = json_number_value(json_object_get(job, "timing_noise"));
     noise = noise > 0 ? noise : WK_TIMING_NOISE; /* a job from an older client */
     struct timing_state t = {.s = s, .seed_base = fresh_seed_base(), .checked = json_array()};
-    int rc = -1, enough = wk_timing_enough(s->samples.ms, s->samples.n, noise);
+    int rc = -1, enough = kc_timing_enough(s->samples.ms, s->samples.n, noise);
     /* extra reps (and their buffers) only while the checking runs' samples are too few or noisy */
     if (!enough)
         t.b = prepare_buffers(s->g, s->p, "default", &s->p->dims_default, s->cand, s->ref,

@@ -14,6 +14,7 @@
  * changes it on its own, and a kernel bound by it changes speed in proportion. */
 #include "common/error.h"
 #include "common/fsutil.h"
+#include "common/timing_stats.h"
 #include "verify/worker/worker.h"
 
 #include <cupti.h>
@@ -21,7 +22,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MIN_REPS 5 /* then the noise criterion decides: every rep is checked, so reps are dear */
 #define MAX_REPS 1000
 #define INCONSISTENT_RATIO 0.5     /* timed device time below half the checking runs' ... */
 #define INCONSISTENT_SLACK_MS 0.005 /* ... by more than launch jitter is flagged */
@@ -30,24 +30,6 @@ static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;
-}
-
-static double quantile(const double *sorted, int n, double q)
-{
-    double pos = q * (n - 1);
-    int lo = (int)floor(pos), hi = (int)ceil(pos);
-    return sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo);
-}
-
-/* Robust relative standard error of the median, from the interquartile range. */
-static double median_noise(const double *times, int n)
-{
-    double *s = xmalloc((size_t)n * sizeof(double));
-    memcpy(s, times, (size_t)n * sizeof(double));
-    qsort(s, (size_t)n, sizeof(double), cmp_double);
-    double med = quantile(s, n, 0.5), sigma = (quantile(s, n, 0.75) - quantile(s, n, 0.25)) / 1.349;
-    free(s);
-    return med > 0 ? 1.2533 * sigma / sqrt((double)n) / med : 0;
 }
 
 /* The candidate's launch unit between two device events, the preparation already in flight
@@ -154,12 +136,12 @@ static void put_stats(json_t *out, double *times, int n)
     double mean = sum / n;
     for (int i = 0; i < n; i++)
         sq += (times[i] - mean) * (times[i] - mean);
-    json_object_set_new(out, "median_ms", json_real(quantile(times, n, 0.5)));
+    json_object_set_new(out, "median_ms", json_real(kc_quantile(times, n, 0.5)));
     json_object_set_new(out, "mean_ms", json_real(mean));
     json_object_set_new(out, "stdev_ms", json_real(n > 1 ? sqrt(sq / (n - 1)) : 0));
     json_object_set_new(out, "min_ms", json_real(times[0]));
-    json_object_set_new(out, "p10_ms", json_real(quantile(times, n, 0.1)));
-    json_object_set_new(out, "p90_ms", json_real(quantile(times, n, 0.9)));
+    json_object_set_new(out, "p10_ms", json_real(kc_quantile(times, n, 0.1)));
+    json_object_set_new(out, "p90_ms", json_real(kc_quantile(times, n, 0.9)));
     json_object_set_new(out, "n", json_integer(n));
 }
 
@@ -202,16 +184,11 @@ static void put_clock(json_t *out, const double *clock_mhz, int n)
             c[k++] = clock_mhz[i];
     if (k > 0) {
         qsort(c, (size_t)k, sizeof(double), cmp_double);
-        json_object_set_new(out, "sm_clock_mhz", json_real(quantile(c, k, 0.5)));
+        json_object_set_new(out, "sm_clock_mhz", json_real(kc_quantile(c, k, 0.5)));
         json_object_set_new(out, "sm_clock_min_mhz", json_real(c[0]));
         json_object_set_new(out, "sm_clock_max_mhz", json_real(c[k - 1]));
     }
     free(c);
-}
-
-int wk_timing_enough(const double *times, int n, double noise_target)
-{
-    return n >= MIN_REPS && median_noise(times, n) < noise_target;
 }
 
 int wk_time_unit(wk_gpu *g, wk_unit *u, const problem *p, const dimset *dims, wk_buffer *bufs,
@@ -230,18 +207,13 @@ int wk_time_unit(wk_gpu *g, wk_unit *u, const problem *p, const dimset *dims, wk
      * and 25.5 against 24.1 ms): when they spread the samples beyond the criterion, only the
      * plain ones stay (the manifest's constants, unstructured inputs, as KernelBench times),
      * and the extra reps, which are plain, add to them. */
-    if (!wk_timing_enough(times, n, noise_target)) {
-        int kept = 0;
-        for (int i = 0; i < n; i++)
-            if (!samples->varied[i])
-                times[kept] = times[i], clocks[kept++] = clocks[i];
-        dropped = n - kept;
-        n = kept;
-    }
+    int before = n;
+    n = kc_timing_keep_plain(times, clocks, samples->plain, n, noise_target);
+    dropped = before - n;
     double t0 = now_ms();
     /* Extra reps, each on fresh inputs, until the noise criterion or the cap (the cap counts
      * the checks too). */
-    while (!wk_timing_enough(times, n, noise_target) && !(now_ms() - t0 > cap_ms && n >= 3) &&
+    while (!kc_timing_enough(times, n, noise_target) && !(now_ms() - t0 > cap_ms && n >= 3) &&
            extra < MAX_REPS) {
         float ms;
         rc = timed_rep(g, u, p, dims, bufs, h, extra + 1, &ms, &clocks[n], f);
@@ -251,7 +223,7 @@ int wk_time_unit(wk_gpu *g, wk_unit *u, const problem *p, const dimset *dims, wk
         extra++;
     }
     if (rc == 0 && n > 0) {
-        double noise = median_noise(times, n);
+        double noise = kc_median_noise(times, n);
         double window = 0;
         for (int i = 0; i < n; i++)
             window += times[i];
