@@ -243,6 +243,11 @@ int problem_boundary_sets(const problem *p, uint64_t seed, dimset *out, int max,
  * holds a drawn value), pairings drawn from seed; a stratum the caps exclude in its pairing is
  * redrawn with the other dims free, then in a set of its own. Returns the count, or -1. */
 int problem_stratified_sets(const problem *p, uint64_t seed, dimset *out, int max, strbuf *err);
+/* The coverage sets of one family from seed: "bound" (problem_boundary_sets) or "strat"
+ * (problem_stratified_sets). Writes them to out (up to max; free each with dimset_free);
+ * returns the count, or -1 with err (an unknown family, no generator). */
+int problem_cover_sets(const problem *p, const char *family, uint64_t seed, dimset *out, int max,
+                       strbuf *err);
 /* Appends d as one compact JSON object {name: value} in d's order (drawn dims, then derived:
  * derived ones included). */
 void dimset_to_json(const dimset *d, strbuf *out);

@@ -538,3 +538,13 @@ int problem_stratified_sets(const problem *p, uint64_t seed, dimset *out, int ma
     fill_missing_strata(p, &r, &l);
     return l.n;
 }
+
+int problem_cover_sets(const problem *p, const char *family, uint64_t seed, dimset *out, int max,
+                       strbuf *err)
+{
+    if (strcmp(family, "bound") == 0)
+        return problem_boundary_sets(p, seed, out, max, NULL, err);
+    if (strcmp(family, "strat") == 0)
+        return problem_stratified_sets(p, seed, out, max, err);
+    return kc_fail(err, "unknown family of coverage sets '%s' (bound, strat)", family);
+}

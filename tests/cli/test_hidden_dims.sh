@@ -2,7 +2,7 @@
 # test_hidden_dims: kverify problems --check validates hidden-dims generators (1,000 draws per
 # attention manifest), refuses a manifest without "hidden", without its value classes
 # ("values") or with a param without "vary", and --draw prints the same JSON lines for the same
-# seed.
+# seed; --boundary and --stratified print a seed's coverage sets under the names dump takes.
 set -u
 . "$(dirname "$0")/lib.sh"
 kv="$KC_BIN/kverify"
@@ -27,6 +27,29 @@ while read -r line; do
 done <"$T/a.jsonl"
 "$kv" problems --draw attention/001_causal --count x >/dev/null 2>&1 && fail "--count x accepted"
 
+# --boundary / --stratified: the sets a verification with that seed runs, named as dump takes them
+"$kv" problems --boundary level1/019_relu --seed 5 >"$T/b5.jsonl" || fail "--boundary"
+"$kv" problems --boundary level1/019_relu --seed 5 >"$T/b5b.jsonl" || fail "--boundary again"
+cmp -s "$T/b5.jsonl" "$T/b5b.jsonl" || fail "--boundary is not deterministic"
+python3 - "$T/b5.jsonl" <<'PY' || fail "--boundary lines: $(head -3 "$T/b5.jsonl")"
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+assert len(rows) >= 10, len(rows)
+assert [r["name"] for r in rows] == ["bound%d" % i for i in range(len(rows))]
+assert all(r["id"] == "level1/019_relu" and r["seed"] == 5 for r in rows)
+sizes = [r["dims"]["B"] * r["dims"]["D"] for r in rows]
+assert min(sizes) == 1, "no set at the low end"
+assert max(sizes) > 2 ** 31, "no capacity set past 2^31 elements"
+PY
+"$kv" problems --stratified level1/019_relu --seed 5 >"$T/s5.jsonl" || fail "--stratified"
+"$kv" problems --stratified level1/019_relu --seed 6 >"$T/s6.jsonl" || fail "--stratified seed 6"
+cmp -s "$T/s5.jsonl" "$T/s6.jsonl" && fail "seeds 5 and 6 gave the same stratified sets"
+head -1 "$T/s5.jsonl" | grep -q '^{"id":"level1/019_relu","seed":5,"name":"strat0","dims":{"B":[0-9]*,"D":[0-9]*}}$' ||
+    fail "--stratified line: $(head -1 "$T/s5.jsonl")"
+[ "$(wc -l <"$T/s5.jsonl")" -ge 10 ] || fail "--stratified printed $(wc -l <"$T/s5.jsonl") sets"
+"$kv" dump --problem level1/019_relu --dims bound3,stratx --out "$T/d" >"$T/dump.out" 2>&1 && fail "dump took stratx"
+grep -q "boundK or stratK" "$T/dump.out" || fail "dump's --dims message: $(cat "$T/dump.out")"
+
 # a manifest without a generator, or with a constant input without "vary": refused
 mkdir -p "$T/p/level1"
 cp "$KC_PROBLEMS/level1/019_relu.cu" "$T/p/level1/"
@@ -38,6 +61,8 @@ grep -q 'no "hidden" generator' "$T/strict.out" || fail "strict report: $(cat "$
 grep -q "1 manifests without a generator, a vary or the value classes" "$T/strict.out" || fail "summary: $(cat "$T/strict.out")"
 KC_PROBLEMS="$T/p" "$kv" problems --draw level1/019_relu >"$T/none.out" 2>&1 && fail "--draw without a generator succeeded"
 grep -q 'no "hidden" generator' "$T/none.out" || fail "--draw without a generator: $(cat "$T/none.out")"
+KC_PROBLEMS="$T/p" "$kv" problems --boundary level1/019_relu >"$T/none.out" 2>&1 && fail "--boundary without a generator succeeded"
+grep -q 'no "hidden" generator' "$T/none.out" || fail "--boundary without a generator: $(cat "$T/none.out")"
 
 # a manifest without its value classes, or with a param without "vary", loads but is refused
 python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); m.pop("values"); json.dump(m, open(sys.argv[2], "w"))' \

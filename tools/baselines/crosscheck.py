@@ -4,8 +4,11 @@ reference (the manifest's torch_reference, run in float64) on the same inputs:
 `kverify dump` writes the harness's seeded inputs and the reference kernel's
 outputs as .npy; this runs Model(**params, **dims)(*inputs) and compares with
 the problem's tolerance. Prints a table (worst error per problem and dims) and
-writes crosscheck.json. Run on the GPU machine:
+writes crosscheck.json. --dims takes default, small, alt (every alt set), altN, hiddenK, and
+bound / strat: every boundary / stratified set the verifier runs with each seed (those whose
+tensors fit --max-set-gb). Run on the GPU machine:
     python3 tools/baselines/crosscheck.py --bin bin --dims small,alt,default --seeds 11,12 --out DIR
+    python3 tools/baselines/crosscheck.py --bin bin --suite level3 --dims hidden0,bound,strat --seeds 11
 """
 import argparse
 import json
@@ -76,10 +79,10 @@ def run_torch(m, meta, dirpath, precision):
     return out, precision
 
 
-def dump_and_compare(args, m, todo, out):
+def dump_and_compare(args, m, todo, out, seeds=None):
     """Dumps inputs and reference outputs for the dims in todo, runs torch, compares."""
     pid = m["id"]
-    cmd = [os.path.join(args.bin, "kverify"), "dump", "--problem", pid, "--seeds", args.seeds,
+    cmd = [os.path.join(args.bin, "kverify"), "dump", "--problem", pid, "--seeds", seeds or args.seeds,
            "--dims", ",".join(todo), "--out", out]
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
@@ -107,24 +110,55 @@ def dump_and_compare(args, m, todo, out):
     return rows
 
 
+def cover_sets(args, pid, family, seed):
+    """[(name, dims)]: the boundary ("bound") or stratified ("strat") sets of seed, as the
+    verifier runs them (`kverify problems --boundary/--stratified`)."""
+    flag = "--boundary" if family == "bound" else "--stratified"
+    r = subprocess.run([os.path.join(args.bin, "kverify"), "problems", flag, pid, "--seed", seed],
+                       capture_output=True, text=True, check=True)
+    return [(row["name"], row["dims"]) for row in map(json.loads, r.stdout.splitlines())]
+
+
+def check_cover(args, m, family, out):
+    """Every boundary or stratified set of each seed that fits --max-set-gb, dumped and compared."""
+    rows = []
+    for seed in args.seeds.split(","):
+        keep = []
+        for name, dims in cover_sets(args, m["id"], family, seed):
+            if kcproblems.tensor_bytes(m, dims) <= args.max_set_gb * 2**30:
+                keep.append(name)
+            else:
+                rows.append({"problem": m["id"], "dims": name, "seed": seed, "ok": None,
+                             "skipped": "tensors exceed --max-set-gb"})
+        if keep:
+            rows += dump_and_compare(args, m, keep, out, seeds=seed)
+            shutil.rmtree(out, ignore_errors=True)
+    return rows
+
+
 def check_problem(args, path):
     m = kcproblems.load_manifest(path)
     pid = m["id"]
     rows = []
     sets = dict(kcproblems.dims_sets(m))
-    wanted = []
+    wanted, families = [], []
     for d in args.dims.split(","):
+        if d in ("bound", "strat"):
+            families.append(d)
+            continue
         wanted += [k for k in sets if k.startswith("alt")] if d == "alt" else [d]
     todo = [d for d in wanted if d != "default" or kcproblems.tensor_bytes(m, sets["default"]) <= args.max_default_gb * 2**30]
     for d in wanted:
         if d not in todo:
             rows.append({"problem": pid, "dims": d, "ok": None, "skipped": "default tensors exceed --max-default-gb"})
-    if not todo:
-        return rows
     out = os.path.join(args.out, pid.replace("/", "_"))
     shutil.rmtree(out, ignore_errors=True)
     try:
-        rows += dump_and_compare(args, m, todo, out)
+        if todo:
+            rows += dump_and_compare(args, m, todo, out)
+            shutil.rmtree(out, ignore_errors=True)
+        for family in families:
+            rows += check_cover(args, m, family, out)
     finally:
         shutil.rmtree(out, ignore_errors=True)  # dumps of several GB must not pile up in /dev/shm
     return rows
@@ -155,6 +189,9 @@ def main():
     ap.add_argument("--dims", default="small,alt,default")
     ap.add_argument("--seeds", default="11,12")
     ap.add_argument("--max-default-gb", type=float, default=24.0)
+    ap.add_argument("--max-set-gb", type=float, default=4.0,
+                    help="boundary and stratified sets whose tensors exceed this are skipped (the "
+                         "capacity sets hold more than 2^31 elements)")
     ap.add_argument("--out", default="/dev/shm/kc-crosscheck" if os.path.isdir("/dev/shm") else "/tmp/kc-crosscheck")
     ap.add_argument("--report", default="crosscheck.json")
     ap.add_argument("--default-precision", default="f32", choices=["f32", "f64"],

@@ -84,21 +84,28 @@ int cli_gpus(int argc, char **argv)
     return exec_gpu_tool(args);
 }
 
-/* dump's --dims: default, small, alt, altN or hiddenK, comma separated. */
+/* The length of "PREFIXdigits" at p (n characters up to the next comma), 0 when it is not. */
+static size_t indexed_name(const char *p, size_t n, const char *prefix)
+{
+    size_t k = strlen(prefix);
+    if (n <= k || strncmp(p, prefix, k))
+        return 0;
+    return strspn(p + k, "0123456789") + k == n ? n : 0;
+}
+
+/* dump's --dims: default, small, alt, altN, hiddenK, boundK or stratK, comma separated. */
 static int dims_option(const kc_option *opt, const char *v, strbuf *err)
 {
+    static const char *const indexed[] = {"alt", "hidden", "bound", "strat"};
     for (const char *p = v;;) {
         size_t n = strcspn(p, ",");
-        size_t digits = 0;
-        if (n > 3 && !strncmp(p, "alt", 3))
-            digits = strspn(p + 3, "0123456789") + 3;
-        else if (n > 6 && !strncmp(p, "hidden", 6))
-            digits = strspn(p + 6, "0123456789") + 6;
         int ok = (n == 7 && !strncmp(p, "default", 7)) || (n == 5 && !strncmp(p, "small", 5)) ||
-                 (n == 3 && !strncmp(p, "alt", 3)) || (digits == n && n > 0);
+                 (n == 3 && !strncmp(p, "alt", 3));
+        for (size_t i = 0; i < sizeof indexed / sizeof *indexed && !ok; i++)
+            ok = indexed_name(p, n, indexed[i]) > 0;
         if (!ok)
-            return kc_option_fail(opt, err, "takes default, small, alt, altN or hiddenK (comma "
-                                  "separated), not '%s'", v);
+            return kc_option_fail(opt, err, "takes default, small, alt, altN, hiddenK, boundK or "
+                                  "stratK (comma separated), not '%s'", v);
         if (!p[n])
             break;
         p += n + 1;

@@ -4,7 +4,8 @@
  * compile-only mode (parse, policy,
  * sandboxed NVRTC compile, entry points), in parallel; --json prints the list or the check as
  * one JSON object instead of text; --show-reference prints one reference as loaded; --draw
- * prints drawn hidden dims as JSON lines. */
+ * prints drawn hidden dims as JSON lines, --boundary and --stratified the coverage sets of a
+ * seed (the names `kverify dump --dims` takes). */
 #include "common/cli.h"
 #include "common/error.h"
 #include "common/problem.h"
@@ -291,11 +292,39 @@ static int draw_dims(const char *id, uint64_t seed, int count)
     return rc ? 4 : 0;
 }
 
+/* Every coverage set of family ("bound" or "strat") the verifier would run with seed, one
+ * JSON line each: {"id": ..., "seed": S, "name": "boundK", "dims": {...}}; the names are the
+ * ones `kverify dump --dims` takes. */
+static int cover_dims(const char *id, const char *family, uint64_t seed)
+{
+    problem p;
+    strbuf err = STRBUF_INIT, line = STRBUF_INIT;
+    dimset sets[KC_MAX_BOUNDARY > KC_MAX_STRATIFIED ? KC_MAX_BOUNDARY : KC_MAX_STRATIFIED];
+    int n = -1;
+    if (problem_load_by_id(id, &p, &err) == 0) {
+        n = problem_cover_sets(&p, family, seed, sets, (int)(sizeof sets / sizeof *sets), &err);
+        for (int i = 0; i < n; i++) {
+            sb_reset(&line);
+            sb_addf(&line, "{\"id\":\"%s\",\"seed\":%llu,\"name\":\"%s%d\",\"dims\":", p.id,
+                    (unsigned long long)seed, family, i);
+            dimset_to_json(&sets[i], &line);
+            printf("%s}\n", line.buf);
+            dimset_free(&sets[i]);
+        }
+        problem_free(&p);
+    }
+    if (n < 0)
+        error("%s", err.buf);
+    sb_free(&err), sb_free(&line);
+    return n < 0 ? 4 : 0;
+}
+
 static const kc_command problems_cmd = {"kverify", "problems", kverify_problems_usage, 0};
 
 int cli_problems(int argc, char **argv)
 {
-    const char *suite = "level1", *draw = NULL, *reference = NULL;
+    const char *suite = "level1", *draw = NULL, *reference = NULL, *boundary = NULL,
+               *stratified = NULL;
     int64_t seed = 0;
     int count = 1, check = 0, json = 0;
     /* the short letters are the ones this command has always taken */
@@ -305,6 +334,8 @@ int cli_problems(int argc, char **argv)
         KC_OPT_FLAG("json", 'j', &json),
         KC_OPT_STR("show-reference", 'r', &reference),
         KC_OPT_STR("draw", 'd', &draw),
+        KC_OPT_STR("boundary", 0, &boundary),
+        KC_OPT_STR("stratified", 0, &stratified),
         KC_OPT_INTEGER64("seed", 'S', &seed, 0, (double)INT64_MAX),
         KC_OPT_INTEGER("count", 'n', &count, 0, 1000000),
         KC_OPT_END_OF_TABLE};
@@ -313,6 +344,9 @@ int cli_problems(int argc, char **argv)
         return show_reference(reference);
     if (draw)
         return draw_dims(draw, (uint64_t)seed, (int)count);
+    if (boundary || stratified)
+        return cover_dims(boundary ? boundary : stratified, boundary ? "bound" : "strat",
+                          (uint64_t)seed);
     strbuf root = STRBUF_INIT, err = STRBUF_INIT;
     problems_root(&root);
     char **ids;

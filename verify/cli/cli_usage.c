@@ -23,7 +23,10 @@
     "  problems --show-reference ID\n" \
     "        print a problem's reference as the verifier uses it (shared kernel files expanded)\n" \
     "  problems --draw ID [--seed S] [--count N]\n" \
-    "        N hidden dims sets drawn from the problem's generator with seed S, one JSON line each\n"
+    "        N hidden dims sets drawn from the problem's generator with seed S, one JSON line each\n" \
+    "  problems --boundary ID [--seed S] | --stratified ID [--seed S]\n" \
+    "        the boundary (boundK) or stratified (stratK) sets a verification with seed S runs,\n" \
+    "        one JSON line each\n"
 #define WARM_BLOCK \
     "warm [--suite S]... [--arch sm_90[,sm_100..]] [--threads N]\n" \
     "        compile every reference of the suites (default: all) for each arch into the cubin\n" \
@@ -34,9 +37,10 @@
     "Reference cubins are kept in $KC_CUBIN_CACHE (off: none), else $XDG_CACHE_HOME/kcorpus/cubins,\n" \
     "else ~/.cache/kcorpus/cubins, named by the sha256 of source, arch, NVRTC version and options.\n"
 #define DUMP_BLOCK \
-    "dump --problem ID --seed S[,S..] [--dims default|small|altN|hiddenK[,..]] --out DIR\n" \
-    "        [--device N]   (hiddenK: index K of the generator drawn with seed S, constant inputs\n" \
-    "        varied; -o DIR is --out DIR)\n" \
+    "dump --problem ID --seed S[,S..] [--dims default|small|altN|hiddenK|boundK|stratK[,..]]\n" \
+    "        --out DIR [--device N]   (hiddenK: index K of the generator drawn with seed S;\n" \
+    "        boundK, stratK: set K of `problems --boundary/--stratified ID --seed S`; on these\n" \
+    "        three constant inputs are varied; -o DIR is --out DIR)\n" \
     "        write inputs and reference outputs as .npy, with meta.json (needs a GPU: without\n" \
     "        the NVIDIA driver it says so and exits 4)\n"
 #define IMPORT_BLOCK \

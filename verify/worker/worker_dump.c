@@ -147,6 +147,27 @@ static int run_reference_into(wk_gpu *g, const problem *p, const dimset *dims, w
     return rc;
 }
 
+/* Set K of "boundK" or "stratK" with seed into *out. */
+static int cover_set(const problem *p, const char *name, uint64_t seed, dimset *out, strbuf *err)
+{
+    char family[6];
+    snprintf(family, sizeof family, "%.5s", name);
+    int k = atoi(name + 5);
+    dimset sets[KC_MAX_BOUNDARY > KC_MAX_STRATIFIED ? KC_MAX_BOUNDARY : KC_MAX_STRATIFIED];
+    int n = problem_cover_sets(p, family, seed, sets, (int)(sizeof sets / sizeof *sets), err);
+    if (n < 0)
+        return -1;
+    int rc = k < n ? 0 : kc_fail(err, "%s has %d %s sets with seed %llu: no %s", p->id, n, family,
+                                 (unsigned long long)seed, name);
+    for (int i = 0; i < n; i++) {
+        if (i == k && rc == 0)
+            *out = sets[i]; /* the caller frees it */
+        else
+            dimset_free(&sets[i]);
+    }
+    return rc;
+}
+
 int wk_dump(wk_gpu *g, const char *problem_id, uint64_t seed, const char *dims_name,
             const char *out_dir, strbuf *err)
 {
@@ -157,21 +178,25 @@ int wk_dump(wk_gpu *g, const char *problem_id, uint64_t seed, const char *dims_n
         return -1;
     dimset drawn = {0};
     int hidden = strncmp(dims_name, "hidden", 6) == 0, rc = 0;
+    int cover = !strncmp(dims_name, "bound", 5) || !strncmp(dims_name, "strat", 5);
     const dimset *dims = NULL;
     if (hidden) /* hiddenK: index K of the generator, drawn with the dump's seed */
         rc = problem_draw_dims(&p, seed, atoi(dims_name + 6), &drawn, err);
+    else if (cover) /* boundK, stratK: set K of the family, from the dump's seed */
+        rc = cover_set(&p, dims_name, seed, &drawn, err);
     else if (dims_kind_parse(dims_name, &kind, &alt) == 0)
         dims = problem_dims(&p, kind, alt);
-    if (hidden && rc == 0)
+    if ((hidden || cover) && rc == 0)
         dims = &drawn;
     wk_buffer bufs[2 * KC_MAX_TENSORS + KC_MAX_SCRATCH] = {0};
     if (rc == 0)
         rc = dims ? mkdir_p(out_dir, err)
-                  : kc_fail(err, "unknown dims '%s' (default, small, alt0.., hidden0..)", dims_name);
+                  : kc_fail(err, "unknown dims '%s' (default, small, alt0.., hidden0.., bound0.., "
+                            "strat0..)", dims_name);
     for (int i = 0; rc == 0 && i < p.n_inputs + p.n_outputs; i++) {
         tensor_spec varied; /* constants varied on hidden dims, as the verifier does */
         const tensor_spec *t = i < p.n_inputs ? &p.inputs[i] : &p.outputs[i - p.n_inputs];
-        if (hidden && i < p.n_inputs)
+        if ((hidden || cover) && i < p.n_inputs)
             t = tensor_spec_varied(t, &varied);
         int64_t n;
         rc = tensor_numel(t, dims, &n, err) || wk_buffer_alloc(g, &bufs[i], t->dtype, n, err);
