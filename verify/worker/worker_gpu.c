@@ -286,12 +286,15 @@ static int pool_enabled(void)
 #define WK_SCRUB_BYTES_PER_MS 350e6 /* bytes cleared per ms: 420e6 measured, with a margin */
 #define WK_SCRUB_WAIT_MAX_MS 150.0
 #define WK_DEFERRED_MAX 256
+#define WK_DEFERRED_MAX_BYTES (32ull << 30) /* beyond it the oldest goes back at once: other
+                                              * processes on the GPU (the sanitizer's) need room */
 static double scrub_until_ms;
 static struct {
     CUmemGenericAllocationHandle handle;
     size_t bytes;
 } deferred[WK_DEFERRED_MAX];
 static int n_deferred;
+static size_t deferred_bytes;
 
 void wk_note_release(size_t bytes)
 {
@@ -325,6 +328,27 @@ void wk_release_deferred(void)
     for (int i = 0; i < n_deferred; i++)
         release_handle(deferred[i].handle, deferred[i].bytes);
     n_deferred = 0;
+    deferred_bytes = 0;
+}
+
+/* Keeps a handle for wk_release_deferred, the oldest ones released first while the kept bytes
+ * would pass WK_DEFERRED_MAX_BYTES or the slots are full. */
+static void defer_release(CUmemGenericAllocationHandle handle, size_t bytes)
+{
+    if (bytes > WK_DEFERRED_MAX_BYTES) {
+        release_handle(handle, bytes);
+        return;
+    }
+    int oldest = 0;
+    while (oldest < n_deferred &&
+           (n_deferred - oldest == WK_DEFERRED_MAX || deferred_bytes + bytes > WK_DEFERRED_MAX_BYTES)) {
+        release_handle(deferred[oldest].handle, deferred[oldest].bytes);
+        deferred_bytes -= deferred[oldest++].bytes;
+    }
+    memmove(deferred, deferred + oldest, (size_t)(n_deferred - oldest) * sizeof(deferred[0]));
+    n_deferred -= oldest;
+    deferred[n_deferred].handle = handle, deferred[n_deferred++].bytes = bytes;
+    deferred_bytes += bytes;
 }
 
 /* Unmaps and gives back a mapping and its walls, after the work in flight (wk_buffer_free);
@@ -339,10 +363,8 @@ static void release_mapping(wk_buffer *b)
     }
     if (!b->exact && b->base)
         cuMemUnmap(b->base, b->map_bytes);
-    if (b->handle && n_deferred < WK_DEFERRED_MAX)
-        deferred[n_deferred].handle = b->handle, deferred[n_deferred++].bytes = b->map_bytes;
-    else if (b->handle)
-        release_handle(b->handle, b->map_bytes);
+    if (b->handle)
+        defer_release(b->handle, b->map_bytes);
     if (b->reserved)
         cuMemAddressFree(b->reserved, b->reserved_bytes);
     memset(b, 0, sizeof(*b));
