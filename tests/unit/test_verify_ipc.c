@@ -12,7 +12,10 @@
 
 #include "verify/service/ipc.h"
 
+#include <signal.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* Feeds bytes to ipc_recv through a pipe (closed after them) and returns the status. */
@@ -129,6 +132,40 @@ static void test_send_frames_and_both_forms_read(void **state)
     sb_free(&err);
 }
 
+/* A message over the reader's limit (16 MiB of JSON) is framed like any other; the reader
+ * refuses it from its length line alone, without reading it, and the writer's next write then
+ * fails instead of blocking (the reader gone). */
+static void test_message_over_the_limit_is_refused_at_once(void **state)
+{
+    (void)state;
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    pid_t child = fork();
+    assert_true(child >= 0);
+    if (child == 0) {
+        close(fds[0]);
+        signal(SIGPIPE, SIG_IGN);
+        size_t n = (17u << 20);
+        char *big = malloc(n + 1);
+        memset(big, 'x', n);
+        big[n] = 0;
+        json_t *j = json_pack("{s:s}", "log", big);
+        int rc = ipc_send(fds[1], j, NULL, NULL, 0);
+        _exit(rc == 0 ? 0 : 3);
+    }
+    close(fds[1]);
+    ipc_msg m;
+    strbuf err = STRBUF_INIT;
+    assert_int_equal(ipc_recv(fds[0], &m, -1, &err), IPC_ERROR);
+    assert_non_null(strstr(err.buf, "16777216"));
+    close(fds[0]);
+    int status = 0;
+    assert_int_equal(waitpid(child, &status, 0), child);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 3); /* its write failed: nobody reads */
+    sb_free(&err);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -136,6 +173,7 @@ int main(void)
         cmocka_unit_test(test_clean_end_is_eof),
         cmocka_unit_test(test_malformed_messages_are_errors),
         cmocka_unit_test(test_send_frames_and_both_forms_read),
+        cmocka_unit_test(test_message_over_the_limit_is_refused_at_once),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
