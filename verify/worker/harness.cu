@@ -439,12 +439,13 @@ __device__ unsigned long long store_quad(void *p, long long q, int dtype, const 
     return local;
 }
 
-// kc_fill for a float tensor of normals: a quad of elements per thread step.
-__device__ void fill_normal(void *p, long long n, int dtype, double a, double b,
+// kc_fill for a float tensor of normals (dist normal, or simplex before its rows are
+// normalised): a quad of elements per thread step.
+__device__ void fill_normal(void *p, long long n, int dtype, int dist, double a, double b,
                             unsigned long long seed, unsigned int tensor, unsigned long long *sum,
                             const fill_mode &m)
 {
-    bool wide = dtype == DT_F64, shape = shaped(dtype, DIST_NORMAL, m);
+    bool wide = dtype == DT_F64, shape = shaped(dtype, dist, m); // never a simplex's normals
     long long quads = n / 4, rows = row_extent(m, n), cols = col_extent(m);
     long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     long long stride = (long long)gridDim.x * blockDim.x, step = 4 * stride;
@@ -521,7 +522,7 @@ extern "C" __global__ void kc_fill(void *p, long long n, int dtype, int dist, do
                                    unsigned int tensor, unsigned long long *sum, fill_mode m)
 {
     if (normal_quads(dtype, dist)) {
-        fill_normal(p, n, dtype, a, b, seed, tensor, sum, m);
+        fill_normal(p, n, dtype, dist, a, b, seed, tensor, sum, m);
         return;
     }
     int per = 8 / elem_size(dtype);
