@@ -5,7 +5,8 @@ standard library only).
     python3 tools/device/digest.py DB [LABEL]
 
 Each line: LABEL, the verification's id, problem, verdict, the default runs' candidate ms and SM
-clocks (the timing's first samples), extra timed reps, the worker's job ms, the client's GPU ms,
+clocks (the timing's first samples), extra timed reps (/-N: N varied or structured samples
+dropped), the worker's job ms, the client's GPU ms,
 the IPC split (job to worker, worker before/after the job, result to client, fill-in) in ms
 where both sides stamped it, the run count, the GPU slot and, for a job that started its
 worker, the worker's start-up ms (client_ms.worker_start)."""
@@ -39,7 +40,9 @@ def main():
         timing = ev.get("timing") or ev.get("timing_checks") or {}
         st, cms = ev.get("stage_ms") or {}, ev.get("client_ms") or {}
         print("\t".join(str(x) for x in (label, vid, prob.split("/")[-1][:28], verdict, ms, clk,
-                                         timing.get("extra_reps", "-"), "%.0f" % st.get("job_ms", 0),
+                                         "%s%s" % (timing.get("extra_reps", "-"),
+                                                   "/-%d" % timing["dropped_varied"] if timing.get("dropped_varied") else ""),
+                                         "%.0f" % st.get("job_ms", 0),
                                          "%.0f" % cms.get("gpu", 0), "%.1f" % st.get("warmup_ms", 0),
                                          ipc_split(st, cms), len(ev.get("runs") or []),
                                          cms.get("slot", "-"), "%.0f" % cms.get("worker_start", 0))))
