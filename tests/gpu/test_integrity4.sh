@@ -65,6 +65,7 @@ level1/094_mse_loss:mem_pad_counter_far:unsafe
 level1/094_mse_loss:mem_pad_known_guard:unsafe
 level1/094_mse_loss:state_fresh_detect:mismatch/unsafe
 level1/020_leaky_relu:mem_align_probe:unsafe
+level1/001_square_matmul:input_forge_sum:unsafe
 level1/019_relu:heap_hog:policy_violation
 level1/019_relu:ok_after_hog:correct
 level1/019_relu:heap_hog_pasted:policy_violation

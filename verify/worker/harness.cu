@@ -170,16 +170,22 @@ __device__ int elem_size(int dtype)
          : dtype == DT_F16 || dtype == DT_BF16 ? 2 : 1;
 }
 
-// The checksum's terms (kc_checksum): a whole 8-byte word w, and a tail byte at byte index i.
-// One finalizer of the word and its index (by a multiply: a second finalizer of the index was
-// a fifth of the input fill's work); tail bytes sit in the top byte, their index moved apart.
-__device__ unsigned long long word_term(unsigned long long w, long long i)
+// The checksum's terms (kc_checksum): a whole 8-byte word w, and a tail byte at byte index i,
+// under the worker's secret key (wk_gpu.sum_key, a kernel argument a candidate never sees). The
+// reference runs on the candidate's input buffers after it, so the inputs' sums are what tells
+// a candidate that rewrote its inputs (zeroed them, say, so that the reference's outputs come
+// out trivial) from one that did not; without the key a finalizer is invertible, and a kernel
+// could set one word so that the sum of the rewritten tensor came out unchanged. One finalizer
+// of the word, its index (by a multiply) and the key; tail bytes sit in the top byte, their
+// index moved apart.
+__device__ unsigned long long word_term(unsigned long long w, long long i, unsigned long long key)
 {
-    return mix64(w ^ ((unsigned long long)i * 0xd1b54a32d192ed03ull));
+    return mix64(w ^ key ^ ((unsigned long long)i * 0xd1b54a32d192ed03ull));
 }
-__device__ unsigned long long byte_term(unsigned char c, long long i)
+__device__ unsigned long long byte_term(unsigned char c, long long i, unsigned long long key)
 {
-    return mix64(((unsigned long long)c << 56) ^ (((unsigned long long)i + (1ull << 62)) * 0xd1b54a32d192ed03ull) ^ 0x5851f42d4c957f2dull);
+    return mix64(((unsigned long long)c << 56) ^ key ^
+                 (((unsigned long long)i + (1ull << 62)) * 0xd1b54a32d192ed03ull) ^ 0x5851f42d4c957f2dull);
 }
 
 // Adds a thread's partial sum to *sum, a warp at a time.
@@ -419,7 +425,8 @@ __device__ double normal_value(double z, long long row, long long col, bool shap
 
 // Elements 4q..4q+3 into quad-sized words (1, 2 or 4 of them by the element size), stored
 // and checksummed.
-__device__ unsigned long long store_quad(void *p, long long q, int dtype, const double v[4])
+__device__ unsigned long long store_quad(void *p, long long q, int dtype, const double v[4],
+                                         unsigned long long key)
 {
     int es = elem_size(dtype), per = 8 / es, nw = 4 / per;
     unsigned long long local = 0;
@@ -435,7 +442,7 @@ __device__ unsigned long long store_quad(void *p, long long q, int dtype, const 
             out[j] = w[j].u;
     }
     for (int j = 0; j < nw; j++)
-        local += word_term(w[j].u, w0 + j);
+        local += word_term(w[j].u, w0 + j, key);
     return local;
 }
 
@@ -443,7 +450,7 @@ __device__ unsigned long long store_quad(void *p, long long q, int dtype, const 
 // normalised): a quad of elements per thread step.
 __device__ void fill_normal(void *p, long long n, int dtype, int dist, double a, double b,
                             unsigned long long seed, unsigned int tensor, unsigned long long *sum,
-                            const fill_mode &m)
+                            const fill_mode &m, unsigned long long key)
 {
     bool wide = dtype == DT_F64, shape = shaped(dtype, dist, m); // never a simplex's normals
     long long quads = n / 4, rows = row_extent(m, n), cols = col_extent(m);
@@ -467,7 +474,7 @@ __device__ void fill_normal(void *p, long long n, int dtype, int dist, double a,
                 place_plus(at, k, rows, cols, &row, &col);
             v[k] = normal_value(z[k], row, col, shape, a, b, keys, m, &rc);
         }
-        local += store_quad(p, q, dtype, v);
+        local += store_quad(p, q, dtype, v, key);
         if (shape)
             place_advance(&at, step_rows, step_rem, step_col, rows, cols);
     }
@@ -480,9 +487,9 @@ __device__ void fill_normal(void *p, long long n, int dtype, int dist, double a,
         }
         long long es = elem_size(dtype), nbytes = n * es, words = nbytes / 8;
         for (long long w = quads * 4 * es / 8; w < words; w++)
-            local += word_term(((const unsigned long long *)p)[w], w);
+            local += word_term(((const unsigned long long *)p)[w], w, key);
         for (long long i = words * 8; i < nbytes; i++)
-            local += byte_term(((const unsigned char *)p)[i], i);
+            local += byte_term(((const unsigned char *)p)[i], i, key);
     }
     if (sum)
         add_to_sum(local, sum);
@@ -519,10 +526,11 @@ __device__ bool normal_quads(int dtype, int dist)
 // saving a pass over the tensor.
 extern "C" __global__ void kc_fill(void *p, long long n, int dtype, int dist, double a, double b,
                                    long long lo, long long hi, unsigned long long seed,
-                                   unsigned int tensor, unsigned long long *sum, fill_mode m)
+                                   unsigned int tensor, unsigned long long *sum, fill_mode m,
+                                   unsigned long long sum_key)
 {
     if (normal_quads(dtype, dist)) {
-        fill_normal(p, n, dtype, dist, a, b, seed, tensor, sum, m);
+        fill_normal(p, n, dtype, dist, a, b, seed, tensor, sum, m, sum_key);
         return;
     }
     int per = 8 / elem_size(dtype);
@@ -542,7 +550,7 @@ extern "C" __global__ void kc_fill(void *p, long long n, int dtype, int dist, do
         }
         ((unsigned long long *)p)[w] = word.u;
         if (sum)
-            local += word_term(word.u, w);
+            local += word_term(word.u, w, sum_key);
     }
     if (blockIdx.x == 0 && threadIdx.x == 0) { // the elements of a last, partial word
         for (long long i = words * per; i < n; i++) {
@@ -553,7 +561,7 @@ extern "C" __global__ void kc_fill(void *p, long long n, int dtype, int dist, do
         }
         if (sum)
             for (long long i = words * 8; i < nbytes; i++)
-                local += byte_term(((const unsigned char *)p)[i], i);
+                local += byte_term(((const unsigned char *)p)[i], i, sum_key);
     }
     if (sum)
         add_to_sum(local, sum);
@@ -586,21 +594,22 @@ __device__ double special_value(int code)
 }
 
 // Sets element e to v and returns what that changed in the tensor's checksum.
-__device__ unsigned long long set_element(void *p, long long n, int dtype, long long e, double v)
+__device__ unsigned long long set_element(void *p, long long n, int dtype, long long e, double v,
+                                          unsigned long long key)
 {
     long long es = elem_size(dtype), at = e * es, words = n * es / 8;
     unsigned long long before = 0, after = 0;
     if (at < words * 8) {
         long long w = at / 8;
-        before = word_term(((const unsigned long long *)p)[w], w);
+        before = word_term(((const unsigned long long *)p)[w], w, key);
         store(p, e, dtype, v, 0);
-        after = word_term(((const unsigned long long *)p)[w], w);
+        after = word_term(((const unsigned long long *)p)[w], w, key);
     } else {
         for (long long i = at; i < at + es; i++)
-            before += byte_term(((const unsigned char *)p)[i], i);
+            before += byte_term(((const unsigned char *)p)[i], i, key);
         store(p, e, dtype, v, 0);
         for (long long i = at; i < at + es; i++)
-            after += byte_term(((const unsigned char *)p)[i], i);
+            after += byte_term(((const unsigned char *)p)[i], i, key);
     }
     return after - before;
 }
@@ -610,7 +619,8 @@ __device__ unsigned long long set_element(void *p, long long n, int dtype, long 
 // date. One thread: a few dozen elements.
 extern "C" __global__ void kc_fill_secrets(void *p, long long n, int dtype, double b,
                                            unsigned long long seed, unsigned int tensor,
-                                           unsigned long long *sum, fill_mode m)
+                                           unsigned long long *sum, fill_mode m,
+                                           unsigned long long sum_key)
 {
     if (blockIdx.x != 0 || threadIdx.x != 0 || n <= 0)
         return;
@@ -619,14 +629,14 @@ extern "C" __global__ void kc_fill_secrets(void *p, long long n, int dtype, doub
     if (m.mode & FILL_SPIKES)
         for (long long j = 0, c = secret_count(k.spike_at, n); j < c; j++) {
             double sign = mix64(k.spike_sign ^ (unsigned long long)j) & 1 ? -1.0 : 1.0;
-            change += set_element(p, n, dtype, secret_at(k.spike_at, j, n), sign * m.spike * b);
+            change += set_element(p, n, dtype, secret_at(k.spike_at, j, n), sign * m.spike * b, sum_key);
         }
     int count = m.specials & 15;
     if ((m.mode & FILL_SPECIAL) && count)
         for (long long j = 0, c = secret_count(k.special_at, n); j < c; j++) {
             int pick = (int)(mix64(k.special_pick ^ (unsigned long long)j) % (unsigned long long)count);
             double v = special_value((m.specials >> (4 * (1 + pick))) & 15);
-            change += set_element(p, n, dtype, secret_at(k.special_at, j, n), v);
+            change += set_element(p, n, dtype, secret_at(k.special_at, j, n), v, sum_key);
         }
     if (sum && change)
         atomicAdd(sum, change);
@@ -855,7 +865,7 @@ extern "C" __global__ void kc_guard_check_ranges(guard_table t, unsigned long lo
 // of word_term over its whole words and byte_term over its tail bytes. Four words in flight
 // per thread.
 extern "C" __global__ void kc_checksum(const unsigned char *p, long long nbytes,
-                                       unsigned long long *sum)
+                                       unsigned long long *sum, unsigned long long sum_key)
 {
     const unsigned long long *w = (const unsigned long long *)p;
     unsigned long long local = 0;
@@ -869,11 +879,11 @@ extern "C" __global__ void kc_checksum(const unsigned char *p, long long nbytes,
 #pragma unroll
         for (int k = 0; k < 4; k++)
             if (i + k * stride < words)
-                local += word_term(v[k], i + k * stride);
+                local += word_term(v[k], i + k * stride, sum_key);
     }
     if (blockIdx.x == 0 && threadIdx.x == 0)
         for (long long i = words * 8; i < nbytes; i++)
-            local += byte_term(p[i], i);
+            local += byte_term(p[i], i, sum_key);
     add_to_sum(local, sum);
 }
 
@@ -1033,7 +1043,7 @@ __device__ unsigned long long mask_word(unsigned long long key, unsigned long lo
 // src ^ keystream's (unmasking, or checking the store).
 extern "C" __global__ void kc_mask(unsigned char *dst, const unsigned char *src, long long nbytes,
                                    unsigned long long key, unsigned long long id, int plain_src,
-                                   unsigned long long *sum)
+                                   unsigned long long *sum, unsigned long long sum_key)
 {
     long long words = nbytes / 8, stride = (long long)gridDim.x * blockDim.x;
     unsigned long long local = 0;
@@ -1042,7 +1052,7 @@ extern "C" __global__ void kc_mask(unsigned char *dst, const unsigned char *src,
         if (dst)
             ((unsigned long long *)dst)[w] = v;
         if (sum)
-            local += word_term(plain_src ? s : v, w);
+            local += word_term(plain_src ? s : v, w, sum_key);
     }
     if (blockIdx.x == 0 && threadIdx.x == 0 && nbytes > words * 8) { // the tail's bytes
         unsigned long long m = mask_word(key, id, words);
@@ -1051,7 +1061,7 @@ extern "C" __global__ void kc_mask(unsigned char *dst, const unsigned char *src,
             if (dst)
                 dst[i] = v;
             if (sum)
-                local += byte_term(plain_src ? s : v, i);
+                local += byte_term(plain_src ? s : v, i, sum_key);
         }
     }
     if (sum)

@@ -42,6 +42,7 @@ typedef struct wk_gpu {
     CUfunction k_guard_fill, k_guard_ranges;
     CUfunction k_mask, k_scrub_shared, k_scrub_local; /* batched verification (worker_batch.c) */
     unsigned long long guard_key; /* the guard bands' content (harness.cu guard_byte), per run */
+    unsigned long long sum_key;   /* the checksums' secret key (harness.cu word_term), per process */
     CUdeviceptr scratch_u64; /* small device buffer for the comparison's statistics */
     CUdeviceptr simplex_parts; /* WK_SIMPLEX_PARTS (max, sum) pairs of normalise_simplex */
     CUdeviceptr sums;        /* WK_SUM_SLOTS checksums and guard counts */

@@ -206,7 +206,7 @@ static int mask_launch(wk_gpu *g, const struct wk_scope *sc, const struct kept_r
     long long n = (long long)k->out_bytes[i];
     unsigned long long key = k->mask_key, id = k->mask_id;
     int plain_src = keeping;
-    void *args[] = {&dst, &src, &n, &key, &id, &plain_src, &slot};
+    void *args[] = {&dst, &src, &n, &key, &id, &plain_src, &slot, &g->sum_key};
     return n > 0 ? wk_launch_harness(g, g->k_mask, n / 8 + 1, args) : 0;
 }
 
