@@ -522,6 +522,33 @@ static void test_dims_json_round_trip(void **state)
     sb_free(&err);
 }
 
+/* problem_cover_sets: "bound" and "strat" are the two families' sets for the seed, one for one
+ * (what `kverify problems --boundary/--stratified` and dump's boundK/stratK read); another
+ * family is an error. */
+static void test_cover_sets_by_family(void **state)
+{
+    (void)state;
+    problem p;
+    load_shipped("level1/019_relu", &p);
+    dimset a[KC_MAX_BOUNDARY], b[KC_MAX_BOUNDARY];
+    strbuf err = STRBUF_INIT;
+    int n = problem_cover_sets(&p, "bound", 7, a, KC_MAX_BOUNDARY, &err);
+    assert_true(n > 0);
+    assert_int_equal(problem_boundary_sets(&p, 7, b, KC_MAX_BOUNDARY, NULL, &err), n);
+    for (int i = 0; i < n; i++)
+        assert_int_equal(dim(&a[i], "B") * dim(&a[i], "D"), dim(&b[i], "B") * dim(&b[i], "D"));
+    free_sets(a, n), free_sets(b, n);
+    n = problem_cover_sets(&p, "strat", 7, a, KC_MAX_STRATIFIED, &err);
+    assert_int_equal(problem_stratified_sets(&p, 7, b, KC_MAX_STRATIFIED, &err), n);
+    for (int i = 0; i < n; i++)
+        assert_int_equal(dim(&a[i], "D"), dim(&b[i], "D"));
+    free_sets(a, n), free_sets(b, n);
+    assert_int_equal(problem_cover_sets(&p, "hidden", 7, a, KC_MAX_BOUNDARY, &err), -1);
+    assert_non_null(strstr(err.buf, "unknown family"));
+    problem_free(&p);
+    sb_free(&err);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -533,6 +560,7 @@ int main(void)
         cmocka_unit_test(test_stratified_seeded),
         cmocka_unit_test(test_capacity_sets),
         cmocka_unit_test(test_dims_json_round_trip),
+        cmocka_unit_test(test_cover_sets_by_family),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
