@@ -19,102 +19,8 @@ set -eu
 . "$(dirname "$0")/lib.sh"
 
 skip() { echo "SKIP: test_slurm_array: $*"; exit 0; }
-for t in munged slurmctld slurmd sbatch squeue scancel; do
-    command -v "$t" >/dev/null 2>&1 || [ -x "/usr/sbin/$t" ] ||
-        skip "$t is not installed (make deps installs slurmctld, slurmd, slurm-client and munge)"
-done
-PATH="$PATH:/usr/sbin"
-
-# ---- a one-node cluster on the loopback ----
-C="$T/cluster"
-mkdir -p "$C/state" "$C/spool" "$C/munge" "$C/shared"
-chmod 700 "$C/munge"
-MUNGED_PID= CTLD_PID= SLURMD_PID=
-stop_cluster() {
-    [ -n "$CTLD_PID" ] && SLURM_CONF="$C/slurm.conf" scancel --quiet --user="$(id -un)" 2>/dev/null
-    for p in $SLURMD_PID $CTLD_PID $MUNGED_PID; do kill "$p" 2>/dev/null || true; done
-    for p in $SLURMD_PID $CTLD_PID $MUNGED_PID; do
-        i=0; while kill -0 "$p" 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
-        kill -9 "$p" 2>/dev/null || true
-    done
-}
-trap 'stop_cluster; cleanup' EXIT
-trap 'exit 1' INT TERM
-
-free_ports() {
-    python3 -c 'import socket
-ss = [socket.socket() for _ in range(2)]
-for s in ss: s.bind(("127.0.0.1", 0))
-print(" ".join(str(s.getsockname()[1]) for s in ss))'
-}
-set -- $(free_ports)
-CTLD_PORT=$1 SLURMD_PORT=$2
-
-dd if=/dev/urandom of="$C/munge/munge.key" bs=1024 count=1 2>/dev/null
-chmod 400 "$C/munge/munge.key"
-munged --force --key-file="$C/munge/munge.key" --socket="$C/munge/sock" \
-    --pid-file="$C/munge/munged.pid" --log-file="$C/munge/munged.log" \
-    --seed-file="$C/munge/seed" >"$C/munged.out" 2>&1 ||
-    skip "munged does not start here: $(tail -1 "$C/munged.out")"
-MUNGED_PID=$(cat "$C/munge/munged.pid")
-
-HOST=$(hostname -s)
-USER_NAME=$(id -un)
-cat >"$C/slurm.conf" <<EOF
-ClusterName=kctest
-SlurmctldHost=$HOST(127.0.0.1)
-SlurmctldPort=$CTLD_PORT
-SlurmdPort=$SLURMD_PORT
-SlurmUser=$USER_NAME
-SlurmdUser=$USER_NAME
-AuthType=auth/munge
-AuthInfo=socket=$C/munge/sock
-CredType=cred/munge
-StateSaveLocation=$C/state
-SlurmdSpoolDir=$C/spool/%n
-SlurmctldPidFile=$C/slurmctld.pid
-SlurmdPidFile=$C/slurmd.pid
-SlurmctldLogFile=$C/slurmctld.log
-SlurmdLogFile=$C/slurmd.log
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
-JobAcctGatherType=jobacct_gather/none
-AccountingStorageType=accounting_storage/none
-JobCompType=jobcomp/none
-MpiDefault=none
-SchedulerType=sched/builtin
-SelectType=select/cons_tres
-SelectTypeParameters=CR_CPU
-SlurmdParameters=config_overrides
-ReturnToService=2
-KillWait=5
-MinJobAge=5
-SlurmctldTimeout=30
-SlurmdTimeout=30
-GresTypes=gpu
-NodeName=kcnode NodeHostname=$HOST NodeAddr=127.0.0.1 CPUs=4 RealMemory=1000 Gres=gpu:4 State=UNKNOWN
-PartitionName=kc Nodes=kcnode Default=YES MaxTime=INFINITE State=UP
-EOF
-# 4 GPUs as Slurm 22.05 accepts them without hardware: a gpu without File= is dropped ("file-less
-# GPU"), and one whose file is not a character device sets no CUDA_VISIBLE_DEVICES; links to
-# /dev/null named gpu0-3 give the indices 0-3. Nothing opens them: the work is compile-only.
-mkdir -p "$C/dev"
-for g in 0 1 2 3; do ln -s /dev/null "$C/dev/gpu$g"; done
-printf 'AutoDetect=off\nNodeName=kcnode Name=gpu File=%s/dev/gpu[0-3]\n' "$C" >"$C/gres.conf"
-export SLURM_CONF="$C/slurm.conf"
-slurmctld -D -c -f "$C/slurm.conf" >"$C/slurmctld.out" 2>&1 &
-CTLD_PID=$!
-slurmd -D -N kcnode -f "$C/slurm.conf" >"$C/slurmd.out" 2>&1 &
-SLURMD_PID=$!
-i=0
-until sinfo -h -N -o '%T' 2>/dev/null | grep -Eq '^(idle|mixed|allocated)'; do
-    i=$((i + 1))
-    if [ $i -gt 150 ] || ! kill -0 "$CTLD_PID" 2>/dev/null || ! kill -0 "$SLURMD_PID" 2>/dev/null; then
-        tail -5 "$C/slurmctld.log" "$C/slurmd.log" "$C/slurmctld.out" "$C/slurmd.out" 2>/dev/null
-        skip "slurmctld/slurmd did not bring the node up here (logs above)"
-    fi
-    sleep 0.2
-done
+. "$(dirname "$0")/slurm_cluster.sh"
+start_cluster
 
 # ---- the collection: a compile-only run on the bundled fake LLM, 2 samples a problem ----
 KCS="$KC_ROOT/tools/slurm/kc_slurm.sh"
@@ -137,14 +43,6 @@ D="$C/shared/run"
 ARGS="--problems level1/01*,level1/02* --samples 2 --turns 2 --compile-only --concurrency 2"
 echo '{"endpoint": "bundled", "bundled_args": "--bug compile --delay-ms 150"}' >"$T/kc.json"
 N=4
-
-# wait_idle: until Slurm holds none of our jobs.
-wait_idle() {
-    i=0
-    while [ -n "$(squeue -h -o %i 2>/dev/null)" ]; do
-        i=$((i + 1)); [ $i -lt 900 ] || { squeue; fail "jobs did not finish"; }; sleep 0.2
-    done
-}
 
 sh "$KCS" submit --dir "$D" --shards $N --gpus-per-task 1 --config "$T/kc.json" -- $ARGS >"$T/submit.out" ||
     fail "submit: $(cat "$T/submit.out")"
