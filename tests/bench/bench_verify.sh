@@ -60,14 +60,20 @@ if ! "$KC_BIN/kverify" gpus >/dev/null 2>&1; then
     exit 0
 fi
 # throughput SUITE: every reference of SUITE as a candidate, verified at default shapes; the
-# rate (candidates/s) goes to $OUT_DIR/rate_SUITE.
+# rate (candidates/s) goes to $OUT_DIR/rate_SUITE. KC_BENCH_TP_COPIES=K (default 1) imports each
+# reference K times as distinct sources (a "// copy c" line), so that a small suite (attention's
+# 10) is not mostly start-up when two binaries' rates are compared.
 throughput() {
     suite=$1 sdir="$OUT_DIR/references_$1" db="$OUT_DIR/throughput_$1.db"
-    rm -rf "$sdir" "$db"*; mkdir -p "$sdir"
+    rm -rf "$sdir" "$db"*; mkdir -p "$sdir/copy"
     for m in "$KC_PROBLEMS/$suite"/*.json; do
         name=$(basename "$m" .json)
         "$KC_BIN/kverify" problems --show-reference "$suite/$name" > "$sdir/$name.cu" || return 1
-        "$KC_BIN/kverify" import --db "$db" --problem "$suite/$name" "$sdir/$name.cu" >/dev/null || return 1
+        for c in $(seq "${KC_BENCH_TP_COPIES:-1}"); do
+            f="$sdir/$name.cu"
+            [ "$c" -gt 1 ] && { cat "$sdir/$name.cu"; echo "// copy $c"; } > "$sdir/copy/$name.cu" && f="$sdir/copy/$name.cu"
+            "$KC_BIN/kverify" import --db "$db" --problem "$suite/$name" "$f" >/dev/null || return 1
+        done
     done
     n=$(sql "$db" "SELECT count(*) FROM candidates")
     ( while :; do nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader,nounits 2>/dev/null; sleep 0.2; done ) > "$OUT_DIR/util_$suite.txt" &

@@ -3,7 +3,7 @@
 # before and after on the same machine"). The throughput batches of make bench (COST_SUITES,
 # default level1) run in the order COST_ORDER (default old, new, nopool, new, old; old: the
 # pre-integrity-IV tree in .devbuild/base; new: .devbuild/bin as it is; pool/nopool: new with
-# KC_MAP_POOL=1/0), so a drift of the machine over the call shows as a difference between two
+# KC_MAP_POOL=1/0; COST_COPIES=K imports each reference K times), so a drift of the machine over the call shows as a difference between two
 # runs of one binary. Then, if L3_ONLY is set, the level-3 cross-checks of those problems, and
 # the layer-diagnosis test. At most 8 files come back: bench.txt (every run), digest.txt (one
 # line per verification of each suite, tools/device/digest.py), cc3.txt, layers.txt, summary.txt.
@@ -14,7 +14,8 @@ bench_one() { # TREE (old|new|pool) RUN
     pool=; [ "$1" = pool ] && pool=1; [ "$1" = nopool ] && pool=0
     echo "##### $1 run $2" >> "$OUT/bench.txt"
     KC_BIN="$bin" KC_ROOT="$dir" KC_PROBLEMS="$dir/problems" KC_MAP_POOL="$pool" \
-        KC_BENCH_PARTS=throughput KC_BENCH_SUITES="${COST_SUITES:-level1}" OUT="/tmp/bench_$1_$2" timeout 150 \
+        KC_BENCH_PARTS=throughput KC_BENCH_SUITES="${COST_SUITES:-level1}" KC_BENCH_TP_COPIES="${COST_COPIES:-1}" \
+        OUT="/tmp/bench_$1_$2" timeout 150 \
         sh "$R/tests/bench/bench_verify.sh" >> "$OUT/bench.txt" 2>&1
     for suite in ${COST_SUITES:-level1}; do
         echo "$1 run $2 $suite: $(cat /tmp/bench_$1_$2/bench/rate_$suite 2>/dev/null || echo n/a)/s;" \
