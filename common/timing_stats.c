@@ -12,6 +12,12 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+void kc_sort_doubles(double *v, int n)
+{
+    if (n > 1)
+        qsort(v, (size_t)n, sizeof(double), cmp_double);
+}
+
 double kc_quantile(const double *sorted, int n, double q)
 {
     double pos = q * (n - 1);
@@ -25,7 +31,7 @@ double kc_median_noise(const double *times, int n)
         return 0;
     double *s = xmalloc((size_t)n * sizeof(double));
     memcpy(s, times, (size_t)n * sizeof(double));
-    qsort(s, (size_t)n, sizeof(double), cmp_double);
+    kc_sort_doubles(s, n);
     double med = kc_quantile(s, n, 0.5);
     double sigma = (kc_quantile(s, n, 0.75) - kc_quantile(s, n, 0.25)) / 1.349;
     free(s);

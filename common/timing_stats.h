@@ -7,6 +7,8 @@
 
 #define KC_TIMING_MIN_REPS 5 /* then the noise criterion decides: every rep is checked, so reps are dear */
 
+/* Sorts n values ascending. */
+void kc_sort_doubles(double *v, int n);
 /* The q-quantile (0..1) of n >= 1 sorted values, interpolated. */
 double kc_quantile(const double *sorted, int n, double q);
 /* Robust relative standard error of the median of n values, from the interquartile range. */

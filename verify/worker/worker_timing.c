@@ -26,12 +26,6 @@
 #define INCONSISTENT_RATIO 0.5     /* timed device time below half the checking runs' ... */
 #define INCONSISTENT_SLACK_MS 0.005 /* ... by more than launch jitter is flagged */
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* The candidate's launch unit between two device events, the preparation already in flight
  * (the unit queues behind the L2 flush: no host launch latency in the window); the checking
  * runs and the extra timed reps alike. with_cupti also measures its kernels' device time. */
@@ -129,7 +123,7 @@ double wk_cupti_end(int begun)
 
 static void put_stats(json_t *out, double *times, int n)
 {
-    qsort(times, (size_t)n, sizeof(double), cmp_double);
+    kc_sort_doubles(times, n);
     double sum = 0, sq = 0;
     for (int i = 0; i < n; i++)
         sum += times[i];
@@ -183,7 +177,7 @@ static void put_clock(json_t *out, const double *clock_mhz, int n)
         if (clock_mhz[i] > 0)
             c[k++] = clock_mhz[i];
     if (k > 0) {
-        qsort(c, (size_t)k, sizeof(double), cmp_double);
+        kc_sort_doubles(c, k);
         json_object_set_new(out, "sm_clock_mhz", json_real(kc_quantile(c, k, 0.5)));
         json_object_set_new(out, "sm_clock_min_mhz", json_real(c[0]));
         json_object_set_new(out, "sm_clock_max_mhz", json_real(c[k - 1]));
