@@ -38,14 +38,14 @@ double kc_median_noise(const double *times, int n)
     return med > 0 ? 1.2533 * sigma / sqrt((double)n) / med : 0;
 }
 
-int kc_timing_enough(const double *times, int n, double noise_target)
+int kc_timing_enough(const double *times, int n, int min_reps, double noise_target)
 {
-    return n >= KC_TIMING_MIN_REPS && kc_median_noise(times, n) < noise_target;
+    return n >= min_reps && kc_median_noise(times, n) < noise_target;
 }
 
 int kc_timing_keep_plain(double *times, double *clocks, const int *plain, int n, double noise_target)
 {
-    if (kc_timing_enough(times, n, noise_target))
+    if (kc_timing_enough(times, n, KC_TIMING_MIN_REPS, noise_target))
         return n;
     int kept = 0;
     for (int i = 0; i < n; i++)

@@ -94,15 +94,24 @@ EOF
     # 4 GPUs as Slurm 22.05 accepts them without hardware: a gpu without File= is dropped
     # ("file-less GPU"), and one whose file is not a character device sets no
     # CUDA_VISIBLE_DEVICES; links to /dev/null named gpu0-3 give the indices 0-3, and nothing
-    # opens them. On a GPU host (KC_SLURM_GPUS=real) the node's GPUs are the real ones.
+    # opens them. On a GPU host (KC_SLURM_GPUS=real) the node's GPUs are the host's first 4
+    # /dev/nvidiaN, whatever their minor numbers (a container's need not start at 0), one
+    # gres.conf line each.
+    : >"$C/gres.conf"
     if [ "${KC_SLURM_GPUS:-}" = real ]; then
-        files=/dev/nvidia[0-3]
+        for d in $(ls /dev/nvidia[0-9]* 2>/dev/null | sort -V | head -4); do
+            if [ -c "$d" ]; then echo "NodeName=kcnode Name=gpu File=$d" >>"$C/gres.conf"; fi
+        done
+        [ -s "$C/gres.conf" ] || skip "KC_SLURM_GPUS=real but no /dev/nvidiaN here"
     else
         mkdir -p "$C/dev"
-        for g in 0 1 2 3; do ln -s /dev/null "$C/dev/gpu$g"; done
-        files="$C/dev/gpu[0-3]"
+        for g in 0 1 2 3; do
+            ln -s /dev/null "$C/dev/gpu$g"
+            echo "NodeName=kcnode Name=gpu File=$C/dev/gpu$g" >>"$C/gres.conf"
+        done
     fi
-    printf 'AutoDetect=off\nNodeName=kcnode Name=gpu File=%s\n' "$files" >"$C/gres.conf"
+    sed -i "1i AutoDetect=off" "$C/gres.conf"
+    sed -i "s/Gres=gpu:4 /Gres=gpu:$(grep -c File= "$C/gres.conf") /" "$C/slurm.conf"
 }
 
 start_cluster() {
@@ -122,7 +131,7 @@ start_cluster() {
     until sinfo -h -N -o '%T' 2>/dev/null | grep -Eq '^(idle|mixed|allocated)'; do
         i=$((i + 1))
         if [ $i -gt 150 ] || ! kill -0 "$CTLD_PID" 2>/dev/null || ! kill -0 "$SLURMD_PID" 2>/dev/null; then
-            tail -5 "$C/slurmctld.log" "$C/slurmd.log" "$C/slurmctld.out" "$C/slurmd.out" 2>/dev/null
+            tail -5 "$C/slurmctld.log" "$C/slurmd.log" "$C/slurmctld.out" "$C/slurmd.out" 2>/dev/null || true
             skip "slurmctld/slurmd did not bring the node up here (logs above)"
         fi
         sleep 0.2

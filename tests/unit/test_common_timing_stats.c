@@ -38,10 +38,23 @@ static void enough_needs_five_quiet_samples(void **state)
 {
     (void)state;
     const double flat[] = {5.0, 5.0, 5.0, 5.0, 5.0};
-    assert_false(kc_timing_enough(flat, 4, NOISE));
-    assert_true(kc_timing_enough(flat, 5, NOISE));
+    assert_false(kc_timing_enough(flat, 4, KC_TIMING_MIN_REPS, NOISE));
+    assert_true(kc_timing_enough(flat, 5, KC_TIMING_MIN_REPS, NOISE));
     const double two_modes[] = {1.70, 1.70, 1.70, 1.437, 1.437};
-    assert_false(kc_timing_enough(two_modes, 5, NOISE));
+    assert_false(kc_timing_enough(two_modes, 5, KC_TIMING_MIN_REPS, NOISE));
+}
+
+static void plain_samples_left_after_a_drop_need_three(void **state)
+{
+    (void)state;
+    /* attention/007's plain seed-1 sample and two plain extra reps (24.1 ms on the H100) */
+    const double plain[] = {24.13, 24.10, 24.12};
+    assert_false(kc_timing_enough(plain, 2, KC_TIMING_MIN_PLAIN, NOISE));
+    assert_true(kc_timing_enough(plain, 3, KC_TIMING_MIN_PLAIN, NOISE));
+    /* the noise criterion still decides */
+    const double noisy[] = {24.1, 26.3, 25.2};
+    assert_false(kc_timing_enough(noisy, 3, KC_TIMING_MIN_PLAIN, NOISE));
+    assert_true(KC_TIMING_MIN_PLAIN < KC_TIMING_MIN_REPS);
 }
 
 static void quiet_samples_stay_whatever_their_kind(void **state)
@@ -78,6 +91,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(quantiles_interpolate),
         cmocka_unit_test(noise_follows_the_spread),
+        cmocka_unit_test(plain_samples_left_after_a_drop_need_three),
         cmocka_unit_test(enough_needs_five_quiet_samples),
         cmocka_unit_test(quiet_samples_stay_whatever_their_kind),
         cmocka_unit_test(spread_samples_leave_the_plain_ones_in_order),

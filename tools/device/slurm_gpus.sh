@@ -17,6 +17,7 @@ WANT=${WANT:-correct}
 OUT="${OUT:-/tmp/kc-out}"
 mkdir -p "$OUT"
 REPORT="$OUT/slurm.txt"
+echo "device nodes: $(ls /dev/nvidia* 2>/dev/null | tr '\n' ' ')" >"$REPORT"
 . "$R/tests/cli/lib.sh"
 skip() { echo "slurm_gpus: cannot run: $*" | tee -a "$REPORT"; exit 1; }
 . "$R/tests/cli/slurm_cluster.sh"

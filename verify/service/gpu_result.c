@@ -93,8 +93,9 @@ static void fill_evidence(json_t *res, kv_result *r)
     if (json_is_object(t)) { /* how the timed runs were checked */
         static const char *const keys[] = {"checked_runs", "seed_base", "check_device_ms",
                                            "timed_vs_check", "inconsistent", "timed_window_ms",
-                                           "from_checks", "extra_reps", "noise", "noise_target",
-                                           "sm_clock_mhz", "sm_clock_min_mhz", "sm_clock_max_mhz",
+                                           "from_checks", "extra_reps", "dropped_varied", "noise",
+                                           "noise_target", "sm_clock_mhz", "sm_clock_min_mhz",
+                                           "sm_clock_max_mhz",
                                            NULL};
         json_t *tc = json_object();
         for (const char *const *k = keys; *k; k++)

@@ -1228,7 +1228,7 @@ static int time_candidate(struct job_state *s, json_t *job, json_t *result, wk_f
     double noise = json_number_value(json_object_get(job, "timing_noise"));
     noise = noise > 0 ? noise : WK_TIMING_NOISE; /* a job from an older client */
     struct timing_state t = {.s = s, .seed_base = fresh_seed_base(), .checked = json_array()};
-    int rc = -1, enough = kc_timing_enough(s->samples.ms, s->samples.n, noise);
+    int rc = -1, enough = kc_timing_enough(s->samples.ms, s->samples.n, KC_TIMING_MIN_REPS, noise);
     /* extra reps (and their buffers) only while the checking runs' samples are too few or noisy */
     if (!enough)
         t.b = prepare_buffers(s->g, s->p, "default", &s->p->dims_default, s->cand, s->ref,

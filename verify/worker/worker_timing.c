@@ -200,14 +200,16 @@ int wk_time_unit(wk_gpu *g, wk_unit *u, const problem *p, const dimset *dims, wk
      * softcap kernel a cap of 3, or rows scaled up to 4x, send tanh down its slow path: 26.4
      * and 25.5 against 24.1 ms): when they spread the samples beyond the criterion, only the
      * plain ones stay (the manifest's constants, unstructured inputs, as KernelBench times),
-     * and the extra reps, which are plain, add to them. */
+     * and the extra reps, which are plain, add to them until KC_TIMING_MIN_PLAIN samples
+     * meet the noise criterion. */
     int before = n;
     n = kc_timing_keep_plain(times, clocks, samples->plain, n, noise_target);
     dropped = before - n;
+    int min_reps = dropped ? KC_TIMING_MIN_PLAIN : KC_TIMING_MIN_REPS;
     double t0 = now_ms();
     /* Extra reps, each on fresh inputs, until the noise criterion or the cap (the cap counts
      * the checks too). */
-    while (!kc_timing_enough(times, n, noise_target) && !(now_ms() - t0 > cap_ms && n >= 3) &&
+    while (!kc_timing_enough(times, n, min_reps, noise_target) && !(now_ms() - t0 > cap_ms && n >= 3) &&
            extra < MAX_REPS) {
         float ms;
         rc = timed_rep(g, u, p, dims, bufs, h, extra + 1, &ms, &clocks[n], f);
