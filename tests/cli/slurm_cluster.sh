@@ -114,6 +114,18 @@ EOF
     sed -i "s/Gres=gpu:4 /Gres=gpu:$(grep -c File= "$C/gres.conf") /" "$C/slurm.conf"
 }
 
+# What a node that did not come up left: the daemons' logs and output, whether they still run,
+# sinfo's own error and the libraries the daemons resolve (on stdout, for the caller's log).
+cluster_diagnosis() {
+    for f in slurmctld.log slurmd.log slurmctld.out slurmd.out munged.out gres.conf; do
+        echo "--- $f"; tail -8 "$C/$f" 2>&1 || true
+    done
+    echo "--- daemons alive: slurmctld $(kill -0 "$CTLD_PID" 2>/dev/null && echo yes || echo no)," \
+        "slurmd $(kill -0 "$SLURMD_PID" 2>/dev/null && echo yes || echo no)"
+    echo "--- sinfo: $(sinfo -h -N 2>&1 | tail -2)"
+    echo "--- unresolved libraries: $(ldd "$(command -v slurmctld)" "$(command -v slurmd)" 2>&1 | grep -c 'not found')"
+}
+
 start_cluster() {
     mkdir -p "$C/state" "$C/spool" "$C/munge" "$C/shared"
     chmod 700 "$C/munge"
@@ -131,7 +143,7 @@ start_cluster() {
     until sinfo -h -N -o '%T' 2>/dev/null | grep -Eq '^(idle|mixed|allocated)'; do
         i=$((i + 1))
         if [ $i -gt 150 ] || ! kill -0 "$CTLD_PID" 2>/dev/null || ! kill -0 "$SLURMD_PID" 2>/dev/null; then
-            tail -5 "$C/slurmctld.log" "$C/slurmd.log" "$C/slurmctld.out" "$C/slurmd.out" 2>/dev/null || true
+            cluster_diagnosis
             skip "slurmctld/slurmd did not bring the node up here (logs above)"
         fi
         sleep 0.2
