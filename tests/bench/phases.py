@@ -121,7 +121,7 @@ def idle_split(spans, wall_s, workers):
     when its last job does; a GPU that held no job was idle the whole wall. None without stamps."""
     if not spans or wall_s <= 0:
         return None
-    end = max(e for v in spans.values() for _, e in v)
+    end = max(j[1] for v in spans.values() for j in v)
     start = end - wall_s * 1e3
     before = between = after = 0.0
     for slot in range(max(workers, len(spans))):
@@ -130,12 +130,31 @@ def idle_split(spans, wall_s, workers):
             before += wall_s * 1e3
             continue
         before += max(0.0, v[0][0] - start)
-        after += max(0.0, end - max(e for _, e in v))
+        after += max(0.0, end - max(j[1] for j in v))
         last = v[0][1]
-        for s, e in v[1:]:
-            between += max(0.0, s - last)
-            last = max(last, e)
+        for j in v[1:]:
+            between += max(0.0, j[0] - last)
+            last = max(last, j[1])
     return before, between, after
+
+
+def first_jobs(spans, wall_s):
+    """Each GPU's first job, in seconds after the batch's start (taken as in idle_split): when
+    its worker had introduced itself, when the job's candidate and reference were compiled, and
+    when the job was sent; and when the batch's first compile finished. None without the stamps
+    (client_ms.worker_up_at and compiled_at, since issue 37's start-up split)."""
+    if not spans or wall_s <= 0:
+        return None
+    end = max(j[1] for v in spans.values() for j in v)
+    start = end - wall_s * 1e3
+    rows = []
+    for slot in sorted(spans):
+        sent, _, compiled, up = min(spans[slot])
+        if compiled <= 0 or up <= 0:
+            return None
+        rows.append((slot, (up - start) / 1e3, (compiled - start) / 1e3, (sent - start) / 1e3))
+    first = min(j[2] for v in spans.values() for j in v if j[2] > 0)
+    return rows, (first - start) / 1e3
 
 
 def phases(db, fam=None, per_gpu=None, ipc=None, spans=None):
@@ -176,7 +195,8 @@ def phases(db, fam=None, per_gpu=None, ipc=None, spans=None):
             g[1] += gpu
         c_at = cms.get("ipc_at")
         if spans is not None and gpu and isinstance(c_at, list) and len(c_at) == 3:
-            spans.setdefault(cms.get("slot", 0), []).append((c_at[0], c_at[0] + gpu))
+            spans.setdefault(cms.get("slot", 0), []).append(
+                (c_at[0], c_at[0] + gpu, cms.get("compiled_at", 0), cms.get("worker_up_at", 0)))
         acc["sanitizer"] += san
         if gpu:
             acc["IPC and client"] += max(0.0, gpu - worker - san)
@@ -207,6 +227,11 @@ def main():
         if split:
             print("  compile wait, split: before each GPU's first job %.1f s, between jobs %.1f s, "
                   "after its last job %.1f s" % tuple(x / 1e3 for x in split))
+        firsts = first_jobs(spans, a.wall)
+        if firsts:
+            print("  start-up (s after the batch's start): first compile done %.1f; per GPU, worker up / "
+                  "first job's candidate and reference compiled / job sent: %s" % (
+                      firsts[1], ", ".join("GPU %d %.1f/%.1f/%.1f" % r for r in firsts[0])))
     if ipc:
         print("  IPC and client, split: " + ", ".join("%s %.2f s" % (k, ipc.get(k, 0.0) / 1e3) for k in IPC_PARTS))
     if len(per_gpu) > 1:

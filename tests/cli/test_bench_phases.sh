@@ -5,7 +5,8 @@
 # must give the summed phases, the per-family table with each family's run count, the IPC
 # and client remainder (client_ms.gpu minus the worker's job, warm-up and sanitizer check), the
 # worker's release (stage_ms.job_ms minus its stages), each GPU client's share (client_ms.slot)
-# and the IPC remainder split by both sides' monotonic stamps (stage_ms.ipc_at, client_ms.ipc_at).
+# and the IPC remainder split by both sides' monotonic stamps (stage_ms.ipc_at, client_ms.ipc_at),
+# and each GPU's first job against the worker's and the compiles' stamps (first_jobs).
 set -eu
 . "$(dirname "$0")/lib.sh"
 db="$T/b.db"
@@ -56,6 +57,14 @@ echo "$out" | grep -q "split: before each GPU's first job 3.3 s, between jobs 0.
 # between jobs, and a GPU that held none: idle the whole wall
 split=$(cd "$KC_ROOT/tests/bench" && python3 -c 'from phases import idle_split; print(idle_split({0: [(0, 1000), (3000, 4000)], 1: [(500, 4000)]}, 5, 3))')
 [ "$split" = "(7500.0, 2000.0, 0.0)" ] || fail "idle_split: $split"
+# each GPU's first job against the batch's start (end 4000 ms, wall 5 s: start -1000 ms): its
+# worker up, its candidate and reference compiled, the job sent; the batch's first compile
+firsts=$(cd "$KC_ROOT/tests/bench" && python3 -c 'from phases import first_jobs
+rows, first = first_jobs({0: [(3000, 4000, 2500, 800), (1000, 2000, 900, 800)], 1: [(1500, 4000, 1200, 700)]}, 5)
+print(" ".join("%d:%.1f/%.1f/%.1f" % r for r in rows), "%.1f" % first)')
+[ "$firsts" = "0:1.8/1.9/2.0 1:1.7/2.2/2.5 1.9" ] || fail "first_jobs: $firsts"
+# evidence without the stamps (older clients) gives no start-up line
+echo "$out" | grep -q "start-up" && fail "a start-up line without stamps: $out"
 # bound: 6 runs (3 per verification), inputs 3.00 s; default: 2 runs, reference 0.02 s
 echo "$out" | grep -Eq '^  bound +6 +0\.00 +3\.00 ' || fail "bound row wrong: $out"
 echo "$out" | grep -Eq '^  default +2 .* 0\.02 +0\.00$' || fail "default row wrong: $out"

@@ -24,6 +24,7 @@
 struct gpu_info {
     char name[128], driver[32], cuda[32];
     double open_ms, cupti_ms; /* the device, context and harness; CUPTI's first use */
+    double up_at;             /* monotonic ms: when it introduced itself (start-up split) */
 };
 
 struct gpu_client {
@@ -78,6 +79,7 @@ static int greet_worker(void *ctx, int slot, ipc_child *child, strbuf *err)
         json_t *start = json_object_get(hello.json, "start_ms");
         info->open_ms = start_phase(start, "gpu_open");
         info->cupti_ms = start_phase(start, "cupti");
+        info->up_at = now_ms();
     }
     ipc_msg_free(&hello);
     return rc; /* the pool kills a worker that did not greet */
@@ -525,6 +527,11 @@ static void note_client_time(gpu_client *g, int slot, kv_result *r)
     if (r->ipc_at[2] > 0) /* beside the worker's stage_ms.ipc_at: where IPC's time goes */
         json_object_set_new(t, "ipc_at", json_pack("[f,f,f]", r->ipc_at[0], r->ipc_at[1],
                                                    r->ipc_at[2]));
+    /* on the same clock: what a GPU's first job waited for (tests/bench/phases.py) */
+    if (r->compiled_at > 0)
+        json_object_set_new(t, "compiled_at", json_real(r->compiled_at));
+    if (g->info[slot].up_at > 0)
+        json_object_set_new(t, "worker_up_at", json_real(g->info[slot].up_at));
     kv_result_set_evidence(r, "client_ms", t);
 }
 

@@ -359,6 +359,7 @@ int kv_verify_in(kv_service *s, kv_batch *b, const problem *p, const char *respo
     reference_start(&ref, s, p, r->arch);
     int compile_failed = compile_stage(s, r, err);
     int ref_rc = reference_finish(&ref, compile_failed == 0 && r->compile_stage_ok ? err : NULL);
+    r->compiled_at = now_ms();
     if (compile_failed || (r->compile_stage_ok && ref_rc)) {
         rc = -1;
     } else if (r->compile_stage_ok && r->cubin.len && check_entry_points(&unit, r) == 0) {

@@ -77,6 +77,7 @@ typedef struct kv_result {
     double gpu_ms;       /* time the GPU worker spent on this candidate */
     double sanitizer_ms; /* of which the client's sanitizer check (whole, start to answer) */
     double ipc_at[3];    /* monotonic ms: job sent, result read, result filled in (make bench) */
+    double compiled_at;  /* monotonic ms: the candidate and its reference compiled (start-up split) */
     strbuf cubin;        /* internal: the compiled module between stages */
 } kv_result;
 

@@ -1,0 +1,19 @@
+#!/bin/sh
+# round8.sh: a short call on the 4-GPU kind for issue 37 (carry .devbuild, .devlibs and
+# .devslurm): the bench's scaling part with the start-up split (phases.py's first_jobs: each
+# GPU's worker up, first compile, first job) and both batches' databases back, then the Slurm
+# array with one real GPU per task (slurm_gpus.sh; its log's tail and report come back).
+. tools/device/common.sh
+
+note "start: $(nvidia-smi -L | tr '\n' ' ')"
+KC_BIN="$B" KC_BENCH_PARTS=scaling OUT=/tmp/sc timeout 200 sh tests/bench/bench_verify.sh > "$OUT/scaling.txt" 2>&1
+note "scaling rc $?"
+tar czf "$OUT/scaling_dbs.tgz" -C /tmp/sc/bench scaling_one.db scaling_level1.db 2>/dev/null
+grep -E "scaling|split|start-up" "$OUT/scaling.txt" | cut -c1-400 >> "$S"
+note "slurm"
+OUT="$OUT" timeout 200 sh tools/device/slurm_gpus.sh > /tmp/slurm_run.txt 2>&1
+note "slurm rc $?"
+tail -40 /tmp/slurm_run.txt > "$OUT/slurm_run_tail.txt"
+tail -8 "$OUT/slurm.txt" >> "$S" 2>/dev/null
+note done
+cat "$S"
