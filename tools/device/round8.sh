@@ -1,5 +1,5 @@
 #!/bin/sh
-# round8.sh: a short call on the 4-GPU kind for issue 37 (carry .devbuild, .devlibs and
+# round8.sh: a short call on a multi-GPU kind (4 GPUs, else 2) for issue 37 (carry .devbuild, .devlibs and
 # .devslurm): the bench's scaling part with the start-up split (phases.py's first_jobs: each
 # GPU's worker up, first compile, first job) and both batches' databases back, then the Slurm
 # array with one real GPU per task (slurm_gpus.sh; its log's tail and report come back).

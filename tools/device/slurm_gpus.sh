@@ -1,9 +1,10 @@
 #!/bin/sh
-# slurm_gpus.sh: Slurm with real GPUs (issue 37), for a call on the 4-GPU kind: a one-node
+# slurm_gpus.sh: Slurm with real GPUs (issue 37), for a call on a multi-GPU kind: a one-node
 # cluster (tests/cli/slurm_cluster.sh) run from the Debian bundle (carry .devslurm, made here by
 # `sh tools/device/slurm_bundle.sh .devslurm`; the host has no Slurm) whose node's GPUs are the
-# host's /dev/nvidia0-3; a 4-task array of a collection verified on the GPUs (bundled fake LLM,
-# a wrong first turn) with one GPU per task (`kc_slurm.sh submit --gpus-per-task 1`), then merge
+# host's first 4 /dev/nvidiaN; an array of one task per GPU of a collection verified on the GPUs
+# (bundled fake LLM, a wrong first turn) with one GPU per task (`kc_slurm.sh submit
+# --gpus-per-task 1`), then merge
 # and kcurate. Writes $OUT/slurm.txt: each task's GPU, the shards' verdicts, the merged counts.
 # Fails (exit 1) when a task did not get exactly one GPU of its own or verified nothing
 # correct. A dry run without GPUs (placeholder devices, compile-only): KC_BIN=bin
@@ -23,6 +24,8 @@ skip() { echo "slurm_gpus: cannot run: $*" | tee -a "$REPORT"; exit 1; }
 . "$R/tests/cli/slurm_cluster.sh"
 start_cluster
 echo "cluster up: $(sinfo -h -N -o '%N %T %G')" >>"$REPORT"
+# one task per GPU the node declares (4 on the 4-GPU kind, 2 on the 2-GPU kind)
+N=$(grep -c File= "$C/gres.conf")
 
 D="$C/shared/run"
 # the GPU host has Python but maybe no sqlite3 shell
@@ -30,14 +33,14 @@ q() { python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execut
 VERDICTS="SELECT group_concat(verdict || ' ' || n, ', ') FROM (SELECT verdict, count(*) n FROM v_latest_verification GROUP BY verdict)"
 echo '{"endpoint": "bundled", "bundled_args": "--bug runtime"}' >"$T/kc.json"
 t0=$(date +%s)
-sh "$R/tools/slurm/kc_slurm.sh" submit --dir "$D" --shards 4 --gpus-per-task 1 --config "$T/kc.json" \
+sh "$R/tools/slurm/kc_slurm.sh" submit --dir "$D" --shards "$N" --gpus-per-task 1 --config "$T/kc.json" \
     -- --problems 'level1/01*,level1/02*' --samples 2 --turns 2 --concurrency 2 ${COLLECT_EXTRA:-} >>"$REPORT" 2>&1 ||
     fail "submit: $(tail -3 "$REPORT")"
 wait_idle
 echo "array done in $(( $(date +%s) - t0 )) s" >>"$REPORT"
 sh "$R/tools/slurm/kc_slurm.sh" status --dir "$D" >>"$REPORT" 2>&1 || fail "a shard did not complete: $(tail -5 "$REPORT")"
 gpus=
-for s in 0 1 2 3; do
+for s in $(seq 0 $((N - 1))); do
     log=$(ls "$D"/logs/shard-$s-*.out | head -1)
     g=$(sed -n 's/.*GPUs: \([0-9,]*\)).*/\1/p' "$log" | head -1)
     v=$(q "$D/shard-$s.db" "$VERDICTS")
@@ -51,4 +54,4 @@ done
 sh "$R/tools/slurm/kc_slurm.sh" merge --dir "$D" >>"$REPORT" 2>&1 || fail "merge: $(tail -3 "$REPORT")"
 "$KC_BIN/kcurate" run --db "$D/merged.db" >/dev/null 2>&1 || fail "kcurate run on the merged database"
 echo "merged: $(q "$D/merged.db" "SELECT count(*) FROM trajectories") trajectories, $(q "$D/merged.db" "$VERDICTS")" >>"$REPORT"
-echo "ok: 4 tasks, GPUs$gpus" | tee -a "$REPORT"
+echo "ok: $N tasks, GPUs$gpus" | tee -a "$REPORT"
