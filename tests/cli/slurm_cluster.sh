@@ -111,6 +111,8 @@ EOF
         done
     fi
     sed -i "1i AutoDetect=off" "$C/gres.conf"
+    # a cgroup-v2 host (the GPU machines' containers) has no systemd to ask for slurmd's scope
+    printf 'IgnoreSystemd=yes\nIgnoreSystemdOnFailure=yes\n' >"$C/cgroup.conf"
     sed -i "s/Gres=gpu:4 /Gres=gpu:$(grep -c File= "$C/gres.conf") /" "$C/slurm.conf"
 }
 

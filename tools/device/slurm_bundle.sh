@@ -18,7 +18,8 @@ for b in $bins; do cp "$b" "$DIR/bin/"; done
 cp "$PLUGINS"/*.so "$DIR/plugins/"
 cp "$PLUGINS/libslurmfull.so" "$DIR/lib/"
 # the plugins the daemons and slurmstepd of slurm_cluster.sh's cluster load (read from their
-# /proc/PID/maps during test_slurm_array), with site_factor_none and node_features_none besides:
+# /proc/PID/maps during test_slurm_array), with site_factor_none and node_features_none besides,
+# and cgroup_v2 (a cgroup-v2 host's slurmd loads it: libdbus, libsystemd):
 # resolving every plugin's libraries would carry 80 MB (HDF5, MySQL, ...)
 used="accounting_storage_none acct_gather_energy_none acct_gather_filesystem_none
 acct_gather_interconnect_none acct_gather_profile_none auth_munge cgroup_v1 core_spec_none
@@ -26,7 +27,7 @@ cred_munge ext_sensors_none gpu_generic gres_gpu hash_k12 job_container_none job
 jobcomp_none mcs_none mpi_cray_shasta mpi_none mpi_pmi2 preempt_none prep_script priority_basic
 proctrack_linuxproc route_default sched_builtin select_cons_res select_cons_tres
 select_cray_aries select_linear serializer_json serializer_url_encoded serializer_yaml
-switch_cray_aries switch_none task_none topology_none site_factor_none node_features_none"
+switch_cray_aries switch_none task_none topology_none site_factor_none node_features_none cgroup_v2"
 objs=$bins
 for p in $used; do [ -f "$PLUGINS/$p.so" ] && objs="$objs $PLUGINS/$p.so"; done
 # shellcheck disable=SC2086

@@ -516,12 +516,12 @@ static void note_client_time(gpu_client *g, int slot, kv_result *r)
         return;
     json_t *t = json_pack("{s:f,s:f,s:i}", "gpu", r->gpu_ms, "sanitizer", r->sanitizer_ms, "slot",
                           slot);
-    if (start_ms > 0) {
+    if (start_ms > 0)
         json_object_set_new(t, "worker_start", json_real(start_ms));
+    if (start_ms > 0 || g->info[slot].up_at > 0) /* what the worker's start-up spent */
         json_object_set_new(t, "worker_init", json_pack("{s:f,s:f}", "gpu_open",
                                                         g->info[slot].open_ms, "cupti",
                                                         g->info[slot].cupti_ms));
-    }
     if (kill_ms > 0)
         json_object_set_new(t, "worker_kill", json_real(kill_ms));
     if (r->ipc_at[2] > 0) /* beside the worker's stage_ms.ipc_at: where IPC's time goes */
