@@ -136,6 +136,10 @@ start_cluster() {
     export SLURM_CONF="$C/slurm.conf"
     stepd=
     [ -n "${KC_SLURM_BUNDLE:-}" ] && stepd="-d $KC_SLURM_BUNDLE/bin/slurmstepd"
+    # slurmd's cgroup/v2 makes its stepd scope under system.slice, which only systemd creates
+    if [ "$(stat -fc %T /sys/fs/cgroup 2>/dev/null)" = cgroup2fs ]; then
+        mkdir -p /sys/fs/cgroup/system.slice 2>/dev/null || true
+    fi
     slurmctld -D -c -f "$C/slurm.conf" >"$C/slurmctld.out" 2>&1 &
     CTLD_PID=$!
     # shellcheck disable=SC2086
