@@ -6,7 +6,7 @@
 # at compilation otherwise, kcurate labels and deduplicates, kexport writes the dataset.
 # Settings: DEMO_PROBLEMS (default level1), DEMO_OUT (default demo-out),
 # OPENAI_BASE_URL/OPENAI_API_KEY or DEMO_ARGS for a real endpoint, DEMO_RACE_PER_GPU (race
-# checks side by side on each GPU, default 4: each is a compute-sanitizer process, mostly
+# checks side by side on each GPU, default 8: each is a compute-sanitizer process, mostly
 # start-up on the CPU). Each step's seconds are printed at the end.
 set -eu
 BUILD="${1:-.}"
@@ -30,7 +30,7 @@ t1=$(date +%s)
 if [ -z "$mode" ]; then
     # correct labels that use shared memory or cross-block communication need a race check
     # before kexport takes them (docs/INTEGRITY.md "Races")
-    "$BIN/kverify" racecheck --db "$DB" --per-gpu "${DEMO_RACE_PER_GPU:-4}"
+    "$BIN/kverify" racecheck --db "$DB" --per-gpu "${DEMO_RACE_PER_GPU:-8}"
 fi
 t2=$(date +%s)
 "$BIN/kcurate" run --db "$DB"

@@ -27,7 +27,7 @@
 
 #define RACE_MAX_GPUS 16
 #define RACE_MAX_PER_GPU 16
-#define RACE_DEFAULT_PER_GPU 1 /* more side by side: not yet measured on a GPU */
+#define RACE_DEFAULT_PER_GPU 4 /* H100, 16 CPUs, 16 checks: 19.6 s at 1, 6.8 s at 4, 5.6 s at 8 */
 
 static const char racecheck_usage[] =
     "usage: kverify racecheck --db PATH [--gpus N] [--per-gpu N] [--limit N] [--json]\n"
@@ -45,8 +45,9 @@ static const char racecheck_usage[] =
     "\n"
     "  --db PATH    the database (migrated if older)\n"
     "  --gpus N     use the first N visible GPUs (default: all)\n"
-    "  --per-gpu N  checks at a time on each GPU (default 1): each is its own compute-sanitizer\n"
-    "               process, mostly start-up (about 1.2 s) around a small-dims run\n"
+    "  --per-gpu N  checks at a time on each GPU (default 4): each is its own compute-sanitizer\n"
+    "               process, mostly start-up on the CPU (about 1.2 s) around a small-dims run;\n"
+    "               on an H100 host with 16 CPUs, 4 side by side check 2.9x as fast as 1, 8 3.5x\n"
     "  --limit N    check at most N candidates (the same command goes on with the rest)\n"
     "  --json       one JSON object on stdout: counts, the racecheck time per candidate, and\n"
     "               a result per candidate\n"
