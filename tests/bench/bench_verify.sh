@@ -62,12 +62,17 @@ fi
 # throughput SUITE: every reference of SUITE as a candidate, verified at default shapes; the
 # rate (candidates/s) goes to $OUT_DIR/rate_SUITE. KC_BENCH_TP_COPIES=K (default 1) imports each
 # reference K times as distinct sources (a "// copy c" line), so that a small suite (attention's
-# 10) is not mostly start-up when two binaries' rates are compared.
+# 10) is not mostly start-up when two binaries' rates are compared, or so that each problem has
+# K candidates as in RL (issue 37's batches: KC_BENCH_RUN_ARGS="--batch 8" passes kverify run
+# its options; the copies of a problem are imported together). KC_BENCH_ONLY=GLOB keeps the
+# problems whose name matches (e.g. '0[01]*': level 1's first 19).
 throughput() {
     suite=$1 sdir="$OUT_DIR/references_$1" db="$OUT_DIR/throughput_$1.db"
     rm -rf "$sdir" "$db"*; mkdir -p "$sdir/copy"
     for m in "$KC_PROBLEMS/$suite"/*.json; do
         name=$(basename "$m" .json)
+        # shellcheck disable=SC2254
+        case $name in ${KC_BENCH_ONLY:-*}) ;; *) continue ;; esac
         "$KC_BIN/kverify" problems --show-reference "$suite/$name" > "$sdir/$name.cu" || return 1
         for c in $(seq "${KC_BENCH_TP_COPIES:-1}"); do
             f="$sdir/$name.cu"
@@ -79,7 +84,8 @@ throughput() {
     ( while :; do nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader,nounits 2>/dev/null; sleep 0.2; done ) > "$OUT_DIR/util_$suite.txt" &
     sampler=$!
     t0=$(date +%s.%N)
-    "$KC_BIN/kverify" run --db "$db" > "$OUT_DIR/throughput_$suite.log" 2>&1
+    # shellcheck disable=SC2086
+    "$KC_BIN/kverify" run --db "$db" ${KC_BENCH_RUN_ARGS:-} > "$OUT_DIR/throughput_$suite.log" 2>&1
     wall=$(python3 -c "import time; print(round(time.time() - $t0, 2))")
     kill $sampler 2>/dev/null
     echo "$suite: $(tail -3 "$OUT_DIR/throughput_$suite.log" | tr '\n' ' ')"
