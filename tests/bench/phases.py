@@ -151,15 +151,15 @@ def first_jobs(spans, wall_s):
     start = end - wall_s * 1e3
     rows = []
     for slot in sorted(spans):
-        first = min(spans[slot])
-        sent, _, compiled, up = first[:4]
+        job = min(spans[slot])
+        sent, _, compiled, up = job[:4]
         if compiled <= 0 or up <= 0:
             return None
-        opened, cupti = first[4:6] if len(first) >= 6 else (0, 0)
+        opened, cupti = job[4:6] if len(job) >= 6 else (0, 0)
         rows.append((slot, (up - start) / 1e3, (compiled - start) / 1e3, (sent - start) / 1e3,
                      opened / 1e3, cupti / 1e3))
-    first = min(j[2] for v in spans.values() for j in v if j[2] > 0)
-    return rows, (first - start) / 1e3
+    first_compile = min(j[2] for v in spans.values() for j in v if j[2] > 0)
+    return rows, (first_compile - start) / 1e3
 
 
 def phases(db, fam=None, per_gpu=None, ipc=None, spans=None):
