@@ -6,13 +6,16 @@
  * policy_module_keeps_state, which decides whether the worker reloads a module before each
  * execution: a module with __device__ variables (zero-initialised or not, the catalogue's
  * state_fresh_detect.cu among them) keeps state, one with only kernels, __constant__ data and
- * shared memory does not, and anything unreadable counts as keeping state. */
+ * shared memory does not, and anything unreadable counts as keeping state; namespace-scope
+ * constants get device storage under NVRTC's -default-device (enumerators do not), and the
+ * attention references, verified as candidates by the bench and the demo, keep none. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "common/problem.h"
 #include "verify/service/nvrtc_compile.h"
 #include "verify/service/policy.h"
 
@@ -111,6 +114,39 @@ static void test_module_state(void **state)
                                  "  y[threadIdx.x] = s[31 - threadIdx.x]; }\n"),
                      0);
     assert_int_equal(policy_module_keeps_state("hello", 5), 1);
+    /* NVRTC's -default-device gives namespace-scope constants device storage; enumerators have
+     * none */
+    assert_int_equal(keeps_state("namespace n { constexpr int B = 64; }\n"
+                                 "extern \"C\" __global__ void k(float *y) { y[0] = n::B; }\n"),
+                     1);
+    assert_int_equal(keeps_state("namespace n { enum : int { B = 64 }; }\n"
+                                 "extern \"C\" __global__ void k(float *y) { y[0] = n::B; }\n"),
+                     0);
+}
+
+/* The attention references, as the bench and the demo verify them as candidates, keep no
+ * device state: no module reload before each of their ~60 executions a verification. */
+static void test_attention_references_keep_no_state(void **state)
+{
+    (void)state;
+    static const char *const ids[] = {
+        "001_causal",        "002_causal_fp32",     "003_relative_bias",  "004_alibi_causal",
+        "005_sliding_window", "006_document_causal", "007_softcap_causal", "008_gqa_causal",
+        "009_neighborhood_2d", "010_gqa_window_softcap"};
+    strbuf root = STRBUF_INIT;
+    problems_root(&root);
+    for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
+        strbuf path = STRBUF_INIT, err = STRBUF_INIT;
+        problem p;
+        sb_addf(&path, "%s/attention/%s.json", root.buf, ids[i]);
+        if (problem_load(path.buf, &p, &err))
+            fail_msg("%s", err.buf);
+        if (keeps_state(p.reference_source.buf))
+            fail_msg("attention/%s's reference has device globals", ids[i]);
+        problem_free(&p);
+        sb_free(&path), sb_free(&err);
+    }
+    sb_free(&root);
 }
 
 int main(void)
@@ -120,6 +156,7 @@ int main(void)
         cmocka_unit_test(test_honest_passes),
         cmocka_unit_test(test_not_a_cubin),
         cmocka_unit_test(test_module_state),
+        cmocka_unit_test(test_attention_references_keep_no_state),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

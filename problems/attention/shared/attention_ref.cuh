@@ -35,10 +35,13 @@
 #endif
 
 namespace att {
-constexpr int BQ = 64, BK = 64, THREADS = 256, MAXD = 128, NT = MAXD / 8, TS = BK + 4;
-constexpr int CAUSAL = 1, WINDOW = 2, DOCUMENT = 4, NEIGHBOR2D = 8;
-constexpr int RELBIAS = 1, ALIBI = 2, SOFTCAP = 4;
-constexpr int mask = ATT_MASK, mod = ATT_MOD;
+/* Enumerators, not constexpr variables: NVRTC's -default-device (kverify's options) gives every
+ * namespace-scope variable device storage, and a module with device globals is reloaded before
+ * every execution of it as a candidate (docs/INTEGRITY.md, state across runs). */
+enum : int { BQ = 64, BK = 64, THREADS = 256, MAXD = 128, NT = MAXD / 8, TS = BK + 4 };
+enum : int { CAUSAL = 1, WINDOW = 2, DOCUMENT = 4, NEIGHBOR2D = 8 };
+enum : int { RELBIAS = 1, ALIBI = 2, SOFTCAP = 4 };
+enum : int { mask = ATT_MASK, mod = ATT_MOD };
 typedef ATT_T elem;
 
 __device__ __forceinline__ double to_d(float x) { return (double)x; }
