@@ -12,7 +12,8 @@
 # - Compile-only: kcurate stats says how many trajectories kcollect called solved (compiled), and
 #   prints '-' for means over no solved trajectory.
 # - Error paths are leak-free under LSan (kcollect without arguments, a problem that fails to
-#   load in kverify problems --check, ...) and print their message.
+#   load in kverify problems --check, ...) and print their message; a reference with device
+#   globals (a namespace-scope constant) fails kverify problems --check.
 set -eu
 . "$(dirname "$0")/lib.sh"
 cd "$T"
@@ -99,4 +100,17 @@ KC_PROBLEMS="$T/badp" "$KC_BIN/kverify" problems --check >badp.out 2>badp.err ||
 [ $rc -ne 0 ] && grep -q "FAIL level1/019_relu" badp.out && grep -q "1 problems, 0 references compiled" badp.out \
     || fail "kverify problems --check on a broken problem: $rc $(cat badp.out badp.err)"
 leaks badp.err "kverify problems --check"
+
+# ---- a reference with device globals fails the check (docs/PROBLEMS.md): a namespace-scope
+# constant gets device storage under -default-device, and the module would be reloaded before
+# every execution as a candidate ----
+mkdir -p globp/level1
+cp "$KC_PROBLEMS/level1/019_relu.json" globp/level1/
+{ echo "namespace q { constexpr float zero = 0.0f; }"
+  sed 's/v > 0.0f ? v : 0.0f/v > q::zero ? v : q::zero/' "$KC_PROBLEMS/level1/019_relu.cu"; } >globp/level1/019_relu.cu
+grep -q "q::zero" globp/level1/019_relu.cu || fail "the test's reference edit did not apply"
+rc=0
+KC_PROBLEMS="$T/globp" "$KC_BIN/kverify" problems --check >globp.out 2>&1 || rc=$?
+[ $rc -ne 0 ] && grep -q "FAIL level1/019_relu" globp.out && grep -q "device globals" globp.out ||
+    fail "a reference with a namespace-scope constant passed the check: $rc $(cat globp.out)"
 echo ok

@@ -92,6 +92,11 @@ static void check_one(struct check_job *job, int i)
     else if (strcmp(r.verdict, "compiled") != 0)
         sb_addf(&job->reports[i], "%s: reference: %s: %s%s%s", p.reference_path, r.verdict,
                 sb_str(&r.message), r.compile_log.len ? "\n" : "", sb_str(&r.compile_log));
+    else if (r.keeps_state) /* docs/PROBLEMS.md: no variables at namespace scope */
+        sb_addf(&job->reports[i], "%s: the reference's module has device globals (a variable at "
+                "namespace scope, constexpr too, under NVRTC's -default-device): as a candidate it "
+                "would be reloaded before every execution; use enumerators or macros",
+                p.reference_path);
     else
         job->ok[i] = 1, job->ms[i] = r.compile_ms;
     kv_result_free(&r);

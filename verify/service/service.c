@@ -315,8 +315,10 @@ static int compile_stage(kv_service *s, kv_result *r, strbuf *err)
         set_verdict(r, "compile_error", "NVRTC rejected the code (see the compile log)");
     else if (policy_check_module(co.cubin.buf, co.cubin.len, &why))
         set_verdict(r, "policy_violation", why.buf); /* compiled, never run */
-    else
+    else {
+        r->keeps_state = policy_module_keeps_state(co.cubin.buf, co.cubin.len);
         r->cubin = co.cubin, sb_init(&co.cubin);
+    }
     sb_free(&why);
     compile_output_free(&co);
     return 0;

@@ -64,6 +64,7 @@ typedef struct kv_result {
     strbuf source;      /* the extracted kernel source */
     strbuf compile_log; /* sanitized NVRTC log */
     int compile_stage_ok;
+    int keeps_state;     /* the module has device globals: reloaded before each execution */
     double compile_ms;
     strbuf kernels_json; /* [{"name", "registers", "shared_bytes", "local_bytes", ...}] */
     strbuf evidence_json; /* per run: dims, seed, errors, worst index, checksums */
