@@ -7,6 +7,7 @@
 . tools/device/common.sh
 
 note "start: $(nvidia-smi -L | tr '\n' ' ')"
+sh tools/device/init_probe.sh # before any other CUDA process: the GPUs' first open after idle
 KC_BIN="$B" KC_BENCH_PARTS=scaling OUT=/tmp/sc timeout 200 sh tests/bench/bench_verify.sh > "$OUT/scaling.txt" 2>&1
 note "scaling rc $?"
 tar czf "$OUT/scaling_dbs.tgz" -C /tmp/sc/bench scaling_one.db scaling_level1.db 2>/dev/null
