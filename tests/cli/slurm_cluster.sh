@@ -51,8 +51,32 @@ start_munge() {
     MUNGED_PID=$(cat "$C/munge/munged.pid")
 }
 
+# write_gres: gres.conf, one line per GPU of the node; sets NGPU. 4 GPUs as Slurm 22.05 accepts
+# them without hardware: a gpu without File= is dropped ("file-less GPU"), and one whose file is
+# not a character device sets no CUDA_VISIBLE_DEVICES; links to /dev/null named gpu0-3 give the
+# indices 0-3, and nothing opens them. On a GPU host (KC_SLURM_GPUS=real) the node's GPUs are
+# the host's first 4 /dev/nvidiaN, whatever their minor numbers (a container's need not start
+# at 0).
+write_gres() {
+    echo "AutoDetect=off" >"$C/gres.conf"
+    if [ "${KC_SLURM_GPUS:-}" = real ]; then
+        for d in $(ls /dev/nvidia[0-9]* 2>/dev/null | sort -V | head -4); do
+            if [ -c "$d" ]; then echo "NodeName=kcnode Name=gpu File=$d" >>"$C/gres.conf"; fi
+        done
+    else
+        mkdir -p "$C/dev"
+        for g in 0 1 2 3; do
+            ln -s /dev/null "$C/dev/gpu$g"
+            echo "NodeName=kcnode Name=gpu File=$C/dev/gpu$g" >>"$C/gres.conf"
+        done
+    fi
+    NGPU=$(grep -c File= "$C/gres.conf" || true)
+    [ "$NGPU" -gt 0 ] || skip "KC_SLURM_GPUS=real but no /dev/nvidiaN here"
+}
+
 # write_conf CTLD_PORT SLURMD_PORT
 write_conf() {
+    write_gres
     HOST=$(hostname -s)
     USER_NAME=$(id -un)
     cat >"$C/slurm.conf" <<EOF
@@ -87,33 +111,12 @@ MinJobAge=5
 SlurmctldTimeout=30
 SlurmdTimeout=30
 GresTypes=gpu
-NodeName=kcnode NodeHostname=$HOST NodeAddr=127.0.0.1 CPUs=4 RealMemory=1000 Gres=gpu:4 State=UNKNOWN
+NodeName=kcnode NodeHostname=$HOST NodeAddr=127.0.0.1 CPUs=4 RealMemory=1000 Gres=gpu:$NGPU State=UNKNOWN
 PartitionName=kc Nodes=kcnode Default=YES MaxTime=INFINITE State=UP
 EOF
     [ -n "${KC_SLURM_BUNDLE:-}" ] && echo "PluginDir=$KC_SLURM_BUNDLE/plugins" >>"$C/slurm.conf"
-    # 4 GPUs as Slurm 22.05 accepts them without hardware: a gpu without File= is dropped
-    # ("file-less GPU"), and one whose file is not a character device sets no
-    # CUDA_VISIBLE_DEVICES; links to /dev/null named gpu0-3 give the indices 0-3, and nothing
-    # opens them. On a GPU host (KC_SLURM_GPUS=real) the node's GPUs are the host's first 4
-    # /dev/nvidiaN, whatever their minor numbers (a container's need not start at 0), one
-    # gres.conf line each.
-    : >"$C/gres.conf"
-    if [ "${KC_SLURM_GPUS:-}" = real ]; then
-        for d in $(ls /dev/nvidia[0-9]* 2>/dev/null | sort -V | head -4); do
-            if [ -c "$d" ]; then echo "NodeName=kcnode Name=gpu File=$d" >>"$C/gres.conf"; fi
-        done
-        [ -s "$C/gres.conf" ] || skip "KC_SLURM_GPUS=real but no /dev/nvidiaN here"
-    else
-        mkdir -p "$C/dev"
-        for g in 0 1 2 3; do
-            ln -s /dev/null "$C/dev/gpu$g"
-            echo "NodeName=kcnode Name=gpu File=$C/dev/gpu$g" >>"$C/gres.conf"
-        done
-    fi
-    sed -i "1i AutoDetect=off" "$C/gres.conf"
     # a cgroup-v2 host (the GPU machines' containers) has no systemd to ask for slurmd's scope
     printf 'IgnoreSystemd=yes\nIgnoreSystemdOnFailure=yes\n' >"$C/cgroup.conf"
-    sed -i "s/Gres=gpu:4 /Gres=gpu:$(grep -c File= "$C/gres.conf") /" "$C/slurm.conf"
 }
 
 # What a node that did not come up left: the daemons' logs and output, whether they still run,

@@ -25,7 +25,7 @@ skip() { echo "slurm_gpus: cannot run: $*" | tee -a "$REPORT"; exit 1; }
 start_cluster
 echo "cluster up: $(sinfo -h -N -o '%N %T %G')" >>"$REPORT"
 # one task per GPU the node declares (4 on the 4-GPU kind, 2 on the 2-GPU kind)
-N=$(grep -c File= "$C/gres.conf")
+N=$NGPU
 
 D="$C/shared/run"
 # the GPU host has Python but maybe no sqlite3 shell
