@@ -11,7 +11,8 @@
  *  - stratified draws: a Latin hypercube over KC_STRATA equal strata of every range dim, pairings
  *    from the verification's secret seed, so any band of 10% of a dim's range holds a value.
  * Sets the caps (max_bytes, max_flops, requires) exclude in their first pairing are remade with
- * the other dims small; a value no set can take is counted, never silently dropped. */
+ * the other dims small, or up a ladder of their ranges where a require refuses them small; a value
+ * no set can take is counted, never silently dropped. */
 #include "common/error.h"
 #include "common/problem.h"
 #include "common/problem_rng.h"
@@ -181,18 +182,39 @@ static int fill_row(const problem *p, const int64_t *values, int div_pick, dimse
     return 0;
 }
 
-/* One set trying value v for dim j with every other dim at its low end. */
+/* Where the other dims of a set trying one value stand: at their low ends first, then up their
+ * ranges an eighth at a time (the first step admitted is the smallest such set), for requires
+ * that the low ends break (a BatchNorm's B*H*W >= 16 with B = 1 and the smallest image). */
+#define LADDER_STEPS 9
+
+/* Dim hd at eighths/8 of the way up its range or values list (-1: its low end, and for a
+ * divisor_of dim always, fill_row's 1). */
+static int64_t ladder_value(const hidden_dim *hd, int eighths)
+{
+    if (eighths == 0 || hd->rule == KC_HIDDEN_DIVISOR_OF || hd->rule == KC_HIDDEN_EXPR)
+        return -1;
+    if (hd->rule == KC_HIDDEN_VALUES)
+        return hd->values[(hd->n_values - 1) * eighths / 8];
+    return hd->min + (hd->max - hd->min) * eighths / 8;
+}
+
+/* One set trying value v for dim j, every other dim at its low end or, when the caps or a
+ * require refuse that, at the first step of the ladder they admit. 1 kept, 0 none admitted. */
 static int try_alone(const problem *p, struct setlist *l, int j, int64_t v)
 {
-    int64_t vals[KC_MAX_DIMS];
-    for (int i = 0; i < p->hidden.n_dims; i++)
-        vals[i] = i == j ? v : -1;
-    dimset d;
-    if (fill_row(p, vals, 0, &d)) {
-        dimset_free(&d);
-        return 0;
+    for (int step = 0; step < LADDER_STEPS; step++) {
+        int64_t vals[KC_MAX_DIMS];
+        for (int i = 0; i < p->hidden.n_dims; i++)
+            vals[i] = i == j ? v : ladder_value(&p->hidden.dims[i], step);
+        dimset d;
+        if (fill_row(p, vals, 0, &d)) {
+            dimset_free(&d);
+            continue;
+        }
+        if (keep_set(p, l, &d, 0))
+            return 1;
     }
-    return keep_set(p, l, &d, 0);
+    return 0;
 }
 
 /* One set of the row's values (fill_row's vals and div_pick); when the caps refuse the row, each

@@ -6,7 +6,8 @@
  * between seeds (the primes, the 2^k +- 1, the quotient bases, the capacity jitter); the
  * stratified draws put a value in each of the 20 strata of every range dim (so every band of 10%
  * of a range holds one) whatever the seed; octave rows put a value in every power-of-two band
- * of every range dim (band_gemm_batch's B in 9..16); every set meets the caps; capacity sets load with
+ * of every range dim (band_gemm_batch's B in 9..16); a value the low ends cannot hold under a
+ * require is run with the other dims up a ladder of their ranges; every set meets the caps; capacity sets load with
  * precise errors, bypass the byte cap and are jittered upward only. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -492,6 +493,37 @@ static void test_capacity_sets(void **state)
     sb_free(&err);
 }
 
+/* A require the low ends break (DenseNet-201's B*S5H*S5W >= 16: B = 1 needs a 128 image): a
+ * value tried alone has the other dims climb their ranges until the require admits the set, so
+ * B = 1 is still run, on the smallest image the ladder reaches that admits it. */
+static void test_boundary_ladder(void **state)
+{
+    (void)state;
+    problem p;
+    load_shipped("level3/016_densenet201", &p);
+    strbuf err = STRBUF_INIT;
+    for (uint64_t seed = 1; seed <= 4; seed++) {
+        dimset sets[KC_MAX_BOUNDARY];
+        int skipped = -1;
+        int n = problem_boundary_sets(&p, seed, sets, KC_MAX_BOUNDARY, &skipped, &err);
+        assert_true(n > 0);
+        int one = 0;
+        for (int i = 0; i < n; i++)
+            if (dim(&sets[i], "B") == 1) {
+                one = 1;
+                assert_true(dim(&sets[i], "S5H") * dim(&sets[i], "S5W") >= 16);
+            }
+        if (!one)
+            fail_msg("seed %llu: no boundary set with B = 1", (unsigned long long)seed);
+        assert_admitted(&p, sets, n);
+        /* H = 32 (its low end) cannot hold 16 values at B <= 3 and W <= 128: counted */
+        assert_true(skipped >= 1);
+        free_sets(sets, n);
+    }
+    problem_free(&p);
+    sb_free(&err);
+}
+
 /* A set sent as JSON (dimset_to_json) comes back whole (problem_dims_from_json), derived dims
  * recomputed; a missing dim is named. */
 static void test_dims_json_round_trip(void **state)
@@ -559,6 +591,7 @@ int main(void)
         cmocka_unit_test(test_stratified_bands),
         cmocka_unit_test(test_stratified_seeded),
         cmocka_unit_test(test_capacity_sets),
+        cmocka_unit_test(test_boundary_ladder),
         cmocka_unit_test(test_dims_json_round_trip),
         cmocka_unit_test(test_cover_sets_by_family),
     };

@@ -453,15 +453,15 @@ def p008():
         "derived": {"OH": "(H - 1)/S + 1", "OW": "(W - 1)/S + 1"},
         "hidden": {"dims": {"B": {"min": 1, "max": 8}, "CI": {"min": 1, "max": 48}, "CO": {"min": 1, "max": 96},
                             "S": {"values": [1, 2]}, "H": {"min": 1, "max": 96}, "W": {"min": 1, "max": 96}},
-                   "require": ["B*OH*OW >= 2"],
+                   "require": [bn_require("B*OH*OW")],
                    "why": "any batch, channel counts (off the conv2d_ref's 16-channel blocks) and image sizes "
-                          "down to 1 (the 3x3 convolution's padding), strides 1 and 2 as ResNet uses; at least "
-                          "two values per channel for BatchNorm's batch statistics (PyTorch refuses one)"},
+                          "down to 1 (the 3x3 convolution's padding), strides 1 and 2 as ResNet uses; " + BN_WHY},
         "values": values(64, BN_STRUCT_WHY % 64, large_why=BN_LARGE_WHY),
         "tolerance": cnn_tolerance("Three convolutions (up to 9*CO terms) with training-mode BatchNorm"),
         "bytes": "4*(B*CI*H*W + %s + B*CO*OH*OW)" % n.params_numel(),
         "flops": "2*B*CO*OH*OW*(9*CI + 9*CO + CI) + 10*B*CO*OH*OW",
     }
+    check_bn_values(n, "B*OH*OW")
     return n
 
 
@@ -510,22 +510,22 @@ def p009():
                        "Output y (B, NC).",
         "torch_model": {"globals": {"batch_size": "B", "num_classes": "NC"}, "init": ["NC"], "forward": ["x"]},
         "dims": {"default": {"B": 2, "H": 224, "W": 224, "NC": 1000},
-                 "small": {"B": 2, "H": 32, "W": 32, "NC": 3},
+                 "small": {"B": 4, "H": 64, "W": 64, "NC": 3},
                  "alt": [{"B": 3, "H": 67, "W": 45, "NC": 1}, {"B": 1, "H": 97, "W": 129, "NC": 97}]},
         "derived": derived,
         "hidden": {"dims": {"B": {"min": 1, "max": 4}, "H": {"min": 17, "max": 256},
                             "W": {"min": 17, "max": 256}, "NC": {"min": 1, "max": 1000}},
-                   "require": ["B*L4H*L4W >= 2"],
+                   "require": [bn_require("B*L4H*L4W")],
                    "max_bytes": 536870912, "max_flops": 3e10,
                    "why": "batches of 1 to 4 and images of 17 to 256 (odd sizes halve with rounding up at every "
-                          "stride-2 step; 17 and above keep the last stage at least 1x1), any class count; at "
-                          "least two values per channel for the last stage's BatchNorm statistics"},
+                          "stride-2 step; 17 and above keep the last stage at least 1x1), any class count; " + BN_WHY},
         "values": values(64, BN_STRUCT_WHY % 64, large_why=BN_LARGE_WHY),
         "tolerance": cnn_tolerance("Twenty convolutions with training-mode BatchNorm and a Linear layer"),
         "bytes": "4*(B*3*H*W + %s + B*NC)" % n.params_numel(),
         "flops": "2*B*(64*C1H*C1W*147 + 4*64*L1H*L1W*576 + 128*L2H*L2W*(576 + 3*1152 + 64) + "
                  "256*L3H*L3W*(1152 + 3*2304 + 128) + 512*L4H*L4W*(2304 + 3*4608 + 256) + 512*NC)",
     }
+    check_bn_values(n, "B*L4H*L4W")
     return n
 
 
@@ -1062,14 +1062,15 @@ def p013():
         "derived": {"OH": "H/2", "OW": "W/2"},
         "hidden": {"dims": {"B": {"min": 1, "max": 16}, "CI": {"min": 1, "max": 64}, "CO": {"min": 1, "max": 96},
                             "H": {"min": 2, "max": 160}, "W": {"min": 2, "max": 160}},
-                   "require": ["B*H*W >= 2"],
+                   "require": [bn_require("B*H*W")],
                    "why": "any batch, channels (off the 16-channel blocks) and image sizes from 2 (odd sizes drop "
-                          "the last row or column in the pool); at least two values per channel for BatchNorm"},
+                          "the last row or column in the pool); " + BN_WHY},
         "values": values(64, BN_STRUCT_WHY % 64, large_why=BN_LARGE_WHY),
         "tolerance": cnn_tolerance("A training-mode BatchNorm, a 1x1 convolution (CI terms) and a 2x2 average"),
         "bytes": "4*(B*CI*H*W + %s + B*CO*OH*OW)" % n.params_numel(),
         "flops": "2*B*CO*CI*H*W + 8*B*CI*H*W + 4*B*CO*OH*OW",
     }
+    check_bn_values(n, "B*H*W")
     return n
 
 
@@ -1109,14 +1110,15 @@ def p014():
         "derived": {"CT": "C0 + 6*G"},
         "hidden": {"dims": {"B": {"min": 1, "max": 8}, "C0": {"min": 1, "max": 48}, "G": {"min": 1, "max": 40},
                             "H": {"min": 1, "max": 96}, "W": {"min": 1, "max": 96}},
-                   "require": ["B*H*W >= 2"],
+                   "require": [bn_require("B*H*W")],
                    "why": "any batch, channels and growth (off the 16-channel blocks) and image sizes down to 1 (the "
-                          "3x3 padding at every border); at least two values per channel for BatchNorm"},
+                          "3x3 padding at every border); " + BN_WHY},
         "values": values(64, BN_STRUCT_WHY % 64, large_why=BN_LARGE_WHY),
         "tolerance": cnn_tolerance("Six layers of training-mode BatchNorm and 3x3 convolutions (up to 9*(C0 + 5G) terms)"),
         "bytes": "4*(B*C0*H*W + %s + B*CT*H*W)" % n.params_numel(),
         "flops": "2*B*H*W*G*9*(6*C0 + 15*G) + 8*B*H*W*(6*C0 + 15*G)",
     }
+    check_bn_values(n, "B*H*W")
     return n
 
 
@@ -1284,15 +1286,16 @@ def p021():
         "hidden": {"dims": {"B": {"min": 1, "max": 8}, "CI": {"min": 1, "max": 48}, "CO": {"min": 1, "max": 64},
                             "K": {"values": [3, 5]}, "S": {"values": [1, 2]}, "E": {"values": [2, 3, 4, 6]},
                             "H": {"min": 1, "max": 96}, "W": {"min": 1, "max": 96}},
-                   "require": ["CI != CO", "B*OH*OW >= 2"],
+                   "require": ["CI != CO", bn_require("B*OH*OW")],
                    "why": "any batch, channels (off the 16-channel blocks) and image sizes down to 1, kernels 3 and 5, "
                           "strides 1 and 2, EfficientNet's expansion ratios; CI != CO keeps the block without its "
-                          "residual as KernelBench's; at least two values per channel for BatchNorm"},
+                          "residual as KernelBench's; " + BN_WHY},
         "values": values(64, BN_STRUCT_WHY % 64, large_why=BN_LARGE_WHY),
         "tolerance": cnn_tolerance("Three convolutions with training-mode BatchNorm (sums of up to HD terms)"),
         "bytes": "4*(B*CI*H*W + %s + B*CO*OH*OW)" % n.params_numel(),
         "flops": "2*B*(HD*CI*H*W + HD*K*K*OH*OW + CO*HD*OH*OW)",
     }
+    check_bn_values(n, "B*OH*OW")
     return n
 
 
@@ -1336,19 +1339,20 @@ def p027():
         "torch_model": {"globals": {"batch_size": "B", "input_channels": "CI", "output_classes": "NC"},
                         "init": ["CI", "3", "[64, 128, 256]", "NC"], "forward": ["x"]},
         "dims": {"default": {"B": 8, "CI": 3, "H": 224, "W": 224, "NC": 10},
-                 "small": {"B": 2, "CI": 3, "H": 8, "W": 9, "NC": 3},
+                 "small": {"B": 4, "CI": 3, "H": 16, "W": 17, "NC": 3},
                  "alt": [{"B": 3, "CI": 1, "H": 33, "W": 17, "NC": 1}, {"B": 1, "CI": 5, "H": 67, "W": 130, "NC": 97}]},
         "derived": derived,
         "hidden": {"dims": {"B": {"min": 1, "max": 8}, "CI": {"min": 1, "max": 8}, "H": {"min": 8, "max": 128},
                             "W": {"min": 8, "max": 128}, "NC": {"min": 1, "max": 1000}},
-                   "require": ["B*H3*W3 >= 2"],
+                   "require": [bn_require("B*H3*W3")],
                    "why": "any batch, input channels, image sizes from 8 (odd sizes drop a row or column at each "
-                          "pool) and class counts; at least two values per channel for BatchNorm"},
+                          "pool) and class counts; " + BN_WHY},
         "values": values(64, BN_STRUCT_WHY % 64, large_why=BN_LARGE_WHY),
         "tolerance": cnn_tolerance("Six 3x3 convolutions (up to 2304 terms) with training-mode BatchNorm and a Linear layer"),
         "bytes": "4*(B*CI*H*W + %s + B*NC)" % n.params_numel(),
         "flops": "2*B*(H*W*64*9*(CI + 64) + H1*W1*128*9*(64 + 128) + H2*W2*256*9*(128 + 256) + 256*NC)",
     }
+    check_bn_values(n, "B*H3*W3")
     return n
 
 
@@ -1438,18 +1442,17 @@ def p010():
                                     "num_classes": "NC"},
                         "init": ["[N1, N2, N3, N4]", "NC"], "forward": ["x"]},
         "dims": {"default": {"B": 10, "H": 224, "W": 224, "N1": 3, "N2": 4, "N3": 23, "N4": 3, "NC": 1000},
-                 "small": {"B": 2, "H": 32, "W": 32, "N1": 1, "N2": 2, "N3": 1, "N4": 1, "NC": 3},
+                 "small": {"B": 4, "H": 64, "W": 64, "N1": 1, "N2": 2, "N3": 1, "N4": 1, "NC": 3},
                  "alt": [{"B": 3, "H": 45, "W": 67, "N1": 2, "N2": 1, "N3": 3, "N4": 2, "NC": 1},
                          {"B": 1, "H": 97, "W": 129, "N1": 1, "N2": 3, "N3": 2, "N4": 1, "NC": 97}]},
         "derived": derived,
         "hidden": {"dims": {"B": {"min": 1, "max": 3}, "H": {"min": 17, "max": 160}, "W": {"min": 17, "max": 160},
                             "N1": {"min": 1, "max": 4}, "N2": {"min": 1, "max": 5}, "N3": {"min": 1, "max": 8},
                             "N4": {"min": 1, "max": 4}, "NC": {"min": 1, "max": 1000}},
-                   "require": ["B*L4H*L4W >= 2"],
+                   "require": [bn_require("B*L4H*L4W")],
                    "max_bytes": 536870912, "max_flops": 3e10,
                    "why": "batches of 1 to 3, images of 17 to 160 (odd sizes halve with rounding up), 1 to 8 blocks "
-                          "a stage (one block: an empty stack and a loop of no trips), any class count; at least "
-                          "two values per channel for the last stage's BatchNorm"},
+                          "a stage (one block: an empty stack and a loop of no trips), any class count; " + BN_WHY},
         "values": values(64, BN_STRUCT_WHY % 64, large_why=BN_LARGE_WHY),
         "tolerance": {"atol": 4e-4, "rtol": 4e-4,
                       "why": "Four times KernelBench's float32 tolerance, measured: PyTorch's own float32 Model "
@@ -1466,6 +1469,7 @@ def p010():
                  "+ 256*1024)) + L4H*L4W*(1024*512 + 9*512*512 + 512*2048 + 1024*2048 + (N4 - 1)*(2048*512 + "
                  "9*512*512 + 512*2048)) + 2048*NC)",
     }
+    check_bn_values(n, "B*L4H*L4W")
     return n
 
 
@@ -1594,10 +1598,27 @@ def inverted_manifest(n, num, kb_name, text, sizes_text, levels, kb_dims, torch_
         "bytes": "4*(B*3*H*W + %s + B*NC)" % n.params_numel(),
         "flops": n.flops_expr(),
     }
+    check_bn_values(n, bn_values)
+
+
+def bn_require(bn_values):
+    """The require that keeps every BatchNorm at MIN_BN_VALUES values per channel or more."""
+    return "%s >= %d" % (bn_values, MIN_BN_VALUES)
+
+
+BN_WHY = ("at least %d values per channel for every BatchNorm (training-mode BatchNorm over fewer, two "
+          "on a 1x1 map, amplifies float32 rounding chaotically, so that no float32 network agrees with a "
+          "float64 one within the tolerance)" % MIN_BN_VALUES)
+
+
+def check_bn_values(n, bn_values):
+    """Refuses a fixed dims set (default, small, alt) on which a BatchNorm would normalise fewer
+    than MIN_BN_VALUES values per channel: the hidden draws meet bn_require's require, the fixed
+    sets must meet it too."""
     for name, d in [("default", n.manifest["dims"]["default"]), ("small", n.manifest["dims"]["small"])] + \
             [("alt%d" % i, a) for i, a in enumerate(n.manifest["dims"]["alt"])]:
         d = dict(d)
-        for k, e in n.manifest["derived"].items():
+        for k, e in (n.manifest.get("derived") or {}).items():
             d[k] = kcproblems.eval_dim_expr(e, d)
         if kcproblems.eval_dim_expr(bn_values, d) < MIN_BN_VALUES:
             raise ValueError("%s: dims %s give BatchNorm %d values per channel (< %d)"
@@ -1986,20 +2007,21 @@ def p026():
                        X_NOTE + "Output y (B, NC).",
         "torch_model": {"globals": {"batch_size": "B"}, "init": ["NC"], "forward": ["x"]},
         "dims": {"default": {"B": 10, "H": 224, "W": 224, "NC": 1000},
-                 "small": {"B": 1, "H": 8, "W": 7, "NC": 3},
+                 "small": {"B": 4, "H": 8, "W": 7, "NC": 3},
                  "alt": [{"B": 3, "H": 45, "W": 17, "NC": 1}, {"B": 2, "H": 33, "W": 65, "NC": 97}]},
         "derived": derived,
         "hidden": {"dims": {"B": {"min": 1, "max": 4}, "H": {"min": 1, "max": 128},
                             "W": {"min": 1, "max": 128}, "NC": {"min": 1, "max": 1000}},
-                   "require": ["B*S2H*S2W >= 2"],
+                   "require": [bn_require("B*S2H*S2W")],
                    "max_bytes": 536870912, "max_flops": 3e10,
                    "why": "batches of 1 to 4, any image size from 1 (odd sizes halve with "
-                          "rounding up), any class count; at least two values per channel for BatchNorm"},
+                          "rounding up), any class count; " + BN_WHY},
         "values": values(64, BN_STRUCT_WHY % 64, large_why=BN_LARGE_WHY),
         "tolerance": cnn_tolerance("About 45 convolutions with training-mode BatchNorm and a Linear layer"),
         "bytes": "4*(B*3*H*W + %s + B*NC)" % n.params_numel(),
         "flops": n.flops_expr(),
     }
+    check_bn_values(n, "B*S2H*S2W")
     return n
 
 
@@ -2044,15 +2066,16 @@ def p025():
                  "alt": [{"B": 3, "CI": 10, "CO": 40, "G": 2, "H": 31, "W": 1}, {"B": 1, "CI": 3, "CO": 24, "G": 1, "H": 33, "W": 65}]},
         "hidden": {"dims": {"B": {"min": 1, "max": 8}, "CI": {"min": 1, "max": 96}, "CO": {"min": 4, "max": 192},
                             "G": {"values": [1, 2, 3, 4]}, "H": {"min": 1, "max": 96}, "W": {"min": 1, "max": 96}},
-                   "require": ["CO % (4*G) == 0", "CI % G == 0", "CI != CO", "B*H*W >= 2"],
+                   "require": ["CO % (4*G) == 0", "CI % G == 0", "CI != CO", bn_require("B*H*W")],
                    "why": "any batch, image size, group count 1-4 and channel counts the groups divide (CO/4 "
                           "too: the shuffle and the grouped convolutions), off the 16-channel blocks; CI != CO keeps "
-                          "the convolution shortcut; at least two values per channel for BatchNorm"},
+                          "the convolution shortcut; " + BN_WHY},
         "values": values(64, BN_STRUCT_WHY % 64, large_why=BN_LARGE_WHY),
         "tolerance": cnn_tolerance("Four convolutions (up to CI/G terms) with training-mode BatchNorm"),
         "bytes": "4*(B*CI*H*W + %s + B*CO*H*W)" % n.params_numel(),
         "flops": n.flops_expr(),
     }
+    check_bn_values(n, "B*H*W")
     return n
 
 
@@ -2166,15 +2189,15 @@ def netvlad(num, name, kb_name, title, ghost):
                                     "ghost_clusters": "G" if ghost else "0"},
                         "init": ["K", "512", "G" if ghost else "0"], "forward": ["x"]},
         "dims": {"default": dict({"B": 2048, "N": 100, "K": 32}, **({"G": 16} if ghost else {})),
-                 "small": dict({"B": 2, "N": 3, "K": 2}, **({"G": 1} if ghost else {})),
+                 "small": dict({"B": 2, "N": 8, "K": 2}, **({"G": 1} if ghost else {})),
                  "alt": [dict({"B": 3, "N": 33, "K": 5}, **({"G": 7} if ghost else {})),
-                         dict({"B": 1, "N": 2, "K": 65}, **({"G": 2} if ghost else {}))]},
+                         dict({"B": 8, "N": 2, "K": 65}, **({"G": 2} if ghost else {}))]},
         "hidden": {"dims": dict({"B": {"min": 1, "max": 96}, "N": {"min": 1, "max": 160}, "K": {"min": 1, "max": 80}},
                                 **({"G": {"min": 1, "max": 24}} if ghost else {})),
-                   "require": ["B*N >= 2"],
+                   "require": [bn_require("B*N")],
                    "why": "any batch, feature count and cluster counts%s (the 64x64 product tiles masked at every edge, "
-                          "a warp per softmax row); at least two rows for BatchNorm's statistics"
-                          % (" with any number of ghost clusters" if ghost else "")},
+                          "a warp per softmax row); %s (BatchNorm1d over the B*N rows)"
+                          % (" with any number of ghost clusters" if ghost else "", BN_WHY)},
         "values": values(64, "the scaled input and cluster views (per-row and per-column scales up to 8x) scale the "
                          "assignment logits, which BatchNorm renormalises per cluster, and the aggregation, which the "
                          "normalisations divide out; atol x64 for the sums that cancel (an estimate, to be calibrated "
@@ -2188,6 +2211,7 @@ def netvlad(num, name, kb_name, title, ghost):
         "bytes": "4*(B*N*512 + %s + B*512*K)" % n.params_numel(),
         "flops": n.flops_expr(),
     }
+    check_bn_values(n, "B*N")
     return n
 
 
@@ -2559,21 +2583,21 @@ def densenet(num, name, kb_name, title, blocks):
                            ", ".join("%d -> %d" % cc for cc in chans)) + COMMON + X_NOTE + "Output y (B, NC).",
         "torch_model": {"globals": {"batch_size": "B", "num_classes": "NC"}, "init": ["32", "NC"], "forward": ["x"]},
         "dims": {"default": {"B": 10, "H": 224, "W": 224, "NC": 10},
-                 "small": {"B": 2, "H": 32, "W": 33, "NC": 3},
-                 "alt": [{"B": 3, "H": 45, "W": 67, "NC": 1}, {"B": 1, "H": 97, "W": 64, "NC": 97}]},
+                 "small": {"B": 4, "H": 64, "W": 65, "NC": 3},
+                 "alt": [{"B": 3, "H": 97, "W": 67, "NC": 1}, {"B": 2, "H": 127, "W": 64, "NC": 97}]},
         "derived": derived,
         "hidden": {"dims": {"B": {"min": 1, "max": 3}, "H": {"min": 32, "max": 128},
                             "W": {"min": 32, "max": 128}, "NC": {"min": 1, "max": 1000}},
-                   "require": ["B*S5H*S5W >= 2"],
+                   "require": [bn_require("B*S5H*S5W")],
                    "max_bytes": 536870912, "max_flops": 3e10,
                    "why": "batches of 1 to 3, images of 32 to 128 (odd sizes through the "
-                          "stride-2 steps and the floor of each average pool), any class count; at least two "
-                          "values per channel for the last BatchNorm"},
+                          "stride-2 steps and the floor of each average pool), any class count; " + BN_WHY},
         "values": values(64, BN_STRUCT_WHY % 64, large_why=BN_LARGE_WHY),
         "tolerance": cnn_tolerance("%d convolutions with training-mode BatchNorm before each and a Linear layer" % (sum(blocks) + len(blocks))),
         "bytes": "4*(B*3*H*W + %s + B*NC)" % n.params_numel(),
         "flops": n.flops_expr(),
     }
+    check_bn_values(n, "B*S5H*S5W")
     return n
 
 
