@@ -142,7 +142,8 @@ def first_jobs(spans, wall_s):
     """Each GPU's first job, in seconds after the batch's start (taken as in idle_split): when
     its worker had introduced itself, when the job's candidate and reference were compiled, and
     when the job was sent, with what the worker's start-up spent opening the device and starting
-    CUPTI (client_ms.worker_init; 0 when absent); and when the batch's first compile finished.
+    CUPTI, and of the opening its driver load and cuInit and its context (client_ms.worker_init;
+    0 when absent); and when the batch's first compile finished.
     None without the stamps (client_ms.worker_up_at and compiled_at, since issue 37's start-up
     split)."""
     if not spans or wall_s <= 0:
@@ -156,8 +157,9 @@ def first_jobs(spans, wall_s):
         if compiled <= 0 or up <= 0:
             return None
         opened, cupti = job[4:6] if len(job) >= 6 else (0, 0)
+        cuinit, context = job[6:8] if len(job) >= 8 else (0, 0)
         rows.append((slot, (up - start) / 1e3, (compiled - start) / 1e3, (sent - start) / 1e3,
-                     opened / 1e3, cupti / 1e3))
+                     opened / 1e3, cupti / 1e3, cuinit / 1e3, context / 1e3))
     first_compile = min(j[2] for v in spans.values() for j in v if j[2] > 0)
     return rows, (first_compile - start) / 1e3
 
@@ -203,7 +205,8 @@ def phases(db, fam=None, per_gpu=None, ipc=None, spans=None):
             init = cms.get("worker_init") or {}
             spans.setdefault(cms.get("slot", 0), []).append(
                 (c_at[0], c_at[0] + gpu, cms.get("compiled_at", 0), cms.get("worker_up_at", 0),
-                 init.get("gpu_open", 0), init.get("cupti", 0)))
+                 init.get("gpu_open", 0), init.get("cupti", 0), init.get("cuinit", 0),
+                 init.get("context", 0)))
         acc["sanitizer"] += san
         if gpu:
             acc["IPC and client"] += max(0.0, gpu - worker - san)
@@ -237,9 +240,10 @@ def main():
         firsts = first_jobs(spans, a.wall)
         if firsts:
             print("  start-up (s after the batch's start): first compile done %.1f; per GPU, worker up / "
-                  "first job's candidate and reference compiled / job sent (the worker's device open, "
-                  "CUPTI start): %s" % (
-                      firsts[1], ", ".join("GPU %d %.1f/%.1f/%.1f (%.1f, %.1f)" % r for r in firsts[0])))
+                  "first job's candidate and reference compiled / job sent (the worker's device open "
+                  "[of it cuInit, context], CUPTI start): %s" % (
+                      firsts[1], ", ".join("GPU %d %.1f/%.1f/%.1f (%.1f [%.1f, %.1f], %.1f)"
+                                           % (r[:5] + r[6:8] + r[5:6]) for r in firsts[0])))
     if ipc:
         print("  IPC and client, split: " + ", ".join("%s %.2f s" % (k, ipc.get(k, 0.0) / 1e3) for k in IPC_PARTS))
     if len(per_gpu) > 1:

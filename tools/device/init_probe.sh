@@ -18,3 +18,19 @@ kill $holder 2>/dev/null; wait $holder 2>/dev/null
 for g in $(seq 0 $(( $("$B/kverify-gpu" gpus --count) - 1 ))); do
     echo "gpus --count with GPU $g alone: $(CUDA_VISIBLE_DEVICES=$g t "$B/kverify-gpu" gpus --count) s" >> "$S"
 done
+# What the worker's device open spends (7-9.6 s on a 4xH200 host against 0.7 s on an H100, while
+# cuInit alone takes 0.3 s a GPU): cuInit and a primary context, timed apart, under the worker's
+# CUDA_MODULE_LOADING=EAGER and under the driver's default, one GPU alone, then every GPU at once.
+ctx_probe() { # MODE GPU
+    CUDA_MODULE_LOADING=$1 CUDA_VISIBLE_DEVICES=$2 python3 -c 'import ctypes, time
+c = ctypes.CDLL("libcuda.so.1"); t0 = time.time(); c.cuInit(0); t1 = time.time()
+d = ctypes.c_int(); c.cuDeviceGet(ctypes.byref(d), 0); x = ctypes.c_void_p()
+c.cuDevicePrimaryCtxRetain(ctypes.byref(x), d); c.cuCtxSetCurrent(x); t2 = time.time()
+print("cuInit %.2f context %.2f" % (t1 - t0, t2 - t1))'
+}
+for mode in EAGER LAZY EAGER; do
+    echo "context, $mode, GPU 0 alone: $(ctx_probe $mode 0)" >> "$S"
+    n=$("$B/kverify-gpu" gpus --count)
+    for g in $(seq 0 $((n - 1))); do ctx_probe $mode $g > /tmp/ctx_$g.txt & done; wait
+    echo "context, $mode, all $n GPUs at once: $(cat /tmp/ctx_*.txt | tr '\n' ';')" >> "$S"
+done

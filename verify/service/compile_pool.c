@@ -10,6 +10,7 @@
 #include "verify/service/sandbox.h"
 
 #include <malloc.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -140,17 +141,55 @@ int compile_server_main(int no_sandbox)
 
 /* ---- client pool ---- */
 
+/* Servers that may be starting at once (spawned, sandboxed, NVRTC warming up, no hello yet).
+ * A batch asks for all its compiles at its start: on a 64-CPU host 50 servers starting together
+ * held the GPU workers' own start-up (cuInit and the context) to 5.8 s against 0.6 s alone, and
+ * each GPU's first job waited for it (issue 37). In waves, the first compiles finish as soon. */
+#define COMPILE_SPAWN_AT_ONCE 8
+
 struct compile_pool {
     compile_pool_options opt;
     proc_pool *procs;
     char nvrtc_version[32];
     strbuf exe;
+    pthread_mutex_t spawn_lock;
+    pthread_cond_t spawn_done;
+    int starting; /* servers between spawn and hello */
 };
+
+/* Waits for a place among the servers starting at once (spawn_gate_leave gives it back). */
+static void spawn_gate_enter(compile_pool *pool)
+{
+    pthread_mutex_lock(&pool->spawn_lock);
+    while (pool->starting >= COMPILE_SPAWN_AT_ONCE)
+        pthread_cond_wait(&pool->spawn_done, &pool->spawn_lock);
+    pool->starting++;
+    pthread_mutex_unlock(&pool->spawn_lock);
+}
+
+static void spawn_gate_leave(compile_pool *pool)
+{
+    pthread_mutex_lock(&pool->spawn_lock);
+    pool->starting--;
+    pthread_cond_signal(&pool->spawn_done);
+    pthread_mutex_unlock(&pool->spawn_lock);
+}
+
+static int start_server(compile_pool *pool, ipc_child *child, strbuf *err);
 
 static int spawn_server(void *ctx, int slot, ipc_child *child, strbuf *err)
 {
     (void)slot;
     compile_pool *pool = ctx;
+    spawn_gate_enter(pool);
+    int rc = start_server(pool, child, err);
+    spawn_gate_leave(pool);
+    return rc;
+}
+
+/* One server: spawned, then its hello (sent once its NVRTC has warmed up). */
+static int start_server(compile_pool *pool, ipc_child *child, strbuf *err)
+{
     char *argv[] = {pool->exe.buf, "compile-server", pool->opt.no_sandbox ? "--no-sandbox" : NULL,
                     NULL};
     if (ipc_spawn(argv, child, err))
@@ -176,6 +215,8 @@ int compile_pool_start(const compile_pool_options *o, compile_pool **out, strbuf
 {
     compile_pool *pool = xcalloc(1, sizeof(*pool));
     pool->opt = *o;
+    pthread_mutex_init(&pool->spawn_lock, NULL);
+    pthread_cond_init(&pool->spawn_done, NULL);
     if (pool->opt.servers < 1)
         pool->opt.servers = 1;
     if (pool->opt.timeout_ms <= 0)
@@ -316,5 +357,7 @@ void compile_pool_stop(compile_pool *pool)
         return;
     proc_pool_free(pool->procs);
     sb_free(&pool->exe);
+    pthread_mutex_destroy(&pool->spawn_lock);
+    pthread_cond_destroy(&pool->spawn_done);
     free(pool);
 }

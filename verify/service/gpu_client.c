@@ -24,6 +24,7 @@
 struct gpu_info {
     char name[128], driver[32], cuda[32];
     double open_ms, cupti_ms; /* the device, context and harness; CUPTI's first use */
+    double init_ms, context_ms; /* open_ms's driver load and cuInit; its context */
     double up_at;             /* monotonic ms: when it introduced itself (start-up split) */
 };
 
@@ -79,6 +80,8 @@ static int greet_worker(void *ctx, int slot, ipc_child *child, strbuf *err)
         json_t *start = json_object_get(hello.json, "start_ms");
         info->open_ms = start_phase(start, "gpu_open");
         info->cupti_ms = start_phase(start, "cupti");
+        info->init_ms = start_phase(start, "cuinit");
+        info->context_ms = start_phase(start, "context");
         info->up_at = now_ms();
     }
     ipc_msg_free(&hello);
@@ -519,9 +522,10 @@ static void note_client_time(gpu_client *g, int slot, kv_result *r)
     if (start_ms > 0)
         json_object_set_new(t, "worker_start", json_real(start_ms));
     if (start_ms > 0 || g->info[slot].up_at > 0) /* what the worker's start-up spent */
-        json_object_set_new(t, "worker_init", json_pack("{s:f,s:f}", "gpu_open",
-                                                        g->info[slot].open_ms, "cupti",
-                                                        g->info[slot].cupti_ms));
+        json_object_set_new(t, "worker_init",
+                            json_pack("{s:f,s:f,s:f,s:f}", "gpu_open", g->info[slot].open_ms,
+                                      "cuinit", g->info[slot].init_ms, "context",
+                                      g->info[slot].context_ms, "cupti", g->info[slot].cupti_ms));
     if (kill_ms > 0)
         json_object_set_new(t, "worker_kill", json_real(kill_ms));
     if (r->ipc_at[2] > 0) /* beside the worker's stage_ms.ipc_at: where IPC's time goes */

@@ -60,6 +60,8 @@ typedef struct wk_gpu {
     size_t map_granularity; /* of CUDA virtual memory mappings on this device */
     int smem_optin;         /* the largest dynamic shared memory a block may ask for */
     int threads_per_sm;     /* resident threads an SM holds at most */
+    double open_init_ms, open_context_ms; /* wk_gpu_open's driver load and cuInit; its context,
+                                             stream and events (issue 37's start-up split) */
 } wk_gpu;
 
 /* A device buffer between memory walls (CUDA virtual memory management): an address range of

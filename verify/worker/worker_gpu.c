@@ -157,9 +157,12 @@ int wk_gpu_open(wk_gpu *g, int ordinal, const strbuf *harness_cubin, strbuf *err
     /* Modules load whole when loaded: no lazy loading inside a timed region, and a module
      * loaded for each execution of a launch unit costs the same in checks and timing. */
     setenv("CUDA_MODULE_LOADING", "EAGER", 1);
+    double t0 = now_ms();
     if (wk_driver_load(err))
         return -1;
     CUresult rc = cuInit(0);
+    double t1 = now_ms();
+    g->open_init_ms = t1 - t0;
     if (rc == CUDA_SUCCESS)
         rc = cuDeviceGet(&g->dev, ordinal);
     if (rc == CUDA_SUCCESS)
@@ -172,6 +175,7 @@ int wk_gpu_open(wk_gpu *g, int ordinal, const strbuf *harness_cubin, strbuf *err
         rc = cuEventCreate(&g->ev_start, CU_EVENT_DEFAULT);
     if (rc == CUDA_SUCCESS)
         rc = cuEventCreate(&g->ev_stop, CU_EVENT_DEFAULT);
+    g->open_context_ms = now_ms() - t1;
     if (rc != CUDA_SUCCESS)
         return kc_fail(err, "GPU %d: %s", ordinal, wk_cuda_error(rc));
     if (read_device_facts(g, err) || read_map_granularity(g, err) ||

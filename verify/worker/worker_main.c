@@ -107,8 +107,9 @@ static int serve(int device)
     double t1 = now_ms();
     wk_cupti_end(wk_cupti_begin());
     /* what the start-up cost (the client's evidence client_ms.worker_init, issue 37) */
-    json_object_set_new(hello, "start_ms", json_pack("{s:f,s:f}", "gpu_open", t1 - t0, "cupti",
-                                                     now_ms() - t1));
+    json_object_set_new(hello, "start_ms", json_pack("{s:f,s:f,s:f,s:f}", "gpu_open", t1 - t0,
+                                                     "cuinit", g.open_init_ms, "context",
+                                                     g.open_context_ms, "cupti", now_ms() - t1));
     json_object_set_new(hello, "gpu_name", json_string(g.name));
     json_object_set_new(hello, "arch", json_string(g.arch));
     json_object_set_new(hello, "driver", json_string(g.driver));
