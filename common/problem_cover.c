@@ -120,6 +120,9 @@ static rng boundary_rng(const problem *p, uint64_t seed, int i, int k)
 struct setlist {
     dimset *sets;
     int n, max, skipped;
+    int alone_dim[KC_MAX_BOUNDARY]; /* values already run alone (try_alone), by dim */
+    int64_t alone_value[KC_MAX_BOUNDARY];
+    int n_alone;
 };
 
 static int same_dims(const dimset *a, const dimset *b)
@@ -183,43 +186,70 @@ static int fill_row(const problem *p, const int64_t *values, int div_pick, dimse
 }
 
 /* Where the other dims of a set trying one value stand: at their low ends first, then up their
- * ranges an eighth at a time (the first step admitted is the smallest such set), for requires
- * that the low ends break (a BatchNorm's B*H*W >= 16 with B = 1 and the smallest image). */
-#define LADDER_STEPS 9
+ * ranges an eighth at a time (the first step admitted is about the smallest such set), for
+ * requires that the low ends break (a BatchNorm's B*H*W >= 16 with B = 1 and the smallest
+ * image). Within step k's eighth, each dim's value is drawn from the verification's seed, as
+ * every other boundary value is: a kernel cannot learn the ladder's sizes from the manifest. */
+#define LADDER_STEPS 10 /* the low ends, eight drawn eighths, then the high ends exactly */
 
-/* Dim hd at eighths/8 of the way up its range or values list (-1: its low end, and for a
- * divisor_of dim always, fill_row's 1). */
-static int64_t ladder_value(const hidden_dim *hd, int eighths)
+/* The ladder's draws for one row (aligned row r, or octave row j at LADDER_OCTAVE_ROWS + j): a
+ * stream of its own (index LADDER_STREAM, past the dims' and the capacity sets' indexes; row
+ * below 2^16). */
+#define LADDER_STREAM 0x7fff
+#define LADDER_OCTAVE_ROWS 0x4000
+static rng ladder_rng(const problem *p, uint64_t seed, int row)
 {
-    if (eighths == 0 || hd->rule == KC_HIDDEN_DIVISOR_OF || hd->rule == KC_HIDDEN_EXPR)
+    return boundary_rng(p, seed, LADDER_STREAM, row);
+}
+
+/* Dim hd drawn within the step-th eighth of its range or values list, at its high end on the
+ * last step (-1 at step 0: its low end; and for a divisor_of or computed dim always: fill_row's
+ * 1 or its expression). The last step is exact: a require some sets meet only there (B = 1
+ * needs DenseNet's largest image) is still met. */
+static int64_t ladder_value(const hidden_dim *hd, int step, rng *g)
+{
+    if (step == 0 || hd->rule == KC_HIDDEN_DIVISOR_OF || hd->rule == KC_HIDDEN_EXPR)
         return -1;
+    if (step == LADDER_STEPS - 1)
+        return hd->rule == KC_HIDDEN_VALUES ? hd->values[hd->n_values - 1] : hd->max;
     if (hd->rule == KC_HIDDEN_VALUES)
-        return hd->values[(hd->n_values - 1) * eighths / 8];
-    return hd->min + (hd->max - hd->min) * eighths / 8;
+        return hd->values[uniform_in(g, (hd->n_values - 1) * (step - 1) / 8,
+                                     (hd->n_values - 1) * step / 8)];
+    int64_t span = hd->max - hd->min;
+    return uniform_in(g, hd->min + span * (step - 1) / 8, hd->min + span * step / 8);
 }
 
 /* One set trying value v for dim j, every other dim at its low end or, when the caps or a
- * require refuse that, at the first step of the ladder they admit. 1 kept, 0 none admitted. */
-static int try_alone(const problem *p, struct setlist *l, int j, int64_t v)
+ * require refuse that, on the first step of the ladder they admit. 1 kept, 0 none admitted. */
+static int try_alone(const problem *p, struct setlist *l, int j, int64_t v, rng *g)
 {
+    for (int i = 0; i < l->n_alone; i++)
+        if (l->alone_dim[i] == j && l->alone_value[i] == v)
+            return 1; /* another row's value (B's low end and its 1): one set is enough */
     for (int step = 0; step < LADDER_STEPS; step++) {
         int64_t vals[KC_MAX_DIMS];
         for (int i = 0; i < p->hidden.n_dims; i++)
-            vals[i] = i == j ? v : ladder_value(&p->hidden.dims[i], step);
+            vals[i] = i == j ? v : ladder_value(&p->hidden.dims[i], step, g);
         dimset d;
         if (fill_row(p, vals, 0, &d)) {
             dimset_free(&d);
             continue;
         }
-        if (keep_set(p, l, &d, 0))
+        if (keep_set(p, l, &d, 0)) {
+            if (l->n_alone < KC_MAX_BOUNDARY) {
+                l->alone_dim[l->n_alone] = j;
+                l->alone_value[l->n_alone++] = v;
+            }
             return 1;
+        }
     }
     return 0;
 }
 
 /* One set of the row's values (fill_row's vals and div_pick); when the caps refuse the row, each
  * value alone (the other dims low), counting the values no set can take. */
-static void keep_row(const problem *p, struct setlist *l, const int64_t *vals, int div_pick)
+static void keep_row(const problem *p, struct setlist *l, const int64_t *vals, int div_pick,
+                     rng *ladder)
 {
     dimset d;
     int kept = 0;
@@ -230,7 +260,7 @@ static void keep_row(const problem *p, struct setlist *l, const int64_t *vals, i
     if (kept)
         return;
     for (int i = 0; i < p->hidden.n_dims; i++)
-        if (vals[i] >= 0 && !try_alone(p, l, i, vals[i]))
+        if (vals[i] >= 0 && !try_alone(p, l, i, vals[i], ladder))
             l->skipped++;
 }
 
@@ -248,7 +278,8 @@ static void aligned_row(const problem *p, uint64_t seed, struct setlist *l, int 
                   : hd->rule == KC_HIDDEN_VALUES ? hd->values[r % hd->n_values]
                                                  : -1;
     }
-    keep_row(p, l, vals, r % 2);
+    rng ladder = ladder_rng(p, seed, r);
+    keep_row(p, l, vals, r % 2, &ladder);
 }
 
 /* One set with the divisor_of dim j at k and its base dim at q * k, the others low; 1 kept. */
@@ -394,8 +425,9 @@ static void octave_row(const problem *p, uint64_t seed, struct setlist *l, int j
     int any = 0;
     for (int i = 0; i < h->n_dims; i++)
         any |= (vals[i] = octave_value(p, seed, i, j)) >= 0;
+    rng ladder = ladder_rng(p, seed, LADDER_OCTAVE_ROWS + j);
     if (any)
-        keep_row(p, l, vals, 0);
+        keep_row(p, l, vals, 0, &ladder);
 }
 
 int problem_boundary_sets(const problem *p, uint64_t seed, dimset *out, int max, int *skipped,

@@ -7,7 +7,7 @@
  * stratified draws put a value in each of the 20 strata of every range dim (so every band of 10%
  * of a range holds one) whatever the seed; octave rows put a value in every power-of-two band
  * of every range dim (band_gemm_batch's B in 9..16); a value the low ends cannot hold under a
- * require is run with the other dims up a ladder of their ranges; every set meets the caps; capacity sets load with
+ * require is run once, with the other dims drawn up a ladder of their ranges; every set meets the caps; capacity sets load with
  * precise errors, bypass the byte cap and are jittered upward only. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -493,26 +493,33 @@ static void test_capacity_sets(void **state)
     sb_free(&err);
 }
 
-/* A require the low ends break (DenseNet-201's B*S5H*S5W >= 16: B = 1 needs a 128 image): a
- * value tried alone has the other dims climb their ranges until the require admits the set, so
- * B = 1 is still run, on the smallest image the ladder reaches that admits it. */
+/* A require the low ends break (DenseNet-201's B*S5H*S5W >= 16): a value tried alone has the
+ * other dims climb their ranges until the require admits the set. B = 1 is still run (only the
+ * largest image, the ladder's exact last step, admits it), once; NC = 1 is run on a batch and
+ * an image drawn within the first eighth of the ranges that admits them (another seed, another
+ * image). */
 static void test_boundary_ladder(void **state)
 {
     (void)state;
     problem p;
     load_shipped("level3/016_densenet201", &p);
     strbuf err = STRBUF_INIT;
+    int64_t heights[4] = {0};
     for (uint64_t seed = 1; seed <= 4; seed++) {
         dimset sets[KC_MAX_BOUNDARY];
         int skipped = -1;
         int n = problem_boundary_sets(&p, seed, sets, KC_MAX_BOUNDARY, &skipped, &err);
         assert_true(n > 0);
         int one = 0;
-        for (int i = 0; i < n; i++)
+        for (int i = 0; i < n; i++) {
             if (dim(&sets[i], "B") == 1) {
-                one = 1;
+                one++;
                 assert_true(dim(&sets[i], "S5H") * dim(&sets[i], "S5W") >= 16);
             }
+            if (dim(&sets[i], "NC") == 1)
+                heights[seed - 1] = dim(&sets[i], "H");
+        }
+        assert_true(one <= 1); /* B's low end and its 1 are one value: one set */
         if (!one)
             fail_msg("seed %llu: no boundary set with B = 1", (unsigned long long)seed);
         assert_admitted(&p, sets, n);
@@ -520,6 +527,8 @@ static void test_boundary_ladder(void **state)
         assert_true(skipped >= 1);
         free_sets(sets, n);
     }
+    assert_true(heights[0] > 0);
+    assert_false(heights[0] == heights[1] && heights[1] == heights[2] && heights[2] == heights[3]);
     problem_free(&p);
     sb_free(&err);
 }

@@ -81,12 +81,15 @@ int kv_service_start(const kv_options *o, kv_service **out, strbuf *err)
         s->opt.n_seeds = 5;
     compile_pool_options co = {.servers = o->compile_procs,
                                .no_sandbox = getenv("KC_UNSAFE_NO_SANDBOX") != NULL};
-    if (compile_pool_start(&co, &s->compiles, err)) {
+    /* The GPU workers first: their start-up (CUDA's, on threads of their own) then overlaps the
+     * first compile server's, which compile_pool_start waits for; each GPU's first job needs
+     * both (issue 37's start-up split). */
+    if (!o->compile_only && gpu_client_start(o, &s->gpus, err)) {
         free(s);
         return -1;
     }
-    if (!o->compile_only && gpu_client_start(o, &s->gpus, err)) {
-        compile_pool_stop(s->compiles);
+    if (compile_pool_start(&co, &s->compiles, err)) {
+        gpu_client_stop(s->gpus);
         free(s);
         return -1;
     }
