@@ -145,7 +145,7 @@ int compile_server_main(int no_sandbox)
  * A batch asks for all its compiles at its start: on a 64-CPU host 50 servers starting together
  * held the GPU workers' own start-up (cuInit and the context) to 5.8 s against 0.6 s alone, and
  * each GPU's first job waited for it (issue 37). In waves, the first compiles finish as soon. */
-#define COMPILE_SPAWN_AT_ONCE 8
+#define COMPILE_SPAWN_AT_ONCE 8 /* KC_COMPILE_SPAWN_AT_ONCE=N overrides it (1..1024), for A/B runs */
 
 struct compile_pool {
     compile_pool_options opt;
@@ -154,16 +154,27 @@ struct compile_pool {
     strbuf exe;
     pthread_mutex_t spawn_lock;
     pthread_cond_t spawn_done;
-    int starting; /* servers between spawn and hello */
+    int starting;      /* servers between spawn and hello */
+    int peak_starting; /* the most starting at once so far (compile_pool_peak_starting) */
+    int spawn_at_once; /* COMPILE_SPAWN_AT_ONCE or the environment's */
 };
+
+static int spawn_limit(void)
+{
+    const char *env = getenv("KC_COMPILE_SPAWN_AT_ONCE");
+    long n = env ? strtol(env, NULL, 10) : 0;
+    return n >= 1 && n <= 1024 ? (int)n : COMPILE_SPAWN_AT_ONCE;
+}
 
 /* Waits for a place among the servers starting at once (spawn_gate_leave gives it back). */
 static void spawn_gate_enter(compile_pool *pool)
 {
     pthread_mutex_lock(&pool->spawn_lock);
-    while (pool->starting >= COMPILE_SPAWN_AT_ONCE)
+    while (pool->starting >= pool->spawn_at_once)
         pthread_cond_wait(&pool->spawn_done, &pool->spawn_lock);
     pool->starting++;
+    if (pool->starting > pool->peak_starting)
+        pool->peak_starting = pool->starting;
     pthread_mutex_unlock(&pool->spawn_lock);
 }
 
@@ -215,6 +226,7 @@ int compile_pool_start(const compile_pool_options *o, compile_pool **out, strbuf
 {
     compile_pool *pool = xcalloc(1, sizeof(*pool));
     pool->opt = *o;
+    pool->spawn_at_once = spawn_limit();
     pthread_mutex_init(&pool->spawn_lock, NULL);
     pthread_cond_init(&pool->spawn_done, NULL);
     if (pool->opt.servers < 1)
@@ -350,6 +362,14 @@ int compile_pool_compile(compile_pool *pool, const char *source, const char *arc
 }
 
 const char *compile_pool_nvrtc_version(compile_pool *pool) { return pool->nvrtc_version; }
+
+int compile_pool_peak_starting(compile_pool *pool)
+{
+    pthread_mutex_lock(&pool->spawn_lock);
+    int n = pool->peak_starting;
+    pthread_mutex_unlock(&pool->spawn_lock);
+    return n;
+}
 
 void compile_pool_stop(compile_pool *pool)
 {

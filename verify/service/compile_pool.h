@@ -22,6 +22,9 @@ int compile_pool_start(const compile_pool_options *o, compile_pool **out, strbuf
 int compile_pool_compile(compile_pool *pool, const char *source, const char *arch,
                          compile_output *out, strbuf *err);
 const char *compile_pool_nvrtc_version(compile_pool *pool);
+/* The most servers that were starting at once (spawned, no hello yet): at most 8, or
+ * KC_COMPILE_SPAWN_AT_ONCE, however many compiles ask for servers together. */
+int compile_pool_peak_starting(compile_pool *pool);
 void compile_pool_stop(compile_pool *pool);
 
 #endif
