@@ -1586,7 +1586,7 @@ def inverted_manifest(n, num, kb_name, text, sizes_text, levels, kb_dims, torch_
         "derived": spatial_derived(levels),
         "hidden": {"dims": {"B": {"min": bmin, "max": bmax}, "H": {"min": hmin, "max": hmax},
                             "W": {"min": hmin, "max": hmax}, "NC": {"min": 1, "max": 1000}},
-                   "require": ["%s >= %d" % (bn_values, MIN_BN_VALUES)] + list(extra_require),
+                   "require": [bn_require(bn_values)] + list(extra_require),
                    "max_bytes": 536870912, "max_flops": 3e10,
                    "why": "batches of %d to %d, images of %d to %d (odd sizes halve with "
                           "rounding up at every stride), any class count; at least %d values per channel "
