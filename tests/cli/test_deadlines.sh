@@ -12,7 +12,10 @@
 #   - the evidence keeps what a kill cost: how long the killed worker took to end
 #     (client_ms.worker_kill) and the replacement's start-up as it reported it (worker_init);
 #   - kverify check ends at once after the timeout (the replacement it no longer needs is
-#     killed, not waited for).
+#     killed, not waited for);
+#   - a worker that ignores its input's end (or hangs on the way out) does not hold kverify's
+#     exit: it gets IPC_EXIT_GRACE_MS (3 s) and is killed. On a loaded CI machine the replacement
+#     above was greeted by the warm-up thread, hung up, and reaped without a limit: 62 s.
 . "$KC_ROOT/tests/cli/lib.sh"
 export KC_KVERIFY_GPU="$KC_ROOT/tests/cli/fixtures/fake_kverify_gpu.sh"
 relu="$KC_PROBLEMS/level1/019_relu.cu"
@@ -56,4 +59,13 @@ awk -v s="$start" 'BEGIN { exit !(s > 0 && s < 1500) }' || fail "waited $start m
 # what the kill cost, for the GPU runs to break down: the old worker's end, the new one's start-up
 [ -n "$(ev 1 '$.client_ms.worker_kill')" ] || fail "the timed-out job does not say how long its worker took to end"
 [ -n "$(ev 2 '$.client_ms.worker_init.gpu_open')" ] || fail "no worker_init: $(ev 2 '$.client_ms')"
-echo "ok: a hang killed after $waited ms (deadline 250), the next candidate waited $start ms for the replacement (1000 ms start-up)"
+mkdir "$T/stuck"
+t0=$(now)
+FAKE_STATE="$T/stuck" FAKE_MODE=stuck_exit "$KC_BIN/kverify" check --sanitizer none \
+    --problem level1/019_relu "$relu" >"$T/out" 2>&1 || { cat "$T/out"; fail "stuck_exit: the check itself"; }
+secs=$(since "$t0")
+grep -q "level1/019_relu: correct" "$T/out" || { cat "$T/out"; fail "stuck_exit: not labelled correct"; }
+awk -v s="$secs" 'BEGIN { exit !(s < 10) }' || fail "kverify waited $secs s for a worker that ignores its input's end"
+pid=$(cat "$T/stuck/stuck.pid") || fail "the stuck worker did not run"
+! kill -0 "$pid" 2>/dev/null || { kill "$pid"; fail "the worker that ignored its input's end still runs"; }
+echo "ok: a hang killed after $waited ms (deadline 250), the next candidate waited $start ms for the replacement (1000 ms start-up); a worker stuck on its way out was killed, kverify ended after $secs s"

@@ -424,10 +424,4 @@ void ipc_describe_exit(int status, strbuf *out)
         sb_addf(out, "exited with status %d", WEXITSTATUS(status));
 }
 
-void ipc_close(ipc_child *child)
-{
-    close_pipes(child);
-    if (child->pid > 0)
-        reap(child->pid);
-    child->pid = 0;
-}
+void ipc_hang_up(ipc_child *child) { close_pipes(child); }

@@ -51,7 +51,10 @@ int ipc_kill(ipc_child *child);
 int ipc_reap_lost(ipc_child *child, double grace_ms);
 /* "killed by signal 9 (Killed)", "exited with status 1". */
 void ipc_describe_exit(int status, strbuf *out);
-/* Closes the pipes and waits for a normal exit. */
-void ipc_close(ipc_child *child);
+/* Closes the pipes and keeps the pid: a child ends at its input's end (reap it with
+ * ipc_reap_lost; one that does not end within the grace is killed there). */
+void ipc_hang_up(ipc_child *child);
+/* How long a hung-up child may take to end by itself before it is killed. */
+#define IPC_EXIT_GRACE_MS 3000.0
 
 #endif

@@ -201,12 +201,21 @@ void proc_pool_free(proc_pool *p)
 {
     if (!p)
         return;
+    /* every process hears the end of its input at once, then each gets what is left of one
+     * grace to end by itself: a worker that ignores its input's end (or hangs on the way out)
+     * is killed, it does not hold the tool's exit (the CI's test_deadlines waited 60 s) */
     for (int i = 0; i < p->n; i++) {
         if (p->slots[i].child.pid > 0 && p->slots[i].greeted)
-            ipc_close(&p->slots[i].child);
+            ipc_hang_up(&p->slots[i].child);
         else if (p->slots[i].child.pid > 0) /* still starting: nobody will need it */
             ipc_kill(&p->slots[i].child);
     }
+    double deadline = now_ms() + IPC_EXIT_GRACE_MS;
+    for (int i = 0; i < p->n; i++)
+        if (p->slots[i].child.pid > 0) {
+            double left = deadline - now_ms();
+            ipc_reap_lost(&p->slots[i].child, left > 0 ? left : 0);
+        }
     free(p->slots);
     pthread_mutex_destroy(&p->lock);
     pthread_cond_destroy(&p->freed);
