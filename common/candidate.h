@@ -14,7 +14,7 @@
 #define KC_MAX_RESPONSE_BYTES (1024 * 1024) /* a model's whole answer */
 #define KC_MAX_SOURCE_BYTES (256 * 1024)    /* the code block */
 #define KC_MAX_DIRECTIVE_LINE 4096          /* bytes of one @launch, @scratch, @for or @end line */
-#define KC_MAX_LAUNCHES 512                 /* @launch lines (16 before level 3's networks) */
+#define KC_MAX_LAUNCHES 1024                /* @launch lines (512, 16 before level 3's networks) */
 #define KC_MAX_LOOPS 64                     /* @for lines (16 before) */
 #define KC_MAX_LOOP_DEPTH 4                 /* @for blocks nested in one another */
 #define KC_MAX_UNIT_LAUNCHES 65536          /* launches of one execution, loops expanded */

@@ -12,6 +12,15 @@
 // float. 64-bit offsets; the grid loops over tiles. The launch line's dynamic shared memory is 12
 // bytes * (CC*KH*KW*16 + CC*XR*XC), XR and XC as computed in the kernel (double + float copy of
 // each staged value).
+// Split over the input channels (level 3, where the maps are small and the channels many: a
+// 7 x 7 map of 10 images made 20 blocks, each looping over up to 1,920 channels):
+// conv2d_ref_split(..., KS, part) runs each tile KS times, split s summing chunks
+// [s*n/KS, (s+1)*n/KS) of the n chunks in the same order as conv2d_ref, and stores its double sums
+// in part[s][b][co][oh][ow]; conv2d_split_sum then adds the KS partial sums of each output in
+// order s = 0, 1, ... in double and rounds once to float: the same exact products and double sums
+// as conv2d_ref, grouped in a fixed order, so a dims set always gives the same outputs. With
+// KS = 1 conv2d_ref_split stores floats into y as conv2d_ref does and conv2d_split_sum does
+// nothing. Defined when the including file defines CONV2D_SPLIT (conv2d_ref is unchanged).
 #ifndef CC
 #error "define CC before this file"
 #endif
@@ -30,10 +39,13 @@ __device__ __forceinline__ void copy4(float *dst, const float *src, bool ok)
                  "r"(ok ? 4 : 0));
 }
 
-extern "C" __global__ void __launch_bounds__(TX * TY, 3)
-conv2d_ref(const float *__restrict__ x, const float *__restrict__ w, float *__restrict__ y, int B,
-           int CI, int CO, int H, int W, int OH, int OW, int KH, int KW, int SH, int SW, int PH,
-           int PW, int DH, int DW, int G)
+/* The block's tiles, each over its split's chunks (SPLIT false: one split, all chunks, floats to
+ * y; SPLIT true: KS splits, double partial sums to part unless KS is 1). */
+template <bool SPLIT>
+__device__ __forceinline__ void
+conv2d_tiles(const float *__restrict__ x, const float *__restrict__ w, float *__restrict__ y,
+             double *__restrict__ part, int B, int CI, int CO, int H, int W, int OH, int OW, int KH,
+             int KW, int SH, int SW, int PH, int PW, int DH, int DW, int G, int KS)
 {
     extern __shared__ double2 smem[];
     const int taps = KH * KW, cig = CI / G, cog = CO / G, cbg = (cog + COB - 1) / COB;
@@ -50,7 +62,11 @@ conv2d_ref(const float *__restrict__ x, const float *__restrict__ w, float *__re
     const int tx = threadIdx.x % TX, ty = threadIdx.x / TX;
     const long long plane = (long long)H * W;
 
-    for (long long t = blockIdx.x; t < ntiles; t += gridDim.x) {
+    for (long long u = blockIdx.x; u < (SPLIT ? ntiles * KS : ntiles); u += gridDim.x) {
+        const long long t = SPLIT ? u % ntiles : u;
+        const int s = SPLIT ? (int)(u / ntiles) : 0;                   /* the split */
+        const int kb = SPLIT ? (int)((long long)s * nchunks / KS) : 0; /* its chunks [kb, ke) */
+        const int ke = SPLIT ? (int)((long long)(s + 1) * nchunks / KS) : nchunks;
         /* tile order: co-block fastest (blocks sharing an input tile run together), then column,
          * row, image */
         const int cb = (int)(t % (G * cbg)), tc = (int)(t / (G * cbg) % tw);
@@ -71,8 +87,8 @@ conv2d_ref(const float *__restrict__ x, const float *__restrict__ w, float *__re
                     acc[py][px][co] = 0.0;
 
         /* step k fetches chunk k (asynchronously) while it computes chunk k - 1 */
-        for (int k = 0; k <= nchunks; k++) {
-            if (k > 0) {
+        for (int k = kb; k <= ke; k++) {
+            if (k > kb) {
                 asm volatile("cp.async.wait_all;" ::: "memory");
                 __syncthreads(); /* chunk k-1 is in fw/fx for all; ws/xs are no longer read */
                 for (int i = threadIdx.x; i < NW; i += blockDim.x) {
@@ -83,7 +99,7 @@ conv2d_ref(const float *__restrict__ x, const float *__restrict__ w, float *__re
                     xs[i] = (double)fx[i];
                 __syncthreads(); /* ws/xs hold chunk k-1; fw/fx are free */
             }
-            if (k < nchunks) {
+            if (k < ke) {
                 /* w[co0 + co, c0 + c, kh, kw] -> fw; x[b, g*cig + c0 + c, ih, iw] -> fx, a warp
                  * per row; channels outside the group, zero padding and masked channels as 0 */
                 const int c0 = k * CC, ncc = min(CC, cig - c0);
@@ -105,7 +121,7 @@ conv2d_ref(const float *__restrict__ x, const float *__restrict__ w, float *__re
                 }
                 asm volatile("cp.async.commit_group;" ::: "memory");
             }
-            if (k == 0)
+            if (k == kb)
                 continue;
             const int ncc = min(CC, cig - (k - 1) * CC);
             for (int c = 0; c < ncc; c++)
@@ -141,7 +157,16 @@ conv2d_ref(const float *__restrict__ x, const float *__restrict__ w, float *__re
                 const int oh = oh0 + ty + py * TY, ow = ow0 + tx + px * TX;
                 if (oh >= OH || ow >= OW)
                     continue;
-                float *yp = y + (((long long)b * CO + co0) * OH + oh) * OW + ow;
+                const long long at = (((long long)b * CO + co0) * OH + oh) * OW + ow;
+                if (SPLIT && KS > 1) {
+                    double *pp = part + (long long)s * B * CO * OH * OW + at;
+#pragma unroll
+                    for (int co = 0; co < COB; co++)
+                        if (co < nco)
+                            pp[(long long)co * OH * OW] = acc[py][px][co];
+                    continue;
+                }
+                float *yp = y + at;
 #pragma unroll
                 for (int co = 0; co < COB; co++)
                     if (co < nco)
@@ -149,6 +174,44 @@ conv2d_ref(const float *__restrict__ x, const float *__restrict__ w, float *__re
             }
     }
 }
+
+extern "C" __global__ void __launch_bounds__(TX * TY, 3)
+conv2d_ref(const float *__restrict__ x, const float *__restrict__ w, float *__restrict__ y, int B,
+           int CI, int CO, int H, int W, int OH, int OW, int KH, int KW, int SH, int SW, int PH,
+           int PW, int DH, int DW, int G)
+{
+    conv2d_tiles<false>(x, w, y, nullptr, B, CI, CO, H, W, OH, OW, KH, KW, SH, SW, PH, PW, DH, DW,
+                        G, 1);
+}
+
+#ifdef CONV2D_SPLIT
+/* part: KS * B * CO * OH * OW doubles (unused when KS is 1) */
+extern "C" __global__ void __launch_bounds__(TX * TY, 3)
+conv2d_ref_split(const float *__restrict__ x, const float *__restrict__ w, float *__restrict__ y,
+                 double *__restrict__ part, int B, int CI, int CO, int H, int W, int OH, int OW,
+                 int KH, int KW, int SH, int SW, int PH, int PW, int DH, int DW, int G, int KS)
+{
+    conv2d_tiles<true>(x, w, y, part, B, CI, CO, H, W, OH, OW, KH, KW, SH, SW, PH, PW, DH, DW, G,
+                       KS);
+}
+
+/* y[i] = float(part[0][i] + part[1][i] + ... + part[KS-1][i]), in that order, for i < n; nothing
+ * when KS is 1 (conv2d_ref_split wrote y) */
+extern "C" __global__ void conv2d_split_sum(const double *__restrict__ part, float *__restrict__ y,
+                                            long long n, int KS)
+{
+    if (KS <= 1)
+        return;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (long long)gridDim.x * blockDim.x) {
+        double sum = part[i];
+        for (int s = 1; s < KS; s++)
+            sum += part[(long long)s * n + i];
+        y[i] = (float)sum;
+    }
+}
+#undef CONV2D_SPLIT
+#endif
 
 /* macro hygiene: nothing of this file leaks into the including reference */
 #undef COB

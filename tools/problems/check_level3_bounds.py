@@ -46,6 +46,16 @@ def conv2d(a, g):  # x, w, y, B, CI, CO, H, W, OH, OW, KH, KW, SH, SW, PH, PW, D
     return [(0, B * CI * H * W, "r"), (1, CO * (CI // G) * KH * KW, "r"), (2, B * CO * OH * OW, "w")]
 
 
+def conv2d_split(a, g):  # x, w, y, part, then conv2d_ref's B..G, then KS
+    acc = conv2d(a[:3] + a[4:20], g)
+    KS, n = a[20], a[4] * a[6] * a[9] * a[10]
+    return acc if KS == 1 else acc[:2] + [(3, KS * n, "w")]
+
+
+def split_sum(a, g):  # part, y, n, KS; with KS 1 the conv just before wrote y (it stands for both)
+    return ([] if a[3] == 1 else [(0, a[3] * a[2], "r")]) + [(1, a[2], "w")]
+
+
 def lstm_like(G):
     def f(a, g):  # gx, whh, bih, bhh, h_in, h_out, [c,] out, B, H, t, sb, st, ld, off
         o = 1 if G == 4 else 0
@@ -71,6 +81,8 @@ def bmm(kind):
 
 KERNELS = {
     "conv2d_ref": conv2d,
+    "conv2d_ref_split": conv2d_split,
+    "conv2d_split_sum": split_sum,
     "l3_linear_nt": lambda a, g: [(0, a[3] * a[5], "r"), (1, a[4] * a[5], "r"), (2, a[3] * a[4], "w")],
     "l3_matmul_nn": lambda a, g: [(0, a[3] * a[5], "r"), (1, a[5] * a[4], "r"), (2, a[3] * a[4], "w")],
     "l3_bias_act_d": lambda a, g: [(0, a[4], "r"), (1, a[6], "r"), (2, a[4], "r"), (3, a[4], "w")],
@@ -156,7 +168,15 @@ def conv2d_cover(a, g, b, sm, d):
             ("#define CC", 1, cc)]
 
 
-GRID_STRIDE = {"conv2d_ref", "l3_bias_act_d", "l3_bias_act_f", "l3_bn_stats", "l3_bn_apply", "l3_maxpool2d",
+def conv2d_split_cover(a, g, b, sm, d):
+    """conv2d_cover, and a split count in [1, chunks] (each split at least one chunk)."""
+    cig, cc = a[5] // a[19], d.get("CC", 0)
+    chunks = ceil_div(cig, cc) if cc else 0
+    return conv2d_cover(a[:3] + a[4:20], g, b, sm, d) + [
+        ("KS >= 1", 1, a[20]), ("KS <= chunks", a[20], chunks)]
+
+
+GRID_STRIDE = {"conv2d_ref", "conv2d_ref_split", "conv2d_split_sum", "l3_bias_act_d", "l3_bias_act_f", "l3_bn_stats", "l3_bn_apply", "l3_maxpool2d",
                "l3_avgpool2d", "l3_row_mean", "l3_copy_channels", "l3_copy", "l3_copy_rows", "l3_slice_channels",
                "l3_channel_shuffle", "l3_softmax_rows", "l3_upconv2x2", "l3_state_in", "l3_state_out",
                "l3_split_heads", "l3_causal_rows", "l3_merge_heads", "l3_layernorm", "l3_transpose", "l3_vlad",
@@ -167,7 +187,7 @@ COVER = {
     # grid.z is the batch count, which no argument states: its extent is checked with the writes
     "l3_bmm_nt": tiles, "l3_bmm_nn_d": tiles,
     "l3_lstm_step": rnn_step(1), "l3_gru_step": rnn_step(0),
-    "conv2d_ref": conv2d_cover,
+    "conv2d_ref": conv2d_cover, "conv2d_ref_split": conv2d_split_cover,
     "l3_bn_stats": warps, "l3_layernorm": warps, "l3_row_mean": warps, "l3_softmax_rows": warps,
     "l3_causal_rows": warps,
     "l3_vlad_normalize": lambda a, g, b, sm, d: warps(a, g, b, sm, d) + [("shared memory 8*K", 8 * a[4], sm)],

@@ -27,6 +27,15 @@ import kcproblems  # noqa: E402
 
 F32_GRID = "min(cdiv(%s, 256), 65536)"
 
+# conv2d_ref_split (problems/shared/conv2d_ref.cuh): a convolution whose tiles would leave the
+# H100's 132 SMs idle runs each tile in KS splits over its input-channel chunks,
+# KS = max(1, min(SPLIT_MAX, cdiv(SPLIT_BLOCKS, tiles), chunks / SPLIT_MIN_CHUNKS)): about two
+# blocks per SM, at least SPLIT_MIN_CHUNKS chunks per split. The splits' double partial sums go
+# to the scratch conv_part: KS > 1 only when tiles < SPLIT_BLOCKS, so KS * tiles < 2 *
+# SPLIT_BLOCKS, and a tile holds at most 16 x 8 x 64 outputs: CONV_PART doubles always suffice.
+SPLIT_BLOCKS, SPLIT_MAX, SPLIT_MIN_CHUNKS = 264, 16, 4
+CONV_PART = (2 * SPLIT_BLOCKS - 2) * 16 * 8 * 64
+
 # PyTorch's default initialisers, as the manifest writes them
 def fan_in(expr):
     """nn.Linear / nn.Conv weight and bias: uniform(-1/sqrt(fan_in), 1/sqrt(fan_in))."""
@@ -229,23 +238,44 @@ class Net:
         """2 * the multiply-adds counted, grouped by their extents over dims."""
         return "2*(%s)" % " + ".join(("%s*%d" % (k, c) if k else "%d" % c) for k, c in self.flops.items())
 
-    def conv(self, x, w, y, B, CI, CO, H, W, OH, OW, K, S, P, G=1, cc=4):
-        """y = conv2d(x, w) without bias (conv2d_ref.cuh: exact products, double sums, float)."""
+    def conv(self, x, w, y, B, CI, CO, H, W, OH, OW, K, S, P, G=1, cc=4, split=True):
+        """y = conv2d(x, w) without bias (conv2d_ref.cuh: exact products, double sums, float), split
+        over the input channels where the tiles are few (SPLIT_BLOCKS above), unless split is
+        False or the input channels make too few chunks for any split."""
         if isinstance(CI, int) and isinstance(G, int):
             self.count(CI // G, [B, CO, OH, OW, K, K])
         else:
             self.count(1, [B, CO, OH, OW, K, K, "(%s)/(%s)" % (CI, G)])
-        self.include("#define CC %d /* input channels per chunk of conv2d_ref */" % cc)
-        self.include('#include "shared/conv2d_ref.cuh"')
         smem = "12*(%d*(%s)*(%s)*16 + %d*(7*(%s) + (%s))*(63*(%s) + (%s)))" % (cc, K, K, cc, S, K, S, K)
         tiles = "(%s)*(%s)*cdiv((%s)/(%s), 16)*cdiv(%s, 64)*cdiv(%s, 8)" % (B, G, CO, G, OW, OH)
-        self.launch("conv2d_ref<<<min(%s, 1048576), 128, %s>>>(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, 1, 1, %s)"
-                    % (tiles, smem, x, w, y, B, CI, CO, H, W, OH, OW, K, K, S, S, P, P, G))
+        self.include("#define CC %d /* input channels per chunk of conv2d_ref */" % cc)
+        if not split or isinstance(CI, int) and isinstance(G, int) and -(-(CI // G) // cc) < 2 * SPLIT_MIN_CHUNKS:
+            self.include('#include "shared/conv2d_ref.cuh"')  # too few chunks to split, any dims
+            self.launch("conv2d_ref<<<min(%s, 1048576), 128, %s>>>(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, 1, 1, %s)"
+                        % (tiles, smem, x, w, y, B, CI, CO, H, W, OH, OW, K, K, S, S, P, P, G))
+            self.conv_layer(w, y, "(%s)*(%s)*(%s)*(%s)" % (B, CO, OH, OW))
+            return
+        split, inc = "#define CONV2D_SPLIT /* conv2d_ref_split and conv2d_split_sum too */", '#include "shared/conv2d_ref.cuh"'
+        if split not in self.includes:  # before the include, which an unsplit conv may have added
+            self.includes.insert(self.includes.index(inc) if inc in self.includes else len(self.includes), split)
+        self.include(inc)
+        if not any(n == "conv_part" for n, _, _ in self.scratch):
+            self.buf("conv_part", str(CONV_PART), "f64")
+        ks = "max(1, min(%d, min(cdiv(%d, %s), cdiv((%s)/(%s), %d)/%d)))" % (
+            SPLIT_MAX, SPLIT_BLOCKS, tiles, CI, G, cc, SPLIT_MIN_CHUNKS)
+        self.launch("conv2d_ref_split<<<min((%s)*(%s), 1048576), 128, %s>>>(%s, %s, %s, conv_part, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, 1, 1, %s, %s)"
+                    % (tiles, ks, smem, x, w, y, B, CI, CO, H, W, OH, OW, K, K, S, S, P, P, G, ks))
+        n = "(%s)*(%s)*(%s)*(%s)" % (B, CO, OH, OW)
+        self.launch("conv2d_split_sum<<<%s, 256>>>(conv_part, %s, %s, %s)" % (grid(n), y, n, ks))
+        self.conv_layer(w, y, n)
+
+    def conv_layer(self, w, y, n):
+        """The conv's layer point: here without a bias, else after the bias_act that adds it."""
         module = self.module_of(w)
         bias = [v["name"] for v in self.views if module and v.get("torch") == module + ".bias"]
         self._pending = (module, bias[0]) if bias else None
         if not bias:
-            self.layer(module, y, "(%s)*(%s)*(%s)*(%s)" % (B, CO, OH, OW))
+            self.layer(module, y, n)
 
     def bias_act(self, src, bias, dst, n, inner, nb, act="L3_NONE", res="0"):
         self.ops()

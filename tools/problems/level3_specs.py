@@ -177,9 +177,9 @@ BN_LARGE_WHY = ("training-mode BatchNorm makes each block invariant to the scale
                 "rest is piecewise linear: the structured runs cover magnitude")
 
 
-def conv_bias_act(n, x, w, b, y, tmp, B, CI, CO, H, W, OH, OW, K, S, P, act="L3_RELU", cc=4):
+def conv_bias_act(n, x, w, b, y, tmp, B, CI, CO, H, W, OH, OW, K, S, P, act="L3_RELU", cc=4, split=True):
     """nn.Conv2d with bias, then an activation: conv2d_ref into tmp, bias and act into y."""
-    n.conv(x, w, tmp, B, CI, CO, H, W, OH, OW, K, S, P, cc=cc)
+    n.conv(x, w, tmp, B, CI, CO, H, W, OH, OW, K, S, P, cc=cc, split=split)
     n.bias_act(tmp, b, y, "(%s)*(%s)*(%s)*(%s)" % (B, CO, OH, OW), "(%s)*(%s)" % (OH, OW), CO, act)
 
 
@@ -2626,7 +2626,8 @@ def p032():
     n.buf("pj", "B*E")
     n.buf("xs", "B*2*E")
     n.buf("acc", "B*max(2*4*E, NC)", "f64")
-    conv_bias_act(n, "x", cw, cb, "pe", "t", "B", "CI", "E", "IMG", "IMG", "G", "G", "P", "P", 0, act="L3_NONE", cc=1)
+    conv_bias_act(n, "x", cw, cb, "pe", "t", "B", "CI", "E", "IMG", "IMG", "G", "G", "P", "P", 0, act="L3_NONE", cc=1,
+                  split=False)  # image channels: a split would not pay for its 17th scratch buffer
     n.linear("pe", lw, lb, "pj", "B", "E", "E*NP")
     # tokens (B, 2, E): the cls token then the projection (as channels 0 and 1 of S = E)
     n.launch("l3_copy_channels<<<min(cdiv(B*E, 256), 65536), 256>>>(pj, xs, B, 1, E, 2, 1)")
