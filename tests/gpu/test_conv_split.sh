@@ -1,0 +1,35 @@
+#!/bin/sh
+# test_conv_split: level 3's convolutions split over their input channels (conv2d_ref_split and
+# conv2d_split_sum, problems/shared/conv2d_ref.cuh; docs/LEVEL3.md) compute what conv2d_ref
+# computes. For networks with many split layers (DenseNet-121's dense block, DenseNet-201,
+# ResNet-18, ShuffleNet's grouped convolutions, MobileNet V2), the reference with every
+# convolution unsplit (tools/problems/unsplit_convs.py: conv2d_ref, one pass over all input
+# channels, the kernel levels 1 and 2 use) is verified as a candidate against the split reference
+# and must be `correct` at every dims set the verification runs (default, small, alt, hidden,
+# boundary, stratified; KS differs between them, 1 to 16). The control: DenseNet-201 with one sum
+# launch dropped (a layer whose output is then never written where its split count exceeds 1,
+# as at the default dims) must not be (mismatch: the layer reads the scratch's poison).
+. "$KC_ROOT/tests/gpu/lib.sh"
+"$KC_BIN/kverify" gpus >/dev/null 2>&1 || { echo "SKIP: no usable GPU"; exit 0; }
+work="${TMPDIR:-/tmp}/kc-conv-split"
+rm -rf "$work"
+mkdir -p "$work"
+tool="$KC_ROOT/tools/problems/unsplit_convs.py"
+verdict() { # id file label: prints the verdict
+    "$KC_BIN/kverify" check --problem "$1" "$2" --json --no-timing --sanitizer none >"$work/$3.json" 2>"$work/$3.err"
+    cp "$work/$3.json" "$OUT_DIR/conv_split_$3.json" 2>/dev/null
+    python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["verdict"])' "$work/$3.json" 2>/dev/null || echo "no-result"
+}
+for id in level3/014_densenet121_dense_block level3/016_densenet201 level3/009_resnet18 \
+          level3/026_shufflenet level3/020_mobilenet_v2; do
+    name=${id#level3/}
+    "$KC_BIN/kverify" problems --show-reference "$id" >"$work/$name.cu" || fail "load $id"
+    python3 "$tool" "$work/$name.cu" "$work/${name}_unsplit.cu" >/dev/null || fail "unsplit $id"
+    v=$(verdict "$id" "$work/${name}_unsplit.cu" "$name")
+    [ "$v" = correct ] || fail "$id: conv2d_ref against the split reference: $v ($(head -c 600 "$work/$name.json"))"
+    echo "ok: $id unsplit is correct against the split reference"
+done
+python3 "$tool" "$work/016_densenet201.cu" "$work/drop.cu" --drop-sum 5 >/dev/null || fail "drop-sum"
+v=$(verdict level3/016_densenet201 "$work/drop.cu" drop)
+case "$v" in correct | no-result) fail "DenseNet-201 with a sum dropped: $v, expected mismatch" ;; esac
+echo "ok: the control (a sum dropped) is $v"

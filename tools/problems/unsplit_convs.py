@@ -1,0 +1,88 @@
+#!/usr/bin/env python3
+"""unsplit_convs: rewrites a level-3 reference (kverify problems --show-reference ID) so that
+every convolution runs unsplit: each `conv2d_ref_split` launch becomes the `conv2d_ref` launch
+of the same convolution (one pass over all input channels, floats stored directly) and the
+`conv2d_split_sum` launch after it goes. Verified as a candidate against the split reference,
+the result tells whether the split kernels compute what conv2d_ref computes at every dims set a
+verification runs (tests/gpu/test_conv_split.sh; docs/LEVEL3.md, "Convolutions split over their
+input channels"). With --drop-sum N it instead keeps the splits and drops only the N-th sum
+launch (0-based): that layer's output is then never written where its split count exceeds 1,
+a control the verifier must label wrong.
+
+    python3 tools/problems/unsplit_convs.py REFERENCE.cu OUT.cu [--drop-sum N]
+
+Prints how many launches it rewrote (or dropped); exits 1 when the reference has none."""
+import argparse
+import re
+import sys
+
+SPLIT = re.compile(r"^// (\s*)@launch conv2d_ref_split<<<(.*)>>>\((.*)\);$")
+SUM = re.compile(r"^// \s*@launch conv2d_split_sum<<<.*>>>\(.*\);$")
+
+
+def top_level(text, sep):
+    """text split at sep where no parenthesis is open."""
+    out, depth, cur = [], 0, ""
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        depth += ch == "("
+        depth -= ch == ")"
+        if depth == 0 and text.startswith(sep, i):
+            out.append(cur.strip())
+            cur, i = "", i + len(sep)
+            continue
+        cur += ch
+        i += 1
+    out.append(cur.strip())
+    return out
+
+
+def unsplit_line(indent, config, args):
+    """The conv2d_ref launch of a conv2d_ref_split launch: its grid without the split factor,
+    its arguments without the partial-sum buffer (4th) and the split count (last)."""
+    grid, block, smem = top_level(config, ",")
+    m = re.match(r"^min\((.*)\)$", grid)
+    product, cap = top_level(m.group(1), ",")
+    tiles = top_level(product, "*")[0]  # "(TILES)*(KS)"
+    a = top_level(args, ",")
+    a = a[:3] + a[4:-1]
+    return "// %s@launch conv2d_ref<<<min(%s, %s), %s, %s>>>(%s);" % (indent, tiles, cap, block, smem, ", ".join(a))
+
+
+def rewrite(lines, drop_sum):
+    out, n, sums = [], 0, 0
+    for line in lines:
+        m = SPLIT.match(line)
+        if m and drop_sum is None:
+            out.append(unsplit_line(*m.groups()))
+            n += 1
+            continue
+        if SUM.match(line):
+            sums += 1
+            if drop_sum is None or sums - 1 == drop_sum:
+                n += drop_sum is not None
+                continue
+        out.append(line)
+    return out, n
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("reference")
+    ap.add_argument("out")
+    ap.add_argument("--drop-sum", type=int, default=None)
+    a = ap.parse_args()
+    lines = open(a.reference).read().splitlines()
+    out, n = rewrite(lines, a.drop_sum)
+    if n == 0:
+        print("unsplit_convs: %s has no split convolution%s" % (a.reference, "" if a.drop_sum is None else
+                                                                 " sum numbered %d" % a.drop_sum))
+        return 1
+    open(a.out, "w").write("\n".join(out) + "\n")
+    print("unsplit_convs: %d launches %s" % (n, "rewritten" if a.drop_sum is None else "dropped"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
