@@ -52,6 +52,8 @@ one_line dump-out 4 "^kverify-gpu dump: error: dump needs --problem ID and --out
     "$gpu" dump --problem level1/019_relu
 one_line dump-dev 4 "^kverify-gpu dump: error: --device takes a whole number" \
     "$gpu" dump --problem level1/019_relu --out "$T/d" --device x
+one_line dump-profile 4 "^kverify-gpu dump: error: --profile takes a whole number from 1 to 100, not '0'" \
+    "$gpu" dump --problem level1/019_relu --out "$T/d" --profile 0
 one_line dump-problem 4 "^kverify-gpu: error: no problem 'level1/000_nope'" \
     "$gpu" dump --problem level1/000_nope --out "$T/d"
 one_line worker-dev 4 "^kverify-gpu worker: error: worker needs --device N" "$gpu" worker
@@ -62,6 +64,7 @@ one_line gpus 3 "$MISSING" "$gpu" gpus
 one_line count 3 "$MISSING" "$gpu" gpus --count
 [ "$(cat "$T/count.out")" = 0 ] || fail "gpus --count without a driver: $(cat "$T/count.out")"
 one_line dump 4 "$MISSING" "$gpu" dump --problem level1/019_relu --seed 1 --out "$T/d"
+one_line dump-profiled 4 "$MISSING" "$gpu" dump --problem level1/019_relu --seed 1 --out "$T/d" --profile 3
 [ ! -e "$T/d" ] || fail "dump made its directory without a GPU"
 one_line notdriver 4 "^kverify-gpu: error: the NVIDIA driver \\(libc.so.6\\) has no cuInit" \
     env KC_LIBCUDA=libc.so.6 "$gpu" dump --problem level1/019_relu --out "$T/d"

@@ -132,9 +132,10 @@ static const kc_command dump_cmd = {"kverify", "dump", kverify_dump_usage, 0};
 int cli_dump(int argc, char **argv)
 {
     const char *problem_id = NULL, *seeds = "0", *dims = "default", *out = NULL;
-    int device = 0;
+    int device = 0, profile_runs = 0;
     const kc_option opts[] = {
         KC_OPT_STR("problem", 'p', &problem_id),
+        KC_OPT_INTEGER("profile", 0, &profile_runs, 1, 100),
         KC_OPT_FN("seed", 's', seeds_option, &seeds, NULL),
         KC_OPT_FN("seeds", 0, seeds_option, &seeds, NULL),
         KC_OPT_FN("dims", 'd', dims_option, &dims, NULL),
@@ -155,9 +156,11 @@ int cli_dump(int argc, char **argv)
     sb_free(&err);
     if (cli_gpu_driver_check())
         return KC_EXIT_KVERIFY_USAGE;
-    char dev[16];
+    char dev[16], runs[16];
     snprintf(dev, sizeof dev, "%d", device);
+    snprintf(runs, sizeof runs, "%d", profile_runs);
     char *args[] = {"dump", "--problem", (char *)problem_id, "--seeds", (char *)seeds, "--dims",
-                    (char *)dims, "--out", (char *)out, "--device", dev, NULL};
+                    (char *)dims, "--out", (char *)out, "--device", dev,
+                    profile_runs ? "--profile" : NULL, runs, NULL};
     return exec_gpu_tool(args);
 }

@@ -38,11 +38,13 @@
     "else ~/.cache/kcorpus/cubins, named by the sha256 of source, arch, NVRTC version and options.\n"
 #define DUMP_BLOCK \
     "dump --problem ID --seed S[,S..] [--dims default|small|altN|hiddenK|boundK|stratK[,..]]\n" \
-    "        --out DIR [--device N]   (hiddenK: index K of the generator drawn with seed S;\n" \
+    "        --out DIR [--device N] [--profile RUNS]   (hiddenK: index K of the generator drawn with seed S;\n" \
     "        boundK, stratK: set K of `problems --boundary/--stratified ID --seed S`; on these\n" \
     "        three constant inputs are varied; -o DIR is --out DIR)\n" \
     "        write inputs and reference outputs as .npy, with meta.json (needs a GPU: without\n" \
-    "        the NVIDIA driver it says so and exits 4)\n"
+    "        the NVIDIA driver it says so and exits 4); --profile RUNS: the reference runs RUNS\n" \
+    "        more times under CUPTI and meta.json's \"profile\" gives its device time by kernel\n" \
+    "        (the costliest printed)\n"
 #define IMPORT_BLOCK \
     "import --db PATH --problem ID FILE...\n" \
     "        add candidate files to a database as pending (origin 'import'); each must hold\n" \

@@ -392,12 +392,26 @@ int wk_timed_launch(wk_gpu *g, wk_unit *u, const problem *p, const dimset *dims,
  * before end); end returns milliseconds, or 0 when CUPTI is unavailable. */
 int wk_cupti_begin(void);
 double wk_cupti_end(int begun);
+/* Device time by kernel name (kverify dump --profile): while set, wk_cupti_end's records are also
+ * added here, up to WK_PROFILE_KERNELS names (the rest under "(others)"). */
+#define WK_PROFILE_KERNELS 128
+typedef struct wk_kernel_profile {
+    int n;
+    struct {
+        char name[96];
+        int launches;
+        double ns;
+    } k[WK_PROFILE_KERNELS + 1];
+} wk_kernel_profile;
+void wk_cupti_profile_into(wk_kernel_profile *profile); /* NULL: totals only again */
 
 /* worker_sanitize.c: one execution under compute-sanitizer (exact-size buffers) */
 int wk_sanitize_serve(int device);
 
 /* worker_dump.c */
+/* profile_runs > 0: the reference runs that many more times under CUPTI, and meta.json's
+ * "profile" lists its device time by kernel (also printed, the costliest first). */
 int wk_dump(wk_gpu *g, const char *problem_id, uint64_t seed, const char *dims_name,
-            const char *out_dir, strbuf *err);
+            const char *out_dir, int profile_runs, strbuf *err);
 
 #endif

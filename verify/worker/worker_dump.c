@@ -94,7 +94,7 @@ static json_t *params_json(const problem *p)
 
 /* Writes all tensors and meta.json; buffers hold inputs then reference outputs. */
 static int write_dump(const problem *p, const dimset *dims, uint64_t seed, const char *dims_name,
-                      wk_buffer *bufs, const char *out_dir, strbuf *err)
+                      wk_buffer *bufs, json_t *profile, const char *out_dir, strbuf *err)
 {
     json_t *ins = json_array(), *outs = json_array();
     strbuf path = STRBUF_INIT, file = STRBUF_INIT;
@@ -114,6 +114,8 @@ static int write_dump(const problem *p, const dimset *dims, uint64_t seed, const
                              seed_str, "dims_name", dims_name, "dims", dims_json(dims), "params",
                              params_json(p), "inputs", ins, "outputs", outs, "atol", p->atol, "rtol",
                              p->rtol, "note", "bf16 tensors are stored as their uint16 bit patterns");
+    if (profile)
+        json_object_set(meta, "profile", profile);
     path_join(&path, out_dir, "meta.json");
     if (rc == 0 && json_dump_file(meta, path.buf, JSON_INDENT(2)) != 0)
         rc = kc_fail(err, "cannot write %s", path.buf);
@@ -122,8 +124,63 @@ static int write_dump(const problem *p, const dimset *dims, uint64_t seed, const
     return rc;
 }
 
+/* qsort: profile rows, the costliest first */
+static int by_time(const void *a, const void *b)
+{
+    double x = json_number_value(json_object_get(*(json_t *const *)a, "ms"));
+    double y = json_number_value(json_object_get(*(json_t *const *)b, "ms"));
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* The profile of runs executions: {"runs", "device_ms" (per execution), "launches" (per
+ * execution), "kernels": [{"kernel", "launches", "ms"} per execution, the costliest first]}. */
+static json_t *profile_json(const wk_kernel_profile *t, int runs)
+{
+    int n = t->n + (t->k[WK_PROFILE_KERNELS].launches > 0);
+    json_t **rows = xcalloc((size_t)n + 1, sizeof(*rows));
+    double total = 0;
+    long launches = 0;
+    for (int i = 0, j = 0; i <= WK_PROFILE_KERNELS; i++) {
+        if (i >= t->n && i < WK_PROFILE_KERNELS)
+            continue;
+        if (i == WK_PROFILE_KERNELS && t->k[i].launches == 0)
+            break;
+        total += t->k[i].ns, launches += t->k[i].launches;
+        rows[j++] = json_pack("{s:s,s:f,s:f}", "kernel", t->k[i].name, "launches",
+                              (double)t->k[i].launches / runs, "ms", t->k[i].ns / 1e6 / runs);
+    }
+    qsort(rows, (size_t)n, sizeof(*rows), by_time);
+    json_t *list = json_array();
+    for (int i = 0; i < n; i++)
+        json_array_append_new(list, rows[i]);
+    free(rows);
+    return json_pack("{s:i,s:f,s:f,s:o}", "runs", runs, "device_ms", total / 1e6 / runs,
+                     "launches", (double)launches / runs, "kernels", list);
+}
+
+/* runs more executions of the loaded reference under CUPTI, by kernel (its outputs are
+ * rewritten with the same values: a reference is deterministic). */
+static int profile_reference(wk_gpu *g, wk_unit *ref, const problem *p, const dimset *dims,
+                             wk_buffer *bufs, int runs, json_t **out, wk_failure *f)
+{
+    wk_kernel_profile *t = xcalloc(1, sizeof(*t));
+    wk_cupti_profile_into(t);
+    int begun = wk_cupti_begin(), rc = begun ? 0 : -1;
+    if (!begun)
+        sb_adds(&f->message, "CUPTI is unavailable: no profile");
+    for (int r = 0; rc == 0 && r < runs; r++)
+        rc = wk_unit_launch(g, ref, p, dims, bufs, NULL, f) ||
+             cuStreamSynchronize(g->stream) != CUDA_SUCCESS;
+    wk_cupti_end(begun);
+    wk_cupti_profile_into(NULL);
+    if (rc == 0)
+        *out = profile_json(t, runs);
+    free(t);
+    return rc;
+}
+
 static int run_reference_into(wk_gpu *g, const problem *p, const dimset *dims, wk_buffer *bufs,
-                              strbuf *err)
+                              int profile_runs, json_t **profile, strbuf *err)
 {
     strbuf cubin = STRBUF_INIT;
     wk_unit ref = {0};
@@ -140,6 +197,9 @@ static int run_reference_into(wk_gpu *g, const problem *p, const dimset *dims, w
     if (rc == 0 && (wk_unit_launch(g, &ref, p, dims, bufs, NULL, &f) ||
                     cuStreamSynchronize(g->stream) != CUDA_SUCCESS))
         rc = kc_fail(err, "the reference failed: %s", sb_str(&f.message));
+    if (rc == 0 && profile_runs > 0 &&
+        profile_reference(g, &ref, p, dims, bufs, profile_runs, profile, &f))
+        rc = kc_fail(err, "profiling the reference failed: %s", sb_str(&f.message));
     for (int i = 0; i < ref.lu.n_scratch; i++)
         wk_buffer_free(&bufs[base + i]);
     wk_unit_free(&ref);
@@ -168,8 +228,24 @@ static int cover_set(const problem *p, const char *name, uint64_t seed, dimset *
     return rc;
 }
 
+/* The profile's costliest kernels, one line each (kverify-gpu then says what it dumped). */
+static void print_profile(const json_t *profile)
+{
+    json_t *k = json_object_get(profile, "kernels");
+    printf("  reference: %.3f ms of kernels an execution, %.0f launches (%d runs under CUPTI)\n",
+           json_number_value(json_object_get(profile, "device_ms")),
+           json_number_value(json_object_get(profile, "launches")),
+           (int)json_integer_value(json_object_get(profile, "runs")));
+    for (size_t i = 0; i < json_array_size(k) && i < 12; i++) {
+        json_t *r = json_array_get(k, i);
+        printf("  %10.3f ms %8.0f launches  %s\n", json_number_value(json_object_get(r, "ms")),
+               json_number_value(json_object_get(r, "launches")),
+               json_string_value(json_object_get(r, "kernel")));
+    }
+}
+
 int wk_dump(wk_gpu *g, const char *problem_id, uint64_t seed, const char *dims_name,
-            const char *out_dir, strbuf *err)
+            const char *out_dir, int profile_runs, strbuf *err)
 {
     problem p;
     enum kc_dims_kind kind;
@@ -205,10 +281,14 @@ int wk_dump(wk_gpu *g, const char *problem_id, uint64_t seed, const char *dims_n
         else if (rc == 0)
             rc = wk_buffer_poison(g, &bufs[i]);
     }
+    json_t *profile = NULL;
     if (rc == 0)
-        rc = run_reference_into(g, &p, dims, bufs, err);
+        rc = run_reference_into(g, &p, dims, bufs, profile_runs, &profile, err);
     if (rc == 0)
-        rc = write_dump(&p, dims, seed, dims_name, bufs, out_dir, err);
+        rc = write_dump(&p, dims, seed, dims_name, bufs, profile, out_dir, err);
+    if (rc == 0 && profile)
+        print_profile(profile);
+    json_decref(profile);
     for (int i = 0; i < p.n_inputs + p.n_outputs; i++)
         wk_buffer_free(&bufs[i]);
     dimset_free(&drawn);

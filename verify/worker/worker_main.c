@@ -175,7 +175,7 @@ static int expand_dims(const char *list, int n_alt, char names[][16], int max)
 
 /* One dump per (dims, seed); with several, each goes to OUT/<dims>-s<seed>/. */
 static int dump_all(wk_gpu *g, const char *problem_id, int n_alt, const char *dims_list,
-                    const char *seeds, const char *out, strbuf *err)
+                    const char *seeds, const char *out, int profile_runs, strbuf *err)
 {
     char names[16][16];
     int n_dims = expand_dims(dims_list, n_alt, names, 16);
@@ -189,7 +189,7 @@ static int dump_all(wk_gpu *g, const char *problem_id, int n_alt, const char *di
                 sb_addf(&dir, "%s/%s-s%llu", out, names[d], seed);
             else
                 sb_adds(&dir, out);
-            rc = wk_dump(g, problem_id, seed, names[d], dir.buf, err);
+            rc = wk_dump(g, problem_id, seed, names[d], dir.buf, profile_runs, err);
             if (rc == 0)
                 printf("dumped %s seed %llu dims %s to %s\n", problem_id, seed, names[d], dir.buf);
             sb_free(&dir);
@@ -204,8 +204,9 @@ static int dump_all(wk_gpu *g, const char *problem_id, int n_alt, const char *di
 static int cmd_dump(int argc, char **argv)
 {
     const char *problem_id = NULL, *dims = "default", *out = NULL, *seeds = "0";
-    int device = 0;
+    int device = 0, profile_runs = 0;
     const kc_option opts[] = {KC_OPT_STR("problem", 'p', &problem_id),
+                              KC_OPT_INTEGER("profile", 0, &profile_runs, 1, 100),
                               KC_OPT_STR("seed", 's', &seeds),
                               KC_OPT_STR("seeds", 0, &seeds),
                               KC_OPT_STR("dims", 'd', &dims),
@@ -227,7 +228,7 @@ static int cmd_dump(int argc, char **argv)
     wk_gpu g;
     if (wk_gpu_open(&g, device, NULL, &err))
         rc = KC_EXIT_KVERIFY_USAGE;
-    else if (dump_all(&g, problem_id, n_alt, dims, seeds, out, &err))
+    else if (dump_all(&g, problem_id, n_alt, dims, seeds, out, profile_runs, &err))
         rc = KC_EXIT_FAILURE;
     if (rc)
         error("%s", err.buf);
