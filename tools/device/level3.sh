@@ -10,6 +10,10 @@
 #           under .torchcache in the tree, which a warm machine keeps for the next call
 #   compile baselines.py --compile, serially, with the warm caches (COMPILE_S budget)
 #   demo    make demo with DEMO_PROBLEMS=level3 on the GPU, each step's seconds
+#   split   the split convolutions against conv2d_ref (tests/gpu/test_conv_split.sh) and kverify
+#           dump --profile (tests/gpu/test_profile.sh): split.txt
+#   profile the reference's device time by kernel at the default dims (kverify dump --profile 3)
+#           for PROFILE_IDS (default the six costliest networks): profile3.json, one object
 # The baselines file (problems/level3/baselines/*.json) comes back in $OUT after eager/compile.
 # A part written with a trailing "+" ("warm+") runs in the background beside the next ones (warm
 # compiles on the CPU while cross runs; nothing timed runs beside it); the call waits for it.
@@ -56,6 +60,20 @@ run_part() {
             > "$OUT/compile3.txt" 2>&1
         echo "compile rc=$?: $(tail -1 "$OUT/compile3.txt")" >> "$S"
         cp $BASE/*.json "$OUT/" ;;
+    split)
+        for t in test_conv_split test_profile; do
+            KC_BIN="$B" OUT=/tmp/split timeout "${SPLIT_S:-240}" sh tests/gpu/$t.sh >> "$OUT/split.txt" 2>&1
+            echo "$t rc=$?: $(tail -1 "$OUT/split.txt")" >> "$S"
+        done ;;
+    profile)
+        for id in ${PROFILE_IDS:-016_densenet201 015_densenet121 005_alexnet 010_resnet101 024_efficientnet_b2 012_vgg19}; do
+            timeout 120 "$B/kverify" dump --problem "level3/$id" --seed 11 --dims default --out "/tmp/prof/$id" \
+                --profile 3 >> "$OUT/profile3.txt" 2>&1 || echo "profile $id failed" >> "$S"
+        done
+        python3 -c 'import json, glob, os, sys
+print(json.dumps({os.path.basename(os.path.dirname(m)): json.load(open(m)).get("profile")
+                  for m in sorted(glob.glob("/tmp/prof/*/meta.json"))}, indent=1))' > "$OUT/profile3.json"
+        grep -A3 "reference:" "$OUT/profile3.txt" >> "$S" ;;
     demo)
         rm -rf /tmp/demo_level3
         DEMO_PROBLEMS=level3 DEMO_OUT=/tmp/demo_level3 timeout "${DEMO_S:-300}" sh tools/demo.sh .devbuild \
