@@ -6,6 +6,9 @@
 #     every conv2d_split_sum launch goes (519 launch lines -> 417), and it compiles as a
 #     candidate (policy, launch lines and arguments checked against the kernels' signatures);
 #   - --drop-sum 5 drops exactly one sum launch and keeps the splits (the control);
+#   - --gemm: every ungrouped convolution becomes a conv2d_gemm_ref launch (DenseNet-201: 102, no
+#     split or sum left), the kernel is pasted in, and it compiles without spills; ShuffleNet's
+#     grouped convolutions stay split (22 of its 25), each with its sum;
 #   - a reference without split convolutions (level3/001_mlp) is refused (exit 1).
 . "$KC_ROOT/tests/cli/lib.sh"
 command -v python3 >/dev/null 2>&1 || { echo "SKIP: python3 absent"; exit 0; }
@@ -28,7 +31,18 @@ grep -qxF "$want" "$T/unsplit.cu" || fail "the first dense layer's conv is not w
 python3 "$tool" "$T/ref.cu" "$T/drop.cu" --drop-sum 5 >"$T/out" || fail "drop-sum: $(cat "$T/out")"
 [ "$(launches "$T/drop.cu" conv2d_split_sum)" -eq 100 ] || fail "drop-sum left $(launches "$T/drop.cu" conv2d_split_sum) sums, expected 100"
 [ "$(launches "$T/drop.cu" conv2d_ref_split)" -eq 101 ] || fail "drop-sum changed the splits"
+python3 "$tool" "$T/ref.cu" "$T/gemm.cu" --gemm >"$T/out" || fail "gemm: $(cat "$T/out")"
+[ "$(launches "$T/gemm.cu" conv2d_gemm_ref)" -eq 102 ] || fail "gemm launches: $(launches "$T/gemm.cu" conv2d_gemm_ref)"
+[ "$(launches "$T/gemm.cu" conv2d_ref)$(launches "$T/gemm.cu" conv2d_split_sum)" = 00 ] || fail "convolutions left after --gemm"
+"$KC_BIN/kverify" check --compile-only --problem "$id" "$T/gemm.cu" >"$T/out" 2>&1 ||
+    { cat "$T/out"; fail "the tensor-core DenseNet-201 does not compile as a candidate"; }
+grep -q '{"name":"conv2d_gemm_ref","stack_bytes":0,"spill_stores":0,"spill_loads":0,' "$T/out" ||
+    fail "conv2d_gemm_ref spills: $(grep -o '{"name":"conv2d_gemm_ref"[^}]*}' "$T/out")"
+"$KC_BIN/kverify" problems --show-reference level3/026_shufflenet >"$T/shuffle.cu" || fail "load 026"
+python3 "$tool" "$T/shuffle.cu" "$T/shuffle_gemm.cu" --gemm >/dev/null || fail "gemm 026"
+[ "$(launches "$T/shuffle.cu" conv2d_ref_split)/$(launches "$T/shuffle_gemm.cu" conv2d_ref_split)/$(launches "$T/shuffle_gemm.cu" conv2d_split_sum)" = 25/22/22 ] ||
+    fail "ShuffleNet's grouped convolutions: $(launches "$T/shuffle_gemm.cu" conv2d_ref_split) splits, $(launches "$T/shuffle_gemm.cu" conv2d_split_sum) sums"
 "$KC_BIN/kverify" problems --show-reference level3/001_mlp >"$T/mlp.cu" || fail "load level3/001_mlp"
 python3 "$tool" "$T/mlp.cu" "$T/x.cu" >"$T/out" && fail "a reference without splits was rewritten"
 grep -q "has no split convolution" "$T/out" || fail "refusal: $(cat "$T/out")"
-echo "ok: DenseNet-201 unsplit (101 convolutions, 519 -> 417 launch lines) compiles; one sum dropped for the control"
+echo "ok: DenseNet-201 unsplit (101 convolutions, 519 -> 417 launch lines) and on the tensor cores compiles; one sum dropped for the control"

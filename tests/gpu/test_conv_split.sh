@@ -6,7 +6,9 @@
 # convolution unsplit (tools/problems/unsplit_convs.py: conv2d_ref, one pass over all input
 # channels, the kernel levels 1 and 2 use) is verified as a candidate against the split reference
 # and must be `correct` at every dims set the verification runs (default, small, alt, hidden,
-# boundary, stratified; KS differs between them, 1 to 16). The control: DenseNet-201 with one sum
+# boundary, stratified; KS differs between them, 1 to 16). So must the experimental implicit
+# product on the FP64 tensor cores (conv2d_gemm_ref.cuh, unsplit_convs.py --gemm: every
+# ungrouped convolution), here and for AlexNet. The control: DenseNet-201 with one sum
 # launch dropped (a layer whose output is then never written where its split count exceeds 1,
 # as at the default dims) must not be (mismatch: the layer reads the scratch's poison).
 . "$KC_ROOT/tests/gpu/lib.sh"
@@ -20,16 +22,26 @@ verdict() { # id file label: prints the verdict
     cp "$work/$3.json" "$OUT_DIR/conv_split_$3.json" 2>/dev/null
     python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["verdict"])' "$work/$3.json" 2>/dev/null || echo "no-result"
 }
+status=0
 for id in level3/014_densenet121_dense_block level3/016_densenet201 level3/009_resnet18 \
-          level3/026_shufflenet level3/020_mobilenet_v2; do
+          level3/026_shufflenet level3/020_mobilenet_v2 level3/005_alexnet; do
     name=${id#level3/}
     "$KC_BIN/kverify" problems --show-reference "$id" >"$work/$name.cu" || fail "load $id"
-    python3 "$tool" "$work/$name.cu" "$work/${name}_unsplit.cu" >/dev/null || fail "unsplit $id"
-    v=$(verdict "$id" "$work/${name}_unsplit.cu" "$name")
-    [ "$v" = correct ] || fail "$id: conv2d_ref against the split reference: $v ($(head -c 600 "$work/$name.json"))"
-    echo "ok: $id unsplit is correct against the split reference"
+    for mode in unsplit gemm; do
+        [ $mode = unsplit ] && [ $name = 005_alexnet ] && continue # AlexNet's convolutions are not split
+        flag=; [ $mode = gemm ] && flag=--gemm
+        python3 "$tool" "$work/$name.cu" "$work/${name}_$mode.cu" $flag >/dev/null || fail "$mode $id"
+        v=$(verdict "$id" "$work/${name}_$mode.cu" "${name}_$mode")
+        if [ "$v" = correct ]; then
+            echo "ok: $id $mode is correct against the reference"
+        else
+            echo "FAIL: $id $mode against the reference: $v ($(head -c 600 "$work/${name}_$mode.json"))"
+            status=1
+        fi
+    done
 done
 python3 "$tool" "$work/016_densenet201.cu" "$work/drop.cu" --drop-sum 5 >/dev/null || fail "drop-sum"
 v=$(verdict level3/016_densenet201 "$work/drop.cu" drop)
 case "$v" in correct | no-result) fail "DenseNet-201 with a sum dropped: $v, expected mismatch" ;; esac
 echo "ok: the control (a sum dropped) is $v"
+[ $status -eq 0 ] || fail "a rewritten network is not correct (above)"

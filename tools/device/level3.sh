@@ -10,8 +10,11 @@
 #           under .torchcache in the tree, which a warm machine keeps for the next call
 #   compile baselines.py --compile, serially, with the warm caches (COMPILE_S budget)
 #   demo    make demo with DEMO_PROBLEMS=level3 on the GPU, each step's seconds
-#   split   the split convolutions against conv2d_ref (tests/gpu/test_conv_split.sh) and kverify
-#           dump --profile (tests/gpu/test_profile.sh): split.txt
+#   split   the split convolutions and the tensor-core ones against the reference
+#           (tests/gpu/test_conv_split.sh) and kverify dump --profile (tests/gpu/test_profile.sh),
+#           then the timed A/B for SPLIT_IDS (default DenseNet-201, AlexNet, ResNet-101): the
+#           reference, its convolutions unsplit and on the tensor cores as timed candidates
+#           (median ms at the default dims): split.txt, split_ab.txt
 #   profile the reference's device time by kernel at the default dims (kverify dump --profile 3)
 #           for PROFILE_IDS (default the six costliest networks): profile3.json, one object
 # The baselines file (problems/level3/baselines/*.json) comes back in $OUT after eager/compile.
@@ -64,7 +67,21 @@ run_part() {
         for t in test_conv_split test_profile; do
             KC_BIN="$B" OUT=/tmp/split timeout "${SPLIT_S:-240}" sh tests/gpu/$t.sh >> "$OUT/split.txt" 2>&1
             echo "$t rc=$?: $(tail -1 "$OUT/split.txt")" >> "$S"
-        done ;;
+        done
+        for id in ${SPLIT_IDS:-016_densenet201 005_alexnet 010_resnet101}; do
+            "$B/kverify" problems --show-reference "level3/$id" > "/tmp/$id.cu"
+            python3 tools/problems/unsplit_convs.py "/tmp/$id.cu" "/tmp/${id}_unsplit.cu" >/dev/null ||
+                cp "/tmp/$id.cu" "/tmp/${id}_unsplit.cu"
+            python3 tools/problems/unsplit_convs.py "/tmp/$id.cu" "/tmp/${id}_gemm.cu" --gemm >/dev/null
+            for v in "" _unsplit _gemm; do
+                timeout 150 "$B/kverify" check --problem "level3/$id" "/tmp/$id$v.cu" --json --sanitizer none \
+                    > "/tmp/ab$v.json" 2>/dev/null
+                python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); t = d.get("timing") or {}
+print("%-28s %-9s %-9s median %s ms" % (sys.argv[2], sys.argv[3] or "reference", d["verdict"], t.get("median_ms")))' \
+                    "/tmp/ab$v.json" "$id" "${v#_}" >> "$OUT/split_ab.txt" 2>&1
+            done
+        done
+        cat "$OUT/split_ab.txt" >> "$S" ;;
     profile)
         for id in ${PROFILE_IDS:-016_densenet201 015_densenet121 005_alexnet 010_resnet101 024_efficientnet_b2 012_vgg19}; do
             timeout 120 "$B/kverify" dump --problem "level3/$id" --seed 11 --dims default --out "/tmp/prof/$id" \
