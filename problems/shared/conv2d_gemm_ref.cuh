@@ -1,5 +1,5 @@
 // shared/conv2d_gemm_ref.cuh: 2-D convolution as an implicit matrix product on the FP64 tensor
-// cores (mm_dmma of shared/matmul_tiled_ref.cuh, which must come first). EXPERIMENTAL: no
+// cores (mm_step of shared/matmul_tiled_ref.cuh, which must come first). EXPERIMENTAL: no
 // reference launches it yet. tools/problems/unsplit_convs.py --gemm puts it in place of every
 // convolution of a level-3 reference, and tests/gpu/test_conv_split.sh verifies that candidate
 // against the reference (its verdict, and its time beside the reference's); a reference
@@ -79,35 +79,15 @@ conv2d_gemm_ref(const float *__restrict__ x, const float *__restrict__ w, float 
         }
         if (k0 == 0)
             continue;
-#pragma unroll
-        for (int kk = 0; kk < MM_K; kk += 4) {
-            double a[4], b[2];
-#pragma unroll
-            for (int mi = 0; mi < 4; mi++)
-                a[mi] = As[(wr + 8 * mi + gr) * MM_AS + kk + tg];
-#pragma unroll
-            for (int ni = 0; ni < 2; ni++)
-                b[ni] = Bs[(kk + tg) * MM_BS + wc + 8 * ni + gr];
-#pragma unroll
-            for (int mi = 0; mi < 4; mi++)
-#pragma unroll
-                for (int ni = 0; ni < 2; ni++)
-                    mm_dmma(acc[mi][ni], a[mi], b[ni]);
-        }
+        mm_step(acc, As, Bs, wr, wc, gr, tg);
         __syncthreads();
     }
-#pragma unroll
-    for (int mi = 0; mi < 4; mi++)
-#pragma unroll
-        for (int ni = 0; ni < 2; ni++)
-#pragma unroll
-            for (int e = 0; e < 2; e++) {
-                const long long mo = row0 + wr + 8 * mi + gr;
-                const int n = col0 + wc + 8 * ni + 2 * tg + e;
-                if (mo < M && n < cog)
-                    y[((mo / opix) * CO + (long long)g * cog + n) * opix + mo % opix] =
-                        (float)acc[mi][ni][e];
-            }
+    mm_each_out(acc, wr, wc, gr, tg, [&](int r, int c, double v) {
+        const long long mo = row0 + r;
+        const int n = col0 + c;
+        if (mo < M && n < cog)
+            y[((mo / opix) * CO + (long long)g * cog + n) * opix + mo % opix] = (float)v;
+    });
 }
 
 #undef CG_OUT

@@ -53,6 +53,42 @@ __device__ __forceinline__ void mm_load(double (&ra)[8], double (&rb)[8], const 
     }
 }
 
+/* acc += the staged 64 x 32 and 32 x 64 tiles' product for the warp owning rows wr.. and columns
+   wc.. of the tile (lane: gr = lane/4, tg = lane%4); also conv2d_gemm_ref.cuh's inner step. */
+__device__ __forceinline__ void mm_step(double (&acc)[4][2][2], const double *As, const double *Bs,
+                                        int wr, int wc, int gr, int tg)
+{
+#pragma unroll
+    for (int kk = 0; kk < MM_K; kk += 4) {
+        double a[4], b[2];
+#pragma unroll
+        for (int mi = 0; mi < 4; mi++)
+            a[mi] = As[(wr + 8 * mi + gr) * MM_AS + kk + tg];
+#pragma unroll
+        for (int ni = 0; ni < 2; ni++)
+            b[ni] = Bs[(kk + tg) * MM_BS + wc + 8 * ni + gr];
+#pragma unroll
+        for (int mi = 0; mi < 4; mi++)
+#pragma unroll
+            for (int ni = 0; ni < 2; ni++)
+                mm_dmma(acc[mi][ni], a[mi], b[ni]);
+    }
+}
+
+/* put(r, c, v) for each of the thread's 16 results: v at row r, column c of the 64 x 64 tile */
+template <typename F>
+__device__ __forceinline__ void mm_each_out(const double (&acc)[4][2][2], int wr, int wc, int gr,
+                                            int tg, F put)
+{
+#pragma unroll
+    for (int mi = 0; mi < 4; mi++)
+#pragma unroll
+        for (int ni = 0; ni < 2; ni++)
+#pragma unroll
+            for (int e = 0; e < 2; e++)
+                put(wr + 8 * mi + gr, wc + 8 * ni + 2 * tg + e, acc[mi][ni][e]);
+}
+
 template <bool BT, typename TA, typename TB, typename TC>
 __device__ __forceinline__ void mm_tile(const TA *__restrict__ A, const TB *__restrict__ B,
                                         TC *__restrict__ C, long long rows, long long cols,
@@ -78,33 +114,13 @@ __device__ __forceinline__ void mm_tile(const TA *__restrict__ A, const TB *__re
         __syncthreads();
         if (k0 + MM_K < inner) /* the next tile's loads fly while this one is multiplied */
             mm_load<BT>(ra, rb, A, B, row0, col0, k0 + MM_K, rows, cols, inner, t);
-#pragma unroll
-        for (int kk = 0; kk < MM_K; kk += 4) {
-            double a[4], b[2];
-#pragma unroll
-            for (int mi = 0; mi < 4; mi++)
-                a[mi] = As[(wr + 8 * mi + gr) * MM_AS + kk + tg];
-#pragma unroll
-            for (int ni = 0; ni < 2; ni++)
-                b[ni] = Bs[(kk + tg) * MM_BS + wc + 8 * ni + gr];
-#pragma unroll
-            for (int mi = 0; mi < 4; mi++)
-#pragma unroll
-                for (int ni = 0; ni < 2; ni++)
-                    mm_dmma(acc[mi][ni], a[mi], b[ni]);
-        }
+        mm_step(acc, As, Bs, wr, wc, gr, tg);
         __syncthreads();
     }
-#pragma unroll
-    for (int mi = 0; mi < 4; mi++)
-#pragma unroll
-        for (int ni = 0; ni < 2; ni++)
-#pragma unroll
-            for (int e = 0; e < 2; e++) {
-                long long r = row0 + wr + 8 * mi + gr, c = col0 + wc + 8 * ni + 2 * tg + e;
-                if (r < rows && c < cols)
-                    C[r * cols + c] = (TC)(acc[mi][ni][e] * scale);
-            }
+    mm_each_out(acc, wr, wc, gr, tg, [&](int r, int c, double v) {
+        if (row0 + r < rows && col0 + c < cols)
+            C[(row0 + r) * cols + col0 + c] = (TC)(v * scale);
+    });
 }
 
 extern "C" __global__ void __launch_bounds__(256, 2)
