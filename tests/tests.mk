@@ -20,6 +20,9 @@ $(BIN)/tests/%: $(OBJ)/tests/unit/%.o $(ALL_MODULE_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka -lcurl -larchive -lz $(NVRTC) $(LIBS)
 
+# The worker's one CUDA-free module a unit test reads (the rest of verify/worker/ needs the driver).
+$(BIN)/tests/test_worker_profile: $(call obj,verify/worker/worker_profile.c)
+
 # Test servers and helper programs (fake LLM server, fixture generators): one file each.
 $(BIN)/%: $(OBJ)/tests/helpers/%.o $(COMMON_OBJ) $(call obj,$(TESTLIB_SRC))
 	@mkdir -p $(dir $@)

@@ -8,6 +8,7 @@
 #include "common/candidate.h"
 #include "common/problem.h"
 #include "common/strbuf.h"
+#include "verify/worker/worker_profile.h"
 
 #include <cuda.h>
 #include <jansson.h>
@@ -392,17 +393,8 @@ int wk_timed_launch(wk_gpu *g, wk_unit *u, const problem *p, const dimset *dims,
  * before end); end returns milliseconds, or 0 when CUPTI is unavailable. */
 int wk_cupti_begin(void);
 double wk_cupti_end(int begun);
-/* Device time by kernel name (kverify dump --profile): while set, wk_cupti_end's records are also
- * added here, up to WK_PROFILE_KERNELS names (the rest under "(others)"). */
-#define WK_PROFILE_KERNELS 128
-typedef struct wk_kernel_profile {
-    int n;
-    struct {
-        char name[96];
-        int launches;
-        double ns;
-    } k[WK_PROFILE_KERNELS + 1];
-} wk_kernel_profile;
+/* While set, wk_cupti_end's records are also added to profile by kernel name (kverify dump
+ * --profile; worker_profile.h). */
 void wk_cupti_profile_into(wk_kernel_profile *profile); /* NULL: totals only again */
 
 /* worker_sanitize.c: one execution under compute-sanitizer (exact-size buffers) */

@@ -124,40 +124,6 @@ static int write_dump(const problem *p, const dimset *dims, uint64_t seed, const
     return rc;
 }
 
-/* qsort: profile rows, the costliest first */
-static int by_time(const void *a, const void *b)
-{
-    double x = json_number_value(json_object_get(*(json_t *const *)a, "ms"));
-    double y = json_number_value(json_object_get(*(json_t *const *)b, "ms"));
-    return x < y ? 1 : x > y ? -1 : 0;
-}
-
-/* The profile of runs executions: {"runs", "device_ms" (per execution), "launches" (per
- * execution), "kernels": [{"kernel", "launches", "ms"} per execution, the costliest first]}. */
-static json_t *profile_json(const wk_kernel_profile *t, int runs)
-{
-    int n = t->n + (t->k[WK_PROFILE_KERNELS].launches > 0);
-    json_t **rows = xcalloc((size_t)n + 1, sizeof(*rows));
-    double total = 0;
-    long launches = 0;
-    for (int i = 0, j = 0; i <= WK_PROFILE_KERNELS; i++) {
-        if (i >= t->n && i < WK_PROFILE_KERNELS)
-            continue;
-        if (i == WK_PROFILE_KERNELS && t->k[i].launches == 0)
-            break;
-        total += t->k[i].ns, launches += t->k[i].launches;
-        rows[j++] = json_pack("{s:s,s:f,s:f}", "kernel", t->k[i].name, "launches",
-                              (double)t->k[i].launches / runs, "ms", t->k[i].ns / 1e6 / runs);
-    }
-    qsort(rows, (size_t)n, sizeof(*rows), by_time);
-    json_t *list = json_array();
-    for (int i = 0; i < n; i++)
-        json_array_append_new(list, rows[i]);
-    free(rows);
-    return json_pack("{s:i,s:f,s:f,s:o}", "runs", runs, "device_ms", total / 1e6 / runs,
-                     "launches", (double)launches / runs, "kernels", list);
-}
-
 /* runs more executions of the loaded reference under CUPTI, by kernel (its outputs are
  * rewritten with the same values: a reference is deterministic). */
 static int profile_reference(wk_gpu *g, wk_unit *ref, const problem *p, const dimset *dims,
@@ -174,7 +140,7 @@ static int profile_reference(wk_gpu *g, wk_unit *ref, const problem *p, const di
     wk_cupti_end(begun);
     wk_cupti_profile_into(NULL);
     if (rc == 0)
-        *out = profile_json(t, runs);
+        *out = wk_profile_json(t, runs);
     free(t);
     return rc;
 }

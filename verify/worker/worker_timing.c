@@ -82,22 +82,6 @@ static wk_kernel_profile *cupti_profile; /* kverify dump --profile's table, or N
 
 void wk_cupti_profile_into(wk_kernel_profile *profile) { cupti_profile = profile; }
 
-/* Adds one kernel record to the profile table under its name (or "(others)" once it is full). */
-static void profile_add(wk_kernel_profile *t, const char *name, double ns)
-{
-    int i = 0;
-    while (i < t->n && strcmp(t->k[i].name, name) != 0)
-        i++;
-    if (i == t->n && t->n < WK_PROFILE_KERNELS)
-        snprintf(t->k[t->n++].name, sizeof t->k[0].name, "%s", name);
-    else if (i == t->n) {
-        i = WK_PROFILE_KERNELS;
-        snprintf(t->k[i].name, sizeof t->k[0].name, "(others)");
-    }
-    t->k[i].launches++;
-    t->k[i].ns += ns;
-}
-
 static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
 {
     *size = 1 << 20;
@@ -116,7 +100,7 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
             cupti_acc.kernel_ns += (double)(k->end - k->start);
             cupti_acc.records++;
             if (cupti_profile)
-                profile_add(cupti_profile, k->name ? k->name : "(unnamed)",
+                wk_profile_add(cupti_profile, k->name ? k->name : "(unnamed)",
                             (double)(k->end - k->start));
         }
     }
