@@ -3,7 +3,6 @@
 // Five convolutions (conv2d_ref with CC = 1: conv1's 11x11 stride-4 tile fits shared memory
 // only so), bias and ReLU in double, three 3x3 stride-2 max pools; three Linear layers.
 #define CC 1 /* input channels per chunk of conv2d_ref */
-#define CONV2D_SPLIT /* conv2d_ref_split and conv2d_split_sum too */
 #include "shared/conv2d_ref.cuh"
 #include "shared/l3_ops.cuh"
 #include "shared/matmul_tiled_ref.cuh"
@@ -21,26 +20,21 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
 // @scratch a f32[B*96*C1H*C1W]
 // @scratch p f32[B*96*C1H*C1W]
 // @scratch acc f64[B*max(4096, NC)]
-// @scratch conv_part f64[4308992]
 // @launch conv2d_ref<<<min((B)*(1)*cdiv((96)/(1), 16)*cdiv(C1W, 64)*cdiv(C1H, 8), 1048576), 128, 12*(1*(11)*(11)*16 + 1*(7*(4) + (11))*(63*(4) + (11)))>>>(x, conv1_w, t, B, 3, 96, H, W, C1H, C1W, 11, 11, 4, 4, 2, 2, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(96)*(C1H)*(C1W), 256), 65536), 256>>>(t, conv1_b, 0, a, (B)*(96)*(C1H)*(C1W), (C1H)*(C1W), 96, 1);
 // @layer conv1 a[0] f32[(B)*(96)*(C1H)*(C1W)]
 // @launch l3_maxpool2d<<<min(cdiv((B*96)*(P1H)*(P1W), 256), 65536), 256>>>(a, p, B*96, C1H, C1W, P1H, P1W, 3, 2, 0);
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((256)/(1), 16)*cdiv(P1W, 64)*cdiv(P1H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((256)/(1), 16)*cdiv(P1W, 64)*cdiv(P1H, 8)), cdiv((96)/(1), 1)/4)))), 1048576), 128, 12*(1*(5)*(5)*16 + 1*(7*(1) + (5))*(63*(1) + (5)))>>>(p, conv2_w, t, conv_part, B, 96, 256, P1H, P1W, P1H, P1W, 5, 5, 1, 1, 2, 2, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((256)/(1), 16)*cdiv(P1W, 64)*cdiv(P1H, 8)), cdiv((96)/(1), 1)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(256)*(P1H)*(P1W), 256), 65536), 256>>>(conv_part, t, (B)*(256)*(P1H)*(P1W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((256)/(1), 16)*cdiv(P1W, 64)*cdiv(P1H, 8)), cdiv((96)/(1), 1)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((256)/(1), 16)*cdiv(P1W, 64)*cdiv(P1H, 8), 1048576), 128, 12*(1*(5)*(5)*16 + 1*(7*(1) + (5))*(63*(1) + (5)))>>>(p, conv2_w, t, B, 96, 256, P1H, P1W, P1H, P1W, 5, 5, 1, 1, 2, 2, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(256)*(P1H)*(P1W), 256), 65536), 256>>>(t, conv2_b, 0, a, (B)*(256)*(P1H)*(P1W), (P1H)*(P1W), 256, 1);
 // @layer conv2 a[0] f32[(B)*(256)*(P1H)*(P1W)]
 // @launch l3_maxpool2d<<<min(cdiv((B*256)*(P2H)*(P2W), 256), 65536), 256>>>(a, p, B*256, P1H, P1W, P2H, P2W, 3, 2, 0);
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((384)/(1), 16)*cdiv(P2W, 64)*cdiv(P2H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((384)/(1), 16)*cdiv(P2W, 64)*cdiv(P2H, 8)), cdiv((256)/(1), 1)/4)))), 1048576), 128, 12*(1*(3)*(3)*16 + 1*(7*(1) + (3))*(63*(1) + (3)))>>>(p, conv3_w, t, conv_part, B, 256, 384, P2H, P2W, P2H, P2W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((384)/(1), 16)*cdiv(P2W, 64)*cdiv(P2H, 8)), cdiv((256)/(1), 1)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(384)*(P2H)*(P2W), 256), 65536), 256>>>(conv_part, t, (B)*(384)*(P2H)*(P2W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((384)/(1), 16)*cdiv(P2W, 64)*cdiv(P2H, 8)), cdiv((256)/(1), 1)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((384)/(1), 16)*cdiv(P2W, 64)*cdiv(P2H, 8), 1048576), 128, 12*(1*(3)*(3)*16 + 1*(7*(1) + (3))*(63*(1) + (3)))>>>(p, conv3_w, t, B, 256, 384, P2H, P2W, P2H, P2W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(384)*(P2H)*(P2W), 256), 65536), 256>>>(t, conv3_b, 0, a, (B)*(384)*(P2H)*(P2W), (P2H)*(P2W), 384, 1);
 // @layer conv3 a[0] f32[(B)*(384)*(P2H)*(P2W)]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((384)/(1), 16)*cdiv(P2W, 64)*cdiv(P2H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((384)/(1), 16)*cdiv(P2W, 64)*cdiv(P2H, 8)), cdiv((384)/(1), 1)/4)))), 1048576), 128, 12*(1*(3)*(3)*16 + 1*(7*(1) + (3))*(63*(1) + (3)))>>>(a, conv4_w, t, conv_part, B, 384, 384, P2H, P2W, P2H, P2W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((384)/(1), 16)*cdiv(P2W, 64)*cdiv(P2H, 8)), cdiv((384)/(1), 1)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(384)*(P2H)*(P2W), 256), 65536), 256>>>(conv_part, t, (B)*(384)*(P2H)*(P2W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((384)/(1), 16)*cdiv(P2W, 64)*cdiv(P2H, 8)), cdiv((384)/(1), 1)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((384)/(1), 16)*cdiv(P2W, 64)*cdiv(P2H, 8), 1048576), 128, 12*(1*(3)*(3)*16 + 1*(7*(1) + (3))*(63*(1) + (3)))>>>(a, conv4_w, t, B, 384, 384, P2H, P2W, P2H, P2W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(384)*(P2H)*(P2W), 256), 65536), 256>>>(t, conv4_b, 0, p, (B)*(384)*(P2H)*(P2W), (P2H)*(P2W), 384, 1);
 // @layer conv4 p[0] f32[(B)*(384)*(P2H)*(P2W)]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((256)/(1), 16)*cdiv(P2W, 64)*cdiv(P2H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((256)/(1), 16)*cdiv(P2W, 64)*cdiv(P2H, 8)), cdiv((384)/(1), 1)/4)))), 1048576), 128, 12*(1*(3)*(3)*16 + 1*(7*(1) + (3))*(63*(1) + (3)))>>>(p, conv5_w, t, conv_part, B, 384, 256, P2H, P2W, P2H, P2W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((256)/(1), 16)*cdiv(P2W, 64)*cdiv(P2H, 8)), cdiv((384)/(1), 1)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(256)*(P2H)*(P2W), 256), 65536), 256>>>(conv_part, t, (B)*(256)*(P2H)*(P2W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((256)/(1), 16)*cdiv(P2W, 64)*cdiv(P2H, 8)), cdiv((384)/(1), 1)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((256)/(1), 16)*cdiv(P2W, 64)*cdiv(P2H, 8), 1048576), 128, 12*(1*(3)*(3)*16 + 1*(7*(1) + (3))*(63*(1) + (3)))>>>(p, conv5_w, t, B, 384, 256, P2H, P2W, P2H, P2W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(256)*(P2H)*(P2W), 256), 65536), 256>>>(t, conv5_b, 0, a, (B)*(256)*(P2H)*(P2W), (P2H)*(P2W), 256, 1);
 // @layer conv5 a[0] f32[(B)*(256)*(P2H)*(P2W)]
 // @launch l3_maxpool2d<<<min(cdiv((B*256)*(6)*(6), 256), 65536), 256>>>(a, p, B*256, P2H, P2W, 6, 6, 3, 2, 0);

@@ -3,40 +3,32 @@
 // Four branches (1x1; 1x1 then 3x3; 1x1 then 5x5; 3x3 max pool then 1x1), each conv with its
 // bias in double, copied into its channels of the output (torch.cat on dim 1).
 #define CC 4 /* input channels per chunk of conv2d_ref */
-#define CONV2D_SPLIT /* conv2d_ref_split and conv2d_split_sum too */
 #include "shared/conv2d_ref.cuh"
 #include "shared/l3_ops.cuh"
 
 // @scratch t f32[B*max(max(CI, max(O1, O3)), max(max(R3, R5), max(O5, PP)))*H*W]
 // @scratch r f32[B*max(max(CI, max(O1, O3)), max(max(R3, R5), max(O5, PP)))*H*W]
 // @scratch o f32[B*max(max(CI, max(O1, O3)), max(max(R3, R5), max(O5, PP)))*H*W]
-// @scratch conv_part f64[4308992]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((O1)/(1), 16)*cdiv(W, 64)*cdiv(H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((O1)/(1), 16)*cdiv(W, 64)*cdiv(H, 8)), cdiv((CI)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(x, b1_w, t, conv_part, B, CI, O1, H, W, H, W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((O1)/(1), 16)*cdiv(W, 64)*cdiv(H, 8)), cdiv((CI)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(O1)*(H)*(W), 256), 65536), 256>>>(conv_part, t, (B)*(O1)*(H)*(W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((O1)/(1), 16)*cdiv(W, 64)*cdiv(H, 8)), cdiv((CI)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((O1)/(1), 16)*cdiv(W, 64)*cdiv(H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(x, b1_w, t, B, CI, O1, H, W, H, W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(O1)*(H)*(W), 256), 65536), 256>>>(t, b1_b, 0, o, (B)*(O1)*(H)*(W), (H)*(W), O1, 0);
 // @layer branch1x1 o[0] f32[(B)*(O1)*(H)*(W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(O1)*(H*W), 256), 65536), 256>>>(o, y, B, O1, H*W, CT, 0);
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((R3)/(1), 16)*cdiv(W, 64)*cdiv(H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((R3)/(1), 16)*cdiv(W, 64)*cdiv(H, 8)), cdiv((CI)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(x, b3r_w, t, conv_part, B, CI, R3, H, W, H, W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((R3)/(1), 16)*cdiv(W, 64)*cdiv(H, 8)), cdiv((CI)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(R3)*(H)*(W), 256), 65536), 256>>>(conv_part, t, (B)*(R3)*(H)*(W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((R3)/(1), 16)*cdiv(W, 64)*cdiv(H, 8)), cdiv((CI)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((R3)/(1), 16)*cdiv(W, 64)*cdiv(H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(x, b3r_w, t, B, CI, R3, H, W, H, W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(R3)*(H)*(W), 256), 65536), 256>>>(t, b3r_b, 0, r, (B)*(R3)*(H)*(W), (H)*(W), R3, 0);
 // @layer branch3x3.0 r[0] f32[(B)*(R3)*(H)*(W)]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((O3)/(1), 16)*cdiv(W, 64)*cdiv(H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((O3)/(1), 16)*cdiv(W, 64)*cdiv(H, 8)), cdiv((R3)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(r, b3_w, t, conv_part, B, R3, O3, H, W, H, W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((O3)/(1), 16)*cdiv(W, 64)*cdiv(H, 8)), cdiv((R3)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(O3)*(H)*(W), 256), 65536), 256>>>(conv_part, t, (B)*(O3)*(H)*(W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((O3)/(1), 16)*cdiv(W, 64)*cdiv(H, 8)), cdiv((R3)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((O3)/(1), 16)*cdiv(W, 64)*cdiv(H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(r, b3_w, t, B, R3, O3, H, W, H, W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(O3)*(H)*(W), 256), 65536), 256>>>(t, b3_b, 0, o, (B)*(O3)*(H)*(W), (H)*(W), O3, 0);
 // @layer branch3x3.1 o[0] f32[(B)*(O3)*(H)*(W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(O3)*(H*W), 256), 65536), 256>>>(o, y, B, O3, H*W, CT, O1);
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((R5)/(1), 16)*cdiv(W, 64)*cdiv(H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((R5)/(1), 16)*cdiv(W, 64)*cdiv(H, 8)), cdiv((CI)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(x, b5r_w, t, conv_part, B, CI, R5, H, W, H, W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((R5)/(1), 16)*cdiv(W, 64)*cdiv(H, 8)), cdiv((CI)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(R5)*(H)*(W), 256), 65536), 256>>>(conv_part, t, (B)*(R5)*(H)*(W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((R5)/(1), 16)*cdiv(W, 64)*cdiv(H, 8)), cdiv((CI)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((R5)/(1), 16)*cdiv(W, 64)*cdiv(H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(x, b5r_w, t, B, CI, R5, H, W, H, W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(R5)*(H)*(W), 256), 65536), 256>>>(t, b5r_b, 0, r, (B)*(R5)*(H)*(W), (H)*(W), R5, 0);
 // @layer branch5x5.0 r[0] f32[(B)*(R5)*(H)*(W)]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((O5)/(1), 16)*cdiv(W, 64)*cdiv(H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((O5)/(1), 16)*cdiv(W, 64)*cdiv(H, 8)), cdiv((R5)/(1), 4)/4)))), 1048576), 128, 12*(4*(5)*(5)*16 + 4*(7*(1) + (5))*(63*(1) + (5)))>>>(r, b5_w, t, conv_part, B, R5, O5, H, W, H, W, 5, 5, 1, 1, 2, 2, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((O5)/(1), 16)*cdiv(W, 64)*cdiv(H, 8)), cdiv((R5)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(O5)*(H)*(W), 256), 65536), 256>>>(conv_part, t, (B)*(O5)*(H)*(W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((O5)/(1), 16)*cdiv(W, 64)*cdiv(H, 8)), cdiv((R5)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((O5)/(1), 16)*cdiv(W, 64)*cdiv(H, 8), 1048576), 128, 12*(4*(5)*(5)*16 + 4*(7*(1) + (5))*(63*(1) + (5)))>>>(r, b5_w, t, B, R5, O5, H, W, H, W, 5, 5, 1, 1, 2, 2, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(O5)*(H)*(W), 256), 65536), 256>>>(t, b5_b, 0, o, (B)*(O5)*(H)*(W), (H)*(W), O5, 0);
 // @layer branch5x5.1 o[0] f32[(B)*(O5)*(H)*(W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(O5)*(H*W), 256), 65536), 256>>>(o, y, B, O5, H*W, CT, O1 + O3);
 // @launch l3_maxpool2d<<<min(cdiv((B*CI)*(H)*(W), 256), 65536), 256>>>(x, r, B*CI, H, W, H, W, 3, 1, 1);
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((PP)/(1), 16)*cdiv(W, 64)*cdiv(H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((PP)/(1), 16)*cdiv(W, 64)*cdiv(H, 8)), cdiv((CI)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(r, bp_w, t, conv_part, B, CI, PP, H, W, H, W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((PP)/(1), 16)*cdiv(W, 64)*cdiv(H, 8)), cdiv((CI)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(PP)*(H)*(W), 256), 65536), 256>>>(conv_part, t, (B)*(PP)*(H)*(W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((PP)/(1), 16)*cdiv(W, 64)*cdiv(H, 8)), cdiv((CI)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((PP)/(1), 16)*cdiv(W, 64)*cdiv(H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(r, bp_w, t, B, CI, PP, H, W, H, W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(PP)*(H)*(W), 256), 65536), 256>>>(t, bp_b, 0, o, (B)*(PP)*(H)*(W), (H)*(W), PP, 0);
 // @layer branch_pool.1 o[0] f32[(B)*(PP)*(H)*(W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(PP)*(H*W), 256), 65536), 256>>>(o, y, B, PP, H*W, CT, O1 + O3 + O5);

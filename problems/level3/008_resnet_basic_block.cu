@@ -3,7 +3,6 @@
 // conv3x3(S) BN ReLU, the 1x1(S) downsample conv BN, conv3x3 BN + downsample, ReLU; BatchNorm
 // in training mode (batch statistics in double), residual and ReLU in double, rounded once.
 #define CC 4 /* input channels per chunk of conv2d_ref */
-#define CONV2D_SPLIT /* conv2d_ref_split and conv2d_split_sum too */
 #include "shared/conv2d_ref.cuh"
 #include "shared/l3_ops.cuh"
 
@@ -11,21 +10,17 @@
 // @scratch u f32[B*CO*OH*OW]
 // @scratch d f32[B*CO*OH*OW]
 // @scratch stats f64[2*CO]
-// @scratch conv_part f64[4308992]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((CO)/(1), 16)*cdiv(OW, 64)*cdiv(OH, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((CO)/(1), 16)*cdiv(OW, 64)*cdiv(OH, 8)), cdiv((CI)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(S) + (3))*(63*(S) + (3)))>>>(x, c1_w, t, conv_part, B, CI, CO, H, W, OH, OW, 3, 3, S, S, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((CO)/(1), 16)*cdiv(OW, 64)*cdiv(OH, 8)), cdiv((CI)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(CO)*(OH)*(OW), 256), 65536), 256>>>(conv_part, t, (B)*(CO)*(OH)*(OW), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((CO)/(1), 16)*cdiv(OW, 64)*cdiv(OH, 8)), cdiv((CI)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((CO)/(1), 16)*cdiv(OW, 64)*cdiv(OH, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(S) + (3))*(63*(S) + (3)))>>>(x, c1_w, t, B, CI, CO, H, W, OH, OW, 3, 3, S, S, 1, 1, 1, 1, 1);
 // @layer conv1 t[0] f32[(B)*(CO)*(OH)*(OW)]
 // @launch l3_bn_stats<<<min(CO, 65535), 256>>>(t, stats, B, CO, (OH)*(OW), CO);
 // @launch l3_bn_apply<<<min(cdiv((B)*(CO)*((OH)*(OW)), 256), 65536), 256>>>(t, stats, bn1_g, bn1_b, 0, u, (B)*(CO)*((OH)*(OW)), CO, (OH)*(OW), CO, 1e-5, 1);
 // @layer bn1 u[0] f32[(B)*(CO)*((OH)*(OW))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((CO)/(1), 16)*cdiv(OW, 64)*cdiv(OH, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((CO)/(1), 16)*cdiv(OW, 64)*cdiv(OH, 8)), cdiv((CI)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(S) + (1))*(63*(S) + (1)))>>>(x, dc_w, t, conv_part, B, CI, CO, H, W, OH, OW, 1, 1, S, S, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((CO)/(1), 16)*cdiv(OW, 64)*cdiv(OH, 8)), cdiv((CI)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(CO)*(OH)*(OW), 256), 65536), 256>>>(conv_part, t, (B)*(CO)*(OH)*(OW), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((CO)/(1), 16)*cdiv(OW, 64)*cdiv(OH, 8)), cdiv((CI)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((CO)/(1), 16)*cdiv(OW, 64)*cdiv(OH, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(S) + (1))*(63*(S) + (1)))>>>(x, dc_w, t, B, CI, CO, H, W, OH, OW, 1, 1, S, S, 0, 0, 1, 1, 1);
 // @layer downsample.0 t[0] f32[(B)*(CO)*(OH)*(OW)]
 // @launch l3_bn_stats<<<min(CO, 65535), 256>>>(t, stats, B, CO, (OH)*(OW), CO);
 // @launch l3_bn_apply<<<min(cdiv((B)*(CO)*((OH)*(OW)), 256), 65536), 256>>>(t, stats, dbn_g, dbn_b, 0, d, (B)*(CO)*((OH)*(OW)), CO, (OH)*(OW), CO, 1e-5, 0);
 // @layer downsample.1 d[0] f32[(B)*(CO)*((OH)*(OW))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((CO)/(1), 16)*cdiv(OW, 64)*cdiv(OH, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((CO)/(1), 16)*cdiv(OW, 64)*cdiv(OH, 8)), cdiv((CO)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(u, c2_w, t, conv_part, B, CO, CO, OH, OW, OH, OW, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((CO)/(1), 16)*cdiv(OW, 64)*cdiv(OH, 8)), cdiv((CO)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(CO)*(OH)*(OW), 256), 65536), 256>>>(conv_part, t, (B)*(CO)*(OH)*(OW), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((CO)/(1), 16)*cdiv(OW, 64)*cdiv(OH, 8)), cdiv((CO)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((CO)/(1), 16)*cdiv(OW, 64)*cdiv(OH, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(u, c2_w, t, B, CO, CO, OH, OW, OH, OW, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @layer conv2 t[0] f32[(B)*(CO)*(OH)*(OW)]
 // @launch l3_bn_stats<<<min(CO, 65535), 256>>>(t, stats, B, CO, (OH)*(OW), CO);
 // @launch l3_bn_apply<<<min(cdiv((B)*(CO)*((OH)*(OW)), 256), 65536), 256>>>(t, stats, bn2_g, bn2_b, d, y, (B)*(CO)*((OH)*(OW)), CO, (OH)*(OW), CO, 1e-5, 1);

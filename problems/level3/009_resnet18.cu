@@ -4,7 +4,6 @@
 // stages 2-4 with stride 2 and a 1x1 downsample), global average pool, Linear; BatchNorm in
 // training mode (batch statistics in double), residuals and ReLU in double.
 #define CC 4 /* input channels per chunk of conv2d_ref */
-#define CONV2D_SPLIT /* conv2d_ref_split and conv2d_split_sum too */
 #include "shared/conv2d_ref.cuh"
 #include "shared/l3_ops.cuh"
 #include "shared/matmul_tiled_ref.cuh"
@@ -25,123 +24,103 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
 // @scratch d f32[B*64*C1H*C1W]
 // @scratch stats f64[2*512]
 // @scratch acc f64[B*NC]
-// @scratch conv_part f64[4308992]
 // @launch conv2d_ref<<<min((B)*(1)*cdiv((64)/(1), 16)*cdiv(C1W, 64)*cdiv(C1H, 8), 1048576), 128, 12*(4*(7)*(7)*16 + 4*(7*(2) + (7))*(63*(2) + (7)))>>>(x, conv1_w, t, B, 3, 64, H, W, C1H, C1W, 7, 7, 2, 2, 3, 3, 1, 1, 1);
 // @layer conv1 t[0] f32[(B)*(64)*(C1H)*(C1W)]
 // @launch l3_bn_stats<<<min(64, 65535), 256>>>(t, stats, B, 64, (C1H)*(C1W), 64);
 // @launch l3_bn_apply<<<min(cdiv((B)*(64)*((C1H)*(C1W)), 256), 65536), 256>>>(t, stats, bn1_g, bn1_b, 0, a, (B)*(64)*((C1H)*(C1W)), 64, (C1H)*(C1W), 64, 1e-5, 1);
 // @layer bn1 a[0] f32[(B)*(64)*((C1H)*(C1W))]
 // @launch l3_maxpool2d<<<min(cdiv((B*64)*(L1H)*(L1W), 256), 65536), 256>>>(a, b, B*64, C1H, C1W, L1H, L1W, 3, 2, 1);
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((64)/(1), 16)*cdiv(L1W, 64)*cdiv(L1H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((64)/(1), 16)*cdiv(L1W, 64)*cdiv(L1H, 8)), cdiv((64)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(b, l1_0_c1_w, t, conv_part, B, 64, 64, L1H, L1W, L1H, L1W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((64)/(1), 16)*cdiv(L1W, 64)*cdiv(L1H, 8)), cdiv((64)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(64)*(L1H)*(L1W), 256), 65536), 256>>>(conv_part, t, (B)*(64)*(L1H)*(L1W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((64)/(1), 16)*cdiv(L1W, 64)*cdiv(L1H, 8)), cdiv((64)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((64)/(1), 16)*cdiv(L1W, 64)*cdiv(L1H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(b, l1_0_c1_w, t, B, 64, 64, L1H, L1W, L1H, L1W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @layer layer1.0.conv1 t[0] f32[(B)*(64)*(L1H)*(L1W)]
 // @launch l3_bn_stats<<<min(64, 65535), 256>>>(t, stats, B, 64, (L1H)*(L1W), 64);
 // @launch l3_bn_apply<<<min(cdiv((B)*(64)*((L1H)*(L1W)), 256), 65536), 256>>>(t, stats, l1_0_bn1_g, l1_0_bn1_b, 0, u, (B)*(64)*((L1H)*(L1W)), 64, (L1H)*(L1W), 64, 1e-5, 1);
 // @layer layer1.0.bn1 u[0] f32[(B)*(64)*((L1H)*(L1W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((64)/(1), 16)*cdiv(L1W, 64)*cdiv(L1H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((64)/(1), 16)*cdiv(L1W, 64)*cdiv(L1H, 8)), cdiv((64)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(u, l1_0_c2_w, t, conv_part, B, 64, 64, L1H, L1W, L1H, L1W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((64)/(1), 16)*cdiv(L1W, 64)*cdiv(L1H, 8)), cdiv((64)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(64)*(L1H)*(L1W), 256), 65536), 256>>>(conv_part, t, (B)*(64)*(L1H)*(L1W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((64)/(1), 16)*cdiv(L1W, 64)*cdiv(L1H, 8)), cdiv((64)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((64)/(1), 16)*cdiv(L1W, 64)*cdiv(L1H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(u, l1_0_c2_w, t, B, 64, 64, L1H, L1W, L1H, L1W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @layer layer1.0.conv2 t[0] f32[(B)*(64)*(L1H)*(L1W)]
 // @launch l3_bn_stats<<<min(64, 65535), 256>>>(t, stats, B, 64, (L1H)*(L1W), 64);
 // @launch l3_bn_apply<<<min(cdiv((B)*(64)*((L1H)*(L1W)), 256), 65536), 256>>>(t, stats, l1_0_bn2_g, l1_0_bn2_b, b, a, (B)*(64)*((L1H)*(L1W)), 64, (L1H)*(L1W), 64, 1e-5, 1);
 // @layer layer1.0.bn2 a[0] f32[(B)*(64)*((L1H)*(L1W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((64)/(1), 16)*cdiv(L1W, 64)*cdiv(L1H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((64)/(1), 16)*cdiv(L1W, 64)*cdiv(L1H, 8)), cdiv((64)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(a, l1_1_c1_w, t, conv_part, B, 64, 64, L1H, L1W, L1H, L1W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((64)/(1), 16)*cdiv(L1W, 64)*cdiv(L1H, 8)), cdiv((64)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(64)*(L1H)*(L1W), 256), 65536), 256>>>(conv_part, t, (B)*(64)*(L1H)*(L1W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((64)/(1), 16)*cdiv(L1W, 64)*cdiv(L1H, 8)), cdiv((64)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((64)/(1), 16)*cdiv(L1W, 64)*cdiv(L1H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(a, l1_1_c1_w, t, B, 64, 64, L1H, L1W, L1H, L1W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @layer layer1.1.conv1 t[0] f32[(B)*(64)*(L1H)*(L1W)]
 // @launch l3_bn_stats<<<min(64, 65535), 256>>>(t, stats, B, 64, (L1H)*(L1W), 64);
 // @launch l3_bn_apply<<<min(cdiv((B)*(64)*((L1H)*(L1W)), 256), 65536), 256>>>(t, stats, l1_1_bn1_g, l1_1_bn1_b, 0, u, (B)*(64)*((L1H)*(L1W)), 64, (L1H)*(L1W), 64, 1e-5, 1);
 // @layer layer1.1.bn1 u[0] f32[(B)*(64)*((L1H)*(L1W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((64)/(1), 16)*cdiv(L1W, 64)*cdiv(L1H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((64)/(1), 16)*cdiv(L1W, 64)*cdiv(L1H, 8)), cdiv((64)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(u, l1_1_c2_w, t, conv_part, B, 64, 64, L1H, L1W, L1H, L1W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((64)/(1), 16)*cdiv(L1W, 64)*cdiv(L1H, 8)), cdiv((64)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(64)*(L1H)*(L1W), 256), 65536), 256>>>(conv_part, t, (B)*(64)*(L1H)*(L1W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((64)/(1), 16)*cdiv(L1W, 64)*cdiv(L1H, 8)), cdiv((64)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((64)/(1), 16)*cdiv(L1W, 64)*cdiv(L1H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(u, l1_1_c2_w, t, B, 64, 64, L1H, L1W, L1H, L1W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @layer layer1.1.conv2 t[0] f32[(B)*(64)*(L1H)*(L1W)]
 // @launch l3_bn_stats<<<min(64, 65535), 256>>>(t, stats, B, 64, (L1H)*(L1W), 64);
 // @launch l3_bn_apply<<<min(cdiv((B)*(64)*((L1H)*(L1W)), 256), 65536), 256>>>(t, stats, l1_1_bn2_g, l1_1_bn2_b, a, b, (B)*(64)*((L1H)*(L1W)), 64, (L1H)*(L1W), 64, 1e-5, 1);
 // @layer layer1.1.bn2 b[0] f32[(B)*(64)*((L1H)*(L1W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((128)/(1), 16)*cdiv(L2W, 64)*cdiv(L2H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((128)/(1), 16)*cdiv(L2W, 64)*cdiv(L2H, 8)), cdiv((64)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(2) + (3))*(63*(2) + (3)))>>>(b, l2_0_c1_w, t, conv_part, B, 64, 128, L1H, L1W, L2H, L2W, 3, 3, 2, 2, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((128)/(1), 16)*cdiv(L2W, 64)*cdiv(L2H, 8)), cdiv((64)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(128)*(L2H)*(L2W), 256), 65536), 256>>>(conv_part, t, (B)*(128)*(L2H)*(L2W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((128)/(1), 16)*cdiv(L2W, 64)*cdiv(L2H, 8)), cdiv((64)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((128)/(1), 16)*cdiv(L2W, 64)*cdiv(L2H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(2) + (3))*(63*(2) + (3)))>>>(b, l2_0_c1_w, t, B, 64, 128, L1H, L1W, L2H, L2W, 3, 3, 2, 2, 1, 1, 1, 1, 1);
 // @layer layer2.0.conv1 t[0] f32[(B)*(128)*(L2H)*(L2W)]
 // @launch l3_bn_stats<<<min(128, 65535), 256>>>(t, stats, B, 128, (L2H)*(L2W), 128);
 // @launch l3_bn_apply<<<min(cdiv((B)*(128)*((L2H)*(L2W)), 256), 65536), 256>>>(t, stats, l2_0_bn1_g, l2_0_bn1_b, 0, u, (B)*(128)*((L2H)*(L2W)), 128, (L2H)*(L2W), 128, 1e-5, 1);
 // @layer layer2.0.bn1 u[0] f32[(B)*(128)*((L2H)*(L2W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((128)/(1), 16)*cdiv(L2W, 64)*cdiv(L2H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((128)/(1), 16)*cdiv(L2W, 64)*cdiv(L2H, 8)), cdiv((64)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(2) + (1))*(63*(2) + (1)))>>>(b, l2_0_dc_w, t, conv_part, B, 64, 128, L1H, L1W, L2H, L2W, 1, 1, 2, 2, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((128)/(1), 16)*cdiv(L2W, 64)*cdiv(L2H, 8)), cdiv((64)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(128)*(L2H)*(L2W), 256), 65536), 256>>>(conv_part, t, (B)*(128)*(L2H)*(L2W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((128)/(1), 16)*cdiv(L2W, 64)*cdiv(L2H, 8)), cdiv((64)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((128)/(1), 16)*cdiv(L2W, 64)*cdiv(L2H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(2) + (1))*(63*(2) + (1)))>>>(b, l2_0_dc_w, t, B, 64, 128, L1H, L1W, L2H, L2W, 1, 1, 2, 2, 0, 0, 1, 1, 1);
 // @layer layer2.0.downsample.0 t[0] f32[(B)*(128)*(L2H)*(L2W)]
 // @launch l3_bn_stats<<<min(128, 65535), 256>>>(t, stats, B, 128, (L2H)*(L2W), 128);
 // @launch l3_bn_apply<<<min(cdiv((B)*(128)*((L2H)*(L2W)), 256), 65536), 256>>>(t, stats, l2_0_dbn_g, l2_0_dbn_b, 0, d, (B)*(128)*((L2H)*(L2W)), 128, (L2H)*(L2W), 128, 1e-5, 0);
 // @layer layer2.0.downsample.1 d[0] f32[(B)*(128)*((L2H)*(L2W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((128)/(1), 16)*cdiv(L2W, 64)*cdiv(L2H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((128)/(1), 16)*cdiv(L2W, 64)*cdiv(L2H, 8)), cdiv((128)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(u, l2_0_c2_w, t, conv_part, B, 128, 128, L2H, L2W, L2H, L2W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((128)/(1), 16)*cdiv(L2W, 64)*cdiv(L2H, 8)), cdiv((128)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(128)*(L2H)*(L2W), 256), 65536), 256>>>(conv_part, t, (B)*(128)*(L2H)*(L2W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((128)/(1), 16)*cdiv(L2W, 64)*cdiv(L2H, 8)), cdiv((128)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((128)/(1), 16)*cdiv(L2W, 64)*cdiv(L2H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(u, l2_0_c2_w, t, B, 128, 128, L2H, L2W, L2H, L2W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @layer layer2.0.conv2 t[0] f32[(B)*(128)*(L2H)*(L2W)]
 // @launch l3_bn_stats<<<min(128, 65535), 256>>>(t, stats, B, 128, (L2H)*(L2W), 128);
 // @launch l3_bn_apply<<<min(cdiv((B)*(128)*((L2H)*(L2W)), 256), 65536), 256>>>(t, stats, l2_0_bn2_g, l2_0_bn2_b, d, a, (B)*(128)*((L2H)*(L2W)), 128, (L2H)*(L2W), 128, 1e-5, 1);
 // @layer layer2.0.bn2 a[0] f32[(B)*(128)*((L2H)*(L2W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((128)/(1), 16)*cdiv(L2W, 64)*cdiv(L2H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((128)/(1), 16)*cdiv(L2W, 64)*cdiv(L2H, 8)), cdiv((128)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(a, l2_1_c1_w, t, conv_part, B, 128, 128, L2H, L2W, L2H, L2W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((128)/(1), 16)*cdiv(L2W, 64)*cdiv(L2H, 8)), cdiv((128)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(128)*(L2H)*(L2W), 256), 65536), 256>>>(conv_part, t, (B)*(128)*(L2H)*(L2W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((128)/(1), 16)*cdiv(L2W, 64)*cdiv(L2H, 8)), cdiv((128)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((128)/(1), 16)*cdiv(L2W, 64)*cdiv(L2H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(a, l2_1_c1_w, t, B, 128, 128, L2H, L2W, L2H, L2W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @layer layer2.1.conv1 t[0] f32[(B)*(128)*(L2H)*(L2W)]
 // @launch l3_bn_stats<<<min(128, 65535), 256>>>(t, stats, B, 128, (L2H)*(L2W), 128);
 // @launch l3_bn_apply<<<min(cdiv((B)*(128)*((L2H)*(L2W)), 256), 65536), 256>>>(t, stats, l2_1_bn1_g, l2_1_bn1_b, 0, u, (B)*(128)*((L2H)*(L2W)), 128, (L2H)*(L2W), 128, 1e-5, 1);
 // @layer layer2.1.bn1 u[0] f32[(B)*(128)*((L2H)*(L2W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((128)/(1), 16)*cdiv(L2W, 64)*cdiv(L2H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((128)/(1), 16)*cdiv(L2W, 64)*cdiv(L2H, 8)), cdiv((128)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(u, l2_1_c2_w, t, conv_part, B, 128, 128, L2H, L2W, L2H, L2W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((128)/(1), 16)*cdiv(L2W, 64)*cdiv(L2H, 8)), cdiv((128)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(128)*(L2H)*(L2W), 256), 65536), 256>>>(conv_part, t, (B)*(128)*(L2H)*(L2W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((128)/(1), 16)*cdiv(L2W, 64)*cdiv(L2H, 8)), cdiv((128)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((128)/(1), 16)*cdiv(L2W, 64)*cdiv(L2H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(u, l2_1_c2_w, t, B, 128, 128, L2H, L2W, L2H, L2W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @layer layer2.1.conv2 t[0] f32[(B)*(128)*(L2H)*(L2W)]
 // @launch l3_bn_stats<<<min(128, 65535), 256>>>(t, stats, B, 128, (L2H)*(L2W), 128);
 // @launch l3_bn_apply<<<min(cdiv((B)*(128)*((L2H)*(L2W)), 256), 65536), 256>>>(t, stats, l2_1_bn2_g, l2_1_bn2_b, a, b, (B)*(128)*((L2H)*(L2W)), 128, (L2H)*(L2W), 128, 1e-5, 1);
 // @layer layer2.1.bn2 b[0] f32[(B)*(128)*((L2H)*(L2W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((256)/(1), 16)*cdiv(L3W, 64)*cdiv(L3H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((256)/(1), 16)*cdiv(L3W, 64)*cdiv(L3H, 8)), cdiv((128)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(2) + (3))*(63*(2) + (3)))>>>(b, l3_0_c1_w, t, conv_part, B, 128, 256, L2H, L2W, L3H, L3W, 3, 3, 2, 2, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((256)/(1), 16)*cdiv(L3W, 64)*cdiv(L3H, 8)), cdiv((128)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(256)*(L3H)*(L3W), 256), 65536), 256>>>(conv_part, t, (B)*(256)*(L3H)*(L3W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((256)/(1), 16)*cdiv(L3W, 64)*cdiv(L3H, 8)), cdiv((128)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((256)/(1), 16)*cdiv(L3W, 64)*cdiv(L3H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(2) + (3))*(63*(2) + (3)))>>>(b, l3_0_c1_w, t, B, 128, 256, L2H, L2W, L3H, L3W, 3, 3, 2, 2, 1, 1, 1, 1, 1);
 // @layer layer3.0.conv1 t[0] f32[(B)*(256)*(L3H)*(L3W)]
 // @launch l3_bn_stats<<<min(256, 65535), 256>>>(t, stats, B, 256, (L3H)*(L3W), 256);
 // @launch l3_bn_apply<<<min(cdiv((B)*(256)*((L3H)*(L3W)), 256), 65536), 256>>>(t, stats, l3_0_bn1_g, l3_0_bn1_b, 0, u, (B)*(256)*((L3H)*(L3W)), 256, (L3H)*(L3W), 256, 1e-5, 1);
 // @layer layer3.0.bn1 u[0] f32[(B)*(256)*((L3H)*(L3W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((256)/(1), 16)*cdiv(L3W, 64)*cdiv(L3H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((256)/(1), 16)*cdiv(L3W, 64)*cdiv(L3H, 8)), cdiv((128)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(2) + (1))*(63*(2) + (1)))>>>(b, l3_0_dc_w, t, conv_part, B, 128, 256, L2H, L2W, L3H, L3W, 1, 1, 2, 2, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((256)/(1), 16)*cdiv(L3W, 64)*cdiv(L3H, 8)), cdiv((128)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(256)*(L3H)*(L3W), 256), 65536), 256>>>(conv_part, t, (B)*(256)*(L3H)*(L3W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((256)/(1), 16)*cdiv(L3W, 64)*cdiv(L3H, 8)), cdiv((128)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((256)/(1), 16)*cdiv(L3W, 64)*cdiv(L3H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(2) + (1))*(63*(2) + (1)))>>>(b, l3_0_dc_w, t, B, 128, 256, L2H, L2W, L3H, L3W, 1, 1, 2, 2, 0, 0, 1, 1, 1);
 // @layer layer3.0.downsample.0 t[0] f32[(B)*(256)*(L3H)*(L3W)]
 // @launch l3_bn_stats<<<min(256, 65535), 256>>>(t, stats, B, 256, (L3H)*(L3W), 256);
 // @launch l3_bn_apply<<<min(cdiv((B)*(256)*((L3H)*(L3W)), 256), 65536), 256>>>(t, stats, l3_0_dbn_g, l3_0_dbn_b, 0, d, (B)*(256)*((L3H)*(L3W)), 256, (L3H)*(L3W), 256, 1e-5, 0);
 // @layer layer3.0.downsample.1 d[0] f32[(B)*(256)*((L3H)*(L3W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((256)/(1), 16)*cdiv(L3W, 64)*cdiv(L3H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((256)/(1), 16)*cdiv(L3W, 64)*cdiv(L3H, 8)), cdiv((256)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(u, l3_0_c2_w, t, conv_part, B, 256, 256, L3H, L3W, L3H, L3W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((256)/(1), 16)*cdiv(L3W, 64)*cdiv(L3H, 8)), cdiv((256)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(256)*(L3H)*(L3W), 256), 65536), 256>>>(conv_part, t, (B)*(256)*(L3H)*(L3W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((256)/(1), 16)*cdiv(L3W, 64)*cdiv(L3H, 8)), cdiv((256)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((256)/(1), 16)*cdiv(L3W, 64)*cdiv(L3H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(u, l3_0_c2_w, t, B, 256, 256, L3H, L3W, L3H, L3W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @layer layer3.0.conv2 t[0] f32[(B)*(256)*(L3H)*(L3W)]
 // @launch l3_bn_stats<<<min(256, 65535), 256>>>(t, stats, B, 256, (L3H)*(L3W), 256);
 // @launch l3_bn_apply<<<min(cdiv((B)*(256)*((L3H)*(L3W)), 256), 65536), 256>>>(t, stats, l3_0_bn2_g, l3_0_bn2_b, d, a, (B)*(256)*((L3H)*(L3W)), 256, (L3H)*(L3W), 256, 1e-5, 1);
 // @layer layer3.0.bn2 a[0] f32[(B)*(256)*((L3H)*(L3W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((256)/(1), 16)*cdiv(L3W, 64)*cdiv(L3H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((256)/(1), 16)*cdiv(L3W, 64)*cdiv(L3H, 8)), cdiv((256)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(a, l3_1_c1_w, t, conv_part, B, 256, 256, L3H, L3W, L3H, L3W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((256)/(1), 16)*cdiv(L3W, 64)*cdiv(L3H, 8)), cdiv((256)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(256)*(L3H)*(L3W), 256), 65536), 256>>>(conv_part, t, (B)*(256)*(L3H)*(L3W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((256)/(1), 16)*cdiv(L3W, 64)*cdiv(L3H, 8)), cdiv((256)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((256)/(1), 16)*cdiv(L3W, 64)*cdiv(L3H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(a, l3_1_c1_w, t, B, 256, 256, L3H, L3W, L3H, L3W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @layer layer3.1.conv1 t[0] f32[(B)*(256)*(L3H)*(L3W)]
 // @launch l3_bn_stats<<<min(256, 65535), 256>>>(t, stats, B, 256, (L3H)*(L3W), 256);
 // @launch l3_bn_apply<<<min(cdiv((B)*(256)*((L3H)*(L3W)), 256), 65536), 256>>>(t, stats, l3_1_bn1_g, l3_1_bn1_b, 0, u, (B)*(256)*((L3H)*(L3W)), 256, (L3H)*(L3W), 256, 1e-5, 1);
 // @layer layer3.1.bn1 u[0] f32[(B)*(256)*((L3H)*(L3W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((256)/(1), 16)*cdiv(L3W, 64)*cdiv(L3H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((256)/(1), 16)*cdiv(L3W, 64)*cdiv(L3H, 8)), cdiv((256)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(u, l3_1_c2_w, t, conv_part, B, 256, 256, L3H, L3W, L3H, L3W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((256)/(1), 16)*cdiv(L3W, 64)*cdiv(L3H, 8)), cdiv((256)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(256)*(L3H)*(L3W), 256), 65536), 256>>>(conv_part, t, (B)*(256)*(L3H)*(L3W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((256)/(1), 16)*cdiv(L3W, 64)*cdiv(L3H, 8)), cdiv((256)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((256)/(1), 16)*cdiv(L3W, 64)*cdiv(L3H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(u, l3_1_c2_w, t, B, 256, 256, L3H, L3W, L3H, L3W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @layer layer3.1.conv2 t[0] f32[(B)*(256)*(L3H)*(L3W)]
 // @launch l3_bn_stats<<<min(256, 65535), 256>>>(t, stats, B, 256, (L3H)*(L3W), 256);
 // @launch l3_bn_apply<<<min(cdiv((B)*(256)*((L3H)*(L3W)), 256), 65536), 256>>>(t, stats, l3_1_bn2_g, l3_1_bn2_b, a, b, (B)*(256)*((L3H)*(L3W)), 256, (L3H)*(L3W), 256, 1e-5, 1);
 // @layer layer3.1.bn2 b[0] f32[(B)*(256)*((L3H)*(L3W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((512)/(1), 16)*cdiv(L4W, 64)*cdiv(L4H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((512)/(1), 16)*cdiv(L4W, 64)*cdiv(L4H, 8)), cdiv((256)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(2) + (3))*(63*(2) + (3)))>>>(b, l4_0_c1_w, t, conv_part, B, 256, 512, L3H, L3W, L4H, L4W, 3, 3, 2, 2, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((512)/(1), 16)*cdiv(L4W, 64)*cdiv(L4H, 8)), cdiv((256)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(512)*(L4H)*(L4W), 256), 65536), 256>>>(conv_part, t, (B)*(512)*(L4H)*(L4W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((512)/(1), 16)*cdiv(L4W, 64)*cdiv(L4H, 8)), cdiv((256)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((512)/(1), 16)*cdiv(L4W, 64)*cdiv(L4H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(2) + (3))*(63*(2) + (3)))>>>(b, l4_0_c1_w, t, B, 256, 512, L3H, L3W, L4H, L4W, 3, 3, 2, 2, 1, 1, 1, 1, 1);
 // @layer layer4.0.conv1 t[0] f32[(B)*(512)*(L4H)*(L4W)]
 // @launch l3_bn_stats<<<min(512, 65535), 256>>>(t, stats, B, 512, (L4H)*(L4W), 512);
 // @launch l3_bn_apply<<<min(cdiv((B)*(512)*((L4H)*(L4W)), 256), 65536), 256>>>(t, stats, l4_0_bn1_g, l4_0_bn1_b, 0, u, (B)*(512)*((L4H)*(L4W)), 512, (L4H)*(L4W), 512, 1e-5, 1);
 // @layer layer4.0.bn1 u[0] f32[(B)*(512)*((L4H)*(L4W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((512)/(1), 16)*cdiv(L4W, 64)*cdiv(L4H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((512)/(1), 16)*cdiv(L4W, 64)*cdiv(L4H, 8)), cdiv((256)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(2) + (1))*(63*(2) + (1)))>>>(b, l4_0_dc_w, t, conv_part, B, 256, 512, L3H, L3W, L4H, L4W, 1, 1, 2, 2, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((512)/(1), 16)*cdiv(L4W, 64)*cdiv(L4H, 8)), cdiv((256)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(512)*(L4H)*(L4W), 256), 65536), 256>>>(conv_part, t, (B)*(512)*(L4H)*(L4W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((512)/(1), 16)*cdiv(L4W, 64)*cdiv(L4H, 8)), cdiv((256)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((512)/(1), 16)*cdiv(L4W, 64)*cdiv(L4H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(2) + (1))*(63*(2) + (1)))>>>(b, l4_0_dc_w, t, B, 256, 512, L3H, L3W, L4H, L4W, 1, 1, 2, 2, 0, 0, 1, 1, 1);
 // @layer layer4.0.downsample.0 t[0] f32[(B)*(512)*(L4H)*(L4W)]
 // @launch l3_bn_stats<<<min(512, 65535), 256>>>(t, stats, B, 512, (L4H)*(L4W), 512);
 // @launch l3_bn_apply<<<min(cdiv((B)*(512)*((L4H)*(L4W)), 256), 65536), 256>>>(t, stats, l4_0_dbn_g, l4_0_dbn_b, 0, d, (B)*(512)*((L4H)*(L4W)), 512, (L4H)*(L4W), 512, 1e-5, 0);
 // @layer layer4.0.downsample.1 d[0] f32[(B)*(512)*((L4H)*(L4W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((512)/(1), 16)*cdiv(L4W, 64)*cdiv(L4H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((512)/(1), 16)*cdiv(L4W, 64)*cdiv(L4H, 8)), cdiv((512)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(u, l4_0_c2_w, t, conv_part, B, 512, 512, L4H, L4W, L4H, L4W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((512)/(1), 16)*cdiv(L4W, 64)*cdiv(L4H, 8)), cdiv((512)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(512)*(L4H)*(L4W), 256), 65536), 256>>>(conv_part, t, (B)*(512)*(L4H)*(L4W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((512)/(1), 16)*cdiv(L4W, 64)*cdiv(L4H, 8)), cdiv((512)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((512)/(1), 16)*cdiv(L4W, 64)*cdiv(L4H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(u, l4_0_c2_w, t, B, 512, 512, L4H, L4W, L4H, L4W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @layer layer4.0.conv2 t[0] f32[(B)*(512)*(L4H)*(L4W)]
 // @launch l3_bn_stats<<<min(512, 65535), 256>>>(t, stats, B, 512, (L4H)*(L4W), 512);
 // @launch l3_bn_apply<<<min(cdiv((B)*(512)*((L4H)*(L4W)), 256), 65536), 256>>>(t, stats, l4_0_bn2_g, l4_0_bn2_b, d, a, (B)*(512)*((L4H)*(L4W)), 512, (L4H)*(L4W), 512, 1e-5, 1);
 // @layer layer4.0.bn2 a[0] f32[(B)*(512)*((L4H)*(L4W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((512)/(1), 16)*cdiv(L4W, 64)*cdiv(L4H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((512)/(1), 16)*cdiv(L4W, 64)*cdiv(L4H, 8)), cdiv((512)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(a, l4_1_c1_w, t, conv_part, B, 512, 512, L4H, L4W, L4H, L4W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((512)/(1), 16)*cdiv(L4W, 64)*cdiv(L4H, 8)), cdiv((512)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(512)*(L4H)*(L4W), 256), 65536), 256>>>(conv_part, t, (B)*(512)*(L4H)*(L4W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((512)/(1), 16)*cdiv(L4W, 64)*cdiv(L4H, 8)), cdiv((512)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((512)/(1), 16)*cdiv(L4W, 64)*cdiv(L4H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(a, l4_1_c1_w, t, B, 512, 512, L4H, L4W, L4H, L4W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @layer layer4.1.conv1 t[0] f32[(B)*(512)*(L4H)*(L4W)]
 // @launch l3_bn_stats<<<min(512, 65535), 256>>>(t, stats, B, 512, (L4H)*(L4W), 512);
 // @launch l3_bn_apply<<<min(cdiv((B)*(512)*((L4H)*(L4W)), 256), 65536), 256>>>(t, stats, l4_1_bn1_g, l4_1_bn1_b, 0, u, (B)*(512)*((L4H)*(L4W)), 512, (L4H)*(L4W), 512, 1e-5, 1);
 // @layer layer4.1.bn1 u[0] f32[(B)*(512)*((L4H)*(L4W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((512)/(1), 16)*cdiv(L4W, 64)*cdiv(L4H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((512)/(1), 16)*cdiv(L4W, 64)*cdiv(L4H, 8)), cdiv((512)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(u, l4_1_c2_w, t, conv_part, B, 512, 512, L4H, L4W, L4H, L4W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((512)/(1), 16)*cdiv(L4W, 64)*cdiv(L4H, 8)), cdiv((512)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(512)*(L4H)*(L4W), 256), 65536), 256>>>(conv_part, t, (B)*(512)*(L4H)*(L4W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((512)/(1), 16)*cdiv(L4W, 64)*cdiv(L4H, 8)), cdiv((512)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((512)/(1), 16)*cdiv(L4W, 64)*cdiv(L4H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(u, l4_1_c2_w, t, B, 512, 512, L4H, L4W, L4H, L4W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @layer layer4.1.conv2 t[0] f32[(B)*(512)*(L4H)*(L4W)]
 // @launch l3_bn_stats<<<min(512, 65535), 256>>>(t, stats, B, 512, (L4H)*(L4W), 512);
 // @launch l3_bn_apply<<<min(cdiv((B)*(512)*((L4H)*(L4W)), 256), 65536), 256>>>(t, stats, l4_1_bn2_g, l4_1_bn2_b, a, b, (B)*(512)*((L4H)*(L4W)), 512, (L4H)*(L4W), 512, 1e-5, 1);

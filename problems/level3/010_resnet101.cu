@@ -5,7 +5,6 @@
 // double): each stage's first block (with the downsample branch) explicit, blocks 1..N-1 one
 // loop over stacked views; global average pool; Linear.
 #define CC 4 /* input channels per chunk of conv2d_ref */
-#define CONV2D_SPLIT /* conv2d_ref_split and conv2d_split_sum too */
 #include "shared/conv2d_ref.cuh"
 #include "shared/l3_ops.cuh"
 #include "shared/matmul_tiled_ref.cuh"
@@ -27,165 +26,136 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
 // @scratch d f32[B*max(64*C1H*C1W, 256*L1H*L1W)]
 // @scratch stats f64[2*2048]
 // @scratch acc f64[B*NC]
-// @scratch conv_part f64[4308992]
 // @launch conv2d_ref<<<min((B)*(1)*cdiv((64)/(1), 16)*cdiv(C1W, 64)*cdiv(C1H, 8), 1048576), 128, 12*(4*(7)*(7)*16 + 4*(7*(2) + (7))*(63*(2) + (7)))>>>(x, conv1_w, t, B, 3, 64, H, W, C1H, C1W, 7, 7, 2, 2, 3, 3, 1, 1, 1);
 // @layer conv1 t[0] f32[(B)*(64)*(C1H)*(C1W)]
 // @launch l3_bn_stats<<<min(64, 65535), 256>>>(t, stats, B, 64, (C1H)*(C1W), 64);
 // @launch l3_bn_apply<<<min(cdiv((B)*(64)*((C1H)*(C1W)), 256), 65536), 256>>>(t, stats, bn1_g, bn1_b, 0, u, (B)*(64)*((C1H)*(C1W)), 64, (C1H)*(C1W), 64, 1e-5, 1);
 // @layer bn1 u[0] f32[(B)*(64)*((C1H)*(C1W))]
 // @launch l3_maxpool2d<<<min(cdiv((B*64)*(L1H)*(L1W), 256), 65536), 256>>>(u, sx, B*64, C1H, C1W, L1H, L1W, 3, 2, 1);
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((64)/(1), 16)*cdiv(L1W, 64)*cdiv(L1H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((64)/(1), 16)*cdiv(L1W, 64)*cdiv(L1H, 8)), cdiv((64)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(sx, s1_0_c1_w, t, conv_part, B, 64, 64, L1H, L1W, L1H, L1W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((64)/(1), 16)*cdiv(L1W, 64)*cdiv(L1H, 8)), cdiv((64)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(64)*(L1H)*(L1W), 256), 65536), 256>>>(conv_part, t, (B)*(64)*(L1H)*(L1W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((64)/(1), 16)*cdiv(L1W, 64)*cdiv(L1H, 8)), cdiv((64)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((64)/(1), 16)*cdiv(L1W, 64)*cdiv(L1H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(sx, s1_0_c1_w, t, B, 64, 64, L1H, L1W, L1H, L1W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @layer layer1.0.conv1 t[0] f32[(B)*(64)*(L1H)*(L1W)]
 // @launch l3_bn_stats<<<min(64, 65535), 256>>>(t, stats, B, 64, (L1H)*(L1W), 64);
 // @launch l3_bn_apply<<<min(cdiv((B)*(64)*((L1H)*(L1W)), 256), 65536), 256>>>(t, stats, s1_0_bn1_g, s1_0_bn1_b, 0, u, (B)*(64)*((L1H)*(L1W)), 64, (L1H)*(L1W), 64, 1e-5, 1);
 // @layer layer1.0.bn1 u[0] f32[(B)*(64)*((L1H)*(L1W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((64)/(1), 16)*cdiv(L1W, 64)*cdiv(L1H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((64)/(1), 16)*cdiv(L1W, 64)*cdiv(L1H, 8)), cdiv((64)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(u, s1_0_c2_w, t, conv_part, B, 64, 64, L1H, L1W, L1H, L1W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((64)/(1), 16)*cdiv(L1W, 64)*cdiv(L1H, 8)), cdiv((64)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(64)*(L1H)*(L1W), 256), 65536), 256>>>(conv_part, t, (B)*(64)*(L1H)*(L1W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((64)/(1), 16)*cdiv(L1W, 64)*cdiv(L1H, 8)), cdiv((64)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((64)/(1), 16)*cdiv(L1W, 64)*cdiv(L1H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(u, s1_0_c2_w, t, B, 64, 64, L1H, L1W, L1H, L1W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @layer layer1.0.conv2 t[0] f32[(B)*(64)*(L1H)*(L1W)]
 // @launch l3_bn_stats<<<min(64, 65535), 256>>>(t, stats, B, 64, (L1H)*(L1W), 64);
 // @launch l3_bn_apply<<<min(cdiv((B)*(64)*((L1H)*(L1W)), 256), 65536), 256>>>(t, stats, s1_0_bn2_g, s1_0_bn2_b, 0, v, (B)*(64)*((L1H)*(L1W)), 64, (L1H)*(L1W), 64, 1e-5, 1);
 // @layer layer1.0.bn2 v[0] f32[(B)*(64)*((L1H)*(L1W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((256)/(1), 16)*cdiv(L1W, 64)*cdiv(L1H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((256)/(1), 16)*cdiv(L1W, 64)*cdiv(L1H, 8)), cdiv((64)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(sx, s1_0_dc_w, t, conv_part, B, 64, 256, L1H, L1W, L1H, L1W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((256)/(1), 16)*cdiv(L1W, 64)*cdiv(L1H, 8)), cdiv((64)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(256)*(L1H)*(L1W), 256), 65536), 256>>>(conv_part, t, (B)*(256)*(L1H)*(L1W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((256)/(1), 16)*cdiv(L1W, 64)*cdiv(L1H, 8)), cdiv((64)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((256)/(1), 16)*cdiv(L1W, 64)*cdiv(L1H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(sx, s1_0_dc_w, t, B, 64, 256, L1H, L1W, L1H, L1W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @layer layer1.0.downsample.0 t[0] f32[(B)*(256)*(L1H)*(L1W)]
 // @launch l3_bn_stats<<<min(256, 65535), 256>>>(t, stats, B, 256, (L1H)*(L1W), 256);
 // @launch l3_bn_apply<<<min(cdiv((B)*(256)*((L1H)*(L1W)), 256), 65536), 256>>>(t, stats, s1_0_dbn_g, s1_0_dbn_b, 0, d, (B)*(256)*((L1H)*(L1W)), 256, (L1H)*(L1W), 256, 1e-5, 0);
 // @layer layer1.0.downsample.1 d[0] f32[(B)*(256)*((L1H)*(L1W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((256)/(1), 16)*cdiv(L1W, 64)*cdiv(L1H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((256)/(1), 16)*cdiv(L1W, 64)*cdiv(L1H, 8)), cdiv((64)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(v, s1_0_c3_w, t, conv_part, B, 64, 256, L1H, L1W, L1H, L1W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((256)/(1), 16)*cdiv(L1W, 64)*cdiv(L1H, 8)), cdiv((64)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(256)*(L1H)*(L1W), 256), 65536), 256>>>(conv_part, t, (B)*(256)*(L1H)*(L1W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((256)/(1), 16)*cdiv(L1W, 64)*cdiv(L1H, 8)), cdiv((64)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((256)/(1), 16)*cdiv(L1W, 64)*cdiv(L1H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(v, s1_0_c3_w, t, B, 64, 256, L1H, L1W, L1H, L1W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @layer layer1.0.conv3 t[0] f32[(B)*(256)*(L1H)*(L1W)]
 // @launch l3_bn_stats<<<min(256, 65535), 256>>>(t, stats, B, 256, (L1H)*(L1W), 256);
 // @launch l3_bn_apply<<<min(cdiv((B)*(256)*((L1H)*(L1W)), 256), 65536), 256>>>(t, stats, s1_0_bn3_g, s1_0_bn3_b, d, act, (B)*(256)*((L1H)*(L1W)), 256, (L1H)*(L1W), 256, 1e-5, 1);
 // @layer layer1.0.bn3 act[0] f32[(B)*(256)*((L1H)*(L1W))]
 // @for b in 0..N1-1
-//   @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((64)/(1), 16)*cdiv(L1W, 64)*cdiv(L1H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((64)/(1), 16)*cdiv(L1W, 64)*cdiv(L1H, 8)), cdiv((256)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(act[(b % 2)*B*max(64*C1H*C1W, 256*L1H*L1W)], s1_c1_w[b*16384], t, conv_part, B, 256, 64, L1H, L1W, L1H, L1W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((64)/(1), 16)*cdiv(L1W, 64)*cdiv(L1H, 8)), cdiv((256)/(1), 4)/4))));
-//   @launch conv2d_split_sum<<<min(cdiv((B)*(64)*(L1H)*(L1W), 256), 65536), 256>>>(conv_part, t, (B)*(64)*(L1H)*(L1W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((64)/(1), 16)*cdiv(L1W, 64)*cdiv(L1H, 8)), cdiv((256)/(1), 4)/4))));
+//   @launch conv2d_ref<<<min((B)*(1)*cdiv((64)/(1), 16)*cdiv(L1W, 64)*cdiv(L1H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(act[(b % 2)*B*max(64*C1H*C1W, 256*L1H*L1W)], s1_c1_w[b*16384], t, B, 256, 64, L1H, L1W, L1H, L1W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 //   @launch l3_bn_stats<<<min(64, 65535), 256>>>(t, stats, B, 64, (L1H)*(L1W), 64);
 //   @launch l3_bn_apply<<<min(cdiv((B)*(64)*((L1H)*(L1W)), 256), 65536), 256>>>(t, stats, s1_bn1_g[b*64], s1_bn1_b[b*64], 0, u, (B)*(64)*((L1H)*(L1W)), 64, (L1H)*(L1W), 64, 1e-5, 1);
-//   @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((64)/(1), 16)*cdiv(L1W, 64)*cdiv(L1H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((64)/(1), 16)*cdiv(L1W, 64)*cdiv(L1H, 8)), cdiv((64)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(u, s1_c2_w[b*36864], t, conv_part, B, 64, 64, L1H, L1W, L1H, L1W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((64)/(1), 16)*cdiv(L1W, 64)*cdiv(L1H, 8)), cdiv((64)/(1), 4)/4))));
-//   @launch conv2d_split_sum<<<min(cdiv((B)*(64)*(L1H)*(L1W), 256), 65536), 256>>>(conv_part, t, (B)*(64)*(L1H)*(L1W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((64)/(1), 16)*cdiv(L1W, 64)*cdiv(L1H, 8)), cdiv((64)/(1), 4)/4))));
+//   @launch conv2d_ref<<<min((B)*(1)*cdiv((64)/(1), 16)*cdiv(L1W, 64)*cdiv(L1H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(u, s1_c2_w[b*36864], t, B, 64, 64, L1H, L1W, L1H, L1W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 //   @launch l3_bn_stats<<<min(64, 65535), 256>>>(t, stats, B, 64, (L1H)*(L1W), 64);
 //   @launch l3_bn_apply<<<min(cdiv((B)*(64)*((L1H)*(L1W)), 256), 65536), 256>>>(t, stats, s1_bn2_g[b*64], s1_bn2_b[b*64], 0, v, (B)*(64)*((L1H)*(L1W)), 64, (L1H)*(L1W), 64, 1e-5, 1);
-//   @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((256)/(1), 16)*cdiv(L1W, 64)*cdiv(L1H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((256)/(1), 16)*cdiv(L1W, 64)*cdiv(L1H, 8)), cdiv((64)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(v, s1_c3_w[b*16384], t, conv_part, B, 64, 256, L1H, L1W, L1H, L1W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((256)/(1), 16)*cdiv(L1W, 64)*cdiv(L1H, 8)), cdiv((64)/(1), 4)/4))));
-//   @launch conv2d_split_sum<<<min(cdiv((B)*(256)*(L1H)*(L1W), 256), 65536), 256>>>(conv_part, t, (B)*(256)*(L1H)*(L1W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((256)/(1), 16)*cdiv(L1W, 64)*cdiv(L1H, 8)), cdiv((64)/(1), 4)/4))));
+//   @launch conv2d_ref<<<min((B)*(1)*cdiv((256)/(1), 16)*cdiv(L1W, 64)*cdiv(L1H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(v, s1_c3_w[b*16384], t, B, 64, 256, L1H, L1W, L1H, L1W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 //   @launch l3_bn_stats<<<min(256, 65535), 256>>>(t, stats, B, 256, (L1H)*(L1W), 256);
 //   @launch l3_bn_apply<<<min(cdiv((B)*(256)*((L1H)*(L1W)), 256), 65536), 256>>>(t, stats, s1_bn3_g[b*256], s1_bn3_b[b*256], act[(b % 2)*B*max(64*C1H*C1W, 256*L1H*L1W)], act[((b + 1) % 2)*B*max(64*C1H*C1W, 256*L1H*L1W)], (B)*(256)*((L1H)*(L1W)), 256, (L1H)*(L1W), 256, 1e-5, 1);
 // @end
 // @launch l3_copy<<<min(cdiv(B*256*L1H*L1W, 256), 65536), 256>>>(act[((N1 - 1) % 2)*B*max(64*C1H*C1W, 256*L1H*L1W)], sx, B*256*L1H*L1W);
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((128)/(1), 16)*cdiv(L1W, 64)*cdiv(L1H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((128)/(1), 16)*cdiv(L1W, 64)*cdiv(L1H, 8)), cdiv((256)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(sx, s2_0_c1_w, t, conv_part, B, 256, 128, L1H, L1W, L1H, L1W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((128)/(1), 16)*cdiv(L1W, 64)*cdiv(L1H, 8)), cdiv((256)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(128)*(L1H)*(L1W), 256), 65536), 256>>>(conv_part, t, (B)*(128)*(L1H)*(L1W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((128)/(1), 16)*cdiv(L1W, 64)*cdiv(L1H, 8)), cdiv((256)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((128)/(1), 16)*cdiv(L1W, 64)*cdiv(L1H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(sx, s2_0_c1_w, t, B, 256, 128, L1H, L1W, L1H, L1W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @layer layer2.0.conv1 t[0] f32[(B)*(128)*(L1H)*(L1W)]
 // @launch l3_bn_stats<<<min(128, 65535), 256>>>(t, stats, B, 128, (L1H)*(L1W), 128);
 // @launch l3_bn_apply<<<min(cdiv((B)*(128)*((L1H)*(L1W)), 256), 65536), 256>>>(t, stats, s2_0_bn1_g, s2_0_bn1_b, 0, u, (B)*(128)*((L1H)*(L1W)), 128, (L1H)*(L1W), 128, 1e-5, 1);
 // @layer layer2.0.bn1 u[0] f32[(B)*(128)*((L1H)*(L1W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((128)/(1), 16)*cdiv(L2W, 64)*cdiv(L2H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((128)/(1), 16)*cdiv(L2W, 64)*cdiv(L2H, 8)), cdiv((128)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(2) + (3))*(63*(2) + (3)))>>>(u, s2_0_c2_w, t, conv_part, B, 128, 128, L1H, L1W, L2H, L2W, 3, 3, 2, 2, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((128)/(1), 16)*cdiv(L2W, 64)*cdiv(L2H, 8)), cdiv((128)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(128)*(L2H)*(L2W), 256), 65536), 256>>>(conv_part, t, (B)*(128)*(L2H)*(L2W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((128)/(1), 16)*cdiv(L2W, 64)*cdiv(L2H, 8)), cdiv((128)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((128)/(1), 16)*cdiv(L2W, 64)*cdiv(L2H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(2) + (3))*(63*(2) + (3)))>>>(u, s2_0_c2_w, t, B, 128, 128, L1H, L1W, L2H, L2W, 3, 3, 2, 2, 1, 1, 1, 1, 1);
 // @layer layer2.0.conv2 t[0] f32[(B)*(128)*(L2H)*(L2W)]
 // @launch l3_bn_stats<<<min(128, 65535), 256>>>(t, stats, B, 128, (L2H)*(L2W), 128);
 // @launch l3_bn_apply<<<min(cdiv((B)*(128)*((L2H)*(L2W)), 256), 65536), 256>>>(t, stats, s2_0_bn2_g, s2_0_bn2_b, 0, v, (B)*(128)*((L2H)*(L2W)), 128, (L2H)*(L2W), 128, 1e-5, 1);
 // @layer layer2.0.bn2 v[0] f32[(B)*(128)*((L2H)*(L2W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((512)/(1), 16)*cdiv(L2W, 64)*cdiv(L2H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((512)/(1), 16)*cdiv(L2W, 64)*cdiv(L2H, 8)), cdiv((256)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(2) + (1))*(63*(2) + (1)))>>>(sx, s2_0_dc_w, t, conv_part, B, 256, 512, L1H, L1W, L2H, L2W, 1, 1, 2, 2, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((512)/(1), 16)*cdiv(L2W, 64)*cdiv(L2H, 8)), cdiv((256)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(512)*(L2H)*(L2W), 256), 65536), 256>>>(conv_part, t, (B)*(512)*(L2H)*(L2W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((512)/(1), 16)*cdiv(L2W, 64)*cdiv(L2H, 8)), cdiv((256)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((512)/(1), 16)*cdiv(L2W, 64)*cdiv(L2H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(2) + (1))*(63*(2) + (1)))>>>(sx, s2_0_dc_w, t, B, 256, 512, L1H, L1W, L2H, L2W, 1, 1, 2, 2, 0, 0, 1, 1, 1);
 // @layer layer2.0.downsample.0 t[0] f32[(B)*(512)*(L2H)*(L2W)]
 // @launch l3_bn_stats<<<min(512, 65535), 256>>>(t, stats, B, 512, (L2H)*(L2W), 512);
 // @launch l3_bn_apply<<<min(cdiv((B)*(512)*((L2H)*(L2W)), 256), 65536), 256>>>(t, stats, s2_0_dbn_g, s2_0_dbn_b, 0, d, (B)*(512)*((L2H)*(L2W)), 512, (L2H)*(L2W), 512, 1e-5, 0);
 // @layer layer2.0.downsample.1 d[0] f32[(B)*(512)*((L2H)*(L2W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((512)/(1), 16)*cdiv(L2W, 64)*cdiv(L2H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((512)/(1), 16)*cdiv(L2W, 64)*cdiv(L2H, 8)), cdiv((128)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(v, s2_0_c3_w, t, conv_part, B, 128, 512, L2H, L2W, L2H, L2W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((512)/(1), 16)*cdiv(L2W, 64)*cdiv(L2H, 8)), cdiv((128)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(512)*(L2H)*(L2W), 256), 65536), 256>>>(conv_part, t, (B)*(512)*(L2H)*(L2W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((512)/(1), 16)*cdiv(L2W, 64)*cdiv(L2H, 8)), cdiv((128)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((512)/(1), 16)*cdiv(L2W, 64)*cdiv(L2H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(v, s2_0_c3_w, t, B, 128, 512, L2H, L2W, L2H, L2W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @layer layer2.0.conv3 t[0] f32[(B)*(512)*(L2H)*(L2W)]
 // @launch l3_bn_stats<<<min(512, 65535), 256>>>(t, stats, B, 512, (L2H)*(L2W), 512);
 // @launch l3_bn_apply<<<min(cdiv((B)*(512)*((L2H)*(L2W)), 256), 65536), 256>>>(t, stats, s2_0_bn3_g, s2_0_bn3_b, d, act, (B)*(512)*((L2H)*(L2W)), 512, (L2H)*(L2W), 512, 1e-5, 1);
 // @layer layer2.0.bn3 act[0] f32[(B)*(512)*((L2H)*(L2W))]
 // @for b in 0..N2-1
-//   @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((128)/(1), 16)*cdiv(L2W, 64)*cdiv(L2H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((128)/(1), 16)*cdiv(L2W, 64)*cdiv(L2H, 8)), cdiv((512)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(act[(b % 2)*B*max(64*C1H*C1W, 256*L1H*L1W)], s2_c1_w[b*65536], t, conv_part, B, 512, 128, L2H, L2W, L2H, L2W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((128)/(1), 16)*cdiv(L2W, 64)*cdiv(L2H, 8)), cdiv((512)/(1), 4)/4))));
-//   @launch conv2d_split_sum<<<min(cdiv((B)*(128)*(L2H)*(L2W), 256), 65536), 256>>>(conv_part, t, (B)*(128)*(L2H)*(L2W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((128)/(1), 16)*cdiv(L2W, 64)*cdiv(L2H, 8)), cdiv((512)/(1), 4)/4))));
+//   @launch conv2d_ref<<<min((B)*(1)*cdiv((128)/(1), 16)*cdiv(L2W, 64)*cdiv(L2H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(act[(b % 2)*B*max(64*C1H*C1W, 256*L1H*L1W)], s2_c1_w[b*65536], t, B, 512, 128, L2H, L2W, L2H, L2W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 //   @launch l3_bn_stats<<<min(128, 65535), 256>>>(t, stats, B, 128, (L2H)*(L2W), 128);
 //   @launch l3_bn_apply<<<min(cdiv((B)*(128)*((L2H)*(L2W)), 256), 65536), 256>>>(t, stats, s2_bn1_g[b*128], s2_bn1_b[b*128], 0, u, (B)*(128)*((L2H)*(L2W)), 128, (L2H)*(L2W), 128, 1e-5, 1);
-//   @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((128)/(1), 16)*cdiv(L2W, 64)*cdiv(L2H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((128)/(1), 16)*cdiv(L2W, 64)*cdiv(L2H, 8)), cdiv((128)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(u, s2_c2_w[b*147456], t, conv_part, B, 128, 128, L2H, L2W, L2H, L2W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((128)/(1), 16)*cdiv(L2W, 64)*cdiv(L2H, 8)), cdiv((128)/(1), 4)/4))));
-//   @launch conv2d_split_sum<<<min(cdiv((B)*(128)*(L2H)*(L2W), 256), 65536), 256>>>(conv_part, t, (B)*(128)*(L2H)*(L2W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((128)/(1), 16)*cdiv(L2W, 64)*cdiv(L2H, 8)), cdiv((128)/(1), 4)/4))));
+//   @launch conv2d_ref<<<min((B)*(1)*cdiv((128)/(1), 16)*cdiv(L2W, 64)*cdiv(L2H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(u, s2_c2_w[b*147456], t, B, 128, 128, L2H, L2W, L2H, L2W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 //   @launch l3_bn_stats<<<min(128, 65535), 256>>>(t, stats, B, 128, (L2H)*(L2W), 128);
 //   @launch l3_bn_apply<<<min(cdiv((B)*(128)*((L2H)*(L2W)), 256), 65536), 256>>>(t, stats, s2_bn2_g[b*128], s2_bn2_b[b*128], 0, v, (B)*(128)*((L2H)*(L2W)), 128, (L2H)*(L2W), 128, 1e-5, 1);
-//   @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((512)/(1), 16)*cdiv(L2W, 64)*cdiv(L2H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((512)/(1), 16)*cdiv(L2W, 64)*cdiv(L2H, 8)), cdiv((128)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(v, s2_c3_w[b*65536], t, conv_part, B, 128, 512, L2H, L2W, L2H, L2W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((512)/(1), 16)*cdiv(L2W, 64)*cdiv(L2H, 8)), cdiv((128)/(1), 4)/4))));
-//   @launch conv2d_split_sum<<<min(cdiv((B)*(512)*(L2H)*(L2W), 256), 65536), 256>>>(conv_part, t, (B)*(512)*(L2H)*(L2W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((512)/(1), 16)*cdiv(L2W, 64)*cdiv(L2H, 8)), cdiv((128)/(1), 4)/4))));
+//   @launch conv2d_ref<<<min((B)*(1)*cdiv((512)/(1), 16)*cdiv(L2W, 64)*cdiv(L2H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(v, s2_c3_w[b*65536], t, B, 128, 512, L2H, L2W, L2H, L2W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 //   @launch l3_bn_stats<<<min(512, 65535), 256>>>(t, stats, B, 512, (L2H)*(L2W), 512);
 //   @launch l3_bn_apply<<<min(cdiv((B)*(512)*((L2H)*(L2W)), 256), 65536), 256>>>(t, stats, s2_bn3_g[b*512], s2_bn3_b[b*512], act[(b % 2)*B*max(64*C1H*C1W, 256*L1H*L1W)], act[((b + 1) % 2)*B*max(64*C1H*C1W, 256*L1H*L1W)], (B)*(512)*((L2H)*(L2W)), 512, (L2H)*(L2W), 512, 1e-5, 1);
 // @end
 // @launch l3_copy<<<min(cdiv(B*512*L2H*L2W, 256), 65536), 256>>>(act[((N2 - 1) % 2)*B*max(64*C1H*C1W, 256*L1H*L1W)], sx, B*512*L2H*L2W);
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((256)/(1), 16)*cdiv(L2W, 64)*cdiv(L2H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((256)/(1), 16)*cdiv(L2W, 64)*cdiv(L2H, 8)), cdiv((512)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(sx, s3_0_c1_w, t, conv_part, B, 512, 256, L2H, L2W, L2H, L2W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((256)/(1), 16)*cdiv(L2W, 64)*cdiv(L2H, 8)), cdiv((512)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(256)*(L2H)*(L2W), 256), 65536), 256>>>(conv_part, t, (B)*(256)*(L2H)*(L2W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((256)/(1), 16)*cdiv(L2W, 64)*cdiv(L2H, 8)), cdiv((512)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((256)/(1), 16)*cdiv(L2W, 64)*cdiv(L2H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(sx, s3_0_c1_w, t, B, 512, 256, L2H, L2W, L2H, L2W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @layer layer3.0.conv1 t[0] f32[(B)*(256)*(L2H)*(L2W)]
 // @launch l3_bn_stats<<<min(256, 65535), 256>>>(t, stats, B, 256, (L2H)*(L2W), 256);
 // @launch l3_bn_apply<<<min(cdiv((B)*(256)*((L2H)*(L2W)), 256), 65536), 256>>>(t, stats, s3_0_bn1_g, s3_0_bn1_b, 0, u, (B)*(256)*((L2H)*(L2W)), 256, (L2H)*(L2W), 256, 1e-5, 1);
 // @layer layer3.0.bn1 u[0] f32[(B)*(256)*((L2H)*(L2W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((256)/(1), 16)*cdiv(L3W, 64)*cdiv(L3H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((256)/(1), 16)*cdiv(L3W, 64)*cdiv(L3H, 8)), cdiv((256)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(2) + (3))*(63*(2) + (3)))>>>(u, s3_0_c2_w, t, conv_part, B, 256, 256, L2H, L2W, L3H, L3W, 3, 3, 2, 2, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((256)/(1), 16)*cdiv(L3W, 64)*cdiv(L3H, 8)), cdiv((256)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(256)*(L3H)*(L3W), 256), 65536), 256>>>(conv_part, t, (B)*(256)*(L3H)*(L3W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((256)/(1), 16)*cdiv(L3W, 64)*cdiv(L3H, 8)), cdiv((256)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((256)/(1), 16)*cdiv(L3W, 64)*cdiv(L3H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(2) + (3))*(63*(2) + (3)))>>>(u, s3_0_c2_w, t, B, 256, 256, L2H, L2W, L3H, L3W, 3, 3, 2, 2, 1, 1, 1, 1, 1);
 // @layer layer3.0.conv2 t[0] f32[(B)*(256)*(L3H)*(L3W)]
 // @launch l3_bn_stats<<<min(256, 65535), 256>>>(t, stats, B, 256, (L3H)*(L3W), 256);
 // @launch l3_bn_apply<<<min(cdiv((B)*(256)*((L3H)*(L3W)), 256), 65536), 256>>>(t, stats, s3_0_bn2_g, s3_0_bn2_b, 0, v, (B)*(256)*((L3H)*(L3W)), 256, (L3H)*(L3W), 256, 1e-5, 1);
 // @layer layer3.0.bn2 v[0] f32[(B)*(256)*((L3H)*(L3W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((1024)/(1), 16)*cdiv(L3W, 64)*cdiv(L3H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((1024)/(1), 16)*cdiv(L3W, 64)*cdiv(L3H, 8)), cdiv((512)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(2) + (1))*(63*(2) + (1)))>>>(sx, s3_0_dc_w, t, conv_part, B, 512, 1024, L2H, L2W, L3H, L3W, 1, 1, 2, 2, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((1024)/(1), 16)*cdiv(L3W, 64)*cdiv(L3H, 8)), cdiv((512)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(1024)*(L3H)*(L3W), 256), 65536), 256>>>(conv_part, t, (B)*(1024)*(L3H)*(L3W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((1024)/(1), 16)*cdiv(L3W, 64)*cdiv(L3H, 8)), cdiv((512)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((1024)/(1), 16)*cdiv(L3W, 64)*cdiv(L3H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(2) + (1))*(63*(2) + (1)))>>>(sx, s3_0_dc_w, t, B, 512, 1024, L2H, L2W, L3H, L3W, 1, 1, 2, 2, 0, 0, 1, 1, 1);
 // @layer layer3.0.downsample.0 t[0] f32[(B)*(1024)*(L3H)*(L3W)]
 // @launch l3_bn_stats<<<min(1024, 65535), 256>>>(t, stats, B, 1024, (L3H)*(L3W), 1024);
 // @launch l3_bn_apply<<<min(cdiv((B)*(1024)*((L3H)*(L3W)), 256), 65536), 256>>>(t, stats, s3_0_dbn_g, s3_0_dbn_b, 0, d, (B)*(1024)*((L3H)*(L3W)), 1024, (L3H)*(L3W), 1024, 1e-5, 0);
 // @layer layer3.0.downsample.1 d[0] f32[(B)*(1024)*((L3H)*(L3W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((1024)/(1), 16)*cdiv(L3W, 64)*cdiv(L3H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((1024)/(1), 16)*cdiv(L3W, 64)*cdiv(L3H, 8)), cdiv((256)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(v, s3_0_c3_w, t, conv_part, B, 256, 1024, L3H, L3W, L3H, L3W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((1024)/(1), 16)*cdiv(L3W, 64)*cdiv(L3H, 8)), cdiv((256)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(1024)*(L3H)*(L3W), 256), 65536), 256>>>(conv_part, t, (B)*(1024)*(L3H)*(L3W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((1024)/(1), 16)*cdiv(L3W, 64)*cdiv(L3H, 8)), cdiv((256)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((1024)/(1), 16)*cdiv(L3W, 64)*cdiv(L3H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(v, s3_0_c3_w, t, B, 256, 1024, L3H, L3W, L3H, L3W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @layer layer3.0.conv3 t[0] f32[(B)*(1024)*(L3H)*(L3W)]
 // @launch l3_bn_stats<<<min(1024, 65535), 256>>>(t, stats, B, 1024, (L3H)*(L3W), 1024);
 // @launch l3_bn_apply<<<min(cdiv((B)*(1024)*((L3H)*(L3W)), 256), 65536), 256>>>(t, stats, s3_0_bn3_g, s3_0_bn3_b, d, act, (B)*(1024)*((L3H)*(L3W)), 1024, (L3H)*(L3W), 1024, 1e-5, 1);
 // @layer layer3.0.bn3 act[0] f32[(B)*(1024)*((L3H)*(L3W))]
 // @for b in 0..N3-1
-//   @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((256)/(1), 16)*cdiv(L3W, 64)*cdiv(L3H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((256)/(1), 16)*cdiv(L3W, 64)*cdiv(L3H, 8)), cdiv((1024)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(act[(b % 2)*B*max(64*C1H*C1W, 256*L1H*L1W)], s3_c1_w[b*262144], t, conv_part, B, 1024, 256, L3H, L3W, L3H, L3W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((256)/(1), 16)*cdiv(L3W, 64)*cdiv(L3H, 8)), cdiv((1024)/(1), 4)/4))));
-//   @launch conv2d_split_sum<<<min(cdiv((B)*(256)*(L3H)*(L3W), 256), 65536), 256>>>(conv_part, t, (B)*(256)*(L3H)*(L3W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((256)/(1), 16)*cdiv(L3W, 64)*cdiv(L3H, 8)), cdiv((1024)/(1), 4)/4))));
+//   @launch conv2d_ref<<<min((B)*(1)*cdiv((256)/(1), 16)*cdiv(L3W, 64)*cdiv(L3H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(act[(b % 2)*B*max(64*C1H*C1W, 256*L1H*L1W)], s3_c1_w[b*262144], t, B, 1024, 256, L3H, L3W, L3H, L3W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 //   @launch l3_bn_stats<<<min(256, 65535), 256>>>(t, stats, B, 256, (L3H)*(L3W), 256);
 //   @launch l3_bn_apply<<<min(cdiv((B)*(256)*((L3H)*(L3W)), 256), 65536), 256>>>(t, stats, s3_bn1_g[b*256], s3_bn1_b[b*256], 0, u, (B)*(256)*((L3H)*(L3W)), 256, (L3H)*(L3W), 256, 1e-5, 1);
-//   @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((256)/(1), 16)*cdiv(L3W, 64)*cdiv(L3H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((256)/(1), 16)*cdiv(L3W, 64)*cdiv(L3H, 8)), cdiv((256)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(u, s3_c2_w[b*589824], t, conv_part, B, 256, 256, L3H, L3W, L3H, L3W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((256)/(1), 16)*cdiv(L3W, 64)*cdiv(L3H, 8)), cdiv((256)/(1), 4)/4))));
-//   @launch conv2d_split_sum<<<min(cdiv((B)*(256)*(L3H)*(L3W), 256), 65536), 256>>>(conv_part, t, (B)*(256)*(L3H)*(L3W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((256)/(1), 16)*cdiv(L3W, 64)*cdiv(L3H, 8)), cdiv((256)/(1), 4)/4))));
+//   @launch conv2d_ref<<<min((B)*(1)*cdiv((256)/(1), 16)*cdiv(L3W, 64)*cdiv(L3H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(u, s3_c2_w[b*589824], t, B, 256, 256, L3H, L3W, L3H, L3W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 //   @launch l3_bn_stats<<<min(256, 65535), 256>>>(t, stats, B, 256, (L3H)*(L3W), 256);
 //   @launch l3_bn_apply<<<min(cdiv((B)*(256)*((L3H)*(L3W)), 256), 65536), 256>>>(t, stats, s3_bn2_g[b*256], s3_bn2_b[b*256], 0, v, (B)*(256)*((L3H)*(L3W)), 256, (L3H)*(L3W), 256, 1e-5, 1);
-//   @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((1024)/(1), 16)*cdiv(L3W, 64)*cdiv(L3H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((1024)/(1), 16)*cdiv(L3W, 64)*cdiv(L3H, 8)), cdiv((256)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(v, s3_c3_w[b*262144], t, conv_part, B, 256, 1024, L3H, L3W, L3H, L3W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((1024)/(1), 16)*cdiv(L3W, 64)*cdiv(L3H, 8)), cdiv((256)/(1), 4)/4))));
-//   @launch conv2d_split_sum<<<min(cdiv((B)*(1024)*(L3H)*(L3W), 256), 65536), 256>>>(conv_part, t, (B)*(1024)*(L3H)*(L3W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((1024)/(1), 16)*cdiv(L3W, 64)*cdiv(L3H, 8)), cdiv((256)/(1), 4)/4))));
+//   @launch conv2d_ref<<<min((B)*(1)*cdiv((1024)/(1), 16)*cdiv(L3W, 64)*cdiv(L3H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(v, s3_c3_w[b*262144], t, B, 256, 1024, L3H, L3W, L3H, L3W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 //   @launch l3_bn_stats<<<min(1024, 65535), 256>>>(t, stats, B, 1024, (L3H)*(L3W), 1024);
 //   @launch l3_bn_apply<<<min(cdiv((B)*(1024)*((L3H)*(L3W)), 256), 65536), 256>>>(t, stats, s3_bn3_g[b*1024], s3_bn3_b[b*1024], act[(b % 2)*B*max(64*C1H*C1W, 256*L1H*L1W)], act[((b + 1) % 2)*B*max(64*C1H*C1W, 256*L1H*L1W)], (B)*(1024)*((L3H)*(L3W)), 1024, (L3H)*(L3W), 1024, 1e-5, 1);
 // @end
 // @launch l3_copy<<<min(cdiv(B*1024*L3H*L3W, 256), 65536), 256>>>(act[((N3 - 1) % 2)*B*max(64*C1H*C1W, 256*L1H*L1W)], sx, B*1024*L3H*L3W);
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((512)/(1), 16)*cdiv(L3W, 64)*cdiv(L3H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((512)/(1), 16)*cdiv(L3W, 64)*cdiv(L3H, 8)), cdiv((1024)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(sx, s4_0_c1_w, t, conv_part, B, 1024, 512, L3H, L3W, L3H, L3W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((512)/(1), 16)*cdiv(L3W, 64)*cdiv(L3H, 8)), cdiv((1024)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(512)*(L3H)*(L3W), 256), 65536), 256>>>(conv_part, t, (B)*(512)*(L3H)*(L3W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((512)/(1), 16)*cdiv(L3W, 64)*cdiv(L3H, 8)), cdiv((1024)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((512)/(1), 16)*cdiv(L3W, 64)*cdiv(L3H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(sx, s4_0_c1_w, t, B, 1024, 512, L3H, L3W, L3H, L3W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @layer layer4.0.conv1 t[0] f32[(B)*(512)*(L3H)*(L3W)]
 // @launch l3_bn_stats<<<min(512, 65535), 256>>>(t, stats, B, 512, (L3H)*(L3W), 512);
 // @launch l3_bn_apply<<<min(cdiv((B)*(512)*((L3H)*(L3W)), 256), 65536), 256>>>(t, stats, s4_0_bn1_g, s4_0_bn1_b, 0, u, (B)*(512)*((L3H)*(L3W)), 512, (L3H)*(L3W), 512, 1e-5, 1);
 // @layer layer4.0.bn1 u[0] f32[(B)*(512)*((L3H)*(L3W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((512)/(1), 16)*cdiv(L4W, 64)*cdiv(L4H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((512)/(1), 16)*cdiv(L4W, 64)*cdiv(L4H, 8)), cdiv((512)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(2) + (3))*(63*(2) + (3)))>>>(u, s4_0_c2_w, t, conv_part, B, 512, 512, L3H, L3W, L4H, L4W, 3, 3, 2, 2, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((512)/(1), 16)*cdiv(L4W, 64)*cdiv(L4H, 8)), cdiv((512)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(512)*(L4H)*(L4W), 256), 65536), 256>>>(conv_part, t, (B)*(512)*(L4H)*(L4W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((512)/(1), 16)*cdiv(L4W, 64)*cdiv(L4H, 8)), cdiv((512)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((512)/(1), 16)*cdiv(L4W, 64)*cdiv(L4H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(2) + (3))*(63*(2) + (3)))>>>(u, s4_0_c2_w, t, B, 512, 512, L3H, L3W, L4H, L4W, 3, 3, 2, 2, 1, 1, 1, 1, 1);
 // @layer layer4.0.conv2 t[0] f32[(B)*(512)*(L4H)*(L4W)]
 // @launch l3_bn_stats<<<min(512, 65535), 256>>>(t, stats, B, 512, (L4H)*(L4W), 512);
 // @launch l3_bn_apply<<<min(cdiv((B)*(512)*((L4H)*(L4W)), 256), 65536), 256>>>(t, stats, s4_0_bn2_g, s4_0_bn2_b, 0, v, (B)*(512)*((L4H)*(L4W)), 512, (L4H)*(L4W), 512, 1e-5, 1);
 // @layer layer4.0.bn2 v[0] f32[(B)*(512)*((L4H)*(L4W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((2048)/(1), 16)*cdiv(L4W, 64)*cdiv(L4H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((2048)/(1), 16)*cdiv(L4W, 64)*cdiv(L4H, 8)), cdiv((1024)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(2) + (1))*(63*(2) + (1)))>>>(sx, s4_0_dc_w, t, conv_part, B, 1024, 2048, L3H, L3W, L4H, L4W, 1, 1, 2, 2, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((2048)/(1), 16)*cdiv(L4W, 64)*cdiv(L4H, 8)), cdiv((1024)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(2048)*(L4H)*(L4W), 256), 65536), 256>>>(conv_part, t, (B)*(2048)*(L4H)*(L4W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((2048)/(1), 16)*cdiv(L4W, 64)*cdiv(L4H, 8)), cdiv((1024)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((2048)/(1), 16)*cdiv(L4W, 64)*cdiv(L4H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(2) + (1))*(63*(2) + (1)))>>>(sx, s4_0_dc_w, t, B, 1024, 2048, L3H, L3W, L4H, L4W, 1, 1, 2, 2, 0, 0, 1, 1, 1);
 // @layer layer4.0.downsample.0 t[0] f32[(B)*(2048)*(L4H)*(L4W)]
 // @launch l3_bn_stats<<<min(2048, 65535), 256>>>(t, stats, B, 2048, (L4H)*(L4W), 2048);
 // @launch l3_bn_apply<<<min(cdiv((B)*(2048)*((L4H)*(L4W)), 256), 65536), 256>>>(t, stats, s4_0_dbn_g, s4_0_dbn_b, 0, d, (B)*(2048)*((L4H)*(L4W)), 2048, (L4H)*(L4W), 2048, 1e-5, 0);
 // @layer layer4.0.downsample.1 d[0] f32[(B)*(2048)*((L4H)*(L4W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((2048)/(1), 16)*cdiv(L4W, 64)*cdiv(L4H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((2048)/(1), 16)*cdiv(L4W, 64)*cdiv(L4H, 8)), cdiv((512)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(v, s4_0_c3_w, t, conv_part, B, 512, 2048, L4H, L4W, L4H, L4W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((2048)/(1), 16)*cdiv(L4W, 64)*cdiv(L4H, 8)), cdiv((512)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(2048)*(L4H)*(L4W), 256), 65536), 256>>>(conv_part, t, (B)*(2048)*(L4H)*(L4W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((2048)/(1), 16)*cdiv(L4W, 64)*cdiv(L4H, 8)), cdiv((512)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((2048)/(1), 16)*cdiv(L4W, 64)*cdiv(L4H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(v, s4_0_c3_w, t, B, 512, 2048, L4H, L4W, L4H, L4W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @layer layer4.0.conv3 t[0] f32[(B)*(2048)*(L4H)*(L4W)]
 // @launch l3_bn_stats<<<min(2048, 65535), 256>>>(t, stats, B, 2048, (L4H)*(L4W), 2048);
 // @launch l3_bn_apply<<<min(cdiv((B)*(2048)*((L4H)*(L4W)), 256), 65536), 256>>>(t, stats, s4_0_bn3_g, s4_0_bn3_b, d, act, (B)*(2048)*((L4H)*(L4W)), 2048, (L4H)*(L4W), 2048, 1e-5, 1);
 // @layer layer4.0.bn3 act[0] f32[(B)*(2048)*((L4H)*(L4W))]
 // @for b in 0..N4-1
-//   @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((512)/(1), 16)*cdiv(L4W, 64)*cdiv(L4H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((512)/(1), 16)*cdiv(L4W, 64)*cdiv(L4H, 8)), cdiv((2048)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(act[(b % 2)*B*max(64*C1H*C1W, 256*L1H*L1W)], s4_c1_w[b*1048576], t, conv_part, B, 2048, 512, L4H, L4W, L4H, L4W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((512)/(1), 16)*cdiv(L4W, 64)*cdiv(L4H, 8)), cdiv((2048)/(1), 4)/4))));
-//   @launch conv2d_split_sum<<<min(cdiv((B)*(512)*(L4H)*(L4W), 256), 65536), 256>>>(conv_part, t, (B)*(512)*(L4H)*(L4W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((512)/(1), 16)*cdiv(L4W, 64)*cdiv(L4H, 8)), cdiv((2048)/(1), 4)/4))));
+//   @launch conv2d_ref<<<min((B)*(1)*cdiv((512)/(1), 16)*cdiv(L4W, 64)*cdiv(L4H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(act[(b % 2)*B*max(64*C1H*C1W, 256*L1H*L1W)], s4_c1_w[b*1048576], t, B, 2048, 512, L4H, L4W, L4H, L4W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 //   @launch l3_bn_stats<<<min(512, 65535), 256>>>(t, stats, B, 512, (L4H)*(L4W), 512);
 //   @launch l3_bn_apply<<<min(cdiv((B)*(512)*((L4H)*(L4W)), 256), 65536), 256>>>(t, stats, s4_bn1_g[b*512], s4_bn1_b[b*512], 0, u, (B)*(512)*((L4H)*(L4W)), 512, (L4H)*(L4W), 512, 1e-5, 1);
-//   @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((512)/(1), 16)*cdiv(L4W, 64)*cdiv(L4H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((512)/(1), 16)*cdiv(L4W, 64)*cdiv(L4H, 8)), cdiv((512)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(u, s4_c2_w[b*2359296], t, conv_part, B, 512, 512, L4H, L4W, L4H, L4W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((512)/(1), 16)*cdiv(L4W, 64)*cdiv(L4H, 8)), cdiv((512)/(1), 4)/4))));
-//   @launch conv2d_split_sum<<<min(cdiv((B)*(512)*(L4H)*(L4W), 256), 65536), 256>>>(conv_part, t, (B)*(512)*(L4H)*(L4W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((512)/(1), 16)*cdiv(L4W, 64)*cdiv(L4H, 8)), cdiv((512)/(1), 4)/4))));
+//   @launch conv2d_ref<<<min((B)*(1)*cdiv((512)/(1), 16)*cdiv(L4W, 64)*cdiv(L4H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(u, s4_c2_w[b*2359296], t, B, 512, 512, L4H, L4W, L4H, L4W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 //   @launch l3_bn_stats<<<min(512, 65535), 256>>>(t, stats, B, 512, (L4H)*(L4W), 512);
 //   @launch l3_bn_apply<<<min(cdiv((B)*(512)*((L4H)*(L4W)), 256), 65536), 256>>>(t, stats, s4_bn2_g[b*512], s4_bn2_b[b*512], 0, v, (B)*(512)*((L4H)*(L4W)), 512, (L4H)*(L4W), 512, 1e-5, 1);
-//   @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((2048)/(1), 16)*cdiv(L4W, 64)*cdiv(L4H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((2048)/(1), 16)*cdiv(L4W, 64)*cdiv(L4H, 8)), cdiv((512)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(v, s4_c3_w[b*1048576], t, conv_part, B, 512, 2048, L4H, L4W, L4H, L4W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((2048)/(1), 16)*cdiv(L4W, 64)*cdiv(L4H, 8)), cdiv((512)/(1), 4)/4))));
-//   @launch conv2d_split_sum<<<min(cdiv((B)*(2048)*(L4H)*(L4W), 256), 65536), 256>>>(conv_part, t, (B)*(2048)*(L4H)*(L4W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((2048)/(1), 16)*cdiv(L4W, 64)*cdiv(L4H, 8)), cdiv((512)/(1), 4)/4))));
+//   @launch conv2d_ref<<<min((B)*(1)*cdiv((2048)/(1), 16)*cdiv(L4W, 64)*cdiv(L4H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(v, s4_c3_w[b*1048576], t, B, 512, 2048, L4H, L4W, L4H, L4W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 //   @launch l3_bn_stats<<<min(2048, 65535), 256>>>(t, stats, B, 2048, (L4H)*(L4W), 2048);
 //   @launch l3_bn_apply<<<min(cdiv((B)*(2048)*((L4H)*(L4W)), 256), 65536), 256>>>(t, stats, s4_bn3_g[b*2048], s4_bn3_b[b*2048], act[(b % 2)*B*max(64*C1H*C1W, 256*L1H*L1W)], act[((b + 1) % 2)*B*max(64*C1H*C1W, 256*L1H*L1W)], (B)*(2048)*((L4H)*(L4W)), 2048, (L4H)*(L4W), 2048, 1e-5, 1);
 // @end

@@ -3,7 +3,6 @@
 // 16 3x3 convolutions (conv2d_ref), bias and ReLU in double, five 2x2 max pools; three Linear
 // layers (FP64 tensor-core products); activations ping-pong between two buffers.
 #define CC 4 /* input channels per chunk of conv2d_ref */
-#define CONV2D_SPLIT /* conv2d_ref_split and conv2d_split_sum too */
 #include "shared/conv2d_ref.cuh"
 #include "shared/l3_ops.cuh"
 #include "shared/matmul_tiled_ref.cuh"
@@ -21,72 +20,56 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
 // @scratch a f32[B*64*H*W]
 // @scratch b f32[B*64*H*W]
 // @scratch acc f64[B*max(4096, NC)]
-// @scratch conv_part f64[4308992]
 // @launch conv2d_ref<<<min((B)*(1)*cdiv((64)/(1), 16)*cdiv(W, 64)*cdiv(H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(x, f0_w, t, B, 3, 64, H, W, H, W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(64)*(H)*(W), 256), 65536), 256>>>(t, f0_b, 0, a, (B)*(64)*(H)*(W), (H)*(W), 64, 1);
 // @layer features.0 a[0] f32[(B)*(64)*(H)*(W)]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((64)/(1), 16)*cdiv(W, 64)*cdiv(H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((64)/(1), 16)*cdiv(W, 64)*cdiv(H, 8)), cdiv((64)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(a, f2_w, t, conv_part, B, 64, 64, H, W, H, W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((64)/(1), 16)*cdiv(W, 64)*cdiv(H, 8)), cdiv((64)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(64)*(H)*(W), 256), 65536), 256>>>(conv_part, t, (B)*(64)*(H)*(W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((64)/(1), 16)*cdiv(W, 64)*cdiv(H, 8)), cdiv((64)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((64)/(1), 16)*cdiv(W, 64)*cdiv(H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(a, f2_w, t, B, 64, 64, H, W, H, W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(64)*(H)*(W), 256), 65536), 256>>>(t, f2_b, 0, b, (B)*(64)*(H)*(W), (H)*(W), 64, 1);
 // @layer features.2 b[0] f32[(B)*(64)*(H)*(W)]
 // @launch l3_maxpool2d<<<min(cdiv((B*64)*(H1)*(W1), 256), 65536), 256>>>(b, a, B*64, H, W, H1, W1, 2, 2, 0);
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((128)/(1), 16)*cdiv(W1, 64)*cdiv(H1, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((128)/(1), 16)*cdiv(W1, 64)*cdiv(H1, 8)), cdiv((64)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(a, f5_w, t, conv_part, B, 64, 128, H1, W1, H1, W1, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((128)/(1), 16)*cdiv(W1, 64)*cdiv(H1, 8)), cdiv((64)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(128)*(H1)*(W1), 256), 65536), 256>>>(conv_part, t, (B)*(128)*(H1)*(W1), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((128)/(1), 16)*cdiv(W1, 64)*cdiv(H1, 8)), cdiv((64)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((128)/(1), 16)*cdiv(W1, 64)*cdiv(H1, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(a, f5_w, t, B, 64, 128, H1, W1, H1, W1, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(128)*(H1)*(W1), 256), 65536), 256>>>(t, f5_b, 0, b, (B)*(128)*(H1)*(W1), (H1)*(W1), 128, 1);
 // @layer features.5 b[0] f32[(B)*(128)*(H1)*(W1)]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((128)/(1), 16)*cdiv(W1, 64)*cdiv(H1, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((128)/(1), 16)*cdiv(W1, 64)*cdiv(H1, 8)), cdiv((128)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(b, f7_w, t, conv_part, B, 128, 128, H1, W1, H1, W1, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((128)/(1), 16)*cdiv(W1, 64)*cdiv(H1, 8)), cdiv((128)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(128)*(H1)*(W1), 256), 65536), 256>>>(conv_part, t, (B)*(128)*(H1)*(W1), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((128)/(1), 16)*cdiv(W1, 64)*cdiv(H1, 8)), cdiv((128)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((128)/(1), 16)*cdiv(W1, 64)*cdiv(H1, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(b, f7_w, t, B, 128, 128, H1, W1, H1, W1, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(128)*(H1)*(W1), 256), 65536), 256>>>(t, f7_b, 0, a, (B)*(128)*(H1)*(W1), (H1)*(W1), 128, 1);
 // @layer features.7 a[0] f32[(B)*(128)*(H1)*(W1)]
 // @launch l3_maxpool2d<<<min(cdiv((B*128)*(H2)*(W2), 256), 65536), 256>>>(a, b, B*128, H1, W1, H2, W2, 2, 2, 0);
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((256)/(1), 16)*cdiv(W2, 64)*cdiv(H2, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((256)/(1), 16)*cdiv(W2, 64)*cdiv(H2, 8)), cdiv((128)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(b, f10_w, t, conv_part, B, 128, 256, H2, W2, H2, W2, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((256)/(1), 16)*cdiv(W2, 64)*cdiv(H2, 8)), cdiv((128)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(256)*(H2)*(W2), 256), 65536), 256>>>(conv_part, t, (B)*(256)*(H2)*(W2), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((256)/(1), 16)*cdiv(W2, 64)*cdiv(H2, 8)), cdiv((128)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((256)/(1), 16)*cdiv(W2, 64)*cdiv(H2, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(b, f10_w, t, B, 128, 256, H2, W2, H2, W2, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(256)*(H2)*(W2), 256), 65536), 256>>>(t, f10_b, 0, a, (B)*(256)*(H2)*(W2), (H2)*(W2), 256, 1);
 // @layer features.10 a[0] f32[(B)*(256)*(H2)*(W2)]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((256)/(1), 16)*cdiv(W2, 64)*cdiv(H2, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((256)/(1), 16)*cdiv(W2, 64)*cdiv(H2, 8)), cdiv((256)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(a, f12_w, t, conv_part, B, 256, 256, H2, W2, H2, W2, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((256)/(1), 16)*cdiv(W2, 64)*cdiv(H2, 8)), cdiv((256)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(256)*(H2)*(W2), 256), 65536), 256>>>(conv_part, t, (B)*(256)*(H2)*(W2), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((256)/(1), 16)*cdiv(W2, 64)*cdiv(H2, 8)), cdiv((256)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((256)/(1), 16)*cdiv(W2, 64)*cdiv(H2, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(a, f12_w, t, B, 256, 256, H2, W2, H2, W2, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(256)*(H2)*(W2), 256), 65536), 256>>>(t, f12_b, 0, b, (B)*(256)*(H2)*(W2), (H2)*(W2), 256, 1);
 // @layer features.12 b[0] f32[(B)*(256)*(H2)*(W2)]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((256)/(1), 16)*cdiv(W2, 64)*cdiv(H2, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((256)/(1), 16)*cdiv(W2, 64)*cdiv(H2, 8)), cdiv((256)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(b, f14_w, t, conv_part, B, 256, 256, H2, W2, H2, W2, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((256)/(1), 16)*cdiv(W2, 64)*cdiv(H2, 8)), cdiv((256)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(256)*(H2)*(W2), 256), 65536), 256>>>(conv_part, t, (B)*(256)*(H2)*(W2), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((256)/(1), 16)*cdiv(W2, 64)*cdiv(H2, 8)), cdiv((256)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((256)/(1), 16)*cdiv(W2, 64)*cdiv(H2, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(b, f14_w, t, B, 256, 256, H2, W2, H2, W2, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(256)*(H2)*(W2), 256), 65536), 256>>>(t, f14_b, 0, a, (B)*(256)*(H2)*(W2), (H2)*(W2), 256, 1);
 // @layer features.14 a[0] f32[(B)*(256)*(H2)*(W2)]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((256)/(1), 16)*cdiv(W2, 64)*cdiv(H2, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((256)/(1), 16)*cdiv(W2, 64)*cdiv(H2, 8)), cdiv((256)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(a, f16_w, t, conv_part, B, 256, 256, H2, W2, H2, W2, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((256)/(1), 16)*cdiv(W2, 64)*cdiv(H2, 8)), cdiv((256)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(256)*(H2)*(W2), 256), 65536), 256>>>(conv_part, t, (B)*(256)*(H2)*(W2), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((256)/(1), 16)*cdiv(W2, 64)*cdiv(H2, 8)), cdiv((256)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((256)/(1), 16)*cdiv(W2, 64)*cdiv(H2, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(a, f16_w, t, B, 256, 256, H2, W2, H2, W2, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(256)*(H2)*(W2), 256), 65536), 256>>>(t, f16_b, 0, b, (B)*(256)*(H2)*(W2), (H2)*(W2), 256, 1);
 // @layer features.16 b[0] f32[(B)*(256)*(H2)*(W2)]
 // @launch l3_maxpool2d<<<min(cdiv((B*256)*(H3)*(W3), 256), 65536), 256>>>(b, a, B*256, H2, W2, H3, W3, 2, 2, 0);
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((512)/(1), 16)*cdiv(W3, 64)*cdiv(H3, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((512)/(1), 16)*cdiv(W3, 64)*cdiv(H3, 8)), cdiv((256)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(a, f19_w, t, conv_part, B, 256, 512, H3, W3, H3, W3, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((512)/(1), 16)*cdiv(W3, 64)*cdiv(H3, 8)), cdiv((256)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(512)*(H3)*(W3), 256), 65536), 256>>>(conv_part, t, (B)*(512)*(H3)*(W3), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((512)/(1), 16)*cdiv(W3, 64)*cdiv(H3, 8)), cdiv((256)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((512)/(1), 16)*cdiv(W3, 64)*cdiv(H3, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(a, f19_w, t, B, 256, 512, H3, W3, H3, W3, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(512)*(H3)*(W3), 256), 65536), 256>>>(t, f19_b, 0, b, (B)*(512)*(H3)*(W3), (H3)*(W3), 512, 1);
 // @layer features.19 b[0] f32[(B)*(512)*(H3)*(W3)]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((512)/(1), 16)*cdiv(W3, 64)*cdiv(H3, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((512)/(1), 16)*cdiv(W3, 64)*cdiv(H3, 8)), cdiv((512)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(b, f21_w, t, conv_part, B, 512, 512, H3, W3, H3, W3, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((512)/(1), 16)*cdiv(W3, 64)*cdiv(H3, 8)), cdiv((512)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(512)*(H3)*(W3), 256), 65536), 256>>>(conv_part, t, (B)*(512)*(H3)*(W3), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((512)/(1), 16)*cdiv(W3, 64)*cdiv(H3, 8)), cdiv((512)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((512)/(1), 16)*cdiv(W3, 64)*cdiv(H3, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(b, f21_w, t, B, 512, 512, H3, W3, H3, W3, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(512)*(H3)*(W3), 256), 65536), 256>>>(t, f21_b, 0, a, (B)*(512)*(H3)*(W3), (H3)*(W3), 512, 1);
 // @layer features.21 a[0] f32[(B)*(512)*(H3)*(W3)]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((512)/(1), 16)*cdiv(W3, 64)*cdiv(H3, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((512)/(1), 16)*cdiv(W3, 64)*cdiv(H3, 8)), cdiv((512)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(a, f23_w, t, conv_part, B, 512, 512, H3, W3, H3, W3, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((512)/(1), 16)*cdiv(W3, 64)*cdiv(H3, 8)), cdiv((512)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(512)*(H3)*(W3), 256), 65536), 256>>>(conv_part, t, (B)*(512)*(H3)*(W3), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((512)/(1), 16)*cdiv(W3, 64)*cdiv(H3, 8)), cdiv((512)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((512)/(1), 16)*cdiv(W3, 64)*cdiv(H3, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(a, f23_w, t, B, 512, 512, H3, W3, H3, W3, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(512)*(H3)*(W3), 256), 65536), 256>>>(t, f23_b, 0, b, (B)*(512)*(H3)*(W3), (H3)*(W3), 512, 1);
 // @layer features.23 b[0] f32[(B)*(512)*(H3)*(W3)]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((512)/(1), 16)*cdiv(W3, 64)*cdiv(H3, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((512)/(1), 16)*cdiv(W3, 64)*cdiv(H3, 8)), cdiv((512)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(b, f25_w, t, conv_part, B, 512, 512, H3, W3, H3, W3, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((512)/(1), 16)*cdiv(W3, 64)*cdiv(H3, 8)), cdiv((512)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(512)*(H3)*(W3), 256), 65536), 256>>>(conv_part, t, (B)*(512)*(H3)*(W3), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((512)/(1), 16)*cdiv(W3, 64)*cdiv(H3, 8)), cdiv((512)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((512)/(1), 16)*cdiv(W3, 64)*cdiv(H3, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(b, f25_w, t, B, 512, 512, H3, W3, H3, W3, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(512)*(H3)*(W3), 256), 65536), 256>>>(t, f25_b, 0, a, (B)*(512)*(H3)*(W3), (H3)*(W3), 512, 1);
 // @layer features.25 a[0] f32[(B)*(512)*(H3)*(W3)]
 // @launch l3_maxpool2d<<<min(cdiv((B*512)*(H4)*(W4), 256), 65536), 256>>>(a, b, B*512, H3, W3, H4, W4, 2, 2, 0);
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((512)/(1), 16)*cdiv(W4, 64)*cdiv(H4, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((512)/(1), 16)*cdiv(W4, 64)*cdiv(H4, 8)), cdiv((512)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(b, f28_w, t, conv_part, B, 512, 512, H4, W4, H4, W4, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((512)/(1), 16)*cdiv(W4, 64)*cdiv(H4, 8)), cdiv((512)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(512)*(H4)*(W4), 256), 65536), 256>>>(conv_part, t, (B)*(512)*(H4)*(W4), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((512)/(1), 16)*cdiv(W4, 64)*cdiv(H4, 8)), cdiv((512)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((512)/(1), 16)*cdiv(W4, 64)*cdiv(H4, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(b, f28_w, t, B, 512, 512, H4, W4, H4, W4, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(512)*(H4)*(W4), 256), 65536), 256>>>(t, f28_b, 0, a, (B)*(512)*(H4)*(W4), (H4)*(W4), 512, 1);
 // @layer features.28 a[0] f32[(B)*(512)*(H4)*(W4)]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((512)/(1), 16)*cdiv(W4, 64)*cdiv(H4, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((512)/(1), 16)*cdiv(W4, 64)*cdiv(H4, 8)), cdiv((512)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(a, f30_w, t, conv_part, B, 512, 512, H4, W4, H4, W4, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((512)/(1), 16)*cdiv(W4, 64)*cdiv(H4, 8)), cdiv((512)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(512)*(H4)*(W4), 256), 65536), 256>>>(conv_part, t, (B)*(512)*(H4)*(W4), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((512)/(1), 16)*cdiv(W4, 64)*cdiv(H4, 8)), cdiv((512)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((512)/(1), 16)*cdiv(W4, 64)*cdiv(H4, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(a, f30_w, t, B, 512, 512, H4, W4, H4, W4, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(512)*(H4)*(W4), 256), 65536), 256>>>(t, f30_b, 0, b, (B)*(512)*(H4)*(W4), (H4)*(W4), 512, 1);
 // @layer features.30 b[0] f32[(B)*(512)*(H4)*(W4)]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((512)/(1), 16)*cdiv(W4, 64)*cdiv(H4, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((512)/(1), 16)*cdiv(W4, 64)*cdiv(H4, 8)), cdiv((512)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(b, f32_w, t, conv_part, B, 512, 512, H4, W4, H4, W4, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((512)/(1), 16)*cdiv(W4, 64)*cdiv(H4, 8)), cdiv((512)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(512)*(H4)*(W4), 256), 65536), 256>>>(conv_part, t, (B)*(512)*(H4)*(W4), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((512)/(1), 16)*cdiv(W4, 64)*cdiv(H4, 8)), cdiv((512)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((512)/(1), 16)*cdiv(W4, 64)*cdiv(H4, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(b, f32_w, t, B, 512, 512, H4, W4, H4, W4, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(512)*(H4)*(W4), 256), 65536), 256>>>(t, f32_b, 0, a, (B)*(512)*(H4)*(W4), (H4)*(W4), 512, 1);
 // @layer features.32 a[0] f32[(B)*(512)*(H4)*(W4)]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((512)/(1), 16)*cdiv(W4, 64)*cdiv(H4, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((512)/(1), 16)*cdiv(W4, 64)*cdiv(H4, 8)), cdiv((512)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(a, f34_w, t, conv_part, B, 512, 512, H4, W4, H4, W4, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((512)/(1), 16)*cdiv(W4, 64)*cdiv(H4, 8)), cdiv((512)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(512)*(H4)*(W4), 256), 65536), 256>>>(conv_part, t, (B)*(512)*(H4)*(W4), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((512)/(1), 16)*cdiv(W4, 64)*cdiv(H4, 8)), cdiv((512)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((512)/(1), 16)*cdiv(W4, 64)*cdiv(H4, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(a, f34_w, t, B, 512, 512, H4, W4, H4, W4, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(512)*(H4)*(W4), 256), 65536), 256>>>(t, f34_b, 0, b, (B)*(512)*(H4)*(W4), (H4)*(W4), 512, 1);
 // @layer features.34 b[0] f32[(B)*(512)*(H4)*(W4)]
 // @launch l3_maxpool2d<<<min(cdiv((B*512)*(H5)*(W5), 256), 65536), 256>>>(b, a, B*512, H4, W4, H5, W5, 2, 2, 0);

@@ -3,17 +3,14 @@
 // Training-mode BatchNorm and ReLU in double, 1x1 conv (conv2d_ref), 2x2 average pool in double.
 #include "shared/l3_ops.cuh"
 #define CC 4 /* input channels per chunk of conv2d_ref */
-#define CONV2D_SPLIT /* conv2d_ref_split and conv2d_split_sum too */
 #include "shared/conv2d_ref.cuh"
 
 // @scratch a f32[B*CI*H*W]
 // @scratch t f32[B*CO*H*W]
 // @scratch stats f64[2*CI]
-// @scratch conv_part f64[4308992]
 // @launch l3_bn_stats<<<min(CI, 65535), 256>>>(x, stats, B, CI, H*W, CI);
 // @launch l3_bn_apply<<<min(cdiv((B)*(CI)*(H*W), 256), 65536), 256>>>(x, stats, bn_g, bn_b, 0, a, (B)*(CI)*(H*W), CI, H*W, CI, 1e-5, 1);
 // @layer transition.0 a[0] f32[(B)*(CI)*(H*W)]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((CO)/(1), 16)*cdiv(W, 64)*cdiv(H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((CO)/(1), 16)*cdiv(W, 64)*cdiv(H, 8)), cdiv((CI)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(a, conv_w, t, conv_part, B, CI, CO, H, W, H, W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((CO)/(1), 16)*cdiv(W, 64)*cdiv(H, 8)), cdiv((CI)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(CO)*(H)*(W), 256), 65536), 256>>>(conv_part, t, (B)*(CO)*(H)*(W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((CO)/(1), 16)*cdiv(W, 64)*cdiv(H, 8)), cdiv((CI)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((CO)/(1), 16)*cdiv(W, 64)*cdiv(H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(a, conv_w, t, B, CI, CO, H, W, H, W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @layer transition.2 t[0] f32[(B)*(CO)*(H)*(W)]
 // @launch l3_avgpool2d<<<min(cdiv((B*CO)*(OH)*(OW), 256), 65536), 256>>>(t, y, B*CO, H, W, OH, OW, 2, 2, 0);

@@ -4,60 +4,52 @@
 // contiguous, training-mode BatchNorm and ReLU in double, 3x3 conv (conv2d_ref), appended.
 #include "shared/l3_ops.cuh"
 #define CC 4 /* input channels per chunk of conv2d_ref */
-#define CONV2D_SPLIT /* conv2d_ref_split and conv2d_split_sum too */
 #include "shared/conv2d_ref.cuh"
 
 // @scratch a f32[B*(C0 + 5*G)*H*W]
 // @scratch h f32[B*(C0 + 5*G)*H*W]
 // @scratch t f32[B*G*H*W]
 // @scratch stats f64[2*(C0 + 5*G)]
-// @scratch conv_part f64[4308992]
 // @launch l3_copy_channels<<<min(cdiv((B)*(C0)*(H*W), 256), 65536), 256>>>(x, y, B, C0, H*W, CT, 0);
 // @launch l3_slice_channels<<<min(cdiv((B)*(C0)*(H*W), 256), 65536), 256>>>(y, a, B, CT, H*W, C0, 0);
 // @launch l3_bn_stats<<<min(C0, 65535), 256>>>(a, stats, B, C0, H*W, C0);
 // @launch l3_bn_apply<<<min(cdiv((B)*(C0)*(H*W), 256), 65536), 256>>>(a, stats, l0_bn_g, l0_bn_b, 0, h, (B)*(C0)*(H*W), C0, H*W, C0, 1e-5, 1);
 // @layer layers.0.0 h[0] f32[(B)*(C0)*(H*W)]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((G)/(1), 16)*cdiv(W, 64)*cdiv(H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((G)/(1), 16)*cdiv(W, 64)*cdiv(H, 8)), cdiv((C0)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, l0_conv_w, t, conv_part, B, C0, G, H, W, H, W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((G)/(1), 16)*cdiv(W, 64)*cdiv(H, 8)), cdiv((C0)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(G)*(H)*(W), 256), 65536), 256>>>(conv_part, t, (B)*(G)*(H)*(W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((G)/(1), 16)*cdiv(W, 64)*cdiv(H, 8)), cdiv((C0)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((G)/(1), 16)*cdiv(W, 64)*cdiv(H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, l0_conv_w, t, B, C0, G, H, W, H, W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @layer layers.0.2 t[0] f32[(B)*(G)*(H)*(W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(G)*(H*W), 256), 65536), 256>>>(t, y, B, G, H*W, CT, C0);
 // @launch l3_slice_channels<<<min(cdiv((B)*(C0 + 1*G)*(H*W), 256), 65536), 256>>>(y, a, B, CT, H*W, C0 + 1*G, 0);
 // @launch l3_bn_stats<<<min(C0 + 1*G, 65535), 256>>>(a, stats, B, C0 + 1*G, H*W, C0 + 1*G);
 // @launch l3_bn_apply<<<min(cdiv((B)*(C0 + 1*G)*(H*W), 256), 65536), 256>>>(a, stats, l1_bn_g, l1_bn_b, 0, h, (B)*(C0 + 1*G)*(H*W), C0 + 1*G, H*W, C0 + 1*G, 1e-5, 1);
 // @layer layers.1.0 h[0] f32[(B)*(C0 + 1*G)*(H*W)]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((G)/(1), 16)*cdiv(W, 64)*cdiv(H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((G)/(1), 16)*cdiv(W, 64)*cdiv(H, 8)), cdiv((C0 + 1*G)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, l1_conv_w, t, conv_part, B, C0 + 1*G, G, H, W, H, W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((G)/(1), 16)*cdiv(W, 64)*cdiv(H, 8)), cdiv((C0 + 1*G)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(G)*(H)*(W), 256), 65536), 256>>>(conv_part, t, (B)*(G)*(H)*(W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((G)/(1), 16)*cdiv(W, 64)*cdiv(H, 8)), cdiv((C0 + 1*G)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((G)/(1), 16)*cdiv(W, 64)*cdiv(H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, l1_conv_w, t, B, C0 + 1*G, G, H, W, H, W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @layer layers.1.2 t[0] f32[(B)*(G)*(H)*(W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(G)*(H*W), 256), 65536), 256>>>(t, y, B, G, H*W, CT, C0 + 1*G);
 // @launch l3_slice_channels<<<min(cdiv((B)*(C0 + 2*G)*(H*W), 256), 65536), 256>>>(y, a, B, CT, H*W, C0 + 2*G, 0);
 // @launch l3_bn_stats<<<min(C0 + 2*G, 65535), 256>>>(a, stats, B, C0 + 2*G, H*W, C0 + 2*G);
 // @launch l3_bn_apply<<<min(cdiv((B)*(C0 + 2*G)*(H*W), 256), 65536), 256>>>(a, stats, l2_bn_g, l2_bn_b, 0, h, (B)*(C0 + 2*G)*(H*W), C0 + 2*G, H*W, C0 + 2*G, 1e-5, 1);
 // @layer layers.2.0 h[0] f32[(B)*(C0 + 2*G)*(H*W)]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((G)/(1), 16)*cdiv(W, 64)*cdiv(H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((G)/(1), 16)*cdiv(W, 64)*cdiv(H, 8)), cdiv((C0 + 2*G)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, l2_conv_w, t, conv_part, B, C0 + 2*G, G, H, W, H, W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((G)/(1), 16)*cdiv(W, 64)*cdiv(H, 8)), cdiv((C0 + 2*G)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(G)*(H)*(W), 256), 65536), 256>>>(conv_part, t, (B)*(G)*(H)*(W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((G)/(1), 16)*cdiv(W, 64)*cdiv(H, 8)), cdiv((C0 + 2*G)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((G)/(1), 16)*cdiv(W, 64)*cdiv(H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, l2_conv_w, t, B, C0 + 2*G, G, H, W, H, W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @layer layers.2.2 t[0] f32[(B)*(G)*(H)*(W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(G)*(H*W), 256), 65536), 256>>>(t, y, B, G, H*W, CT, C0 + 2*G);
 // @launch l3_slice_channels<<<min(cdiv((B)*(C0 + 3*G)*(H*W), 256), 65536), 256>>>(y, a, B, CT, H*W, C0 + 3*G, 0);
 // @launch l3_bn_stats<<<min(C0 + 3*G, 65535), 256>>>(a, stats, B, C0 + 3*G, H*W, C0 + 3*G);
 // @launch l3_bn_apply<<<min(cdiv((B)*(C0 + 3*G)*(H*W), 256), 65536), 256>>>(a, stats, l3_bn_g, l3_bn_b, 0, h, (B)*(C0 + 3*G)*(H*W), C0 + 3*G, H*W, C0 + 3*G, 1e-5, 1);
 // @layer layers.3.0 h[0] f32[(B)*(C0 + 3*G)*(H*W)]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((G)/(1), 16)*cdiv(W, 64)*cdiv(H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((G)/(1), 16)*cdiv(W, 64)*cdiv(H, 8)), cdiv((C0 + 3*G)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, l3_conv_w, t, conv_part, B, C0 + 3*G, G, H, W, H, W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((G)/(1), 16)*cdiv(W, 64)*cdiv(H, 8)), cdiv((C0 + 3*G)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(G)*(H)*(W), 256), 65536), 256>>>(conv_part, t, (B)*(G)*(H)*(W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((G)/(1), 16)*cdiv(W, 64)*cdiv(H, 8)), cdiv((C0 + 3*G)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((G)/(1), 16)*cdiv(W, 64)*cdiv(H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, l3_conv_w, t, B, C0 + 3*G, G, H, W, H, W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @layer layers.3.2 t[0] f32[(B)*(G)*(H)*(W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(G)*(H*W), 256), 65536), 256>>>(t, y, B, G, H*W, CT, C0 + 3*G);
 // @launch l3_slice_channels<<<min(cdiv((B)*(C0 + 4*G)*(H*W), 256), 65536), 256>>>(y, a, B, CT, H*W, C0 + 4*G, 0);
 // @launch l3_bn_stats<<<min(C0 + 4*G, 65535), 256>>>(a, stats, B, C0 + 4*G, H*W, C0 + 4*G);
 // @launch l3_bn_apply<<<min(cdiv((B)*(C0 + 4*G)*(H*W), 256), 65536), 256>>>(a, stats, l4_bn_g, l4_bn_b, 0, h, (B)*(C0 + 4*G)*(H*W), C0 + 4*G, H*W, C0 + 4*G, 1e-5, 1);
 // @layer layers.4.0 h[0] f32[(B)*(C0 + 4*G)*(H*W)]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((G)/(1), 16)*cdiv(W, 64)*cdiv(H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((G)/(1), 16)*cdiv(W, 64)*cdiv(H, 8)), cdiv((C0 + 4*G)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, l4_conv_w, t, conv_part, B, C0 + 4*G, G, H, W, H, W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((G)/(1), 16)*cdiv(W, 64)*cdiv(H, 8)), cdiv((C0 + 4*G)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(G)*(H)*(W), 256), 65536), 256>>>(conv_part, t, (B)*(G)*(H)*(W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((G)/(1), 16)*cdiv(W, 64)*cdiv(H, 8)), cdiv((C0 + 4*G)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((G)/(1), 16)*cdiv(W, 64)*cdiv(H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, l4_conv_w, t, B, C0 + 4*G, G, H, W, H, W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @layer layers.4.2 t[0] f32[(B)*(G)*(H)*(W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(G)*(H*W), 256), 65536), 256>>>(t, y, B, G, H*W, CT, C0 + 4*G);
 // @launch l3_slice_channels<<<min(cdiv((B)*(C0 + 5*G)*(H*W), 256), 65536), 256>>>(y, a, B, CT, H*W, C0 + 5*G, 0);
 // @launch l3_bn_stats<<<min(C0 + 5*G, 65535), 256>>>(a, stats, B, C0 + 5*G, H*W, C0 + 5*G);
 // @launch l3_bn_apply<<<min(cdiv((B)*(C0 + 5*G)*(H*W), 256), 65536), 256>>>(a, stats, l5_bn_g, l5_bn_b, 0, h, (B)*(C0 + 5*G)*(H*W), C0 + 5*G, H*W, C0 + 5*G, 1e-5, 1);
 // @layer layers.5.0 h[0] f32[(B)*(C0 + 5*G)*(H*W)]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((G)/(1), 16)*cdiv(W, 64)*cdiv(H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((G)/(1), 16)*cdiv(W, 64)*cdiv(H, 8)), cdiv((C0 + 5*G)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, l5_conv_w, t, conv_part, B, C0 + 5*G, G, H, W, H, W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((G)/(1), 16)*cdiv(W, 64)*cdiv(H, 8)), cdiv((C0 + 5*G)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(G)*(H)*(W), 256), 65536), 256>>>(conv_part, t, (B)*(G)*(H)*(W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((G)/(1), 16)*cdiv(W, 64)*cdiv(H, 8)), cdiv((C0 + 5*G)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((G)/(1), 16)*cdiv(W, 64)*cdiv(H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, l5_conv_w, t, B, C0 + 5*G, G, H, W, H, W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @layer layers.5.2 t[0] f32[(B)*(G)*(H)*(W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(G)*(H*W), 256), 65536), 256>>>(t, y, B, G, H*W, CT, C0 + 5*G);

@@ -4,7 +4,6 @@
 // ReLU of the first channels of the growing features, 3x3 conv, its 32 channels appended; transitions
 // (BN ReLU, 1x1 conv, 2x2 average pool); final BN ReLU, global average pool, Linear.
 #define CC 4 /* input channels per chunk of conv2d_ref */
-#define CONV2D_SPLIT /* conv2d_ref_split and conv2d_split_sum too */
 #include "shared/conv2d_ref.cuh"
 #include "shared/l3_ops.cuh"
 #include "shared/matmul_tiled_ref.cuh"
@@ -24,7 +23,6 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
 // @scratch u f32[B*max(64*S1H*S1W, 1024*S2H*S2W)]
 // @scratch stats f64[2*1024]
 // @scratch acc f64[B*NC]
-// @scratch conv_part f64[4308992]
 // @launch conv2d_ref<<<min((B)*(1)*cdiv((64)/(1), 16)*cdiv(S1W, 64)*cdiv(S1H, 8), 1048576), 128, 12*(4*(7)*(7)*16 + 4*(7*(2) + (7))*(63*(2) + (7)))>>>(x, conv0_w, t, B, 3, 64, H, W, S1H, S1W, 7, 7, 2, 2, 3, 3, 1, 1, 1);
 // @layer features.0 t[0] f32[(B)*(64)*(S1H)*(S1W)]
 // @launch l3_bn_stats<<<min(64, 65535), 256>>>(t, stats, B, 64, (S1H)*(S1W), 64);
@@ -35,431 +33,370 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
 // @launch l3_bn_stats<<<min(64, 65535), 256>>>(f, stats, B, 64, S2H*S2W, 256);
 // @launch l3_bn_apply<<<min(cdiv((B)*(64)*(S2H*S2W), 256), 65536), 256>>>(f, stats, b0_0_bn_g, b0_0_bn_b, 0, h, (B)*(64)*(S2H*S2W), 64, S2H*S2W, 256, 1e-5, 1);
 // @layer dense_blocks.0.layers.0.0 h[0] f32[(B)*(64)*(S2H*S2W)]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((32)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((64)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b0_0_conv_w, t, conv_part, B, 64, 32, S2H, S2W, S2H, S2W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((64)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(32)*(S2H)*(S2W), 256), 65536), 256>>>(conv_part, t, (B)*(32)*(S2H)*(S2W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((64)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((32)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b0_0_conv_w, t, B, 64, 32, S2H, S2W, S2H, S2W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @layer dense_blocks.0.layers.0.2 t[0] f32[(B)*(32)*(S2H)*(S2W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(32)*(S2H*S2W), 256), 65536), 256>>>(t, f, B, 32, S2H*S2W, 256, 64);
 // @launch l3_bn_stats<<<min(96, 65535), 256>>>(f, stats, B, 96, S2H*S2W, 256);
 // @launch l3_bn_apply<<<min(cdiv((B)*(96)*(S2H*S2W), 256), 65536), 256>>>(f, stats, b0_1_bn_g, b0_1_bn_b, 0, h, (B)*(96)*(S2H*S2W), 96, S2H*S2W, 256, 1e-5, 1);
 // @layer dense_blocks.0.layers.1.0 h[0] f32[(B)*(96)*(S2H*S2W)]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((32)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((96)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b0_1_conv_w, t, conv_part, B, 96, 32, S2H, S2W, S2H, S2W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((96)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(32)*(S2H)*(S2W), 256), 65536), 256>>>(conv_part, t, (B)*(32)*(S2H)*(S2W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((96)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((32)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b0_1_conv_w, t, B, 96, 32, S2H, S2W, S2H, S2W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @layer dense_blocks.0.layers.1.2 t[0] f32[(B)*(32)*(S2H)*(S2W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(32)*(S2H*S2W), 256), 65536), 256>>>(t, f, B, 32, S2H*S2W, 256, 96);
 // @launch l3_bn_stats<<<min(128, 65535), 256>>>(f, stats, B, 128, S2H*S2W, 256);
 // @launch l3_bn_apply<<<min(cdiv((B)*(128)*(S2H*S2W), 256), 65536), 256>>>(f, stats, b0_2_bn_g, b0_2_bn_b, 0, h, (B)*(128)*(S2H*S2W), 128, S2H*S2W, 256, 1e-5, 1);
 // @layer dense_blocks.0.layers.2.0 h[0] f32[(B)*(128)*(S2H*S2W)]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((32)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((128)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b0_2_conv_w, t, conv_part, B, 128, 32, S2H, S2W, S2H, S2W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((128)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(32)*(S2H)*(S2W), 256), 65536), 256>>>(conv_part, t, (B)*(32)*(S2H)*(S2W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((128)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((32)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b0_2_conv_w, t, B, 128, 32, S2H, S2W, S2H, S2W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @layer dense_blocks.0.layers.2.2 t[0] f32[(B)*(32)*(S2H)*(S2W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(32)*(S2H*S2W), 256), 65536), 256>>>(t, f, B, 32, S2H*S2W, 256, 128);
 // @launch l3_bn_stats<<<min(160, 65535), 256>>>(f, stats, B, 160, S2H*S2W, 256);
 // @launch l3_bn_apply<<<min(cdiv((B)*(160)*(S2H*S2W), 256), 65536), 256>>>(f, stats, b0_3_bn_g, b0_3_bn_b, 0, h, (B)*(160)*(S2H*S2W), 160, S2H*S2W, 256, 1e-5, 1);
 // @layer dense_blocks.0.layers.3.0 h[0] f32[(B)*(160)*(S2H*S2W)]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((32)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((160)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b0_3_conv_w, t, conv_part, B, 160, 32, S2H, S2W, S2H, S2W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((160)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(32)*(S2H)*(S2W), 256), 65536), 256>>>(conv_part, t, (B)*(32)*(S2H)*(S2W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((160)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((32)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b0_3_conv_w, t, B, 160, 32, S2H, S2W, S2H, S2W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @layer dense_blocks.0.layers.3.2 t[0] f32[(B)*(32)*(S2H)*(S2W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(32)*(S2H*S2W), 256), 65536), 256>>>(t, f, B, 32, S2H*S2W, 256, 160);
 // @launch l3_bn_stats<<<min(192, 65535), 256>>>(f, stats, B, 192, S2H*S2W, 256);
 // @launch l3_bn_apply<<<min(cdiv((B)*(192)*(S2H*S2W), 256), 65536), 256>>>(f, stats, b0_4_bn_g, b0_4_bn_b, 0, h, (B)*(192)*(S2H*S2W), 192, S2H*S2W, 256, 1e-5, 1);
 // @layer dense_blocks.0.layers.4.0 h[0] f32[(B)*(192)*(S2H*S2W)]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((32)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((192)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b0_4_conv_w, t, conv_part, B, 192, 32, S2H, S2W, S2H, S2W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((192)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(32)*(S2H)*(S2W), 256), 65536), 256>>>(conv_part, t, (B)*(32)*(S2H)*(S2W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((192)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((32)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b0_4_conv_w, t, B, 192, 32, S2H, S2W, S2H, S2W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @layer dense_blocks.0.layers.4.2 t[0] f32[(B)*(32)*(S2H)*(S2W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(32)*(S2H*S2W), 256), 65536), 256>>>(t, f, B, 32, S2H*S2W, 256, 192);
 // @launch l3_bn_stats<<<min(224, 65535), 256>>>(f, stats, B, 224, S2H*S2W, 256);
 // @launch l3_bn_apply<<<min(cdiv((B)*(224)*(S2H*S2W), 256), 65536), 256>>>(f, stats, b0_5_bn_g, b0_5_bn_b, 0, h, (B)*(224)*(S2H*S2W), 224, S2H*S2W, 256, 1e-5, 1);
 // @layer dense_blocks.0.layers.5.0 h[0] f32[(B)*(224)*(S2H*S2W)]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((32)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((224)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b0_5_conv_w, t, conv_part, B, 224, 32, S2H, S2W, S2H, S2W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((224)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(32)*(S2H)*(S2W), 256), 65536), 256>>>(conv_part, t, (B)*(32)*(S2H)*(S2W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((224)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((32)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b0_5_conv_w, t, B, 224, 32, S2H, S2W, S2H, S2W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @layer dense_blocks.0.layers.5.2 t[0] f32[(B)*(32)*(S2H)*(S2W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(32)*(S2H*S2W), 256), 65536), 256>>>(t, f, B, 32, S2H*S2W, 256, 224);
 // @launch l3_bn_stats<<<min(256, 65535), 256>>>(f, stats, B, 256, S2H*S2W, 256);
 // @launch l3_bn_apply<<<min(cdiv((B)*(256)*(S2H*S2W), 256), 65536), 256>>>(f, stats, t0_bn_g, t0_bn_b, 0, h, (B)*(256)*(S2H*S2W), 256, S2H*S2W, 256, 1e-5, 1);
 // @layer transition_layers.0.transition.0 h[0] f32[(B)*(256)*(S2H*S2W)]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((128)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((128)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((256)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(h, t0_conv_w, t, conv_part, B, 256, 128, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((128)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((256)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(128)*(S2H)*(S2W), 256), 65536), 256>>>(conv_part, t, (B)*(128)*(S2H)*(S2W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((128)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((256)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((128)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(h, t0_conv_w, t, B, 256, 128, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @layer transition_layers.0.transition.2 t[0] f32[(B)*(128)*(S2H)*(S2W)]
 // @launch l3_avgpool2d<<<min(cdiv((B*128)*(S3H)*(S3W), 256), 65536), 256>>>(t, u, B*128, S2H, S2W, S3H, S3W, 2, 2, 0);
 // @launch l3_copy_channels<<<min(cdiv((B)*(128)*(S3H*S3W), 256), 65536), 256>>>(u, f, B, 128, S3H*S3W, 512, 0);
 // @launch l3_bn_stats<<<min(128, 65535), 256>>>(f, stats, B, 128, S3H*S3W, 512);
 // @launch l3_bn_apply<<<min(cdiv((B)*(128)*(S3H*S3W), 256), 65536), 256>>>(f, stats, b1_0_bn_g, b1_0_bn_b, 0, h, (B)*(128)*(S3H*S3W), 128, S3H*S3W, 512, 1e-5, 1);
 // @layer dense_blocks.1.layers.0.0 h[0] f32[(B)*(128)*(S3H*S3W)]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((32)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((128)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b1_0_conv_w, t, conv_part, B, 128, 32, S3H, S3W, S3H, S3W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((128)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(32)*(S3H)*(S3W), 256), 65536), 256>>>(conv_part, t, (B)*(32)*(S3H)*(S3W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((128)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((32)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b1_0_conv_w, t, B, 128, 32, S3H, S3W, S3H, S3W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @layer dense_blocks.1.layers.0.2 t[0] f32[(B)*(32)*(S3H)*(S3W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(32)*(S3H*S3W), 256), 65536), 256>>>(t, f, B, 32, S3H*S3W, 512, 128);
 // @launch l3_bn_stats<<<min(160, 65535), 256>>>(f, stats, B, 160, S3H*S3W, 512);
 // @launch l3_bn_apply<<<min(cdiv((B)*(160)*(S3H*S3W), 256), 65536), 256>>>(f, stats, b1_1_bn_g, b1_1_bn_b, 0, h, (B)*(160)*(S3H*S3W), 160, S3H*S3W, 512, 1e-5, 1);
 // @layer dense_blocks.1.layers.1.0 h[0] f32[(B)*(160)*(S3H*S3W)]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((32)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((160)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b1_1_conv_w, t, conv_part, B, 160, 32, S3H, S3W, S3H, S3W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((160)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(32)*(S3H)*(S3W), 256), 65536), 256>>>(conv_part, t, (B)*(32)*(S3H)*(S3W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((160)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((32)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b1_1_conv_w, t, B, 160, 32, S3H, S3W, S3H, S3W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @layer dense_blocks.1.layers.1.2 t[0] f32[(B)*(32)*(S3H)*(S3W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(32)*(S3H*S3W), 256), 65536), 256>>>(t, f, B, 32, S3H*S3W, 512, 160);
 // @launch l3_bn_stats<<<min(192, 65535), 256>>>(f, stats, B, 192, S3H*S3W, 512);
 // @launch l3_bn_apply<<<min(cdiv((B)*(192)*(S3H*S3W), 256), 65536), 256>>>(f, stats, b1_2_bn_g, b1_2_bn_b, 0, h, (B)*(192)*(S3H*S3W), 192, S3H*S3W, 512, 1e-5, 1);
 // @layer dense_blocks.1.layers.2.0 h[0] f32[(B)*(192)*(S3H*S3W)]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((32)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((192)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b1_2_conv_w, t, conv_part, B, 192, 32, S3H, S3W, S3H, S3W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((192)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(32)*(S3H)*(S3W), 256), 65536), 256>>>(conv_part, t, (B)*(32)*(S3H)*(S3W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((192)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((32)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b1_2_conv_w, t, B, 192, 32, S3H, S3W, S3H, S3W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @layer dense_blocks.1.layers.2.2 t[0] f32[(B)*(32)*(S3H)*(S3W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(32)*(S3H*S3W), 256), 65536), 256>>>(t, f, B, 32, S3H*S3W, 512, 192);
 // @launch l3_bn_stats<<<min(224, 65535), 256>>>(f, stats, B, 224, S3H*S3W, 512);
 // @launch l3_bn_apply<<<min(cdiv((B)*(224)*(S3H*S3W), 256), 65536), 256>>>(f, stats, b1_3_bn_g, b1_3_bn_b, 0, h, (B)*(224)*(S3H*S3W), 224, S3H*S3W, 512, 1e-5, 1);
 // @layer dense_blocks.1.layers.3.0 h[0] f32[(B)*(224)*(S3H*S3W)]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((32)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((224)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b1_3_conv_w, t, conv_part, B, 224, 32, S3H, S3W, S3H, S3W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((224)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(32)*(S3H)*(S3W), 256), 65536), 256>>>(conv_part, t, (B)*(32)*(S3H)*(S3W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((224)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((32)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b1_3_conv_w, t, B, 224, 32, S3H, S3W, S3H, S3W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @layer dense_blocks.1.layers.3.2 t[0] f32[(B)*(32)*(S3H)*(S3W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(32)*(S3H*S3W), 256), 65536), 256>>>(t, f, B, 32, S3H*S3W, 512, 224);
 // @launch l3_bn_stats<<<min(256, 65535), 256>>>(f, stats, B, 256, S3H*S3W, 512);
 // @launch l3_bn_apply<<<min(cdiv((B)*(256)*(S3H*S3W), 256), 65536), 256>>>(f, stats, b1_4_bn_g, b1_4_bn_b, 0, h, (B)*(256)*(S3H*S3W), 256, S3H*S3W, 512, 1e-5, 1);
 // @layer dense_blocks.1.layers.4.0 h[0] f32[(B)*(256)*(S3H*S3W)]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((32)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((256)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b1_4_conv_w, t, conv_part, B, 256, 32, S3H, S3W, S3H, S3W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((256)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(32)*(S3H)*(S3W), 256), 65536), 256>>>(conv_part, t, (B)*(32)*(S3H)*(S3W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((256)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((32)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b1_4_conv_w, t, B, 256, 32, S3H, S3W, S3H, S3W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @layer dense_blocks.1.layers.4.2 t[0] f32[(B)*(32)*(S3H)*(S3W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(32)*(S3H*S3W), 256), 65536), 256>>>(t, f, B, 32, S3H*S3W, 512, 256);
 // @launch l3_bn_stats<<<min(288, 65535), 256>>>(f, stats, B, 288, S3H*S3W, 512);
 // @launch l3_bn_apply<<<min(cdiv((B)*(288)*(S3H*S3W), 256), 65536), 256>>>(f, stats, b1_5_bn_g, b1_5_bn_b, 0, h, (B)*(288)*(S3H*S3W), 288, S3H*S3W, 512, 1e-5, 1);
 // @layer dense_blocks.1.layers.5.0 h[0] f32[(B)*(288)*(S3H*S3W)]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((32)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((288)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b1_5_conv_w, t, conv_part, B, 288, 32, S3H, S3W, S3H, S3W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((288)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(32)*(S3H)*(S3W), 256), 65536), 256>>>(conv_part, t, (B)*(32)*(S3H)*(S3W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((288)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((32)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b1_5_conv_w, t, B, 288, 32, S3H, S3W, S3H, S3W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @layer dense_blocks.1.layers.5.2 t[0] f32[(B)*(32)*(S3H)*(S3W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(32)*(S3H*S3W), 256), 65536), 256>>>(t, f, B, 32, S3H*S3W, 512, 288);
 // @launch l3_bn_stats<<<min(320, 65535), 256>>>(f, stats, B, 320, S3H*S3W, 512);
 // @launch l3_bn_apply<<<min(cdiv((B)*(320)*(S3H*S3W), 256), 65536), 256>>>(f, stats, b1_6_bn_g, b1_6_bn_b, 0, h, (B)*(320)*(S3H*S3W), 320, S3H*S3W, 512, 1e-5, 1);
 // @layer dense_blocks.1.layers.6.0 h[0] f32[(B)*(320)*(S3H*S3W)]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((32)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((320)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b1_6_conv_w, t, conv_part, B, 320, 32, S3H, S3W, S3H, S3W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((320)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(32)*(S3H)*(S3W), 256), 65536), 256>>>(conv_part, t, (B)*(32)*(S3H)*(S3W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((320)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((32)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b1_6_conv_w, t, B, 320, 32, S3H, S3W, S3H, S3W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @layer dense_blocks.1.layers.6.2 t[0] f32[(B)*(32)*(S3H)*(S3W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(32)*(S3H*S3W), 256), 65536), 256>>>(t, f, B, 32, S3H*S3W, 512, 320);
 // @launch l3_bn_stats<<<min(352, 65535), 256>>>(f, stats, B, 352, S3H*S3W, 512);
 // @launch l3_bn_apply<<<min(cdiv((B)*(352)*(S3H*S3W), 256), 65536), 256>>>(f, stats, b1_7_bn_g, b1_7_bn_b, 0, h, (B)*(352)*(S3H*S3W), 352, S3H*S3W, 512, 1e-5, 1);
 // @layer dense_blocks.1.layers.7.0 h[0] f32[(B)*(352)*(S3H*S3W)]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((32)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((352)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b1_7_conv_w, t, conv_part, B, 352, 32, S3H, S3W, S3H, S3W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((352)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(32)*(S3H)*(S3W), 256), 65536), 256>>>(conv_part, t, (B)*(32)*(S3H)*(S3W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((352)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((32)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b1_7_conv_w, t, B, 352, 32, S3H, S3W, S3H, S3W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @layer dense_blocks.1.layers.7.2 t[0] f32[(B)*(32)*(S3H)*(S3W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(32)*(S3H*S3W), 256), 65536), 256>>>(t, f, B, 32, S3H*S3W, 512, 352);
 // @launch l3_bn_stats<<<min(384, 65535), 256>>>(f, stats, B, 384, S3H*S3W, 512);
 // @launch l3_bn_apply<<<min(cdiv((B)*(384)*(S3H*S3W), 256), 65536), 256>>>(f, stats, b1_8_bn_g, b1_8_bn_b, 0, h, (B)*(384)*(S3H*S3W), 384, S3H*S3W, 512, 1e-5, 1);
 // @layer dense_blocks.1.layers.8.0 h[0] f32[(B)*(384)*(S3H*S3W)]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((32)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((384)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b1_8_conv_w, t, conv_part, B, 384, 32, S3H, S3W, S3H, S3W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((384)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(32)*(S3H)*(S3W), 256), 65536), 256>>>(conv_part, t, (B)*(32)*(S3H)*(S3W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((384)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((32)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b1_8_conv_w, t, B, 384, 32, S3H, S3W, S3H, S3W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @layer dense_blocks.1.layers.8.2 t[0] f32[(B)*(32)*(S3H)*(S3W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(32)*(S3H*S3W), 256), 65536), 256>>>(t, f, B, 32, S3H*S3W, 512, 384);
 // @launch l3_bn_stats<<<min(416, 65535), 256>>>(f, stats, B, 416, S3H*S3W, 512);
 // @launch l3_bn_apply<<<min(cdiv((B)*(416)*(S3H*S3W), 256), 65536), 256>>>(f, stats, b1_9_bn_g, b1_9_bn_b, 0, h, (B)*(416)*(S3H*S3W), 416, S3H*S3W, 512, 1e-5, 1);
 // @layer dense_blocks.1.layers.9.0 h[0] f32[(B)*(416)*(S3H*S3W)]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((32)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((416)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b1_9_conv_w, t, conv_part, B, 416, 32, S3H, S3W, S3H, S3W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((416)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(32)*(S3H)*(S3W), 256), 65536), 256>>>(conv_part, t, (B)*(32)*(S3H)*(S3W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((416)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((32)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b1_9_conv_w, t, B, 416, 32, S3H, S3W, S3H, S3W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @layer dense_blocks.1.layers.9.2 t[0] f32[(B)*(32)*(S3H)*(S3W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(32)*(S3H*S3W), 256), 65536), 256>>>(t, f, B, 32, S3H*S3W, 512, 416);
 // @launch l3_bn_stats<<<min(448, 65535), 256>>>(f, stats, B, 448, S3H*S3W, 512);
 // @launch l3_bn_apply<<<min(cdiv((B)*(448)*(S3H*S3W), 256), 65536), 256>>>(f, stats, b1_10_bn_g, b1_10_bn_b, 0, h, (B)*(448)*(S3H*S3W), 448, S3H*S3W, 512, 1e-5, 1);
 // @layer dense_blocks.1.layers.10.0 h[0] f32[(B)*(448)*(S3H*S3W)]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((32)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((448)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b1_10_conv_w, t, conv_part, B, 448, 32, S3H, S3W, S3H, S3W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((448)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(32)*(S3H)*(S3W), 256), 65536), 256>>>(conv_part, t, (B)*(32)*(S3H)*(S3W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((448)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((32)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b1_10_conv_w, t, B, 448, 32, S3H, S3W, S3H, S3W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @layer dense_blocks.1.layers.10.2 t[0] f32[(B)*(32)*(S3H)*(S3W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(32)*(S3H*S3W), 256), 65536), 256>>>(t, f, B, 32, S3H*S3W, 512, 448);
 // @launch l3_bn_stats<<<min(480, 65535), 256>>>(f, stats, B, 480, S3H*S3W, 512);
 // @launch l3_bn_apply<<<min(cdiv((B)*(480)*(S3H*S3W), 256), 65536), 256>>>(f, stats, b1_11_bn_g, b1_11_bn_b, 0, h, (B)*(480)*(S3H*S3W), 480, S3H*S3W, 512, 1e-5, 1);
 // @layer dense_blocks.1.layers.11.0 h[0] f32[(B)*(480)*(S3H*S3W)]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((32)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((480)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b1_11_conv_w, t, conv_part, B, 480, 32, S3H, S3W, S3H, S3W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((480)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(32)*(S3H)*(S3W), 256), 65536), 256>>>(conv_part, t, (B)*(32)*(S3H)*(S3W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((480)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((32)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b1_11_conv_w, t, B, 480, 32, S3H, S3W, S3H, S3W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @layer dense_blocks.1.layers.11.2 t[0] f32[(B)*(32)*(S3H)*(S3W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(32)*(S3H*S3W), 256), 65536), 256>>>(t, f, B, 32, S3H*S3W, 512, 480);
 // @launch l3_bn_stats<<<min(512, 65535), 256>>>(f, stats, B, 512, S3H*S3W, 512);
 // @launch l3_bn_apply<<<min(cdiv((B)*(512)*(S3H*S3W), 256), 65536), 256>>>(f, stats, t1_bn_g, t1_bn_b, 0, h, (B)*(512)*(S3H*S3W), 512, S3H*S3W, 512, 1e-5, 1);
 // @layer transition_layers.1.transition.0 h[0] f32[(B)*(512)*(S3H*S3W)]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((256)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((256)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((512)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(h, t1_conv_w, t, conv_part, B, 512, 256, S3H, S3W, S3H, S3W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((256)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((512)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(256)*(S3H)*(S3W), 256), 65536), 256>>>(conv_part, t, (B)*(256)*(S3H)*(S3W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((256)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((512)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((256)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(h, t1_conv_w, t, B, 512, 256, S3H, S3W, S3H, S3W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @layer transition_layers.1.transition.2 t[0] f32[(B)*(256)*(S3H)*(S3W)]
 // @launch l3_avgpool2d<<<min(cdiv((B*256)*(S4H)*(S4W), 256), 65536), 256>>>(t, u, B*256, S3H, S3W, S4H, S4W, 2, 2, 0);
 // @launch l3_copy_channels<<<min(cdiv((B)*(256)*(S4H*S4W), 256), 65536), 256>>>(u, f, B, 256, S4H*S4W, 1024, 0);
 // @launch l3_bn_stats<<<min(256, 65535), 256>>>(f, stats, B, 256, S4H*S4W, 1024);
 // @launch l3_bn_apply<<<min(cdiv((B)*(256)*(S4H*S4W), 256), 65536), 256>>>(f, stats, b2_0_bn_g, b2_0_bn_b, 0, h, (B)*(256)*(S4H*S4W), 256, S4H*S4W, 1024, 1e-5, 1);
 // @layer dense_blocks.2.layers.0.0 h[0] f32[(B)*(256)*(S4H*S4W)]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((256)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b2_0_conv_w, t, conv_part, B, 256, 32, S4H, S4W, S4H, S4W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((256)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(32)*(S4H)*(S4W), 256), 65536), 256>>>(conv_part, t, (B)*(32)*(S4H)*(S4W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((256)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b2_0_conv_w, t, B, 256, 32, S4H, S4W, S4H, S4W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @layer dense_blocks.2.layers.0.2 t[0] f32[(B)*(32)*(S4H)*(S4W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(32)*(S4H*S4W), 256), 65536), 256>>>(t, f, B, 32, S4H*S4W, 1024, 256);
 // @launch l3_bn_stats<<<min(288, 65535), 256>>>(f, stats, B, 288, S4H*S4W, 1024);
 // @launch l3_bn_apply<<<min(cdiv((B)*(288)*(S4H*S4W), 256), 65536), 256>>>(f, stats, b2_1_bn_g, b2_1_bn_b, 0, h, (B)*(288)*(S4H*S4W), 288, S4H*S4W, 1024, 1e-5, 1);
 // @layer dense_blocks.2.layers.1.0 h[0] f32[(B)*(288)*(S4H*S4W)]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((288)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b2_1_conv_w, t, conv_part, B, 288, 32, S4H, S4W, S4H, S4W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((288)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(32)*(S4H)*(S4W), 256), 65536), 256>>>(conv_part, t, (B)*(32)*(S4H)*(S4W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((288)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b2_1_conv_w, t, B, 288, 32, S4H, S4W, S4H, S4W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @layer dense_blocks.2.layers.1.2 t[0] f32[(B)*(32)*(S4H)*(S4W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(32)*(S4H*S4W), 256), 65536), 256>>>(t, f, B, 32, S4H*S4W, 1024, 288);
 // @launch l3_bn_stats<<<min(320, 65535), 256>>>(f, stats, B, 320, S4H*S4W, 1024);
 // @launch l3_bn_apply<<<min(cdiv((B)*(320)*(S4H*S4W), 256), 65536), 256>>>(f, stats, b2_2_bn_g, b2_2_bn_b, 0, h, (B)*(320)*(S4H*S4W), 320, S4H*S4W, 1024, 1e-5, 1);
 // @layer dense_blocks.2.layers.2.0 h[0] f32[(B)*(320)*(S4H*S4W)]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((320)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b2_2_conv_w, t, conv_part, B, 320, 32, S4H, S4W, S4H, S4W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((320)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(32)*(S4H)*(S4W), 256), 65536), 256>>>(conv_part, t, (B)*(32)*(S4H)*(S4W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((320)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b2_2_conv_w, t, B, 320, 32, S4H, S4W, S4H, S4W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @layer dense_blocks.2.layers.2.2 t[0] f32[(B)*(32)*(S4H)*(S4W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(32)*(S4H*S4W), 256), 65536), 256>>>(t, f, B, 32, S4H*S4W, 1024, 320);
 // @launch l3_bn_stats<<<min(352, 65535), 256>>>(f, stats, B, 352, S4H*S4W, 1024);
 // @launch l3_bn_apply<<<min(cdiv((B)*(352)*(S4H*S4W), 256), 65536), 256>>>(f, stats, b2_3_bn_g, b2_3_bn_b, 0, h, (B)*(352)*(S4H*S4W), 352, S4H*S4W, 1024, 1e-5, 1);
 // @layer dense_blocks.2.layers.3.0 h[0] f32[(B)*(352)*(S4H*S4W)]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((352)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b2_3_conv_w, t, conv_part, B, 352, 32, S4H, S4W, S4H, S4W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((352)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(32)*(S4H)*(S4W), 256), 65536), 256>>>(conv_part, t, (B)*(32)*(S4H)*(S4W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((352)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b2_3_conv_w, t, B, 352, 32, S4H, S4W, S4H, S4W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @layer dense_blocks.2.layers.3.2 t[0] f32[(B)*(32)*(S4H)*(S4W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(32)*(S4H*S4W), 256), 65536), 256>>>(t, f, B, 32, S4H*S4W, 1024, 352);
 // @launch l3_bn_stats<<<min(384, 65535), 256>>>(f, stats, B, 384, S4H*S4W, 1024);
 // @launch l3_bn_apply<<<min(cdiv((B)*(384)*(S4H*S4W), 256), 65536), 256>>>(f, stats, b2_4_bn_g, b2_4_bn_b, 0, h, (B)*(384)*(S4H*S4W), 384, S4H*S4W, 1024, 1e-5, 1);
 // @layer dense_blocks.2.layers.4.0 h[0] f32[(B)*(384)*(S4H*S4W)]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((384)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b2_4_conv_w, t, conv_part, B, 384, 32, S4H, S4W, S4H, S4W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((384)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(32)*(S4H)*(S4W), 256), 65536), 256>>>(conv_part, t, (B)*(32)*(S4H)*(S4W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((384)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b2_4_conv_w, t, B, 384, 32, S4H, S4W, S4H, S4W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @layer dense_blocks.2.layers.4.2 t[0] f32[(B)*(32)*(S4H)*(S4W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(32)*(S4H*S4W), 256), 65536), 256>>>(t, f, B, 32, S4H*S4W, 1024, 384);
 // @launch l3_bn_stats<<<min(416, 65535), 256>>>(f, stats, B, 416, S4H*S4W, 1024);
 // @launch l3_bn_apply<<<min(cdiv((B)*(416)*(S4H*S4W), 256), 65536), 256>>>(f, stats, b2_5_bn_g, b2_5_bn_b, 0, h, (B)*(416)*(S4H*S4W), 416, S4H*S4W, 1024, 1e-5, 1);
 // @layer dense_blocks.2.layers.5.0 h[0] f32[(B)*(416)*(S4H*S4W)]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((416)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b2_5_conv_w, t, conv_part, B, 416, 32, S4H, S4W, S4H, S4W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((416)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(32)*(S4H)*(S4W), 256), 65536), 256>>>(conv_part, t, (B)*(32)*(S4H)*(S4W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((416)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b2_5_conv_w, t, B, 416, 32, S4H, S4W, S4H, S4W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @layer dense_blocks.2.layers.5.2 t[0] f32[(B)*(32)*(S4H)*(S4W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(32)*(S4H*S4W), 256), 65536), 256>>>(t, f, B, 32, S4H*S4W, 1024, 416);
 // @launch l3_bn_stats<<<min(448, 65535), 256>>>(f, stats, B, 448, S4H*S4W, 1024);
 // @launch l3_bn_apply<<<min(cdiv((B)*(448)*(S4H*S4W), 256), 65536), 256>>>(f, stats, b2_6_bn_g, b2_6_bn_b, 0, h, (B)*(448)*(S4H*S4W), 448, S4H*S4W, 1024, 1e-5, 1);
 // @layer dense_blocks.2.layers.6.0 h[0] f32[(B)*(448)*(S4H*S4W)]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((448)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b2_6_conv_w, t, conv_part, B, 448, 32, S4H, S4W, S4H, S4W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((448)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(32)*(S4H)*(S4W), 256), 65536), 256>>>(conv_part, t, (B)*(32)*(S4H)*(S4W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((448)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b2_6_conv_w, t, B, 448, 32, S4H, S4W, S4H, S4W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @layer dense_blocks.2.layers.6.2 t[0] f32[(B)*(32)*(S4H)*(S4W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(32)*(S4H*S4W), 256), 65536), 256>>>(t, f, B, 32, S4H*S4W, 1024, 448);
 // @launch l3_bn_stats<<<min(480, 65535), 256>>>(f, stats, B, 480, S4H*S4W, 1024);
 // @launch l3_bn_apply<<<min(cdiv((B)*(480)*(S4H*S4W), 256), 65536), 256>>>(f, stats, b2_7_bn_g, b2_7_bn_b, 0, h, (B)*(480)*(S4H*S4W), 480, S4H*S4W, 1024, 1e-5, 1);
 // @layer dense_blocks.2.layers.7.0 h[0] f32[(B)*(480)*(S4H*S4W)]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((480)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b2_7_conv_w, t, conv_part, B, 480, 32, S4H, S4W, S4H, S4W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((480)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(32)*(S4H)*(S4W), 256), 65536), 256>>>(conv_part, t, (B)*(32)*(S4H)*(S4W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((480)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b2_7_conv_w, t, B, 480, 32, S4H, S4W, S4H, S4W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @layer dense_blocks.2.layers.7.2 t[0] f32[(B)*(32)*(S4H)*(S4W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(32)*(S4H*S4W), 256), 65536), 256>>>(t, f, B, 32, S4H*S4W, 1024, 480);
 // @launch l3_bn_stats<<<min(512, 65535), 256>>>(f, stats, B, 512, S4H*S4W, 1024);
 // @launch l3_bn_apply<<<min(cdiv((B)*(512)*(S4H*S4W), 256), 65536), 256>>>(f, stats, b2_8_bn_g, b2_8_bn_b, 0, h, (B)*(512)*(S4H*S4W), 512, S4H*S4W, 1024, 1e-5, 1);
 // @layer dense_blocks.2.layers.8.0 h[0] f32[(B)*(512)*(S4H*S4W)]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((512)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b2_8_conv_w, t, conv_part, B, 512, 32, S4H, S4W, S4H, S4W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((512)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(32)*(S4H)*(S4W), 256), 65536), 256>>>(conv_part, t, (B)*(32)*(S4H)*(S4W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((512)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b2_8_conv_w, t, B, 512, 32, S4H, S4W, S4H, S4W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @layer dense_blocks.2.layers.8.2 t[0] f32[(B)*(32)*(S4H)*(S4W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(32)*(S4H*S4W), 256), 65536), 256>>>(t, f, B, 32, S4H*S4W, 1024, 512);
 // @launch l3_bn_stats<<<min(544, 65535), 256>>>(f, stats, B, 544, S4H*S4W, 1024);
 // @launch l3_bn_apply<<<min(cdiv((B)*(544)*(S4H*S4W), 256), 65536), 256>>>(f, stats, b2_9_bn_g, b2_9_bn_b, 0, h, (B)*(544)*(S4H*S4W), 544, S4H*S4W, 1024, 1e-5, 1);
 // @layer dense_blocks.2.layers.9.0 h[0] f32[(B)*(544)*(S4H*S4W)]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((544)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b2_9_conv_w, t, conv_part, B, 544, 32, S4H, S4W, S4H, S4W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((544)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(32)*(S4H)*(S4W), 256), 65536), 256>>>(conv_part, t, (B)*(32)*(S4H)*(S4W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((544)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b2_9_conv_w, t, B, 544, 32, S4H, S4W, S4H, S4W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @layer dense_blocks.2.layers.9.2 t[0] f32[(B)*(32)*(S4H)*(S4W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(32)*(S4H*S4W), 256), 65536), 256>>>(t, f, B, 32, S4H*S4W, 1024, 544);
 // @launch l3_bn_stats<<<min(576, 65535), 256>>>(f, stats, B, 576, S4H*S4W, 1024);
 // @launch l3_bn_apply<<<min(cdiv((B)*(576)*(S4H*S4W), 256), 65536), 256>>>(f, stats, b2_10_bn_g, b2_10_bn_b, 0, h, (B)*(576)*(S4H*S4W), 576, S4H*S4W, 1024, 1e-5, 1);
 // @layer dense_blocks.2.layers.10.0 h[0] f32[(B)*(576)*(S4H*S4W)]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((576)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b2_10_conv_w, t, conv_part, B, 576, 32, S4H, S4W, S4H, S4W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((576)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(32)*(S4H)*(S4W), 256), 65536), 256>>>(conv_part, t, (B)*(32)*(S4H)*(S4W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((576)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b2_10_conv_w, t, B, 576, 32, S4H, S4W, S4H, S4W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @layer dense_blocks.2.layers.10.2 t[0] f32[(B)*(32)*(S4H)*(S4W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(32)*(S4H*S4W), 256), 65536), 256>>>(t, f, B, 32, S4H*S4W, 1024, 576);
 // @launch l3_bn_stats<<<min(608, 65535), 256>>>(f, stats, B, 608, S4H*S4W, 1024);
 // @launch l3_bn_apply<<<min(cdiv((B)*(608)*(S4H*S4W), 256), 65536), 256>>>(f, stats, b2_11_bn_g, b2_11_bn_b, 0, h, (B)*(608)*(S4H*S4W), 608, S4H*S4W, 1024, 1e-5, 1);
 // @layer dense_blocks.2.layers.11.0 h[0] f32[(B)*(608)*(S4H*S4W)]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((608)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b2_11_conv_w, t, conv_part, B, 608, 32, S4H, S4W, S4H, S4W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((608)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(32)*(S4H)*(S4W), 256), 65536), 256>>>(conv_part, t, (B)*(32)*(S4H)*(S4W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((608)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b2_11_conv_w, t, B, 608, 32, S4H, S4W, S4H, S4W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @layer dense_blocks.2.layers.11.2 t[0] f32[(B)*(32)*(S4H)*(S4W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(32)*(S4H*S4W), 256), 65536), 256>>>(t, f, B, 32, S4H*S4W, 1024, 608);
 // @launch l3_bn_stats<<<min(640, 65535), 256>>>(f, stats, B, 640, S4H*S4W, 1024);
 // @launch l3_bn_apply<<<min(cdiv((B)*(640)*(S4H*S4W), 256), 65536), 256>>>(f, stats, b2_12_bn_g, b2_12_bn_b, 0, h, (B)*(640)*(S4H*S4W), 640, S4H*S4W, 1024, 1e-5, 1);
 // @layer dense_blocks.2.layers.12.0 h[0] f32[(B)*(640)*(S4H*S4W)]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((640)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b2_12_conv_w, t, conv_part, B, 640, 32, S4H, S4W, S4H, S4W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((640)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(32)*(S4H)*(S4W), 256), 65536), 256>>>(conv_part, t, (B)*(32)*(S4H)*(S4W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((640)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b2_12_conv_w, t, B, 640, 32, S4H, S4W, S4H, S4W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @layer dense_blocks.2.layers.12.2 t[0] f32[(B)*(32)*(S4H)*(S4W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(32)*(S4H*S4W), 256), 65536), 256>>>(t, f, B, 32, S4H*S4W, 1024, 640);
 // @launch l3_bn_stats<<<min(672, 65535), 256>>>(f, stats, B, 672, S4H*S4W, 1024);
 // @launch l3_bn_apply<<<min(cdiv((B)*(672)*(S4H*S4W), 256), 65536), 256>>>(f, stats, b2_13_bn_g, b2_13_bn_b, 0, h, (B)*(672)*(S4H*S4W), 672, S4H*S4W, 1024, 1e-5, 1);
 // @layer dense_blocks.2.layers.13.0 h[0] f32[(B)*(672)*(S4H*S4W)]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((672)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b2_13_conv_w, t, conv_part, B, 672, 32, S4H, S4W, S4H, S4W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((672)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(32)*(S4H)*(S4W), 256), 65536), 256>>>(conv_part, t, (B)*(32)*(S4H)*(S4W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((672)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b2_13_conv_w, t, B, 672, 32, S4H, S4W, S4H, S4W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @layer dense_blocks.2.layers.13.2 t[0] f32[(B)*(32)*(S4H)*(S4W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(32)*(S4H*S4W), 256), 65536), 256>>>(t, f, B, 32, S4H*S4W, 1024, 672);
 // @launch l3_bn_stats<<<min(704, 65535), 256>>>(f, stats, B, 704, S4H*S4W, 1024);
 // @launch l3_bn_apply<<<min(cdiv((B)*(704)*(S4H*S4W), 256), 65536), 256>>>(f, stats, b2_14_bn_g, b2_14_bn_b, 0, h, (B)*(704)*(S4H*S4W), 704, S4H*S4W, 1024, 1e-5, 1);
 // @layer dense_blocks.2.layers.14.0 h[0] f32[(B)*(704)*(S4H*S4W)]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((704)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b2_14_conv_w, t, conv_part, B, 704, 32, S4H, S4W, S4H, S4W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((704)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(32)*(S4H)*(S4W), 256), 65536), 256>>>(conv_part, t, (B)*(32)*(S4H)*(S4W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((704)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b2_14_conv_w, t, B, 704, 32, S4H, S4W, S4H, S4W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @layer dense_blocks.2.layers.14.2 t[0] f32[(B)*(32)*(S4H)*(S4W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(32)*(S4H*S4W), 256), 65536), 256>>>(t, f, B, 32, S4H*S4W, 1024, 704);
 // @launch l3_bn_stats<<<min(736, 65535), 256>>>(f, stats, B, 736, S4H*S4W, 1024);
 // @launch l3_bn_apply<<<min(cdiv((B)*(736)*(S4H*S4W), 256), 65536), 256>>>(f, stats, b2_15_bn_g, b2_15_bn_b, 0, h, (B)*(736)*(S4H*S4W), 736, S4H*S4W, 1024, 1e-5, 1);
 // @layer dense_blocks.2.layers.15.0 h[0] f32[(B)*(736)*(S4H*S4W)]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((736)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b2_15_conv_w, t, conv_part, B, 736, 32, S4H, S4W, S4H, S4W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((736)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(32)*(S4H)*(S4W), 256), 65536), 256>>>(conv_part, t, (B)*(32)*(S4H)*(S4W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((736)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b2_15_conv_w, t, B, 736, 32, S4H, S4W, S4H, S4W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @layer dense_blocks.2.layers.15.2 t[0] f32[(B)*(32)*(S4H)*(S4W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(32)*(S4H*S4W), 256), 65536), 256>>>(t, f, B, 32, S4H*S4W, 1024, 736);
 // @launch l3_bn_stats<<<min(768, 65535), 256>>>(f, stats, B, 768, S4H*S4W, 1024);
 // @launch l3_bn_apply<<<min(cdiv((B)*(768)*(S4H*S4W), 256), 65536), 256>>>(f, stats, b2_16_bn_g, b2_16_bn_b, 0, h, (B)*(768)*(S4H*S4W), 768, S4H*S4W, 1024, 1e-5, 1);
 // @layer dense_blocks.2.layers.16.0 h[0] f32[(B)*(768)*(S4H*S4W)]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((768)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b2_16_conv_w, t, conv_part, B, 768, 32, S4H, S4W, S4H, S4W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((768)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(32)*(S4H)*(S4W), 256), 65536), 256>>>(conv_part, t, (B)*(32)*(S4H)*(S4W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((768)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b2_16_conv_w, t, B, 768, 32, S4H, S4W, S4H, S4W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @layer dense_blocks.2.layers.16.2 t[0] f32[(B)*(32)*(S4H)*(S4W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(32)*(S4H*S4W), 256), 65536), 256>>>(t, f, B, 32, S4H*S4W, 1024, 768);
 // @launch l3_bn_stats<<<min(800, 65535), 256>>>(f, stats, B, 800, S4H*S4W, 1024);
 // @launch l3_bn_apply<<<min(cdiv((B)*(800)*(S4H*S4W), 256), 65536), 256>>>(f, stats, b2_17_bn_g, b2_17_bn_b, 0, h, (B)*(800)*(S4H*S4W), 800, S4H*S4W, 1024, 1e-5, 1);
 // @layer dense_blocks.2.layers.17.0 h[0] f32[(B)*(800)*(S4H*S4W)]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((800)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b2_17_conv_w, t, conv_part, B, 800, 32, S4H, S4W, S4H, S4W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((800)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(32)*(S4H)*(S4W), 256), 65536), 256>>>(conv_part, t, (B)*(32)*(S4H)*(S4W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((800)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b2_17_conv_w, t, B, 800, 32, S4H, S4W, S4H, S4W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @layer dense_blocks.2.layers.17.2 t[0] f32[(B)*(32)*(S4H)*(S4W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(32)*(S4H*S4W), 256), 65536), 256>>>(t, f, B, 32, S4H*S4W, 1024, 800);
 // @launch l3_bn_stats<<<min(832, 65535), 256>>>(f, stats, B, 832, S4H*S4W, 1024);
 // @launch l3_bn_apply<<<min(cdiv((B)*(832)*(S4H*S4W), 256), 65536), 256>>>(f, stats, b2_18_bn_g, b2_18_bn_b, 0, h, (B)*(832)*(S4H*S4W), 832, S4H*S4W, 1024, 1e-5, 1);
 // @layer dense_blocks.2.layers.18.0 h[0] f32[(B)*(832)*(S4H*S4W)]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((832)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b2_18_conv_w, t, conv_part, B, 832, 32, S4H, S4W, S4H, S4W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((832)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(32)*(S4H)*(S4W), 256), 65536), 256>>>(conv_part, t, (B)*(32)*(S4H)*(S4W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((832)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b2_18_conv_w, t, B, 832, 32, S4H, S4W, S4H, S4W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @layer dense_blocks.2.layers.18.2 t[0] f32[(B)*(32)*(S4H)*(S4W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(32)*(S4H*S4W), 256), 65536), 256>>>(t, f, B, 32, S4H*S4W, 1024, 832);
 // @launch l3_bn_stats<<<min(864, 65535), 256>>>(f, stats, B, 864, S4H*S4W, 1024);
 // @launch l3_bn_apply<<<min(cdiv((B)*(864)*(S4H*S4W), 256), 65536), 256>>>(f, stats, b2_19_bn_g, b2_19_bn_b, 0, h, (B)*(864)*(S4H*S4W), 864, S4H*S4W, 1024, 1e-5, 1);
 // @layer dense_blocks.2.layers.19.0 h[0] f32[(B)*(864)*(S4H*S4W)]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((864)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b2_19_conv_w, t, conv_part, B, 864, 32, S4H, S4W, S4H, S4W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((864)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(32)*(S4H)*(S4W), 256), 65536), 256>>>(conv_part, t, (B)*(32)*(S4H)*(S4W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((864)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b2_19_conv_w, t, B, 864, 32, S4H, S4W, S4H, S4W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @layer dense_blocks.2.layers.19.2 t[0] f32[(B)*(32)*(S4H)*(S4W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(32)*(S4H*S4W), 256), 65536), 256>>>(t, f, B, 32, S4H*S4W, 1024, 864);
 // @launch l3_bn_stats<<<min(896, 65535), 256>>>(f, stats, B, 896, S4H*S4W, 1024);
 // @launch l3_bn_apply<<<min(cdiv((B)*(896)*(S4H*S4W), 256), 65536), 256>>>(f, stats, b2_20_bn_g, b2_20_bn_b, 0, h, (B)*(896)*(S4H*S4W), 896, S4H*S4W, 1024, 1e-5, 1);
 // @layer dense_blocks.2.layers.20.0 h[0] f32[(B)*(896)*(S4H*S4W)]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((896)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b2_20_conv_w, t, conv_part, B, 896, 32, S4H, S4W, S4H, S4W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((896)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(32)*(S4H)*(S4W), 256), 65536), 256>>>(conv_part, t, (B)*(32)*(S4H)*(S4W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((896)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b2_20_conv_w, t, B, 896, 32, S4H, S4W, S4H, S4W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @layer dense_blocks.2.layers.20.2 t[0] f32[(B)*(32)*(S4H)*(S4W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(32)*(S4H*S4W), 256), 65536), 256>>>(t, f, B, 32, S4H*S4W, 1024, 896);
 // @launch l3_bn_stats<<<min(928, 65535), 256>>>(f, stats, B, 928, S4H*S4W, 1024);
 // @launch l3_bn_apply<<<min(cdiv((B)*(928)*(S4H*S4W), 256), 65536), 256>>>(f, stats, b2_21_bn_g, b2_21_bn_b, 0, h, (B)*(928)*(S4H*S4W), 928, S4H*S4W, 1024, 1e-5, 1);
 // @layer dense_blocks.2.layers.21.0 h[0] f32[(B)*(928)*(S4H*S4W)]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((928)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b2_21_conv_w, t, conv_part, B, 928, 32, S4H, S4W, S4H, S4W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((928)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(32)*(S4H)*(S4W), 256), 65536), 256>>>(conv_part, t, (B)*(32)*(S4H)*(S4W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((928)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b2_21_conv_w, t, B, 928, 32, S4H, S4W, S4H, S4W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @layer dense_blocks.2.layers.21.2 t[0] f32[(B)*(32)*(S4H)*(S4W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(32)*(S4H*S4W), 256), 65536), 256>>>(t, f, B, 32, S4H*S4W, 1024, 928);
 // @launch l3_bn_stats<<<min(960, 65535), 256>>>(f, stats, B, 960, S4H*S4W, 1024);
 // @launch l3_bn_apply<<<min(cdiv((B)*(960)*(S4H*S4W), 256), 65536), 256>>>(f, stats, b2_22_bn_g, b2_22_bn_b, 0, h, (B)*(960)*(S4H*S4W), 960, S4H*S4W, 1024, 1e-5, 1);
 // @layer dense_blocks.2.layers.22.0 h[0] f32[(B)*(960)*(S4H*S4W)]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((960)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b2_22_conv_w, t, conv_part, B, 960, 32, S4H, S4W, S4H, S4W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((960)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(32)*(S4H)*(S4W), 256), 65536), 256>>>(conv_part, t, (B)*(32)*(S4H)*(S4W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((960)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b2_22_conv_w, t, B, 960, 32, S4H, S4W, S4H, S4W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @layer dense_blocks.2.layers.22.2 t[0] f32[(B)*(32)*(S4H)*(S4W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(32)*(S4H*S4W), 256), 65536), 256>>>(t, f, B, 32, S4H*S4W, 1024, 960);
 // @launch l3_bn_stats<<<min(992, 65535), 256>>>(f, stats, B, 992, S4H*S4W, 1024);
 // @launch l3_bn_apply<<<min(cdiv((B)*(992)*(S4H*S4W), 256), 65536), 256>>>(f, stats, b2_23_bn_g, b2_23_bn_b, 0, h, (B)*(992)*(S4H*S4W), 992, S4H*S4W, 1024, 1e-5, 1);
 // @layer dense_blocks.2.layers.23.0 h[0] f32[(B)*(992)*(S4H*S4W)]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((992)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b2_23_conv_w, t, conv_part, B, 992, 32, S4H, S4W, S4H, S4W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((992)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(32)*(S4H)*(S4W), 256), 65536), 256>>>(conv_part, t, (B)*(32)*(S4H)*(S4W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((992)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((32)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b2_23_conv_w, t, B, 992, 32, S4H, S4W, S4H, S4W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @layer dense_blocks.2.layers.23.2 t[0] f32[(B)*(32)*(S4H)*(S4W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(32)*(S4H*S4W), 256), 65536), 256>>>(t, f, B, 32, S4H*S4W, 1024, 992);
 // @launch l3_bn_stats<<<min(1024, 65535), 256>>>(f, stats, B, 1024, S4H*S4W, 1024);
 // @launch l3_bn_apply<<<min(cdiv((B)*(1024)*(S4H*S4W), 256), 65536), 256>>>(f, stats, t2_bn_g, t2_bn_b, 0, h, (B)*(1024)*(S4H*S4W), 1024, S4H*S4W, 1024, 1e-5, 1);
 // @layer transition_layers.2.transition.0 h[0] f32[(B)*(1024)*(S4H*S4W)]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((512)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((512)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((1024)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(h, t2_conv_w, t, conv_part, B, 1024, 512, S4H, S4W, S4H, S4W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((512)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((1024)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(512)*(S4H)*(S4W), 256), 65536), 256>>>(conv_part, t, (B)*(512)*(S4H)*(S4W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((512)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((1024)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((512)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(h, t2_conv_w, t, B, 1024, 512, S4H, S4W, S4H, S4W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @layer transition_layers.2.transition.2 t[0] f32[(B)*(512)*(S4H)*(S4W)]
 // @launch l3_avgpool2d<<<min(cdiv((B*512)*(S5H)*(S5W), 256), 65536), 256>>>(t, u, B*512, S4H, S4W, S5H, S5W, 2, 2, 0);
 // @launch l3_copy_channels<<<min(cdiv((B)*(512)*(S5H*S5W), 256), 65536), 256>>>(u, f, B, 512, S5H*S5W, 1024, 0);
 // @launch l3_bn_stats<<<min(512, 65535), 256>>>(f, stats, B, 512, S5H*S5W, 1024);
 // @launch l3_bn_apply<<<min(cdiv((B)*(512)*(S5H*S5W), 256), 65536), 256>>>(f, stats, b3_0_bn_g, b3_0_bn_b, 0, h, (B)*(512)*(S5H*S5W), 512, S5H*S5W, 1024, 1e-5, 1);
 // @layer dense_blocks.3.layers.0.0 h[0] f32[(B)*(512)*(S5H*S5W)]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((32)/(1), 16)*cdiv(S5W, 64)*cdiv(S5H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S5W, 64)*cdiv(S5H, 8)), cdiv((512)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b3_0_conv_w, t, conv_part, B, 512, 32, S5H, S5W, S5H, S5W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S5W, 64)*cdiv(S5H, 8)), cdiv((512)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(32)*(S5H)*(S5W), 256), 65536), 256>>>(conv_part, t, (B)*(32)*(S5H)*(S5W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S5W, 64)*cdiv(S5H, 8)), cdiv((512)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((32)/(1), 16)*cdiv(S5W, 64)*cdiv(S5H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b3_0_conv_w, t, B, 512, 32, S5H, S5W, S5H, S5W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @layer dense_blocks.3.layers.0.2 t[0] f32[(B)*(32)*(S5H)*(S5W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(32)*(S5H*S5W), 256), 65536), 256>>>(t, f, B, 32, S5H*S5W, 1024, 512);
 // @launch l3_bn_stats<<<min(544, 65535), 256>>>(f, stats, B, 544, S5H*S5W, 1024);
 // @launch l3_bn_apply<<<min(cdiv((B)*(544)*(S5H*S5W), 256), 65536), 256>>>(f, stats, b3_1_bn_g, b3_1_bn_b, 0, h, (B)*(544)*(S5H*S5W), 544, S5H*S5W, 1024, 1e-5, 1);
 // @layer dense_blocks.3.layers.1.0 h[0] f32[(B)*(544)*(S5H*S5W)]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((32)/(1), 16)*cdiv(S5W, 64)*cdiv(S5H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S5W, 64)*cdiv(S5H, 8)), cdiv((544)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b3_1_conv_w, t, conv_part, B, 544, 32, S5H, S5W, S5H, S5W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S5W, 64)*cdiv(S5H, 8)), cdiv((544)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(32)*(S5H)*(S5W), 256), 65536), 256>>>(conv_part, t, (B)*(32)*(S5H)*(S5W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S5W, 64)*cdiv(S5H, 8)), cdiv((544)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((32)/(1), 16)*cdiv(S5W, 64)*cdiv(S5H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b3_1_conv_w, t, B, 544, 32, S5H, S5W, S5H, S5W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @layer dense_blocks.3.layers.1.2 t[0] f32[(B)*(32)*(S5H)*(S5W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(32)*(S5H*S5W), 256), 65536), 256>>>(t, f, B, 32, S5H*S5W, 1024, 544);
 // @launch l3_bn_stats<<<min(576, 65535), 256>>>(f, stats, B, 576, S5H*S5W, 1024);
 // @launch l3_bn_apply<<<min(cdiv((B)*(576)*(S5H*S5W), 256), 65536), 256>>>(f, stats, b3_2_bn_g, b3_2_bn_b, 0, h, (B)*(576)*(S5H*S5W), 576, S5H*S5W, 1024, 1e-5, 1);
 // @layer dense_blocks.3.layers.2.0 h[0] f32[(B)*(576)*(S5H*S5W)]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((32)/(1), 16)*cdiv(S5W, 64)*cdiv(S5H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S5W, 64)*cdiv(S5H, 8)), cdiv((576)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b3_2_conv_w, t, conv_part, B, 576, 32, S5H, S5W, S5H, S5W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S5W, 64)*cdiv(S5H, 8)), cdiv((576)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(32)*(S5H)*(S5W), 256), 65536), 256>>>(conv_part, t, (B)*(32)*(S5H)*(S5W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S5W, 64)*cdiv(S5H, 8)), cdiv((576)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((32)/(1), 16)*cdiv(S5W, 64)*cdiv(S5H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b3_2_conv_w, t, B, 576, 32, S5H, S5W, S5H, S5W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @layer dense_blocks.3.layers.2.2 t[0] f32[(B)*(32)*(S5H)*(S5W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(32)*(S5H*S5W), 256), 65536), 256>>>(t, f, B, 32, S5H*S5W, 1024, 576);
 // @launch l3_bn_stats<<<min(608, 65535), 256>>>(f, stats, B, 608, S5H*S5W, 1024);
 // @launch l3_bn_apply<<<min(cdiv((B)*(608)*(S5H*S5W), 256), 65536), 256>>>(f, stats, b3_3_bn_g, b3_3_bn_b, 0, h, (B)*(608)*(S5H*S5W), 608, S5H*S5W, 1024, 1e-5, 1);
 // @layer dense_blocks.3.layers.3.0 h[0] f32[(B)*(608)*(S5H*S5W)]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((32)/(1), 16)*cdiv(S5W, 64)*cdiv(S5H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S5W, 64)*cdiv(S5H, 8)), cdiv((608)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b3_3_conv_w, t, conv_part, B, 608, 32, S5H, S5W, S5H, S5W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S5W, 64)*cdiv(S5H, 8)), cdiv((608)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(32)*(S5H)*(S5W), 256), 65536), 256>>>(conv_part, t, (B)*(32)*(S5H)*(S5W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S5W, 64)*cdiv(S5H, 8)), cdiv((608)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((32)/(1), 16)*cdiv(S5W, 64)*cdiv(S5H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b3_3_conv_w, t, B, 608, 32, S5H, S5W, S5H, S5W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @layer dense_blocks.3.layers.3.2 t[0] f32[(B)*(32)*(S5H)*(S5W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(32)*(S5H*S5W), 256), 65536), 256>>>(t, f, B, 32, S5H*S5W, 1024, 608);
 // @launch l3_bn_stats<<<min(640, 65535), 256>>>(f, stats, B, 640, S5H*S5W, 1024);
 // @launch l3_bn_apply<<<min(cdiv((B)*(640)*(S5H*S5W), 256), 65536), 256>>>(f, stats, b3_4_bn_g, b3_4_bn_b, 0, h, (B)*(640)*(S5H*S5W), 640, S5H*S5W, 1024, 1e-5, 1);
 // @layer dense_blocks.3.layers.4.0 h[0] f32[(B)*(640)*(S5H*S5W)]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((32)/(1), 16)*cdiv(S5W, 64)*cdiv(S5H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S5W, 64)*cdiv(S5H, 8)), cdiv((640)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b3_4_conv_w, t, conv_part, B, 640, 32, S5H, S5W, S5H, S5W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S5W, 64)*cdiv(S5H, 8)), cdiv((640)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(32)*(S5H)*(S5W), 256), 65536), 256>>>(conv_part, t, (B)*(32)*(S5H)*(S5W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S5W, 64)*cdiv(S5H, 8)), cdiv((640)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((32)/(1), 16)*cdiv(S5W, 64)*cdiv(S5H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b3_4_conv_w, t, B, 640, 32, S5H, S5W, S5H, S5W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @layer dense_blocks.3.layers.4.2 t[0] f32[(B)*(32)*(S5H)*(S5W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(32)*(S5H*S5W), 256), 65536), 256>>>(t, f, B, 32, S5H*S5W, 1024, 640);
 // @launch l3_bn_stats<<<min(672, 65535), 256>>>(f, stats, B, 672, S5H*S5W, 1024);
 // @launch l3_bn_apply<<<min(cdiv((B)*(672)*(S5H*S5W), 256), 65536), 256>>>(f, stats, b3_5_bn_g, b3_5_bn_b, 0, h, (B)*(672)*(S5H*S5W), 672, S5H*S5W, 1024, 1e-5, 1);
 // @layer dense_blocks.3.layers.5.0 h[0] f32[(B)*(672)*(S5H*S5W)]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((32)/(1), 16)*cdiv(S5W, 64)*cdiv(S5H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S5W, 64)*cdiv(S5H, 8)), cdiv((672)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b3_5_conv_w, t, conv_part, B, 672, 32, S5H, S5W, S5H, S5W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S5W, 64)*cdiv(S5H, 8)), cdiv((672)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(32)*(S5H)*(S5W), 256), 65536), 256>>>(conv_part, t, (B)*(32)*(S5H)*(S5W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S5W, 64)*cdiv(S5H, 8)), cdiv((672)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((32)/(1), 16)*cdiv(S5W, 64)*cdiv(S5H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b3_5_conv_w, t, B, 672, 32, S5H, S5W, S5H, S5W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @layer dense_blocks.3.layers.5.2 t[0] f32[(B)*(32)*(S5H)*(S5W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(32)*(S5H*S5W), 256), 65536), 256>>>(t, f, B, 32, S5H*S5W, 1024, 672);
 // @launch l3_bn_stats<<<min(704, 65535), 256>>>(f, stats, B, 704, S5H*S5W, 1024);
 // @launch l3_bn_apply<<<min(cdiv((B)*(704)*(S5H*S5W), 256), 65536), 256>>>(f, stats, b3_6_bn_g, b3_6_bn_b, 0, h, (B)*(704)*(S5H*S5W), 704, S5H*S5W, 1024, 1e-5, 1);
 // @layer dense_blocks.3.layers.6.0 h[0] f32[(B)*(704)*(S5H*S5W)]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((32)/(1), 16)*cdiv(S5W, 64)*cdiv(S5H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S5W, 64)*cdiv(S5H, 8)), cdiv((704)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b3_6_conv_w, t, conv_part, B, 704, 32, S5H, S5W, S5H, S5W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S5W, 64)*cdiv(S5H, 8)), cdiv((704)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(32)*(S5H)*(S5W), 256), 65536), 256>>>(conv_part, t, (B)*(32)*(S5H)*(S5W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S5W, 64)*cdiv(S5H, 8)), cdiv((704)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((32)/(1), 16)*cdiv(S5W, 64)*cdiv(S5H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b3_6_conv_w, t, B, 704, 32, S5H, S5W, S5H, S5W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @layer dense_blocks.3.layers.6.2 t[0] f32[(B)*(32)*(S5H)*(S5W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(32)*(S5H*S5W), 256), 65536), 256>>>(t, f, B, 32, S5H*S5W, 1024, 704);
 // @launch l3_bn_stats<<<min(736, 65535), 256>>>(f, stats, B, 736, S5H*S5W, 1024);
 // @launch l3_bn_apply<<<min(cdiv((B)*(736)*(S5H*S5W), 256), 65536), 256>>>(f, stats, b3_7_bn_g, b3_7_bn_b, 0, h, (B)*(736)*(S5H*S5W), 736, S5H*S5W, 1024, 1e-5, 1);
 // @layer dense_blocks.3.layers.7.0 h[0] f32[(B)*(736)*(S5H*S5W)]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((32)/(1), 16)*cdiv(S5W, 64)*cdiv(S5H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S5W, 64)*cdiv(S5H, 8)), cdiv((736)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b3_7_conv_w, t, conv_part, B, 736, 32, S5H, S5W, S5H, S5W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S5W, 64)*cdiv(S5H, 8)), cdiv((736)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(32)*(S5H)*(S5W), 256), 65536), 256>>>(conv_part, t, (B)*(32)*(S5H)*(S5W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S5W, 64)*cdiv(S5H, 8)), cdiv((736)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((32)/(1), 16)*cdiv(S5W, 64)*cdiv(S5H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b3_7_conv_w, t, B, 736, 32, S5H, S5W, S5H, S5W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @layer dense_blocks.3.layers.7.2 t[0] f32[(B)*(32)*(S5H)*(S5W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(32)*(S5H*S5W), 256), 65536), 256>>>(t, f, B, 32, S5H*S5W, 1024, 736);
 // @launch l3_bn_stats<<<min(768, 65535), 256>>>(f, stats, B, 768, S5H*S5W, 1024);
 // @launch l3_bn_apply<<<min(cdiv((B)*(768)*(S5H*S5W), 256), 65536), 256>>>(f, stats, b3_8_bn_g, b3_8_bn_b, 0, h, (B)*(768)*(S5H*S5W), 768, S5H*S5W, 1024, 1e-5, 1);
 // @layer dense_blocks.3.layers.8.0 h[0] f32[(B)*(768)*(S5H*S5W)]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((32)/(1), 16)*cdiv(S5W, 64)*cdiv(S5H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S5W, 64)*cdiv(S5H, 8)), cdiv((768)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b3_8_conv_w, t, conv_part, B, 768, 32, S5H, S5W, S5H, S5W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S5W, 64)*cdiv(S5H, 8)), cdiv((768)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(32)*(S5H)*(S5W), 256), 65536), 256>>>(conv_part, t, (B)*(32)*(S5H)*(S5W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S5W, 64)*cdiv(S5H, 8)), cdiv((768)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((32)/(1), 16)*cdiv(S5W, 64)*cdiv(S5H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b3_8_conv_w, t, B, 768, 32, S5H, S5W, S5H, S5W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @layer dense_blocks.3.layers.8.2 t[0] f32[(B)*(32)*(S5H)*(S5W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(32)*(S5H*S5W), 256), 65536), 256>>>(t, f, B, 32, S5H*S5W, 1024, 768);
 // @launch l3_bn_stats<<<min(800, 65535), 256>>>(f, stats, B, 800, S5H*S5W, 1024);
 // @launch l3_bn_apply<<<min(cdiv((B)*(800)*(S5H*S5W), 256), 65536), 256>>>(f, stats, b3_9_bn_g, b3_9_bn_b, 0, h, (B)*(800)*(S5H*S5W), 800, S5H*S5W, 1024, 1e-5, 1);
 // @layer dense_blocks.3.layers.9.0 h[0] f32[(B)*(800)*(S5H*S5W)]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((32)/(1), 16)*cdiv(S5W, 64)*cdiv(S5H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S5W, 64)*cdiv(S5H, 8)), cdiv((800)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b3_9_conv_w, t, conv_part, B, 800, 32, S5H, S5W, S5H, S5W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S5W, 64)*cdiv(S5H, 8)), cdiv((800)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(32)*(S5H)*(S5W), 256), 65536), 256>>>(conv_part, t, (B)*(32)*(S5H)*(S5W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S5W, 64)*cdiv(S5H, 8)), cdiv((800)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((32)/(1), 16)*cdiv(S5W, 64)*cdiv(S5H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b3_9_conv_w, t, B, 800, 32, S5H, S5W, S5H, S5W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @layer dense_blocks.3.layers.9.2 t[0] f32[(B)*(32)*(S5H)*(S5W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(32)*(S5H*S5W), 256), 65536), 256>>>(t, f, B, 32, S5H*S5W, 1024, 800);
 // @launch l3_bn_stats<<<min(832, 65535), 256>>>(f, stats, B, 832, S5H*S5W, 1024);
 // @launch l3_bn_apply<<<min(cdiv((B)*(832)*(S5H*S5W), 256), 65536), 256>>>(f, stats, b3_10_bn_g, b3_10_bn_b, 0, h, (B)*(832)*(S5H*S5W), 832, S5H*S5W, 1024, 1e-5, 1);
 // @layer dense_blocks.3.layers.10.0 h[0] f32[(B)*(832)*(S5H*S5W)]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((32)/(1), 16)*cdiv(S5W, 64)*cdiv(S5H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S5W, 64)*cdiv(S5H, 8)), cdiv((832)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b3_10_conv_w, t, conv_part, B, 832, 32, S5H, S5W, S5H, S5W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S5W, 64)*cdiv(S5H, 8)), cdiv((832)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(32)*(S5H)*(S5W), 256), 65536), 256>>>(conv_part, t, (B)*(32)*(S5H)*(S5W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S5W, 64)*cdiv(S5H, 8)), cdiv((832)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((32)/(1), 16)*cdiv(S5W, 64)*cdiv(S5H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b3_10_conv_w, t, B, 832, 32, S5H, S5W, S5H, S5W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @layer dense_blocks.3.layers.10.2 t[0] f32[(B)*(32)*(S5H)*(S5W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(32)*(S5H*S5W), 256), 65536), 256>>>(t, f, B, 32, S5H*S5W, 1024, 832);
 // @launch l3_bn_stats<<<min(864, 65535), 256>>>(f, stats, B, 864, S5H*S5W, 1024);
 // @launch l3_bn_apply<<<min(cdiv((B)*(864)*(S5H*S5W), 256), 65536), 256>>>(f, stats, b3_11_bn_g, b3_11_bn_b, 0, h, (B)*(864)*(S5H*S5W), 864, S5H*S5W, 1024, 1e-5, 1);
 // @layer dense_blocks.3.layers.11.0 h[0] f32[(B)*(864)*(S5H*S5W)]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((32)/(1), 16)*cdiv(S5W, 64)*cdiv(S5H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S5W, 64)*cdiv(S5H, 8)), cdiv((864)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b3_11_conv_w, t, conv_part, B, 864, 32, S5H, S5W, S5H, S5W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S5W, 64)*cdiv(S5H, 8)), cdiv((864)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(32)*(S5H)*(S5W), 256), 65536), 256>>>(conv_part, t, (B)*(32)*(S5H)*(S5W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S5W, 64)*cdiv(S5H, 8)), cdiv((864)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((32)/(1), 16)*cdiv(S5W, 64)*cdiv(S5H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b3_11_conv_w, t, B, 864, 32, S5H, S5W, S5H, S5W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @layer dense_blocks.3.layers.11.2 t[0] f32[(B)*(32)*(S5H)*(S5W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(32)*(S5H*S5W), 256), 65536), 256>>>(t, f, B, 32, S5H*S5W, 1024, 864);
 // @launch l3_bn_stats<<<min(896, 65535), 256>>>(f, stats, B, 896, S5H*S5W, 1024);
 // @launch l3_bn_apply<<<min(cdiv((B)*(896)*(S5H*S5W), 256), 65536), 256>>>(f, stats, b3_12_bn_g, b3_12_bn_b, 0, h, (B)*(896)*(S5H*S5W), 896, S5H*S5W, 1024, 1e-5, 1);
 // @layer dense_blocks.3.layers.12.0 h[0] f32[(B)*(896)*(S5H*S5W)]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((32)/(1), 16)*cdiv(S5W, 64)*cdiv(S5H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S5W, 64)*cdiv(S5H, 8)), cdiv((896)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b3_12_conv_w, t, conv_part, B, 896, 32, S5H, S5W, S5H, S5W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S5W, 64)*cdiv(S5H, 8)), cdiv((896)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(32)*(S5H)*(S5W), 256), 65536), 256>>>(conv_part, t, (B)*(32)*(S5H)*(S5W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S5W, 64)*cdiv(S5H, 8)), cdiv((896)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((32)/(1), 16)*cdiv(S5W, 64)*cdiv(S5H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b3_12_conv_w, t, B, 896, 32, S5H, S5W, S5H, S5W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @layer dense_blocks.3.layers.12.2 t[0] f32[(B)*(32)*(S5H)*(S5W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(32)*(S5H*S5W), 256), 65536), 256>>>(t, f, B, 32, S5H*S5W, 1024, 896);
 // @launch l3_bn_stats<<<min(928, 65535), 256>>>(f, stats, B, 928, S5H*S5W, 1024);
 // @launch l3_bn_apply<<<min(cdiv((B)*(928)*(S5H*S5W), 256), 65536), 256>>>(f, stats, b3_13_bn_g, b3_13_bn_b, 0, h, (B)*(928)*(S5H*S5W), 928, S5H*S5W, 1024, 1e-5, 1);
 // @layer dense_blocks.3.layers.13.0 h[0] f32[(B)*(928)*(S5H*S5W)]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((32)/(1), 16)*cdiv(S5W, 64)*cdiv(S5H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S5W, 64)*cdiv(S5H, 8)), cdiv((928)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b3_13_conv_w, t, conv_part, B, 928, 32, S5H, S5W, S5H, S5W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S5W, 64)*cdiv(S5H, 8)), cdiv((928)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(32)*(S5H)*(S5W), 256), 65536), 256>>>(conv_part, t, (B)*(32)*(S5H)*(S5W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S5W, 64)*cdiv(S5H, 8)), cdiv((928)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((32)/(1), 16)*cdiv(S5W, 64)*cdiv(S5H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b3_13_conv_w, t, B, 928, 32, S5H, S5W, S5H, S5W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @layer dense_blocks.3.layers.13.2 t[0] f32[(B)*(32)*(S5H)*(S5W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(32)*(S5H*S5W), 256), 65536), 256>>>(t, f, B, 32, S5H*S5W, 1024, 928);
 // @launch l3_bn_stats<<<min(960, 65535), 256>>>(f, stats, B, 960, S5H*S5W, 1024);
 // @launch l3_bn_apply<<<min(cdiv((B)*(960)*(S5H*S5W), 256), 65536), 256>>>(f, stats, b3_14_bn_g, b3_14_bn_b, 0, h, (B)*(960)*(S5H*S5W), 960, S5H*S5W, 1024, 1e-5, 1);
 // @layer dense_blocks.3.layers.14.0 h[0] f32[(B)*(960)*(S5H*S5W)]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((32)/(1), 16)*cdiv(S5W, 64)*cdiv(S5H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S5W, 64)*cdiv(S5H, 8)), cdiv((960)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b3_14_conv_w, t, conv_part, B, 960, 32, S5H, S5W, S5H, S5W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S5W, 64)*cdiv(S5H, 8)), cdiv((960)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(32)*(S5H)*(S5W), 256), 65536), 256>>>(conv_part, t, (B)*(32)*(S5H)*(S5W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S5W, 64)*cdiv(S5H, 8)), cdiv((960)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((32)/(1), 16)*cdiv(S5W, 64)*cdiv(S5H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b3_14_conv_w, t, B, 960, 32, S5H, S5W, S5H, S5W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @layer dense_blocks.3.layers.14.2 t[0] f32[(B)*(32)*(S5H)*(S5W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(32)*(S5H*S5W), 256), 65536), 256>>>(t, f, B, 32, S5H*S5W, 1024, 960);
 // @launch l3_bn_stats<<<min(992, 65535), 256>>>(f, stats, B, 992, S5H*S5W, 1024);
 // @launch l3_bn_apply<<<min(cdiv((B)*(992)*(S5H*S5W), 256), 65536), 256>>>(f, stats, b3_15_bn_g, b3_15_bn_b, 0, h, (B)*(992)*(S5H*S5W), 992, S5H*S5W, 1024, 1e-5, 1);
 // @layer dense_blocks.3.layers.15.0 h[0] f32[(B)*(992)*(S5H*S5W)]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((32)/(1), 16)*cdiv(S5W, 64)*cdiv(S5H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S5W, 64)*cdiv(S5H, 8)), cdiv((992)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b3_15_conv_w, t, conv_part, B, 992, 32, S5H, S5W, S5H, S5W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S5W, 64)*cdiv(S5H, 8)), cdiv((992)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(32)*(S5H)*(S5W), 256), 65536), 256>>>(conv_part, t, (B)*(32)*(S5H)*(S5W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S5W, 64)*cdiv(S5H, 8)), cdiv((992)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((32)/(1), 16)*cdiv(S5W, 64)*cdiv(S5H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(h, b3_15_conv_w, t, B, 992, 32, S5H, S5W, S5H, S5W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @layer dense_blocks.3.layers.15.2 t[0] f32[(B)*(32)*(S5H)*(S5W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(32)*(S5H*S5W), 256), 65536), 256>>>(t, f, B, 32, S5H*S5W, 1024, 992);
 // @launch l3_bn_stats<<<min(1024, 65535), 256>>>(f, stats, B, 1024, S5H*S5W, 1024);

@@ -3,25 +3,20 @@
 // squeeze 1x1 conv, bias and ReLU; expand 1x1 and expand 3x3 (each with bias and ReLU in double)
 // copied side by side into the output's channels.
 #define CC 4 /* input channels per chunk of conv2d_ref */
-#define CONV2D_SPLIT /* conv2d_ref_split and conv2d_split_sum too */
 #include "shared/conv2d_ref.cuh"
 #include "shared/l3_ops.cuh"
 
 // @scratch s f32[B*SQ*H*W]
 // @scratch t f32[B*max(SQ, max(E1, E3))*H*W]
 // @scratch o f32[B*max(E1, E3)*H*W]
-// @scratch conv_part f64[4308992]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((SQ)/(1), 16)*cdiv(W, 64)*cdiv(H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((SQ)/(1), 16)*cdiv(W, 64)*cdiv(H, 8)), cdiv((CI)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(x, squeeze_w, t, conv_part, B, CI, SQ, H, W, H, W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((SQ)/(1), 16)*cdiv(W, 64)*cdiv(H, 8)), cdiv((CI)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(SQ)*(H)*(W), 256), 65536), 256>>>(conv_part, t, (B)*(SQ)*(H)*(W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((SQ)/(1), 16)*cdiv(W, 64)*cdiv(H, 8)), cdiv((CI)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((SQ)/(1), 16)*cdiv(W, 64)*cdiv(H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(x, squeeze_w, t, B, CI, SQ, H, W, H, W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(SQ)*(H)*(W), 256), 65536), 256>>>(t, squeeze_b, 0, s, (B)*(SQ)*(H)*(W), (H)*(W), SQ, 1);
 // @layer squeeze s[0] f32[(B)*(SQ)*(H)*(W)]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((E1)/(1), 16)*cdiv(W, 64)*cdiv(H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((E1)/(1), 16)*cdiv(W, 64)*cdiv(H, 8)), cdiv((SQ)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(s, e1_w, t, conv_part, B, SQ, E1, H, W, H, W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((E1)/(1), 16)*cdiv(W, 64)*cdiv(H, 8)), cdiv((SQ)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(E1)*(H)*(W), 256), 65536), 256>>>(conv_part, t, (B)*(E1)*(H)*(W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((E1)/(1), 16)*cdiv(W, 64)*cdiv(H, 8)), cdiv((SQ)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((E1)/(1), 16)*cdiv(W, 64)*cdiv(H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(s, e1_w, t, B, SQ, E1, H, W, H, W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(E1)*(H)*(W), 256), 65536), 256>>>(t, e1_b, 0, o, (B)*(E1)*(H)*(W), (H)*(W), E1, 1);
 // @layer expand1x1 o[0] f32[(B)*(E1)*(H)*(W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(E1)*(H*W), 256), 65536), 256>>>(o, y, B, E1, H*W, CT, 0);
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((E3)/(1), 16)*cdiv(W, 64)*cdiv(H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((E3)/(1), 16)*cdiv(W, 64)*cdiv(H, 8)), cdiv((SQ)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(s, e3_w, t, conv_part, B, SQ, E3, H, W, H, W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((E3)/(1), 16)*cdiv(W, 64)*cdiv(H, 8)), cdiv((SQ)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(E3)*(H)*(W), 256), 65536), 256>>>(conv_part, t, (B)*(E3)*(H)*(W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((E3)/(1), 16)*cdiv(W, 64)*cdiv(H, 8)), cdiv((SQ)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((E3)/(1), 16)*cdiv(W, 64)*cdiv(H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(s, e3_w, t, B, SQ, E3, H, W, H, W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(E3)*(H)*(W), 256), 65536), 256>>>(t, e3_b, 0, o, (B)*(E3)*(H)*(W), (H)*(W), E3, 1);
 // @layer expand3x3 o[0] f32[(B)*(E3)*(H)*(W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(E3)*(H*W), 256), 65536), 256>>>(o, y, B, E3, H*W, CT, E1);

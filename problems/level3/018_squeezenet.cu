@@ -4,7 +4,6 @@
 // modules (squeeze 1x1 ReLU, expand 1x1 and 3x3 ReLU, concatenated), classifier 1x1 conv ReLU,
 // global average pool; biases and ReLU in double.
 #define CC 4 /* input channels per chunk of conv2d_ref */
-#define CONV2D_SPLIT /* conv2d_ref_split and conv2d_split_sum too */
 #include "shared/conv2d_ref.cuh"
 #include "shared/l3_ops.cuh"
 
@@ -13,14 +12,12 @@
 // @scratch t f32[B*96*S1H*S1W]
 // @scratch s f32[B*96*S1H*S1W]
 // @scratch o f32[B*96*S1H*S1W]
-// @scratch conv_part f64[4308992]
 // @scratch z f32[B*NC*S4H*S4W]
 // @launch conv2d_ref<<<min((B)*(1)*cdiv((96)/(1), 16)*cdiv(S1W, 64)*cdiv(S1H, 8), 1048576), 128, 12*(4*(7)*(7)*16 + 4*(7*(2) + (7))*(63*(2) + (7)))>>>(x, conv1_w, t, B, 3, 96, H, W, S1H, S1W, 7, 7, 2, 2, 0, 0, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(96)*(S1H)*(S1W), 256), 65536), 256>>>(t, conv1_b, 0, p, (B)*(96)*(S1H)*(S1W), (S1H)*(S1W), 96, 1);
 // @layer features.0 p[0] f32[(B)*(96)*(S1H)*(S1W)]
 // @launch l3_maxpool2d<<<min(cdiv((B*96)*(S2H)*(S2W), 256), 65536), 256>>>(p, q, B*96, S1H, S1W, S2H, S2W, 3, 2, 0);
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((16)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((16)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((96)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(q, f3_sq_w, t, conv_part, B, 96, 16, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((16)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((96)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(16)*(S2H)*(S2W), 256), 65536), 256>>>(conv_part, t, (B)*(16)*(S2H)*(S2W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((16)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((96)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((16)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(q, f3_sq_w, t, B, 96, 16, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(16)*(S2H)*(S2W), 256), 65536), 256>>>(t, f3_sq_b, 0, s, (B)*(16)*(S2H)*(S2W), (S2H)*(S2W), 16, 1);
 // @layer features.3.squeeze s[0] f32[(B)*(16)*(S2H)*(S2W)]
 // @launch conv2d_ref<<<min((B)*(1)*cdiv((64)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(s, f3_e1_w, t, B, 16, 64, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
@@ -31,8 +28,7 @@
 // @launch l3_bias_act_f<<<min(cdiv((B)*(64)*(S2H)*(S2W), 256), 65536), 256>>>(t, f3_e3_b, 0, o, (B)*(64)*(S2H)*(S2W), (S2H)*(S2W), 64, 1);
 // @layer features.3.expand3x3 o[0] f32[(B)*(64)*(S2H)*(S2W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(64)*((S2H)*(S2W)), 256), 65536), 256>>>(o, p, B, 64, (S2H)*(S2W), 128, 64);
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((16)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((16)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((128)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(p, f4_sq_w, t, conv_part, B, 128, 16, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((16)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((128)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(16)*(S2H)*(S2W), 256), 65536), 256>>>(conv_part, t, (B)*(16)*(S2H)*(S2W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((16)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((128)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((16)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(p, f4_sq_w, t, B, 128, 16, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(16)*(S2H)*(S2W), 256), 65536), 256>>>(t, f4_sq_b, 0, s, (B)*(16)*(S2H)*(S2W), (S2H)*(S2W), 16, 1);
 // @layer features.4.squeeze s[0] f32[(B)*(16)*(S2H)*(S2W)]
 // @launch conv2d_ref<<<min((B)*(1)*cdiv((64)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(s, f4_e1_w, t, B, 16, 64, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
@@ -43,94 +39,75 @@
 // @launch l3_bias_act_f<<<min(cdiv((B)*(64)*(S2H)*(S2W), 256), 65536), 256>>>(t, f4_e3_b, 0, o, (B)*(64)*(S2H)*(S2W), (S2H)*(S2W), 64, 1);
 // @layer features.4.expand3x3 o[0] f32[(B)*(64)*(S2H)*(S2W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(64)*((S2H)*(S2W)), 256), 65536), 256>>>(o, q, B, 64, (S2H)*(S2W), 128, 64);
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((32)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((128)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(q, f5_sq_w, t, conv_part, B, 128, 32, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((128)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(32)*(S2H)*(S2W), 256), 65536), 256>>>(conv_part, t, (B)*(32)*(S2H)*(S2W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((128)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((32)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(q, f5_sq_w, t, B, 128, 32, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(32)*(S2H)*(S2W), 256), 65536), 256>>>(t, f5_sq_b, 0, s, (B)*(32)*(S2H)*(S2W), (S2H)*(S2W), 32, 1);
 // @layer features.5.squeeze s[0] f32[(B)*(32)*(S2H)*(S2W)]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((128)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((128)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((32)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(s, f5_e1_w, t, conv_part, B, 32, 128, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((128)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((32)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(128)*(S2H)*(S2W), 256), 65536), 256>>>(conv_part, t, (B)*(128)*(S2H)*(S2W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((128)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((32)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((128)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(s, f5_e1_w, t, B, 32, 128, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(128)*(S2H)*(S2W), 256), 65536), 256>>>(t, f5_e1_b, 0, o, (B)*(128)*(S2H)*(S2W), (S2H)*(S2W), 128, 1);
 // @layer features.5.expand1x1 o[0] f32[(B)*(128)*(S2H)*(S2W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(128)*((S2H)*(S2W)), 256), 65536), 256>>>(o, p, B, 128, (S2H)*(S2W), 256, 0);
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((128)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((128)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((32)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(s, f5_e3_w, t, conv_part, B, 32, 128, S2H, S2W, S2H, S2W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((128)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((32)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(128)*(S2H)*(S2W), 256), 65536), 256>>>(conv_part, t, (B)*(128)*(S2H)*(S2W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((128)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((32)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((128)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(s, f5_e3_w, t, B, 32, 128, S2H, S2W, S2H, S2W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(128)*(S2H)*(S2W), 256), 65536), 256>>>(t, f5_e3_b, 0, o, (B)*(128)*(S2H)*(S2W), (S2H)*(S2W), 128, 1);
 // @layer features.5.expand3x3 o[0] f32[(B)*(128)*(S2H)*(S2W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(128)*((S2H)*(S2W)), 256), 65536), 256>>>(o, p, B, 128, (S2H)*(S2W), 256, 128);
 // @launch l3_maxpool2d<<<min(cdiv((B*256)*(S3H)*(S3W), 256), 65536), 256>>>(p, q, B*256, S2H, S2W, S3H, S3W, 3, 2, 0);
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((32)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((256)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(q, f7_sq_w, t, conv_part, B, 256, 32, S3H, S3W, S3H, S3W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((256)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(32)*(S3H)*(S3W), 256), 65536), 256>>>(conv_part, t, (B)*(32)*(S3H)*(S3W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((256)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((32)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(q, f7_sq_w, t, B, 256, 32, S3H, S3W, S3H, S3W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(32)*(S3H)*(S3W), 256), 65536), 256>>>(t, f7_sq_b, 0, s, (B)*(32)*(S3H)*(S3W), (S3H)*(S3W), 32, 1);
 // @layer features.7.squeeze s[0] f32[(B)*(32)*(S3H)*(S3W)]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((128)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((128)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((32)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(s, f7_e1_w, t, conv_part, B, 32, 128, S3H, S3W, S3H, S3W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((128)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((32)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(128)*(S3H)*(S3W), 256), 65536), 256>>>(conv_part, t, (B)*(128)*(S3H)*(S3W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((128)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((32)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((128)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(s, f7_e1_w, t, B, 32, 128, S3H, S3W, S3H, S3W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(128)*(S3H)*(S3W), 256), 65536), 256>>>(t, f7_e1_b, 0, o, (B)*(128)*(S3H)*(S3W), (S3H)*(S3W), 128, 1);
 // @layer features.7.expand1x1 o[0] f32[(B)*(128)*(S3H)*(S3W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(128)*((S3H)*(S3W)), 256), 65536), 256>>>(o, p, B, 128, (S3H)*(S3W), 256, 0);
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((128)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((128)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((32)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(s, f7_e3_w, t, conv_part, B, 32, 128, S3H, S3W, S3H, S3W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((128)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((32)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(128)*(S3H)*(S3W), 256), 65536), 256>>>(conv_part, t, (B)*(128)*(S3H)*(S3W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((128)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((32)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((128)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(s, f7_e3_w, t, B, 32, 128, S3H, S3W, S3H, S3W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(128)*(S3H)*(S3W), 256), 65536), 256>>>(t, f7_e3_b, 0, o, (B)*(128)*(S3H)*(S3W), (S3H)*(S3W), 128, 1);
 // @layer features.7.expand3x3 o[0] f32[(B)*(128)*(S3H)*(S3W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(128)*((S3H)*(S3W)), 256), 65536), 256>>>(o, p, B, 128, (S3H)*(S3W), 256, 128);
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((48)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((48)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((256)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(p, f8_sq_w, t, conv_part, B, 256, 48, S3H, S3W, S3H, S3W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((48)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((256)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(48)*(S3H)*(S3W), 256), 65536), 256>>>(conv_part, t, (B)*(48)*(S3H)*(S3W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((48)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((256)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((48)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(p, f8_sq_w, t, B, 256, 48, S3H, S3W, S3H, S3W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(48)*(S3H)*(S3W), 256), 65536), 256>>>(t, f8_sq_b, 0, s, (B)*(48)*(S3H)*(S3W), (S3H)*(S3W), 48, 1);
 // @layer features.8.squeeze s[0] f32[(B)*(48)*(S3H)*(S3W)]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((192)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((192)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((48)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(s, f8_e1_w, t, conv_part, B, 48, 192, S3H, S3W, S3H, S3W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((192)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((48)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(192)*(S3H)*(S3W), 256), 65536), 256>>>(conv_part, t, (B)*(192)*(S3H)*(S3W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((192)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((48)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((192)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(s, f8_e1_w, t, B, 48, 192, S3H, S3W, S3H, S3W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(192)*(S3H)*(S3W), 256), 65536), 256>>>(t, f8_e1_b, 0, o, (B)*(192)*(S3H)*(S3W), (S3H)*(S3W), 192, 1);
 // @layer features.8.expand1x1 o[0] f32[(B)*(192)*(S3H)*(S3W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(192)*((S3H)*(S3W)), 256), 65536), 256>>>(o, q, B, 192, (S3H)*(S3W), 384, 0);
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((192)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((192)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((48)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(s, f8_e3_w, t, conv_part, B, 48, 192, S3H, S3W, S3H, S3W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((192)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((48)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(192)*(S3H)*(S3W), 256), 65536), 256>>>(conv_part, t, (B)*(192)*(S3H)*(S3W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((192)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((48)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((192)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(s, f8_e3_w, t, B, 48, 192, S3H, S3W, S3H, S3W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(192)*(S3H)*(S3W), 256), 65536), 256>>>(t, f8_e3_b, 0, o, (B)*(192)*(S3H)*(S3W), (S3H)*(S3W), 192, 1);
 // @layer features.8.expand3x3 o[0] f32[(B)*(192)*(S3H)*(S3W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(192)*((S3H)*(S3W)), 256), 65536), 256>>>(o, q, B, 192, (S3H)*(S3W), 384, 192);
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((48)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((48)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((384)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(q, f9_sq_w, t, conv_part, B, 384, 48, S3H, S3W, S3H, S3W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((48)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((384)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(48)*(S3H)*(S3W), 256), 65536), 256>>>(conv_part, t, (B)*(48)*(S3H)*(S3W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((48)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((384)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((48)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(q, f9_sq_w, t, B, 384, 48, S3H, S3W, S3H, S3W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(48)*(S3H)*(S3W), 256), 65536), 256>>>(t, f9_sq_b, 0, s, (B)*(48)*(S3H)*(S3W), (S3H)*(S3W), 48, 1);
 // @layer features.9.squeeze s[0] f32[(B)*(48)*(S3H)*(S3W)]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((192)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((192)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((48)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(s, f9_e1_w, t, conv_part, B, 48, 192, S3H, S3W, S3H, S3W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((192)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((48)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(192)*(S3H)*(S3W), 256), 65536), 256>>>(conv_part, t, (B)*(192)*(S3H)*(S3W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((192)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((48)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((192)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(s, f9_e1_w, t, B, 48, 192, S3H, S3W, S3H, S3W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(192)*(S3H)*(S3W), 256), 65536), 256>>>(t, f9_e1_b, 0, o, (B)*(192)*(S3H)*(S3W), (S3H)*(S3W), 192, 1);
 // @layer features.9.expand1x1 o[0] f32[(B)*(192)*(S3H)*(S3W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(192)*((S3H)*(S3W)), 256), 65536), 256>>>(o, p, B, 192, (S3H)*(S3W), 384, 0);
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((192)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((192)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((48)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(s, f9_e3_w, t, conv_part, B, 48, 192, S3H, S3W, S3H, S3W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((192)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((48)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(192)*(S3H)*(S3W), 256), 65536), 256>>>(conv_part, t, (B)*(192)*(S3H)*(S3W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((192)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((48)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((192)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(s, f9_e3_w, t, B, 48, 192, S3H, S3W, S3H, S3W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(192)*(S3H)*(S3W), 256), 65536), 256>>>(t, f9_e3_b, 0, o, (B)*(192)*(S3H)*(S3W), (S3H)*(S3W), 192, 1);
 // @layer features.9.expand3x3 o[0] f32[(B)*(192)*(S3H)*(S3W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(192)*((S3H)*(S3W)), 256), 65536), 256>>>(o, p, B, 192, (S3H)*(S3W), 384, 192);
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((64)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((64)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((384)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(p, f10_sq_w, t, conv_part, B, 384, 64, S3H, S3W, S3H, S3W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((64)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((384)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(64)*(S3H)*(S3W), 256), 65536), 256>>>(conv_part, t, (B)*(64)*(S3H)*(S3W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((64)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((384)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((64)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(p, f10_sq_w, t, B, 384, 64, S3H, S3W, S3H, S3W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(64)*(S3H)*(S3W), 256), 65536), 256>>>(t, f10_sq_b, 0, s, (B)*(64)*(S3H)*(S3W), (S3H)*(S3W), 64, 1);
 // @layer features.10.squeeze s[0] f32[(B)*(64)*(S3H)*(S3W)]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((256)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((256)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((64)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(s, f10_e1_w, t, conv_part, B, 64, 256, S3H, S3W, S3H, S3W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((256)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((64)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(256)*(S3H)*(S3W), 256), 65536), 256>>>(conv_part, t, (B)*(256)*(S3H)*(S3W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((256)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((64)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((256)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(s, f10_e1_w, t, B, 64, 256, S3H, S3W, S3H, S3W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(256)*(S3H)*(S3W), 256), 65536), 256>>>(t, f10_e1_b, 0, o, (B)*(256)*(S3H)*(S3W), (S3H)*(S3W), 256, 1);
 // @layer features.10.expand1x1 o[0] f32[(B)*(256)*(S3H)*(S3W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(256)*((S3H)*(S3W)), 256), 65536), 256>>>(o, q, B, 256, (S3H)*(S3W), 512, 0);
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((256)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((256)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((64)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(s, f10_e3_w, t, conv_part, B, 64, 256, S3H, S3W, S3H, S3W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((256)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((64)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(256)*(S3H)*(S3W), 256), 65536), 256>>>(conv_part, t, (B)*(256)*(S3H)*(S3W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((256)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((64)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((256)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(s, f10_e3_w, t, B, 64, 256, S3H, S3W, S3H, S3W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(256)*(S3H)*(S3W), 256), 65536), 256>>>(t, f10_e3_b, 0, o, (B)*(256)*(S3H)*(S3W), (S3H)*(S3W), 256, 1);
 // @layer features.10.expand3x3 o[0] f32[(B)*(256)*(S3H)*(S3W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(256)*((S3H)*(S3W)), 256), 65536), 256>>>(o, q, B, 256, (S3H)*(S3W), 512, 256);
 // @launch l3_maxpool2d<<<min(cdiv((B*512)*(S4H)*(S4W), 256), 65536), 256>>>(q, p, B*512, S3H, S3W, S4H, S4W, 3, 2, 0);
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((64)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((64)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((512)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(p, f12_sq_w, t, conv_part, B, 512, 64, S4H, S4W, S4H, S4W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((64)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((512)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(64)*(S4H)*(S4W), 256), 65536), 256>>>(conv_part, t, (B)*(64)*(S4H)*(S4W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((64)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((512)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((64)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(p, f12_sq_w, t, B, 512, 64, S4H, S4W, S4H, S4W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(64)*(S4H)*(S4W), 256), 65536), 256>>>(t, f12_sq_b, 0, s, (B)*(64)*(S4H)*(S4W), (S4H)*(S4W), 64, 1);
 // @layer features.12.squeeze s[0] f32[(B)*(64)*(S4H)*(S4W)]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((256)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((256)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((64)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(s, f12_e1_w, t, conv_part, B, 64, 256, S4H, S4W, S4H, S4W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((256)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((64)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(256)*(S4H)*(S4W), 256), 65536), 256>>>(conv_part, t, (B)*(256)*(S4H)*(S4W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((256)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((64)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((256)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(s, f12_e1_w, t, B, 64, 256, S4H, S4W, S4H, S4W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(256)*(S4H)*(S4W), 256), 65536), 256>>>(t, f12_e1_b, 0, o, (B)*(256)*(S4H)*(S4W), (S4H)*(S4W), 256, 1);
 // @layer features.12.expand1x1 o[0] f32[(B)*(256)*(S4H)*(S4W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(256)*((S4H)*(S4W)), 256), 65536), 256>>>(o, q, B, 256, (S4H)*(S4W), 512, 0);
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((256)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((256)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((64)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(s, f12_e3_w, t, conv_part, B, 64, 256, S4H, S4W, S4H, S4W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((256)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((64)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(256)*(S4H)*(S4W), 256), 65536), 256>>>(conv_part, t, (B)*(256)*(S4H)*(S4W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((256)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((64)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((256)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(s, f12_e3_w, t, B, 64, 256, S4H, S4W, S4H, S4W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(256)*(S4H)*(S4W), 256), 65536), 256>>>(t, f12_e3_b, 0, o, (B)*(256)*(S4H)*(S4W), (S4H)*(S4W), 256, 1);
 // @layer features.12.expand3x3 o[0] f32[(B)*(256)*(S4H)*(S4W)]
 // @launch l3_copy_channels<<<min(cdiv((B)*(256)*((S4H)*(S4W)), 256), 65536), 256>>>(o, q, B, 256, (S4H)*(S4W), 512, 256);
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((NC)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((NC)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((512)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(q, cls_w, t, conv_part, B, 512, NC, S4H, S4W, S4H, S4W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((NC)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((512)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(NC)*(S4H)*(S4W), 256), 65536), 256>>>(conv_part, t, (B)*(NC)*(S4H)*(S4W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((NC)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((512)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((NC)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(q, cls_w, t, B, 512, NC, S4H, S4W, S4H, S4W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(NC)*(S4H)*(S4W), 256), 65536), 256>>>(t, cls_b, 0, z, (B)*(NC)*(S4H)*(S4W), (S4H)*(S4W), NC, 1);
 // @layer classifier.1 z[0] f32[(B)*(NC)*(S4H)*(S4W)]
 // @launch l3_row_mean<<<min(cdiv(B*NC, 8), 65536), 256>>>(z, y, B*NC, S4H*S4W, 0);

@@ -4,7 +4,6 @@
 // channel, BN ReLU, pointwise 1x1, BN ReLU; BatchNorm in training mode in double), 7x7 average
 // pool, Linear.
 #define CC 4 /* input channels per chunk of conv2d_ref */
-#define CONV2D_SPLIT /* conv2d_ref_split and conv2d_split_sum too */
 #include "shared/conv2d_ref.cuh"
 #include "shared/l3_ops.cuh"
 #include "shared/matmul_tiled_ref.cuh"
@@ -23,9 +22,7 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
 // @scratch t f32[B*max(max(64*S0H*S0W, 128*S1H*S1W), max(256*S2H*S2W, max(512*S3H*S3W, 1024*S4H*S4W)))]
 // @scratch stats f64[2*1024]
 // @scratch acc f64[B*NC]
-// @scratch conv_part f64[4308992]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((32)/(1), 16)*cdiv(S0W, 64)*cdiv(S0H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S0W, 64)*cdiv(S0H, 8)), cdiv((CI)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(2) + (3))*(63*(2) + (3)))>>>(x, c0_w, t, conv_part, B, CI, 32, H, W, S0H, S0W, 3, 3, 2, 2, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S0W, 64)*cdiv(S0H, 8)), cdiv((CI)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(32)*(S0H)*(S0W), 256), 65536), 256>>>(conv_part, t, (B)*(32)*(S0H)*(S0W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S0W, 64)*cdiv(S0H, 8)), cdiv((CI)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((32)/(1), 16)*cdiv(S0W, 64)*cdiv(S0H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(2) + (3))*(63*(2) + (3)))>>>(x, c0_w, t, B, CI, 32, H, W, S0H, S0W, 3, 3, 2, 2, 1, 1, 1, 1, 1);
 // @layer model.0.0 t[0] f32[(B)*(32)*(S0H)*(S0W)]
 // @launch l3_bn_stats<<<min(32, 65535), 256>>>(t, stats, B, 32, (S0H)*(S0W), 32);
 // @launch l3_bn_apply<<<min(cdiv((B)*(32)*((S0H)*(S0W)), 256), 65536), 256>>>(t, stats, bn0_g, bn0_b, 0, a, (B)*(32)*((S0H)*(S0W)), 32, (S0H)*(S0W), 32, 1e-5, 1);
@@ -35,8 +32,7 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
 // @launch l3_bn_stats<<<min(32, 65535), 256>>>(t, stats, B, 32, (S0H)*(S0W), 32);
 // @launch l3_bn_apply<<<min(cdiv((B)*(32)*((S0H)*(S0W)), 256), 65536), 256>>>(t, stats, dbn1_g, dbn1_b, 0, b, (B)*(32)*((S0H)*(S0W)), 32, (S0H)*(S0W), 32, 1e-5, 1);
 // @layer model.1.1 b[0] f32[(B)*(32)*((S0H)*(S0W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((64)/(1), 16)*cdiv(S0W, 64)*cdiv(S0H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((64)/(1), 16)*cdiv(S0W, 64)*cdiv(S0H, 8)), cdiv((32)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(b, pw1_w, t, conv_part, B, 32, 64, S0H, S0W, S0H, S0W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((64)/(1), 16)*cdiv(S0W, 64)*cdiv(S0H, 8)), cdiv((32)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(64)*(S0H)*(S0W), 256), 65536), 256>>>(conv_part, t, (B)*(64)*(S0H)*(S0W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((64)/(1), 16)*cdiv(S0W, 64)*cdiv(S0H, 8)), cdiv((32)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((64)/(1), 16)*cdiv(S0W, 64)*cdiv(S0H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(b, pw1_w, t, B, 32, 64, S0H, S0W, S0H, S0W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @layer model.1.3 t[0] f32[(B)*(64)*(S0H)*(S0W)]
 // @launch l3_bn_stats<<<min(64, 65535), 256>>>(t, stats, B, 64, (S0H)*(S0W), 64);
 // @launch l3_bn_apply<<<min(cdiv((B)*(64)*((S0H)*(S0W)), 256), 65536), 256>>>(t, stats, pbn1_g, pbn1_b, 0, a, (B)*(64)*((S0H)*(S0W)), 64, (S0H)*(S0W), 64, 1e-5, 1);
@@ -46,8 +42,7 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
 // @launch l3_bn_stats<<<min(64, 65535), 256>>>(t, stats, B, 64, (S1H)*(S1W), 64);
 // @launch l3_bn_apply<<<min(cdiv((B)*(64)*((S1H)*(S1W)), 256), 65536), 256>>>(t, stats, dbn2_g, dbn2_b, 0, b, (B)*(64)*((S1H)*(S1W)), 64, (S1H)*(S1W), 64, 1e-5, 1);
 // @layer model.2.1 b[0] f32[(B)*(64)*((S1H)*(S1W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((128)/(1), 16)*cdiv(S1W, 64)*cdiv(S1H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((128)/(1), 16)*cdiv(S1W, 64)*cdiv(S1H, 8)), cdiv((64)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(b, pw2_w, t, conv_part, B, 64, 128, S1H, S1W, S1H, S1W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((128)/(1), 16)*cdiv(S1W, 64)*cdiv(S1H, 8)), cdiv((64)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(128)*(S1H)*(S1W), 256), 65536), 256>>>(conv_part, t, (B)*(128)*(S1H)*(S1W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((128)/(1), 16)*cdiv(S1W, 64)*cdiv(S1H, 8)), cdiv((64)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((128)/(1), 16)*cdiv(S1W, 64)*cdiv(S1H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(b, pw2_w, t, B, 64, 128, S1H, S1W, S1H, S1W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @layer model.2.3 t[0] f32[(B)*(128)*(S1H)*(S1W)]
 // @launch l3_bn_stats<<<min(128, 65535), 256>>>(t, stats, B, 128, (S1H)*(S1W), 128);
 // @launch l3_bn_apply<<<min(cdiv((B)*(128)*((S1H)*(S1W)), 256), 65536), 256>>>(t, stats, pbn2_g, pbn2_b, 0, a, (B)*(128)*((S1H)*(S1W)), 128, (S1H)*(S1W), 128, 1e-5, 1);
@@ -57,8 +52,7 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
 // @launch l3_bn_stats<<<min(128, 65535), 256>>>(t, stats, B, 128, (S1H)*(S1W), 128);
 // @launch l3_bn_apply<<<min(cdiv((B)*(128)*((S1H)*(S1W)), 256), 65536), 256>>>(t, stats, dbn3_g, dbn3_b, 0, b, (B)*(128)*((S1H)*(S1W)), 128, (S1H)*(S1W), 128, 1e-5, 1);
 // @layer model.3.1 b[0] f32[(B)*(128)*((S1H)*(S1W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((128)/(1), 16)*cdiv(S1W, 64)*cdiv(S1H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((128)/(1), 16)*cdiv(S1W, 64)*cdiv(S1H, 8)), cdiv((128)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(b, pw3_w, t, conv_part, B, 128, 128, S1H, S1W, S1H, S1W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((128)/(1), 16)*cdiv(S1W, 64)*cdiv(S1H, 8)), cdiv((128)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(128)*(S1H)*(S1W), 256), 65536), 256>>>(conv_part, t, (B)*(128)*(S1H)*(S1W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((128)/(1), 16)*cdiv(S1W, 64)*cdiv(S1H, 8)), cdiv((128)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((128)/(1), 16)*cdiv(S1W, 64)*cdiv(S1H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(b, pw3_w, t, B, 128, 128, S1H, S1W, S1H, S1W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @layer model.3.3 t[0] f32[(B)*(128)*(S1H)*(S1W)]
 // @launch l3_bn_stats<<<min(128, 65535), 256>>>(t, stats, B, 128, (S1H)*(S1W), 128);
 // @launch l3_bn_apply<<<min(cdiv((B)*(128)*((S1H)*(S1W)), 256), 65536), 256>>>(t, stats, pbn3_g, pbn3_b, 0, a, (B)*(128)*((S1H)*(S1W)), 128, (S1H)*(S1W), 128, 1e-5, 1);
@@ -68,8 +62,7 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
 // @launch l3_bn_stats<<<min(128, 65535), 256>>>(t, stats, B, 128, (S2H)*(S2W), 128);
 // @launch l3_bn_apply<<<min(cdiv((B)*(128)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, dbn4_g, dbn4_b, 0, b, (B)*(128)*((S2H)*(S2W)), 128, (S2H)*(S2W), 128, 1e-5, 1);
 // @layer model.4.1 b[0] f32[(B)*(128)*((S2H)*(S2W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((256)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((256)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((128)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(b, pw4_w, t, conv_part, B, 128, 256, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((256)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((128)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(256)*(S2H)*(S2W), 256), 65536), 256>>>(conv_part, t, (B)*(256)*(S2H)*(S2W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((256)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((128)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((256)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(b, pw4_w, t, B, 128, 256, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @layer model.4.3 t[0] f32[(B)*(256)*(S2H)*(S2W)]
 // @launch l3_bn_stats<<<min(256, 65535), 256>>>(t, stats, B, 256, (S2H)*(S2W), 256);
 // @launch l3_bn_apply<<<min(cdiv((B)*(256)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, pbn4_g, pbn4_b, 0, a, (B)*(256)*((S2H)*(S2W)), 256, (S2H)*(S2W), 256, 1e-5, 1);
@@ -79,8 +72,7 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
 // @launch l3_bn_stats<<<min(256, 65535), 256>>>(t, stats, B, 256, (S2H)*(S2W), 256);
 // @launch l3_bn_apply<<<min(cdiv((B)*(256)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, dbn5_g, dbn5_b, 0, b, (B)*(256)*((S2H)*(S2W)), 256, (S2H)*(S2W), 256, 1e-5, 1);
 // @layer model.5.1 b[0] f32[(B)*(256)*((S2H)*(S2W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((256)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((256)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((256)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(b, pw5_w, t, conv_part, B, 256, 256, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((256)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((256)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(256)*(S2H)*(S2W), 256), 65536), 256>>>(conv_part, t, (B)*(256)*(S2H)*(S2W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((256)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((256)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((256)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(b, pw5_w, t, B, 256, 256, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @layer model.5.3 t[0] f32[(B)*(256)*(S2H)*(S2W)]
 // @launch l3_bn_stats<<<min(256, 65535), 256>>>(t, stats, B, 256, (S2H)*(S2W), 256);
 // @launch l3_bn_apply<<<min(cdiv((B)*(256)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, pbn5_g, pbn5_b, 0, a, (B)*(256)*((S2H)*(S2W)), 256, (S2H)*(S2W), 256, 1e-5, 1);
@@ -90,8 +82,7 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
 // @launch l3_bn_stats<<<min(256, 65535), 256>>>(t, stats, B, 256, (S3H)*(S3W), 256);
 // @launch l3_bn_apply<<<min(cdiv((B)*(256)*((S3H)*(S3W)), 256), 65536), 256>>>(t, stats, dbn6_g, dbn6_b, 0, b, (B)*(256)*((S3H)*(S3W)), 256, (S3H)*(S3W), 256, 1e-5, 1);
 // @layer model.6.1 b[0] f32[(B)*(256)*((S3H)*(S3W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((512)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((512)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((256)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(b, pw6_w, t, conv_part, B, 256, 512, S3H, S3W, S3H, S3W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((512)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((256)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(512)*(S3H)*(S3W), 256), 65536), 256>>>(conv_part, t, (B)*(512)*(S3H)*(S3W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((512)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((256)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((512)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(b, pw6_w, t, B, 256, 512, S3H, S3W, S3H, S3W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @layer model.6.3 t[0] f32[(B)*(512)*(S3H)*(S3W)]
 // @launch l3_bn_stats<<<min(512, 65535), 256>>>(t, stats, B, 512, (S3H)*(S3W), 512);
 // @launch l3_bn_apply<<<min(cdiv((B)*(512)*((S3H)*(S3W)), 256), 65536), 256>>>(t, stats, pbn6_g, pbn6_b, 0, a, (B)*(512)*((S3H)*(S3W)), 512, (S3H)*(S3W), 512, 1e-5, 1);
@@ -101,8 +92,7 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
 // @launch l3_bn_stats<<<min(512, 65535), 256>>>(t, stats, B, 512, (S3H)*(S3W), 512);
 // @launch l3_bn_apply<<<min(cdiv((B)*(512)*((S3H)*(S3W)), 256), 65536), 256>>>(t, stats, dbn7_g, dbn7_b, 0, b, (B)*(512)*((S3H)*(S3W)), 512, (S3H)*(S3W), 512, 1e-5, 1);
 // @layer model.7.1 b[0] f32[(B)*(512)*((S3H)*(S3W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((512)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((512)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((512)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(b, pw7_w, t, conv_part, B, 512, 512, S3H, S3W, S3H, S3W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((512)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((512)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(512)*(S3H)*(S3W), 256), 65536), 256>>>(conv_part, t, (B)*(512)*(S3H)*(S3W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((512)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((512)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((512)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(b, pw7_w, t, B, 512, 512, S3H, S3W, S3H, S3W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @layer model.7.3 t[0] f32[(B)*(512)*(S3H)*(S3W)]
 // @launch l3_bn_stats<<<min(512, 65535), 256>>>(t, stats, B, 512, (S3H)*(S3W), 512);
 // @launch l3_bn_apply<<<min(cdiv((B)*(512)*((S3H)*(S3W)), 256), 65536), 256>>>(t, stats, pbn7_g, pbn7_b, 0, a, (B)*(512)*((S3H)*(S3W)), 512, (S3H)*(S3W), 512, 1e-5, 1);
@@ -112,8 +102,7 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
 // @launch l3_bn_stats<<<min(512, 65535), 256>>>(t, stats, B, 512, (S3H)*(S3W), 512);
 // @launch l3_bn_apply<<<min(cdiv((B)*(512)*((S3H)*(S3W)), 256), 65536), 256>>>(t, stats, dbn8_g, dbn8_b, 0, b, (B)*(512)*((S3H)*(S3W)), 512, (S3H)*(S3W), 512, 1e-5, 1);
 // @layer model.8.1 b[0] f32[(B)*(512)*((S3H)*(S3W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((512)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((512)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((512)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(b, pw8_w, t, conv_part, B, 512, 512, S3H, S3W, S3H, S3W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((512)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((512)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(512)*(S3H)*(S3W), 256), 65536), 256>>>(conv_part, t, (B)*(512)*(S3H)*(S3W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((512)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((512)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((512)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(b, pw8_w, t, B, 512, 512, S3H, S3W, S3H, S3W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @layer model.8.3 t[0] f32[(B)*(512)*(S3H)*(S3W)]
 // @launch l3_bn_stats<<<min(512, 65535), 256>>>(t, stats, B, 512, (S3H)*(S3W), 512);
 // @launch l3_bn_apply<<<min(cdiv((B)*(512)*((S3H)*(S3W)), 256), 65536), 256>>>(t, stats, pbn8_g, pbn8_b, 0, a, (B)*(512)*((S3H)*(S3W)), 512, (S3H)*(S3W), 512, 1e-5, 1);
@@ -123,8 +112,7 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
 // @launch l3_bn_stats<<<min(512, 65535), 256>>>(t, stats, B, 512, (S3H)*(S3W), 512);
 // @launch l3_bn_apply<<<min(cdiv((B)*(512)*((S3H)*(S3W)), 256), 65536), 256>>>(t, stats, dbn9_g, dbn9_b, 0, b, (B)*(512)*((S3H)*(S3W)), 512, (S3H)*(S3W), 512, 1e-5, 1);
 // @layer model.9.1 b[0] f32[(B)*(512)*((S3H)*(S3W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((512)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((512)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((512)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(b, pw9_w, t, conv_part, B, 512, 512, S3H, S3W, S3H, S3W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((512)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((512)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(512)*(S3H)*(S3W), 256), 65536), 256>>>(conv_part, t, (B)*(512)*(S3H)*(S3W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((512)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((512)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((512)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(b, pw9_w, t, B, 512, 512, S3H, S3W, S3H, S3W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @layer model.9.3 t[0] f32[(B)*(512)*(S3H)*(S3W)]
 // @launch l3_bn_stats<<<min(512, 65535), 256>>>(t, stats, B, 512, (S3H)*(S3W), 512);
 // @launch l3_bn_apply<<<min(cdiv((B)*(512)*((S3H)*(S3W)), 256), 65536), 256>>>(t, stats, pbn9_g, pbn9_b, 0, a, (B)*(512)*((S3H)*(S3W)), 512, (S3H)*(S3W), 512, 1e-5, 1);
@@ -134,8 +122,7 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
 // @launch l3_bn_stats<<<min(512, 65535), 256>>>(t, stats, B, 512, (S3H)*(S3W), 512);
 // @launch l3_bn_apply<<<min(cdiv((B)*(512)*((S3H)*(S3W)), 256), 65536), 256>>>(t, stats, dbn10_g, dbn10_b, 0, b, (B)*(512)*((S3H)*(S3W)), 512, (S3H)*(S3W), 512, 1e-5, 1);
 // @layer model.10.1 b[0] f32[(B)*(512)*((S3H)*(S3W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((512)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((512)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((512)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(b, pw10_w, t, conv_part, B, 512, 512, S3H, S3W, S3H, S3W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((512)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((512)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(512)*(S3H)*(S3W), 256), 65536), 256>>>(conv_part, t, (B)*(512)*(S3H)*(S3W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((512)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((512)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((512)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(b, pw10_w, t, B, 512, 512, S3H, S3W, S3H, S3W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @layer model.10.3 t[0] f32[(B)*(512)*(S3H)*(S3W)]
 // @launch l3_bn_stats<<<min(512, 65535), 256>>>(t, stats, B, 512, (S3H)*(S3W), 512);
 // @launch l3_bn_apply<<<min(cdiv((B)*(512)*((S3H)*(S3W)), 256), 65536), 256>>>(t, stats, pbn10_g, pbn10_b, 0, a, (B)*(512)*((S3H)*(S3W)), 512, (S3H)*(S3W), 512, 1e-5, 1);
@@ -145,8 +132,7 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
 // @launch l3_bn_stats<<<min(512, 65535), 256>>>(t, stats, B, 512, (S3H)*(S3W), 512);
 // @launch l3_bn_apply<<<min(cdiv((B)*(512)*((S3H)*(S3W)), 256), 65536), 256>>>(t, stats, dbn11_g, dbn11_b, 0, b, (B)*(512)*((S3H)*(S3W)), 512, (S3H)*(S3W), 512, 1e-5, 1);
 // @layer model.11.1 b[0] f32[(B)*(512)*((S3H)*(S3W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((512)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((512)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((512)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(b, pw11_w, t, conv_part, B, 512, 512, S3H, S3W, S3H, S3W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((512)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((512)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(512)*(S3H)*(S3W), 256), 65536), 256>>>(conv_part, t, (B)*(512)*(S3H)*(S3W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((512)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((512)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((512)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(b, pw11_w, t, B, 512, 512, S3H, S3W, S3H, S3W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @layer model.11.3 t[0] f32[(B)*(512)*(S3H)*(S3W)]
 // @launch l3_bn_stats<<<min(512, 65535), 256>>>(t, stats, B, 512, (S3H)*(S3W), 512);
 // @launch l3_bn_apply<<<min(cdiv((B)*(512)*((S3H)*(S3W)), 256), 65536), 256>>>(t, stats, pbn11_g, pbn11_b, 0, a, (B)*(512)*((S3H)*(S3W)), 512, (S3H)*(S3W), 512, 1e-5, 1);
@@ -156,8 +142,7 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
 // @launch l3_bn_stats<<<min(512, 65535), 256>>>(t, stats, B, 512, (S4H)*(S4W), 512);
 // @launch l3_bn_apply<<<min(cdiv((B)*(512)*((S4H)*(S4W)), 256), 65536), 256>>>(t, stats, dbn12_g, dbn12_b, 0, b, (B)*(512)*((S4H)*(S4W)), 512, (S4H)*(S4W), 512, 1e-5, 1);
 // @layer model.12.1 b[0] f32[(B)*(512)*((S4H)*(S4W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((1024)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((1024)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((512)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(b, pw12_w, t, conv_part, B, 512, 1024, S4H, S4W, S4H, S4W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((1024)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((512)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(1024)*(S4H)*(S4W), 256), 65536), 256>>>(conv_part, t, (B)*(1024)*(S4H)*(S4W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((1024)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((512)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((1024)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(b, pw12_w, t, B, 512, 1024, S4H, S4W, S4H, S4W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @layer model.12.3 t[0] f32[(B)*(1024)*(S4H)*(S4W)]
 // @launch l3_bn_stats<<<min(1024, 65535), 256>>>(t, stats, B, 1024, (S4H)*(S4W), 1024);
 // @launch l3_bn_apply<<<min(cdiv((B)*(1024)*((S4H)*(S4W)), 256), 65536), 256>>>(t, stats, pbn12_g, pbn12_b, 0, a, (B)*(1024)*((S4H)*(S4W)), 1024, (S4H)*(S4W), 1024, 1e-5, 1);
@@ -167,8 +152,7 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
 // @launch l3_bn_stats<<<min(1024, 65535), 256>>>(t, stats, B, 1024, (S4H)*(S4W), 1024);
 // @launch l3_bn_apply<<<min(cdiv((B)*(1024)*((S4H)*(S4W)), 256), 65536), 256>>>(t, stats, dbn13_g, dbn13_b, 0, b, (B)*(1024)*((S4H)*(S4W)), 1024, (S4H)*(S4W), 1024, 1e-5, 1);
 // @layer model.13.1 b[0] f32[(B)*(1024)*((S4H)*(S4W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((1024)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((1024)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((1024)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(b, pw13_w, t, conv_part, B, 1024, 1024, S4H, S4W, S4H, S4W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((1024)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((1024)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(1024)*(S4H)*(S4W), 256), 65536), 256>>>(conv_part, t, (B)*(1024)*(S4H)*(S4W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((1024)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((1024)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((1024)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(b, pw13_w, t, B, 1024, 1024, S4H, S4W, S4H, S4W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @layer model.13.3 t[0] f32[(B)*(1024)*(S4H)*(S4W)]
 // @launch l3_bn_stats<<<min(1024, 65535), 256>>>(t, stats, B, 1024, (S4H)*(S4W), 1024);
 // @launch l3_bn_apply<<<min(cdiv((B)*(1024)*((S4H)*(S4W)), 256), 65536), 256>>>(t, stats, pbn13_g, pbn13_b, 0, a, (B)*(1024)*((S4H)*(S4W)), 1024, (S4H)*(S4W), 1024, 1e-5, 1);

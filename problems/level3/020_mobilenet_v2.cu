@@ -4,7 +4,6 @@
 // BN after each, training mode in double; no residual adds: KernelBench's blocks drop them), head
 // 1x1 conv to 1280 BN ReLU6, global average pool, Linear.
 #define CC 4 /* input channels per chunk of conv2d_ref */
-#define CONV2D_SPLIT /* conv2d_ref_split and conv2d_split_sum too */
 #include "shared/conv2d_ref.cuh"
 #include "shared/l3_ops.cuh"
 #include "shared/matmul_tiled_ref.cuh"
@@ -25,7 +24,6 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
 // @scratch q f32[B*1280*S0H*S0W]
 // @scratch stats f64[2*1280]
 // @scratch acc f64[B*NC]
-// @scratch conv_part f64[4308992]
 // @launch conv2d_ref<<<min((B)*(1)*cdiv((32)/(1), 16)*cdiv(S0W, 64)*cdiv(S0H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(2) + (3))*(63*(2) + (3)))>>>(x, stem_w, t, B, 3, 32, H, W, S0H, S0W, 3, 3, 2, 2, 1, 1, 1, 1, 1);
 // @layer features.0 t[0] f32[(B)*(32)*(S0H)*(S0W)]
 // @launch l3_bn_stats<<<min(32, 65535), 256>>>(t, stats, B, 32, (S0H)*(S0W), 32);
@@ -36,8 +34,7 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
 // @launch l3_bn_stats<<<min(32, 65535), 256>>>(t, stats, B, 32, (S0H)*(S0W), 32);
 // @launch l3_bn_apply<<<min(cdiv((B)*(32)*((S0H)*(S0W)), 256), 65536), 256>>>(t, stats, b0_d_bn_g, b0_d_bn_b, 0, b, (B)*(32)*((S0H)*(S0W)), 32, (S0H)*(S0W), 32, 1e-5, 5);
 // @layer features.3.1 b[0] f32[(B)*(32)*((S0H)*(S0W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((16)/(1), 16)*cdiv(S0W, 64)*cdiv(S0H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((16)/(1), 16)*cdiv(S0W, 64)*cdiv(S0H, 8)), cdiv((32)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(b, b0_p_w, t, conv_part, B, 32, 16, S0H, S0W, S0H, S0W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((16)/(1), 16)*cdiv(S0W, 64)*cdiv(S0H, 8)), cdiv((32)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(16)*(S0H)*(S0W), 256), 65536), 256>>>(conv_part, t, (B)*(16)*(S0H)*(S0W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((16)/(1), 16)*cdiv(S0W, 64)*cdiv(S0H, 8)), cdiv((32)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((16)/(1), 16)*cdiv(S0W, 64)*cdiv(S0H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(b, b0_p_w, t, B, 32, 16, S0H, S0W, S0H, S0W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @layer features.3.3 t[0] f32[(B)*(16)*(S0H)*(S0W)]
 // @launch l3_bn_stats<<<min(16, 65535), 256>>>(t, stats, B, 16, (S0H)*(S0W), 16);
 // @launch l3_bn_apply<<<min(cdiv((B)*(16)*((S0H)*(S0W)), 256), 65536), 256>>>(t, stats, b0_p_bn_g, b0_p_bn_b, 0, q, (B)*(16)*((S0H)*(S0W)), 16, (S0H)*(S0W), 16, 1e-5, 0);
@@ -52,8 +49,7 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
 // @launch l3_bn_stats<<<min(96, 65535), 256>>>(t, stats, B, 96, (S1H)*(S1W), 96);
 // @launch l3_bn_apply<<<min(cdiv((B)*(96)*((S1H)*(S1W)), 256), 65536), 256>>>(t, stats, b1_d_bn_g, b1_d_bn_b, 0, b, (B)*(96)*((S1H)*(S1W)), 96, (S1H)*(S1W), 96, 1e-5, 5);
 // @layer features.4.4 b[0] f32[(B)*(96)*((S1H)*(S1W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((24)/(1), 16)*cdiv(S1W, 64)*cdiv(S1H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((24)/(1), 16)*cdiv(S1W, 64)*cdiv(S1H, 8)), cdiv((96)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(b, b1_p_w, t, conv_part, B, 96, 24, S1H, S1W, S1H, S1W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((24)/(1), 16)*cdiv(S1W, 64)*cdiv(S1H, 8)), cdiv((96)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(24)*(S1H)*(S1W), 256), 65536), 256>>>(conv_part, t, (B)*(24)*(S1H)*(S1W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((24)/(1), 16)*cdiv(S1W, 64)*cdiv(S1H, 8)), cdiv((96)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((24)/(1), 16)*cdiv(S1W, 64)*cdiv(S1H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(b, b1_p_w, t, B, 96, 24, S1H, S1W, S1H, S1W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @layer features.4.6 t[0] f32[(B)*(24)*(S1H)*(S1W)]
 // @launch l3_bn_stats<<<min(24, 65535), 256>>>(t, stats, B, 24, (S1H)*(S1W), 24);
 // @launch l3_bn_apply<<<min(cdiv((B)*(24)*((S1H)*(S1W)), 256), 65536), 256>>>(t, stats, b1_p_bn_g, b1_p_bn_b, 0, p, (B)*(24)*((S1H)*(S1W)), 24, (S1H)*(S1W), 24, 1e-5, 0);
@@ -68,8 +64,7 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
 // @launch l3_bn_stats<<<min(144, 65535), 256>>>(t, stats, B, 144, (S1H)*(S1W), 144);
 // @launch l3_bn_apply<<<min(cdiv((B)*(144)*((S1H)*(S1W)), 256), 65536), 256>>>(t, stats, b2_d_bn_g, b2_d_bn_b, 0, b, (B)*(144)*((S1H)*(S1W)), 144, (S1H)*(S1W), 144, 1e-5, 5);
 // @layer features.5.4 b[0] f32[(B)*(144)*((S1H)*(S1W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((24)/(1), 16)*cdiv(S1W, 64)*cdiv(S1H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((24)/(1), 16)*cdiv(S1W, 64)*cdiv(S1H, 8)), cdiv((144)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(b, b2_p_w, t, conv_part, B, 144, 24, S1H, S1W, S1H, S1W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((24)/(1), 16)*cdiv(S1W, 64)*cdiv(S1H, 8)), cdiv((144)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(24)*(S1H)*(S1W), 256), 65536), 256>>>(conv_part, t, (B)*(24)*(S1H)*(S1W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((24)/(1), 16)*cdiv(S1W, 64)*cdiv(S1H, 8)), cdiv((144)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((24)/(1), 16)*cdiv(S1W, 64)*cdiv(S1H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(b, b2_p_w, t, B, 144, 24, S1H, S1W, S1H, S1W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @layer features.5.6 t[0] f32[(B)*(24)*(S1H)*(S1W)]
 // @launch l3_bn_stats<<<min(24, 65535), 256>>>(t, stats, B, 24, (S1H)*(S1W), 24);
 // @launch l3_bn_apply<<<min(cdiv((B)*(24)*((S1H)*(S1W)), 256), 65536), 256>>>(t, stats, b2_p_bn_g, b2_p_bn_b, 0, q, (B)*(24)*((S1H)*(S1W)), 24, (S1H)*(S1W), 24, 1e-5, 0);
@@ -84,14 +79,12 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
 // @launch l3_bn_stats<<<min(144, 65535), 256>>>(t, stats, B, 144, (S2H)*(S2W), 144);
 // @launch l3_bn_apply<<<min(cdiv((B)*(144)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, b3_d_bn_g, b3_d_bn_b, 0, b, (B)*(144)*((S2H)*(S2W)), 144, (S2H)*(S2W), 144, 1e-5, 5);
 // @layer features.6.4 b[0] f32[(B)*(144)*((S2H)*(S2W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((32)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((144)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(b, b3_p_w, t, conv_part, B, 144, 32, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((144)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(32)*(S2H)*(S2W), 256), 65536), 256>>>(conv_part, t, (B)*(32)*(S2H)*(S2W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((144)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((32)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(b, b3_p_w, t, B, 144, 32, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @layer features.6.6 t[0] f32[(B)*(32)*(S2H)*(S2W)]
 // @launch l3_bn_stats<<<min(32, 65535), 256>>>(t, stats, B, 32, (S2H)*(S2W), 32);
 // @launch l3_bn_apply<<<min(cdiv((B)*(32)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, b3_p_bn_g, b3_p_bn_b, 0, p, (B)*(32)*((S2H)*(S2W)), 32, (S2H)*(S2W), 32, 1e-5, 0);
 // @layer features.6.7 p[0] f32[(B)*(32)*((S2H)*(S2W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((192)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((192)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((32)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(p, b4_e_w, t, conv_part, B, 32, 192, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((192)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((32)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(192)*(S2H)*(S2W), 256), 65536), 256>>>(conv_part, t, (B)*(192)*(S2H)*(S2W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((192)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((32)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((192)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(p, b4_e_w, t, B, 32, 192, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @layer features.7.0 t[0] f32[(B)*(192)*(S2H)*(S2W)]
 // @launch l3_bn_stats<<<min(192, 65535), 256>>>(t, stats, B, 192, (S2H)*(S2W), 192);
 // @launch l3_bn_apply<<<min(cdiv((B)*(192)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, b4_e_bn_g, b4_e_bn_b, 0, a, (B)*(192)*((S2H)*(S2W)), 192, (S2H)*(S2W), 192, 1e-5, 5);
@@ -101,14 +94,12 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
 // @launch l3_bn_stats<<<min(192, 65535), 256>>>(t, stats, B, 192, (S2H)*(S2W), 192);
 // @launch l3_bn_apply<<<min(cdiv((B)*(192)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, b4_d_bn_g, b4_d_bn_b, 0, b, (B)*(192)*((S2H)*(S2W)), 192, (S2H)*(S2W), 192, 1e-5, 5);
 // @layer features.7.4 b[0] f32[(B)*(192)*((S2H)*(S2W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((32)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((192)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(b, b4_p_w, t, conv_part, B, 192, 32, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((192)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(32)*(S2H)*(S2W), 256), 65536), 256>>>(conv_part, t, (B)*(32)*(S2H)*(S2W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((192)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((32)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(b, b4_p_w, t, B, 192, 32, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @layer features.7.6 t[0] f32[(B)*(32)*(S2H)*(S2W)]
 // @launch l3_bn_stats<<<min(32, 65535), 256>>>(t, stats, B, 32, (S2H)*(S2W), 32);
 // @launch l3_bn_apply<<<min(cdiv((B)*(32)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, b4_p_bn_g, b4_p_bn_b, 0, q, (B)*(32)*((S2H)*(S2W)), 32, (S2H)*(S2W), 32, 1e-5, 0);
 // @layer features.7.7 q[0] f32[(B)*(32)*((S2H)*(S2W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((192)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((192)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((32)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(q, b5_e_w, t, conv_part, B, 32, 192, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((192)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((32)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(192)*(S2H)*(S2W), 256), 65536), 256>>>(conv_part, t, (B)*(192)*(S2H)*(S2W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((192)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((32)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((192)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(q, b5_e_w, t, B, 32, 192, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @layer features.8.0 t[0] f32[(B)*(192)*(S2H)*(S2W)]
 // @launch l3_bn_stats<<<min(192, 65535), 256>>>(t, stats, B, 192, (S2H)*(S2W), 192);
 // @launch l3_bn_apply<<<min(cdiv((B)*(192)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, b5_e_bn_g, b5_e_bn_b, 0, a, (B)*(192)*((S2H)*(S2W)), 192, (S2H)*(S2W), 192, 1e-5, 5);
@@ -118,14 +109,12 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
 // @launch l3_bn_stats<<<min(192, 65535), 256>>>(t, stats, B, 192, (S2H)*(S2W), 192);
 // @launch l3_bn_apply<<<min(cdiv((B)*(192)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, b5_d_bn_g, b5_d_bn_b, 0, b, (B)*(192)*((S2H)*(S2W)), 192, (S2H)*(S2W), 192, 1e-5, 5);
 // @layer features.8.4 b[0] f32[(B)*(192)*((S2H)*(S2W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((32)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((192)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(b, b5_p_w, t, conv_part, B, 192, 32, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((192)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(32)*(S2H)*(S2W), 256), 65536), 256>>>(conv_part, t, (B)*(32)*(S2H)*(S2W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((32)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((192)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((32)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(b, b5_p_w, t, B, 192, 32, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @layer features.8.6 t[0] f32[(B)*(32)*(S2H)*(S2W)]
 // @launch l3_bn_stats<<<min(32, 65535), 256>>>(t, stats, B, 32, (S2H)*(S2W), 32);
 // @launch l3_bn_apply<<<min(cdiv((B)*(32)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, b5_p_bn_g, b5_p_bn_b, 0, p, (B)*(32)*((S2H)*(S2W)), 32, (S2H)*(S2W), 32, 1e-5, 0);
 // @layer features.8.7 p[0] f32[(B)*(32)*((S2H)*(S2W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((192)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((192)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((32)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(p, b6_e_w, t, conv_part, B, 32, 192, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((192)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((32)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(192)*(S2H)*(S2W), 256), 65536), 256>>>(conv_part, t, (B)*(192)*(S2H)*(S2W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((192)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((32)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((192)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(p, b6_e_w, t, B, 32, 192, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @layer features.9.0 t[0] f32[(B)*(192)*(S2H)*(S2W)]
 // @launch l3_bn_stats<<<min(192, 65535), 256>>>(t, stats, B, 192, (S2H)*(S2W), 192);
 // @launch l3_bn_apply<<<min(cdiv((B)*(192)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, b6_e_bn_g, b6_e_bn_b, 0, a, (B)*(192)*((S2H)*(S2W)), 192, (S2H)*(S2W), 192, 1e-5, 5);
@@ -135,14 +124,12 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
 // @launch l3_bn_stats<<<min(192, 65535), 256>>>(t, stats, B, 192, (S3H)*(S3W), 192);
 // @launch l3_bn_apply<<<min(cdiv((B)*(192)*((S3H)*(S3W)), 256), 65536), 256>>>(t, stats, b6_d_bn_g, b6_d_bn_b, 0, b, (B)*(192)*((S3H)*(S3W)), 192, (S3H)*(S3W), 192, 1e-5, 5);
 // @layer features.9.4 b[0] f32[(B)*(192)*((S3H)*(S3W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((64)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((64)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((192)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(b, b6_p_w, t, conv_part, B, 192, 64, S3H, S3W, S3H, S3W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((64)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((192)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(64)*(S3H)*(S3W), 256), 65536), 256>>>(conv_part, t, (B)*(64)*(S3H)*(S3W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((64)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((192)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((64)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(b, b6_p_w, t, B, 192, 64, S3H, S3W, S3H, S3W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @layer features.9.6 t[0] f32[(B)*(64)*(S3H)*(S3W)]
 // @launch l3_bn_stats<<<min(64, 65535), 256>>>(t, stats, B, 64, (S3H)*(S3W), 64);
 // @launch l3_bn_apply<<<min(cdiv((B)*(64)*((S3H)*(S3W)), 256), 65536), 256>>>(t, stats, b6_p_bn_g, b6_p_bn_b, 0, q, (B)*(64)*((S3H)*(S3W)), 64, (S3H)*(S3W), 64, 1e-5, 0);
 // @layer features.9.7 q[0] f32[(B)*(64)*((S3H)*(S3W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((384)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((384)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((64)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(q, b7_e_w, t, conv_part, B, 64, 384, S3H, S3W, S3H, S3W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((384)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((64)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(384)*(S3H)*(S3W), 256), 65536), 256>>>(conv_part, t, (B)*(384)*(S3H)*(S3W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((384)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((64)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((384)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(q, b7_e_w, t, B, 64, 384, S3H, S3W, S3H, S3W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @layer features.10.0 t[0] f32[(B)*(384)*(S3H)*(S3W)]
 // @launch l3_bn_stats<<<min(384, 65535), 256>>>(t, stats, B, 384, (S3H)*(S3W), 384);
 // @launch l3_bn_apply<<<min(cdiv((B)*(384)*((S3H)*(S3W)), 256), 65536), 256>>>(t, stats, b7_e_bn_g, b7_e_bn_b, 0, a, (B)*(384)*((S3H)*(S3W)), 384, (S3H)*(S3W), 384, 1e-5, 5);
@@ -152,14 +139,12 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
 // @launch l3_bn_stats<<<min(384, 65535), 256>>>(t, stats, B, 384, (S3H)*(S3W), 384);
 // @launch l3_bn_apply<<<min(cdiv((B)*(384)*((S3H)*(S3W)), 256), 65536), 256>>>(t, stats, b7_d_bn_g, b7_d_bn_b, 0, b, (B)*(384)*((S3H)*(S3W)), 384, (S3H)*(S3W), 384, 1e-5, 5);
 // @layer features.10.4 b[0] f32[(B)*(384)*((S3H)*(S3W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((64)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((64)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((384)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(b, b7_p_w, t, conv_part, B, 384, 64, S3H, S3W, S3H, S3W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((64)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((384)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(64)*(S3H)*(S3W), 256), 65536), 256>>>(conv_part, t, (B)*(64)*(S3H)*(S3W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((64)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((384)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((64)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(b, b7_p_w, t, B, 384, 64, S3H, S3W, S3H, S3W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @layer features.10.6 t[0] f32[(B)*(64)*(S3H)*(S3W)]
 // @launch l3_bn_stats<<<min(64, 65535), 256>>>(t, stats, B, 64, (S3H)*(S3W), 64);
 // @launch l3_bn_apply<<<min(cdiv((B)*(64)*((S3H)*(S3W)), 256), 65536), 256>>>(t, stats, b7_p_bn_g, b7_p_bn_b, 0, p, (B)*(64)*((S3H)*(S3W)), 64, (S3H)*(S3W), 64, 1e-5, 0);
 // @layer features.10.7 p[0] f32[(B)*(64)*((S3H)*(S3W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((384)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((384)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((64)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(p, b8_e_w, t, conv_part, B, 64, 384, S3H, S3W, S3H, S3W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((384)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((64)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(384)*(S3H)*(S3W), 256), 65536), 256>>>(conv_part, t, (B)*(384)*(S3H)*(S3W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((384)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((64)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((384)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(p, b8_e_w, t, B, 64, 384, S3H, S3W, S3H, S3W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @layer features.11.0 t[0] f32[(B)*(384)*(S3H)*(S3W)]
 // @launch l3_bn_stats<<<min(384, 65535), 256>>>(t, stats, B, 384, (S3H)*(S3W), 384);
 // @launch l3_bn_apply<<<min(cdiv((B)*(384)*((S3H)*(S3W)), 256), 65536), 256>>>(t, stats, b8_e_bn_g, b8_e_bn_b, 0, a, (B)*(384)*((S3H)*(S3W)), 384, (S3H)*(S3W), 384, 1e-5, 5);
@@ -169,14 +154,12 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
 // @launch l3_bn_stats<<<min(384, 65535), 256>>>(t, stats, B, 384, (S3H)*(S3W), 384);
 // @launch l3_bn_apply<<<min(cdiv((B)*(384)*((S3H)*(S3W)), 256), 65536), 256>>>(t, stats, b8_d_bn_g, b8_d_bn_b, 0, b, (B)*(384)*((S3H)*(S3W)), 384, (S3H)*(S3W), 384, 1e-5, 5);
 // @layer features.11.4 b[0] f32[(B)*(384)*((S3H)*(S3W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((64)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((64)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((384)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(b, b8_p_w, t, conv_part, B, 384, 64, S3H, S3W, S3H, S3W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((64)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((384)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(64)*(S3H)*(S3W), 256), 65536), 256>>>(conv_part, t, (B)*(64)*(S3H)*(S3W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((64)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((384)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((64)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(b, b8_p_w, t, B, 384, 64, S3H, S3W, S3H, S3W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @layer features.11.6 t[0] f32[(B)*(64)*(S3H)*(S3W)]
 // @launch l3_bn_stats<<<min(64, 65535), 256>>>(t, stats, B, 64, (S3H)*(S3W), 64);
 // @launch l3_bn_apply<<<min(cdiv((B)*(64)*((S3H)*(S3W)), 256), 65536), 256>>>(t, stats, b8_p_bn_g, b8_p_bn_b, 0, q, (B)*(64)*((S3H)*(S3W)), 64, (S3H)*(S3W), 64, 1e-5, 0);
 // @layer features.11.7 q[0] f32[(B)*(64)*((S3H)*(S3W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((384)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((384)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((64)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(q, b9_e_w, t, conv_part, B, 64, 384, S3H, S3W, S3H, S3W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((384)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((64)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(384)*(S3H)*(S3W), 256), 65536), 256>>>(conv_part, t, (B)*(384)*(S3H)*(S3W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((384)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((64)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((384)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(q, b9_e_w, t, B, 64, 384, S3H, S3W, S3H, S3W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @layer features.12.0 t[0] f32[(B)*(384)*(S3H)*(S3W)]
 // @launch l3_bn_stats<<<min(384, 65535), 256>>>(t, stats, B, 384, (S3H)*(S3W), 384);
 // @launch l3_bn_apply<<<min(cdiv((B)*(384)*((S3H)*(S3W)), 256), 65536), 256>>>(t, stats, b9_e_bn_g, b9_e_bn_b, 0, a, (B)*(384)*((S3H)*(S3W)), 384, (S3H)*(S3W), 384, 1e-5, 5);
@@ -186,14 +169,12 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
 // @launch l3_bn_stats<<<min(384, 65535), 256>>>(t, stats, B, 384, (S3H)*(S3W), 384);
 // @launch l3_bn_apply<<<min(cdiv((B)*(384)*((S3H)*(S3W)), 256), 65536), 256>>>(t, stats, b9_d_bn_g, b9_d_bn_b, 0, b, (B)*(384)*((S3H)*(S3W)), 384, (S3H)*(S3W), 384, 1e-5, 5);
 // @layer features.12.4 b[0] f32[(B)*(384)*((S3H)*(S3W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((64)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((64)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((384)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(b, b9_p_w, t, conv_part, B, 384, 64, S3H, S3W, S3H, S3W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((64)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((384)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(64)*(S3H)*(S3W), 256), 65536), 256>>>(conv_part, t, (B)*(64)*(S3H)*(S3W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((64)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((384)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((64)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(b, b9_p_w, t, B, 384, 64, S3H, S3W, S3H, S3W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @layer features.12.6 t[0] f32[(B)*(64)*(S3H)*(S3W)]
 // @launch l3_bn_stats<<<min(64, 65535), 256>>>(t, stats, B, 64, (S3H)*(S3W), 64);
 // @launch l3_bn_apply<<<min(cdiv((B)*(64)*((S3H)*(S3W)), 256), 65536), 256>>>(t, stats, b9_p_bn_g, b9_p_bn_b, 0, p, (B)*(64)*((S3H)*(S3W)), 64, (S3H)*(S3W), 64, 1e-5, 0);
 // @layer features.12.7 p[0] f32[(B)*(64)*((S3H)*(S3W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((384)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((384)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((64)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(p, b10_e_w, t, conv_part, B, 64, 384, S3H, S3W, S3H, S3W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((384)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((64)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(384)*(S3H)*(S3W), 256), 65536), 256>>>(conv_part, t, (B)*(384)*(S3H)*(S3W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((384)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((64)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((384)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(p, b10_e_w, t, B, 64, 384, S3H, S3W, S3H, S3W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @layer features.13.0 t[0] f32[(B)*(384)*(S3H)*(S3W)]
 // @launch l3_bn_stats<<<min(384, 65535), 256>>>(t, stats, B, 384, (S3H)*(S3W), 384);
 // @launch l3_bn_apply<<<min(cdiv((B)*(384)*((S3H)*(S3W)), 256), 65536), 256>>>(t, stats, b10_e_bn_g, b10_e_bn_b, 0, a, (B)*(384)*((S3H)*(S3W)), 384, (S3H)*(S3W), 384, 1e-5, 5);
@@ -203,14 +184,12 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
 // @launch l3_bn_stats<<<min(384, 65535), 256>>>(t, stats, B, 384, (S3H)*(S3W), 384);
 // @launch l3_bn_apply<<<min(cdiv((B)*(384)*((S3H)*(S3W)), 256), 65536), 256>>>(t, stats, b10_d_bn_g, b10_d_bn_b, 0, b, (B)*(384)*((S3H)*(S3W)), 384, (S3H)*(S3W), 384, 1e-5, 5);
 // @layer features.13.4 b[0] f32[(B)*(384)*((S3H)*(S3W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((96)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((96)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((384)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(b, b10_p_w, t, conv_part, B, 384, 96, S3H, S3W, S3H, S3W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((96)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((384)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(96)*(S3H)*(S3W), 256), 65536), 256>>>(conv_part, t, (B)*(96)*(S3H)*(S3W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((96)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((384)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((96)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(b, b10_p_w, t, B, 384, 96, S3H, S3W, S3H, S3W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @layer features.13.6 t[0] f32[(B)*(96)*(S3H)*(S3W)]
 // @launch l3_bn_stats<<<min(96, 65535), 256>>>(t, stats, B, 96, (S3H)*(S3W), 96);
 // @launch l3_bn_apply<<<min(cdiv((B)*(96)*((S3H)*(S3W)), 256), 65536), 256>>>(t, stats, b10_p_bn_g, b10_p_bn_b, 0, q, (B)*(96)*((S3H)*(S3W)), 96, (S3H)*(S3W), 96, 1e-5, 0);
 // @layer features.13.7 q[0] f32[(B)*(96)*((S3H)*(S3W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((576)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((576)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((96)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(q, b11_e_w, t, conv_part, B, 96, 576, S3H, S3W, S3H, S3W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((576)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((96)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(576)*(S3H)*(S3W), 256), 65536), 256>>>(conv_part, t, (B)*(576)*(S3H)*(S3W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((576)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((96)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((576)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(q, b11_e_w, t, B, 96, 576, S3H, S3W, S3H, S3W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @layer features.14.0 t[0] f32[(B)*(576)*(S3H)*(S3W)]
 // @launch l3_bn_stats<<<min(576, 65535), 256>>>(t, stats, B, 576, (S3H)*(S3W), 576);
 // @launch l3_bn_apply<<<min(cdiv((B)*(576)*((S3H)*(S3W)), 256), 65536), 256>>>(t, stats, b11_e_bn_g, b11_e_bn_b, 0, a, (B)*(576)*((S3H)*(S3W)), 576, (S3H)*(S3W), 576, 1e-5, 5);
@@ -220,14 +199,12 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
 // @launch l3_bn_stats<<<min(576, 65535), 256>>>(t, stats, B, 576, (S3H)*(S3W), 576);
 // @launch l3_bn_apply<<<min(cdiv((B)*(576)*((S3H)*(S3W)), 256), 65536), 256>>>(t, stats, b11_d_bn_g, b11_d_bn_b, 0, b, (B)*(576)*((S3H)*(S3W)), 576, (S3H)*(S3W), 576, 1e-5, 5);
 // @layer features.14.4 b[0] f32[(B)*(576)*((S3H)*(S3W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((96)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((96)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((576)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(b, b11_p_w, t, conv_part, B, 576, 96, S3H, S3W, S3H, S3W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((96)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((576)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(96)*(S3H)*(S3W), 256), 65536), 256>>>(conv_part, t, (B)*(96)*(S3H)*(S3W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((96)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((576)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((96)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(b, b11_p_w, t, B, 576, 96, S3H, S3W, S3H, S3W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @layer features.14.6 t[0] f32[(B)*(96)*(S3H)*(S3W)]
 // @launch l3_bn_stats<<<min(96, 65535), 256>>>(t, stats, B, 96, (S3H)*(S3W), 96);
 // @launch l3_bn_apply<<<min(cdiv((B)*(96)*((S3H)*(S3W)), 256), 65536), 256>>>(t, stats, b11_p_bn_g, b11_p_bn_b, 0, p, (B)*(96)*((S3H)*(S3W)), 96, (S3H)*(S3W), 96, 1e-5, 0);
 // @layer features.14.7 p[0] f32[(B)*(96)*((S3H)*(S3W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((576)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((576)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((96)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(p, b12_e_w, t, conv_part, B, 96, 576, S3H, S3W, S3H, S3W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((576)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((96)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(576)*(S3H)*(S3W), 256), 65536), 256>>>(conv_part, t, (B)*(576)*(S3H)*(S3W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((576)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((96)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((576)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(p, b12_e_w, t, B, 96, 576, S3H, S3W, S3H, S3W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @layer features.15.0 t[0] f32[(B)*(576)*(S3H)*(S3W)]
 // @launch l3_bn_stats<<<min(576, 65535), 256>>>(t, stats, B, 576, (S3H)*(S3W), 576);
 // @launch l3_bn_apply<<<min(cdiv((B)*(576)*((S3H)*(S3W)), 256), 65536), 256>>>(t, stats, b12_e_bn_g, b12_e_bn_b, 0, a, (B)*(576)*((S3H)*(S3W)), 576, (S3H)*(S3W), 576, 1e-5, 5);
@@ -237,14 +214,12 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
 // @launch l3_bn_stats<<<min(576, 65535), 256>>>(t, stats, B, 576, (S3H)*(S3W), 576);
 // @launch l3_bn_apply<<<min(cdiv((B)*(576)*((S3H)*(S3W)), 256), 65536), 256>>>(t, stats, b12_d_bn_g, b12_d_bn_b, 0, b, (B)*(576)*((S3H)*(S3W)), 576, (S3H)*(S3W), 576, 1e-5, 5);
 // @layer features.15.4 b[0] f32[(B)*(576)*((S3H)*(S3W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((96)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((96)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((576)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(b, b12_p_w, t, conv_part, B, 576, 96, S3H, S3W, S3H, S3W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((96)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((576)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(96)*(S3H)*(S3W), 256), 65536), 256>>>(conv_part, t, (B)*(96)*(S3H)*(S3W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((96)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((576)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((96)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(b, b12_p_w, t, B, 576, 96, S3H, S3W, S3H, S3W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @layer features.15.6 t[0] f32[(B)*(96)*(S3H)*(S3W)]
 // @launch l3_bn_stats<<<min(96, 65535), 256>>>(t, stats, B, 96, (S3H)*(S3W), 96);
 // @launch l3_bn_apply<<<min(cdiv((B)*(96)*((S3H)*(S3W)), 256), 65536), 256>>>(t, stats, b12_p_bn_g, b12_p_bn_b, 0, q, (B)*(96)*((S3H)*(S3W)), 96, (S3H)*(S3W), 96, 1e-5, 0);
 // @layer features.15.7 q[0] f32[(B)*(96)*((S3H)*(S3W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((576)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((576)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((96)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(q, b13_e_w, t, conv_part, B, 96, 576, S3H, S3W, S3H, S3W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((576)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((96)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(576)*(S3H)*(S3W), 256), 65536), 256>>>(conv_part, t, (B)*(576)*(S3H)*(S3W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((576)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((96)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((576)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(q, b13_e_w, t, B, 96, 576, S3H, S3W, S3H, S3W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @layer features.16.0 t[0] f32[(B)*(576)*(S3H)*(S3W)]
 // @launch l3_bn_stats<<<min(576, 65535), 256>>>(t, stats, B, 576, (S3H)*(S3W), 576);
 // @launch l3_bn_apply<<<min(cdiv((B)*(576)*((S3H)*(S3W)), 256), 65536), 256>>>(t, stats, b13_e_bn_g, b13_e_bn_b, 0, a, (B)*(576)*((S3H)*(S3W)), 576, (S3H)*(S3W), 576, 1e-5, 5);
@@ -254,14 +229,12 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
 // @launch l3_bn_stats<<<min(576, 65535), 256>>>(t, stats, B, 576, (S4H)*(S4W), 576);
 // @launch l3_bn_apply<<<min(cdiv((B)*(576)*((S4H)*(S4W)), 256), 65536), 256>>>(t, stats, b13_d_bn_g, b13_d_bn_b, 0, b, (B)*(576)*((S4H)*(S4W)), 576, (S4H)*(S4W), 576, 1e-5, 5);
 // @layer features.16.4 b[0] f32[(B)*(576)*((S4H)*(S4W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((160)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((160)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((576)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(b, b13_p_w, t, conv_part, B, 576, 160, S4H, S4W, S4H, S4W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((160)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((576)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(160)*(S4H)*(S4W), 256), 65536), 256>>>(conv_part, t, (B)*(160)*(S4H)*(S4W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((160)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((576)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((160)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(b, b13_p_w, t, B, 576, 160, S4H, S4W, S4H, S4W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @layer features.16.6 t[0] f32[(B)*(160)*(S4H)*(S4W)]
 // @launch l3_bn_stats<<<min(160, 65535), 256>>>(t, stats, B, 160, (S4H)*(S4W), 160);
 // @launch l3_bn_apply<<<min(cdiv((B)*(160)*((S4H)*(S4W)), 256), 65536), 256>>>(t, stats, b13_p_bn_g, b13_p_bn_b, 0, p, (B)*(160)*((S4H)*(S4W)), 160, (S4H)*(S4W), 160, 1e-5, 0);
 // @layer features.16.7 p[0] f32[(B)*(160)*((S4H)*(S4W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((960)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((960)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((160)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(p, b14_e_w, t, conv_part, B, 160, 960, S4H, S4W, S4H, S4W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((960)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((160)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(960)*(S4H)*(S4W), 256), 65536), 256>>>(conv_part, t, (B)*(960)*(S4H)*(S4W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((960)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((160)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((960)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(p, b14_e_w, t, B, 160, 960, S4H, S4W, S4H, S4W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @layer features.17.0 t[0] f32[(B)*(960)*(S4H)*(S4W)]
 // @launch l3_bn_stats<<<min(960, 65535), 256>>>(t, stats, B, 960, (S4H)*(S4W), 960);
 // @launch l3_bn_apply<<<min(cdiv((B)*(960)*((S4H)*(S4W)), 256), 65536), 256>>>(t, stats, b14_e_bn_g, b14_e_bn_b, 0, a, (B)*(960)*((S4H)*(S4W)), 960, (S4H)*(S4W), 960, 1e-5, 5);
@@ -271,14 +244,12 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
 // @launch l3_bn_stats<<<min(960, 65535), 256>>>(t, stats, B, 960, (S4H)*(S4W), 960);
 // @launch l3_bn_apply<<<min(cdiv((B)*(960)*((S4H)*(S4W)), 256), 65536), 256>>>(t, stats, b14_d_bn_g, b14_d_bn_b, 0, b, (B)*(960)*((S4H)*(S4W)), 960, (S4H)*(S4W), 960, 1e-5, 5);
 // @layer features.17.4 b[0] f32[(B)*(960)*((S4H)*(S4W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((160)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((160)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((960)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(b, b14_p_w, t, conv_part, B, 960, 160, S4H, S4W, S4H, S4W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((160)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((960)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(160)*(S4H)*(S4W), 256), 65536), 256>>>(conv_part, t, (B)*(160)*(S4H)*(S4W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((160)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((960)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((160)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(b, b14_p_w, t, B, 960, 160, S4H, S4W, S4H, S4W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @layer features.17.6 t[0] f32[(B)*(160)*(S4H)*(S4W)]
 // @launch l3_bn_stats<<<min(160, 65535), 256>>>(t, stats, B, 160, (S4H)*(S4W), 160);
 // @launch l3_bn_apply<<<min(cdiv((B)*(160)*((S4H)*(S4W)), 256), 65536), 256>>>(t, stats, b14_p_bn_g, b14_p_bn_b, 0, q, (B)*(160)*((S4H)*(S4W)), 160, (S4H)*(S4W), 160, 1e-5, 0);
 // @layer features.17.7 q[0] f32[(B)*(160)*((S4H)*(S4W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((960)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((960)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((160)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(q, b15_e_w, t, conv_part, B, 160, 960, S4H, S4W, S4H, S4W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((960)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((160)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(960)*(S4H)*(S4W), 256), 65536), 256>>>(conv_part, t, (B)*(960)*(S4H)*(S4W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((960)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((160)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((960)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(q, b15_e_w, t, B, 160, 960, S4H, S4W, S4H, S4W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @layer features.18.0 t[0] f32[(B)*(960)*(S4H)*(S4W)]
 // @launch l3_bn_stats<<<min(960, 65535), 256>>>(t, stats, B, 960, (S4H)*(S4W), 960);
 // @launch l3_bn_apply<<<min(cdiv((B)*(960)*((S4H)*(S4W)), 256), 65536), 256>>>(t, stats, b15_e_bn_g, b15_e_bn_b, 0, a, (B)*(960)*((S4H)*(S4W)), 960, (S4H)*(S4W), 960, 1e-5, 5);
@@ -288,14 +259,12 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
 // @launch l3_bn_stats<<<min(960, 65535), 256>>>(t, stats, B, 960, (S4H)*(S4W), 960);
 // @launch l3_bn_apply<<<min(cdiv((B)*(960)*((S4H)*(S4W)), 256), 65536), 256>>>(t, stats, b15_d_bn_g, b15_d_bn_b, 0, b, (B)*(960)*((S4H)*(S4W)), 960, (S4H)*(S4W), 960, 1e-5, 5);
 // @layer features.18.4 b[0] f32[(B)*(960)*((S4H)*(S4W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((160)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((160)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((960)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(b, b15_p_w, t, conv_part, B, 960, 160, S4H, S4W, S4H, S4W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((160)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((960)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(160)*(S4H)*(S4W), 256), 65536), 256>>>(conv_part, t, (B)*(160)*(S4H)*(S4W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((160)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((960)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((160)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(b, b15_p_w, t, B, 960, 160, S4H, S4W, S4H, S4W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @layer features.18.6 t[0] f32[(B)*(160)*(S4H)*(S4W)]
 // @launch l3_bn_stats<<<min(160, 65535), 256>>>(t, stats, B, 160, (S4H)*(S4W), 160);
 // @launch l3_bn_apply<<<min(cdiv((B)*(160)*((S4H)*(S4W)), 256), 65536), 256>>>(t, stats, b15_p_bn_g, b15_p_bn_b, 0, p, (B)*(160)*((S4H)*(S4W)), 160, (S4H)*(S4W), 160, 1e-5, 0);
 // @layer features.18.7 p[0] f32[(B)*(160)*((S4H)*(S4W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((960)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((960)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((160)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(p, b16_e_w, t, conv_part, B, 160, 960, S4H, S4W, S4H, S4W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((960)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((160)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(960)*(S4H)*(S4W), 256), 65536), 256>>>(conv_part, t, (B)*(960)*(S4H)*(S4W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((960)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((160)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((960)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(p, b16_e_w, t, B, 160, 960, S4H, S4W, S4H, S4W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @layer features.19.0 t[0] f32[(B)*(960)*(S4H)*(S4W)]
 // @launch l3_bn_stats<<<min(960, 65535), 256>>>(t, stats, B, 960, (S4H)*(S4W), 960);
 // @launch l3_bn_apply<<<min(cdiv((B)*(960)*((S4H)*(S4W)), 256), 65536), 256>>>(t, stats, b16_e_bn_g, b16_e_bn_b, 0, a, (B)*(960)*((S4H)*(S4W)), 960, (S4H)*(S4W), 960, 1e-5, 5);
@@ -305,14 +274,12 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
 // @launch l3_bn_stats<<<min(960, 65535), 256>>>(t, stats, B, 960, (S4H)*(S4W), 960);
 // @launch l3_bn_apply<<<min(cdiv((B)*(960)*((S4H)*(S4W)), 256), 65536), 256>>>(t, stats, b16_d_bn_g, b16_d_bn_b, 0, b, (B)*(960)*((S4H)*(S4W)), 960, (S4H)*(S4W), 960, 1e-5, 5);
 // @layer features.19.4 b[0] f32[(B)*(960)*((S4H)*(S4W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((320)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((320)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((960)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(b, b16_p_w, t, conv_part, B, 960, 320, S4H, S4W, S4H, S4W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((320)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((960)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(320)*(S4H)*(S4W), 256), 65536), 256>>>(conv_part, t, (B)*(320)*(S4H)*(S4W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((320)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((960)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((320)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(b, b16_p_w, t, B, 960, 320, S4H, S4W, S4H, S4W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @layer features.19.6 t[0] f32[(B)*(320)*(S4H)*(S4W)]
 // @launch l3_bn_stats<<<min(320, 65535), 256>>>(t, stats, B, 320, (S4H)*(S4W), 320);
 // @launch l3_bn_apply<<<min(cdiv((B)*(320)*((S4H)*(S4W)), 256), 65536), 256>>>(t, stats, b16_p_bn_g, b16_p_bn_b, 0, q, (B)*(320)*((S4H)*(S4W)), 320, (S4H)*(S4W), 320, 1e-5, 0);
 // @layer features.19.7 q[0] f32[(B)*(320)*((S4H)*(S4W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((1280)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((1280)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((320)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(q, head_w, t, conv_part, B, 320, 1280, S4H, S4W, S4H, S4W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((1280)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((320)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(1280)*(S4H)*(S4W), 256), 65536), 256>>>(conv_part, t, (B)*(1280)*(S4H)*(S4W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((1280)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((320)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((1280)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(q, head_w, t, B, 320, 1280, S4H, S4W, S4H, S4W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @layer features.20 t[0] f32[(B)*(1280)*(S4H)*(S4W)]
 // @launch l3_bn_stats<<<min(1280, 65535), 256>>>(t, stats, B, 1280, (S4H)*(S4W), 1280);
 // @launch l3_bn_apply<<<min(cdiv((B)*(1280)*((S4H)*(S4W)), 256), 65536), 256>>>(t, stats, head_bn_g, head_bn_b, 0, p, (B)*(1280)*((S4H)*(S4W)), 1280, (S4H)*(S4W), 1280, 1e-5, 5);

@@ -3,28 +3,23 @@
 // expand 1x1 conv, BN, ReLU6; depthwise KxK/S conv (one group per channel), BN, ReLU6; project 1x1
 // conv, BN (training-mode statistics in double); no residual (CI != CO in every dims set).
 #define CC 4 /* input channels per chunk of conv2d_ref */
-#define CONV2D_SPLIT /* conv2d_ref_split and conv2d_split_sum too */
 #include "shared/conv2d_ref.cuh"
 #include "shared/l3_ops.cuh"
 
 // @scratch a f32[B*max(HD, CO)*H*W]
 // @scratch t f32[B*max(HD, CO)*H*W]
 // @scratch stats f64[2*max(HD, CO)]
-// @scratch conv_part f64[4308992]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((HD)/(1), 16)*cdiv(W, 64)*cdiv(H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((HD)/(1), 16)*cdiv(W, 64)*cdiv(H, 8)), cdiv((CI)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(x, expand_w, t, conv_part, B, CI, HD, H, W, H, W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((HD)/(1), 16)*cdiv(W, 64)*cdiv(H, 8)), cdiv((CI)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(HD)*(H)*(W), 256), 65536), 256>>>(conv_part, t, (B)*(HD)*(H)*(W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((HD)/(1), 16)*cdiv(W, 64)*cdiv(H, 8)), cdiv((CI)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((HD)/(1), 16)*cdiv(W, 64)*cdiv(H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(x, expand_w, t, B, CI, HD, H, W, H, W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @layer expand_conv.0 t[0] f32[(B)*(HD)*(H)*(W)]
 // @launch l3_bn_stats<<<min(HD, 65535), 256>>>(t, stats, B, HD, (H)*(W), HD);
 // @launch l3_bn_apply<<<min(cdiv((B)*(HD)*((H)*(W)), 256), 65536), 256>>>(t, stats, ebn_g, ebn_b, 0, a, (B)*(HD)*((H)*(W)), HD, (H)*(W), HD, 1e-5, 5);
 // @layer expand_conv.1 a[0] f32[(B)*(HD)*((H)*(W))]
-// @launch conv2d_ref_split<<<min(((B)*(HD)*cdiv((HD)/(HD), 16)*cdiv(OW, 64)*cdiv(OH, 8))*(max(1, min(16, min(cdiv(264, (B)*(HD)*cdiv((HD)/(HD), 16)*cdiv(OW, 64)*cdiv(OH, 8)), cdiv((HD)/(HD), 4)/4)))), 1048576), 128, 12*(4*(K)*(K)*16 + 4*(7*(S) + (K))*(63*(S) + (K)))>>>(a, dw_w, t, conv_part, B, HD, HD, H, W, OH, OW, K, K, S, S, (K - 1)/2, (K - 1)/2, 1, 1, HD, max(1, min(16, min(cdiv(264, (B)*(HD)*cdiv((HD)/(HD), 16)*cdiv(OW, 64)*cdiv(OH, 8)), cdiv((HD)/(HD), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(HD)*(OH)*(OW), 256), 65536), 256>>>(conv_part, t, (B)*(HD)*(OH)*(OW), max(1, min(16, min(cdiv(264, (B)*(HD)*cdiv((HD)/(HD), 16)*cdiv(OW, 64)*cdiv(OH, 8)), cdiv((HD)/(HD), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(HD)*cdiv((HD)/(HD), 16)*cdiv(OW, 64)*cdiv(OH, 8), 1048576), 128, 12*(4*(K)*(K)*16 + 4*(7*(S) + (K))*(63*(S) + (K)))>>>(a, dw_w, t, B, HD, HD, H, W, OH, OW, K, K, S, S, (K - 1)/2, (K - 1)/2, 1, 1, HD);
 // @layer depthwise_conv.0 t[0] f32[(B)*(HD)*(OH)*(OW)]
 // @launch l3_bn_stats<<<min(HD, 65535), 256>>>(t, stats, B, HD, OH*OW, HD);
 // @launch l3_bn_apply<<<min(cdiv((B)*(HD)*(OH*OW), 256), 65536), 256>>>(t, stats, dbn_g, dbn_b, 0, a, (B)*(HD)*(OH*OW), HD, OH*OW, HD, 1e-5, 5);
 // @layer depthwise_conv.1 a[0] f32[(B)*(HD)*(OH*OW)]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((CO)/(1), 16)*cdiv(OW, 64)*cdiv(OH, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((CO)/(1), 16)*cdiv(OW, 64)*cdiv(OH, 8)), cdiv((HD)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(a, project_w, t, conv_part, B, HD, CO, OH, OW, OH, OW, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((CO)/(1), 16)*cdiv(OW, 64)*cdiv(OH, 8)), cdiv((HD)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(CO)*(OH)*(OW), 256), 65536), 256>>>(conv_part, t, (B)*(CO)*(OH)*(OW), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((CO)/(1), 16)*cdiv(OW, 64)*cdiv(OH, 8)), cdiv((HD)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((CO)/(1), 16)*cdiv(OW, 64)*cdiv(OH, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(a, project_w, t, B, HD, CO, OH, OW, OH, OW, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @layer project_conv.0 t[0] f32[(B)*(CO)*(OH)*(OW)]
 // @launch l3_bn_stats<<<min(CO, 65535), 256>>>(t, stats, B, CO, (OH)*(OW), CO);
 // @launch l3_bn_apply<<<min(cdiv((B)*(CO)*((OH)*(OW)), 256), 65536), 256>>>(t, stats, pbn_g, pbn_b, 0, y, (B)*(CO)*((OH)*(OW)), CO, (OH)*(OW), CO, 1e-5, 0);

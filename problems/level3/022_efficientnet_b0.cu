@@ -3,7 +3,6 @@
 // Stem conv 3x3/2 BN ReLU, 13 MBConv blocks (ReLU6; the input added where stride 1 and c_in = c_out),
 // head 1x1 conv to 1280 BN ReLU, global average pool, Linear; BatchNorm in training mode in double.
 #define CC 4 /* input channels per chunk of conv2d_ref */
-#define CONV2D_SPLIT /* conv2d_ref_split and conv2d_split_sum too */
 #include "shared/conv2d_ref.cuh"
 #include "shared/l3_ops.cuh"
 #include "shared/matmul_tiled_ref.cuh"
@@ -24,7 +23,6 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
 // @scratch q f32[B*1280*S0H*S0W]
 // @scratch stats f64[2*1280]
 // @scratch acc f64[B*NC]
-// @scratch conv_part f64[4308992]
 // @launch conv2d_ref<<<min((B)*(1)*cdiv((32)/(1), 16)*cdiv(S0W, 64)*cdiv(S0H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(2) + (3))*(63*(2) + (3)))>>>(x, stem_w, t, B, 3, 32, H, W, S0H, S0W, 3, 3, 2, 2, 1, 1, 1, 1, 1);
 // @layer conv1 t[0] f32[(B)*(32)*(S0H)*(S0W)]
 // @launch l3_bn_stats<<<min(32, 65535), 256>>>(t, stats, B, 32, (S0H)*(S0W), 32);
@@ -35,8 +33,7 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
 // @launch l3_bn_stats<<<min(32, 65535), 256>>>(t, stats, B, 32, (S0H)*(S0W), 32);
 // @launch l3_bn_apply<<<min(cdiv((B)*(32)*((S0H)*(S0W)), 256), 65536), 256>>>(t, stats, b0_d_bn_g, b0_d_bn_b, 0, b, (B)*(32)*((S0H)*(S0W)), 32, (S0H)*(S0W), 32, 1e-5, 5);
 // @layer blocks.0.depthwise_conv.1 b[0] f32[(B)*(32)*((S0H)*(S0W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((16)/(1), 16)*cdiv(S0W, 64)*cdiv(S0H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((16)/(1), 16)*cdiv(S0W, 64)*cdiv(S0H, 8)), cdiv((32)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(b, b0_p_w_w, t, conv_part, B, 32, 16, S0H, S0W, S0H, S0W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((16)/(1), 16)*cdiv(S0W, 64)*cdiv(S0H, 8)), cdiv((32)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(16)*(S0H)*(S0W), 256), 65536), 256>>>(conv_part, t, (B)*(16)*(S0H)*(S0W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((16)/(1), 16)*cdiv(S0W, 64)*cdiv(S0H, 8)), cdiv((32)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((16)/(1), 16)*cdiv(S0W, 64)*cdiv(S0H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(b, b0_p_w_w, t, B, 32, 16, S0H, S0W, S0H, S0W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @layer blocks.0.project_conv.0 t[0] f32[(B)*(16)*(S0H)*(S0W)]
 // @launch l3_bn_stats<<<min(16, 65535), 256>>>(t, stats, B, 16, (S0H)*(S0W), 16);
 // @launch l3_bn_apply<<<min(cdiv((B)*(16)*((S0H)*(S0W)), 256), 65536), 256>>>(t, stats, b0_p_bn_g, b0_p_bn_b, 0, q, (B)*(16)*((S0H)*(S0W)), 16, (S0H)*(S0W), 16, 1e-5, 0);
@@ -51,8 +48,7 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
 // @launch l3_bn_stats<<<min(96, 65535), 256>>>(t, stats, B, 96, (S1H)*(S1W), 96);
 // @launch l3_bn_apply<<<min(cdiv((B)*(96)*((S1H)*(S1W)), 256), 65536), 256>>>(t, stats, b1_d_bn_g, b1_d_bn_b, 0, b, (B)*(96)*((S1H)*(S1W)), 96, (S1H)*(S1W), 96, 1e-5, 5);
 // @layer blocks.1.depthwise_conv.1 b[0] f32[(B)*(96)*((S1H)*(S1W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((24)/(1), 16)*cdiv(S1W, 64)*cdiv(S1H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((24)/(1), 16)*cdiv(S1W, 64)*cdiv(S1H, 8)), cdiv((96)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(b, b1_p_w_w, t, conv_part, B, 96, 24, S1H, S1W, S1H, S1W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((24)/(1), 16)*cdiv(S1W, 64)*cdiv(S1H, 8)), cdiv((96)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(24)*(S1H)*(S1W), 256), 65536), 256>>>(conv_part, t, (B)*(24)*(S1H)*(S1W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((24)/(1), 16)*cdiv(S1W, 64)*cdiv(S1H, 8)), cdiv((96)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((24)/(1), 16)*cdiv(S1W, 64)*cdiv(S1H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(b, b1_p_w_w, t, B, 96, 24, S1H, S1W, S1H, S1W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @layer blocks.1.project_conv.0 t[0] f32[(B)*(24)*(S1H)*(S1W)]
 // @launch l3_bn_stats<<<min(24, 65535), 256>>>(t, stats, B, 24, (S1H)*(S1W), 24);
 // @launch l3_bn_apply<<<min(cdiv((B)*(24)*((S1H)*(S1W)), 256), 65536), 256>>>(t, stats, b1_p_bn_g, b1_p_bn_b, 0, p, (B)*(24)*((S1H)*(S1W)), 24, (S1H)*(S1W), 24, 1e-5, 0);
@@ -67,8 +63,7 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
 // @launch l3_bn_stats<<<min(144, 65535), 256>>>(t, stats, B, 144, (S1H)*(S1W), 144);
 // @launch l3_bn_apply<<<min(cdiv((B)*(144)*((S1H)*(S1W)), 256), 65536), 256>>>(t, stats, b2_d_bn_g, b2_d_bn_b, 0, b, (B)*(144)*((S1H)*(S1W)), 144, (S1H)*(S1W), 144, 1e-5, 5);
 // @layer blocks.2.depthwise_conv.1 b[0] f32[(B)*(144)*((S1H)*(S1W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((24)/(1), 16)*cdiv(S1W, 64)*cdiv(S1H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((24)/(1), 16)*cdiv(S1W, 64)*cdiv(S1H, 8)), cdiv((144)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(b, b2_p_w_w, t, conv_part, B, 144, 24, S1H, S1W, S1H, S1W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((24)/(1), 16)*cdiv(S1W, 64)*cdiv(S1H, 8)), cdiv((144)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(24)*(S1H)*(S1W), 256), 65536), 256>>>(conv_part, t, (B)*(24)*(S1H)*(S1W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((24)/(1), 16)*cdiv(S1W, 64)*cdiv(S1H, 8)), cdiv((144)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((24)/(1), 16)*cdiv(S1W, 64)*cdiv(S1H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(b, b2_p_w_w, t, B, 144, 24, S1H, S1W, S1H, S1W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @layer blocks.2.project_conv.0 t[0] f32[(B)*(24)*(S1H)*(S1W)]
 // @launch l3_bn_stats<<<min(24, 65535), 256>>>(t, stats, B, 24, (S1H)*(S1W), 24);
 // @launch l3_bn_apply<<<min(cdiv((B)*(24)*((S1H)*(S1W)), 256), 65536), 256>>>(t, stats, b2_p_bn_g, b2_p_bn_b, p, q, (B)*(24)*((S1H)*(S1W)), 24, (S1H)*(S1W), 24, 1e-5, 0);
@@ -83,14 +78,12 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
 // @launch l3_bn_stats<<<min(144, 65535), 256>>>(t, stats, B, 144, (S2H)*(S2W), 144);
 // @launch l3_bn_apply<<<min(cdiv((B)*(144)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, b3_d_bn_g, b3_d_bn_b, 0, b, (B)*(144)*((S2H)*(S2W)), 144, (S2H)*(S2W), 144, 1e-5, 5);
 // @layer blocks.3.depthwise_conv.1 b[0] f32[(B)*(144)*((S2H)*(S2W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((40)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((40)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((144)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(b, b3_p_w_w, t, conv_part, B, 144, 40, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((40)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((144)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(40)*(S2H)*(S2W), 256), 65536), 256>>>(conv_part, t, (B)*(40)*(S2H)*(S2W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((40)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((144)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((40)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(b, b3_p_w_w, t, B, 144, 40, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @layer blocks.3.project_conv.0 t[0] f32[(B)*(40)*(S2H)*(S2W)]
 // @launch l3_bn_stats<<<min(40, 65535), 256>>>(t, stats, B, 40, (S2H)*(S2W), 40);
 // @launch l3_bn_apply<<<min(cdiv((B)*(40)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, b3_p_bn_g, b3_p_bn_b, 0, p, (B)*(40)*((S2H)*(S2W)), 40, (S2H)*(S2W), 40, 1e-5, 0);
 // @layer blocks.3.project_conv.1 p[0] f32[(B)*(40)*((S2H)*(S2W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((240)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((240)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((40)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(p, b4_e_w_w, t, conv_part, B, 40, 240, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((240)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((40)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(240)*(S2H)*(S2W), 256), 65536), 256>>>(conv_part, t, (B)*(240)*(S2H)*(S2W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((240)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((40)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((240)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(p, b4_e_w_w, t, B, 40, 240, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @layer blocks.4.expand_conv.0 t[0] f32[(B)*(240)*(S2H)*(S2W)]
 // @launch l3_bn_stats<<<min(240, 65535), 256>>>(t, stats, B, 240, (S2H)*(S2W), 240);
 // @launch l3_bn_apply<<<min(cdiv((B)*(240)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, b4_e_bn_g, b4_e_bn_b, 0, a, (B)*(240)*((S2H)*(S2W)), 240, (S2H)*(S2W), 240, 1e-5, 5);
@@ -100,14 +93,12 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
 // @launch l3_bn_stats<<<min(240, 65535), 256>>>(t, stats, B, 240, (S2H)*(S2W), 240);
 // @launch l3_bn_apply<<<min(cdiv((B)*(240)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, b4_d_bn_g, b4_d_bn_b, 0, b, (B)*(240)*((S2H)*(S2W)), 240, (S2H)*(S2W), 240, 1e-5, 5);
 // @layer blocks.4.depthwise_conv.1 b[0] f32[(B)*(240)*((S2H)*(S2W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((40)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((40)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((240)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(b, b4_p_w_w, t, conv_part, B, 240, 40, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((40)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((240)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(40)*(S2H)*(S2W), 256), 65536), 256>>>(conv_part, t, (B)*(40)*(S2H)*(S2W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((40)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((240)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((40)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(b, b4_p_w_w, t, B, 240, 40, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @layer blocks.4.project_conv.0 t[0] f32[(B)*(40)*(S2H)*(S2W)]
 // @launch l3_bn_stats<<<min(40, 65535), 256>>>(t, stats, B, 40, (S2H)*(S2W), 40);
 // @launch l3_bn_apply<<<min(cdiv((B)*(40)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, b4_p_bn_g, b4_p_bn_b, p, q, (B)*(40)*((S2H)*(S2W)), 40, (S2H)*(S2W), 40, 1e-5, 0);
 // @layer blocks.4.project_conv.1 q[0] f32[(B)*(40)*((S2H)*(S2W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((240)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((240)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((40)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(q, b5_e_w_w, t, conv_part, B, 40, 240, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((240)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((40)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(240)*(S2H)*(S2W), 256), 65536), 256>>>(conv_part, t, (B)*(240)*(S2H)*(S2W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((240)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((40)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((240)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(q, b5_e_w_w, t, B, 40, 240, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @layer blocks.5.expand_conv.0 t[0] f32[(B)*(240)*(S2H)*(S2W)]
 // @launch l3_bn_stats<<<min(240, 65535), 256>>>(t, stats, B, 240, (S2H)*(S2W), 240);
 // @launch l3_bn_apply<<<min(cdiv((B)*(240)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, b5_e_bn_g, b5_e_bn_b, 0, a, (B)*(240)*((S2H)*(S2W)), 240, (S2H)*(S2W), 240, 1e-5, 5);
@@ -117,14 +108,12 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
 // @launch l3_bn_stats<<<min(240, 65535), 256>>>(t, stats, B, 240, (S3H)*(S3W), 240);
 // @launch l3_bn_apply<<<min(cdiv((B)*(240)*((S3H)*(S3W)), 256), 65536), 256>>>(t, stats, b5_d_bn_g, b5_d_bn_b, 0, b, (B)*(240)*((S3H)*(S3W)), 240, (S3H)*(S3W), 240, 1e-5, 5);
 // @layer blocks.5.depthwise_conv.1 b[0] f32[(B)*(240)*((S3H)*(S3W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((80)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((80)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((240)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(b, b5_p_w_w, t, conv_part, B, 240, 80, S3H, S3W, S3H, S3W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((80)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((240)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(80)*(S3H)*(S3W), 256), 65536), 256>>>(conv_part, t, (B)*(80)*(S3H)*(S3W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((80)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((240)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((80)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(b, b5_p_w_w, t, B, 240, 80, S3H, S3W, S3H, S3W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @layer blocks.5.project_conv.0 t[0] f32[(B)*(80)*(S3H)*(S3W)]
 // @launch l3_bn_stats<<<min(80, 65535), 256>>>(t, stats, B, 80, (S3H)*(S3W), 80);
 // @launch l3_bn_apply<<<min(cdiv((B)*(80)*((S3H)*(S3W)), 256), 65536), 256>>>(t, stats, b5_p_bn_g, b5_p_bn_b, 0, p, (B)*(80)*((S3H)*(S3W)), 80, (S3H)*(S3W), 80, 1e-5, 0);
 // @layer blocks.5.project_conv.1 p[0] f32[(B)*(80)*((S3H)*(S3W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((480)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((480)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((80)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(p, b6_e_w_w, t, conv_part, B, 80, 480, S3H, S3W, S3H, S3W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((480)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((80)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(480)*(S3H)*(S3W), 256), 65536), 256>>>(conv_part, t, (B)*(480)*(S3H)*(S3W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((480)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((80)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((480)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(p, b6_e_w_w, t, B, 80, 480, S3H, S3W, S3H, S3W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @layer blocks.6.expand_conv.0 t[0] f32[(B)*(480)*(S3H)*(S3W)]
 // @launch l3_bn_stats<<<min(480, 65535), 256>>>(t, stats, B, 480, (S3H)*(S3W), 480);
 // @launch l3_bn_apply<<<min(cdiv((B)*(480)*((S3H)*(S3W)), 256), 65536), 256>>>(t, stats, b6_e_bn_g, b6_e_bn_b, 0, a, (B)*(480)*((S3H)*(S3W)), 480, (S3H)*(S3W), 480, 1e-5, 5);
@@ -134,14 +123,12 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
 // @launch l3_bn_stats<<<min(480, 65535), 256>>>(t, stats, B, 480, (S3H)*(S3W), 480);
 // @launch l3_bn_apply<<<min(cdiv((B)*(480)*((S3H)*(S3W)), 256), 65536), 256>>>(t, stats, b6_d_bn_g, b6_d_bn_b, 0, b, (B)*(480)*((S3H)*(S3W)), 480, (S3H)*(S3W), 480, 1e-5, 5);
 // @layer blocks.6.depthwise_conv.1 b[0] f32[(B)*(480)*((S3H)*(S3W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((80)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((80)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((480)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(b, b6_p_w_w, t, conv_part, B, 480, 80, S3H, S3W, S3H, S3W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((80)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((480)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(80)*(S3H)*(S3W), 256), 65536), 256>>>(conv_part, t, (B)*(80)*(S3H)*(S3W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((80)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((480)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((80)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(b, b6_p_w_w, t, B, 480, 80, S3H, S3W, S3H, S3W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @layer blocks.6.project_conv.0 t[0] f32[(B)*(80)*(S3H)*(S3W)]
 // @launch l3_bn_stats<<<min(80, 65535), 256>>>(t, stats, B, 80, (S3H)*(S3W), 80);
 // @launch l3_bn_apply<<<min(cdiv((B)*(80)*((S3H)*(S3W)), 256), 65536), 256>>>(t, stats, b6_p_bn_g, b6_p_bn_b, p, q, (B)*(80)*((S3H)*(S3W)), 80, (S3H)*(S3W), 80, 1e-5, 0);
 // @layer blocks.6.project_conv.1 q[0] f32[(B)*(80)*((S3H)*(S3W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((480)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((480)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((80)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(q, b7_e_w_w, t, conv_part, B, 80, 480, S3H, S3W, S3H, S3W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((480)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((80)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(480)*(S3H)*(S3W), 256), 65536), 256>>>(conv_part, t, (B)*(480)*(S3H)*(S3W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((480)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((80)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((480)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(q, b7_e_w_w, t, B, 80, 480, S3H, S3W, S3H, S3W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @layer blocks.7.expand_conv.0 t[0] f32[(B)*(480)*(S3H)*(S3W)]
 // @launch l3_bn_stats<<<min(480, 65535), 256>>>(t, stats, B, 480, (S3H)*(S3W), 480);
 // @launch l3_bn_apply<<<min(cdiv((B)*(480)*((S3H)*(S3W)), 256), 65536), 256>>>(t, stats, b7_e_bn_g, b7_e_bn_b, 0, a, (B)*(480)*((S3H)*(S3W)), 480, (S3H)*(S3W), 480, 1e-5, 5);
@@ -151,14 +138,12 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
 // @launch l3_bn_stats<<<min(480, 65535), 256>>>(t, stats, B, 480, (S3H)*(S3W), 480);
 // @launch l3_bn_apply<<<min(cdiv((B)*(480)*((S3H)*(S3W)), 256), 65536), 256>>>(t, stats, b7_d_bn_g, b7_d_bn_b, 0, b, (B)*(480)*((S3H)*(S3W)), 480, (S3H)*(S3W), 480, 1e-5, 5);
 // @layer blocks.7.depthwise_conv.1 b[0] f32[(B)*(480)*((S3H)*(S3W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((112)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((112)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((480)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(b, b7_p_w_w, t, conv_part, B, 480, 112, S3H, S3W, S3H, S3W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((112)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((480)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(112)*(S3H)*(S3W), 256), 65536), 256>>>(conv_part, t, (B)*(112)*(S3H)*(S3W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((112)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((480)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((112)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(b, b7_p_w_w, t, B, 480, 112, S3H, S3W, S3H, S3W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @layer blocks.7.project_conv.0 t[0] f32[(B)*(112)*(S3H)*(S3W)]
 // @launch l3_bn_stats<<<min(112, 65535), 256>>>(t, stats, B, 112, (S3H)*(S3W), 112);
 // @launch l3_bn_apply<<<min(cdiv((B)*(112)*((S3H)*(S3W)), 256), 65536), 256>>>(t, stats, b7_p_bn_g, b7_p_bn_b, 0, p, (B)*(112)*((S3H)*(S3W)), 112, (S3H)*(S3W), 112, 1e-5, 0);
 // @layer blocks.7.project_conv.1 p[0] f32[(B)*(112)*((S3H)*(S3W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((672)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((672)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((112)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(p, b8_e_w_w, t, conv_part, B, 112, 672, S3H, S3W, S3H, S3W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((672)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((112)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(672)*(S3H)*(S3W), 256), 65536), 256>>>(conv_part, t, (B)*(672)*(S3H)*(S3W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((672)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((112)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((672)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(p, b8_e_w_w, t, B, 112, 672, S3H, S3W, S3H, S3W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @layer blocks.8.expand_conv.0 t[0] f32[(B)*(672)*(S3H)*(S3W)]
 // @launch l3_bn_stats<<<min(672, 65535), 256>>>(t, stats, B, 672, (S3H)*(S3W), 672);
 // @launch l3_bn_apply<<<min(cdiv((B)*(672)*((S3H)*(S3W)), 256), 65536), 256>>>(t, stats, b8_e_bn_g, b8_e_bn_b, 0, a, (B)*(672)*((S3H)*(S3W)), 672, (S3H)*(S3W), 672, 1e-5, 5);
@@ -168,14 +153,12 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
 // @launch l3_bn_stats<<<min(672, 65535), 256>>>(t, stats, B, 672, (S3H)*(S3W), 672);
 // @launch l3_bn_apply<<<min(cdiv((B)*(672)*((S3H)*(S3W)), 256), 65536), 256>>>(t, stats, b8_d_bn_g, b8_d_bn_b, 0, b, (B)*(672)*((S3H)*(S3W)), 672, (S3H)*(S3W), 672, 1e-5, 5);
 // @layer blocks.8.depthwise_conv.1 b[0] f32[(B)*(672)*((S3H)*(S3W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((112)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((112)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((672)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(b, b8_p_w_w, t, conv_part, B, 672, 112, S3H, S3W, S3H, S3W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((112)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((672)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(112)*(S3H)*(S3W), 256), 65536), 256>>>(conv_part, t, (B)*(112)*(S3H)*(S3W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((112)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((672)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((112)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(b, b8_p_w_w, t, B, 672, 112, S3H, S3W, S3H, S3W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @layer blocks.8.project_conv.0 t[0] f32[(B)*(112)*(S3H)*(S3W)]
 // @launch l3_bn_stats<<<min(112, 65535), 256>>>(t, stats, B, 112, (S3H)*(S3W), 112);
 // @launch l3_bn_apply<<<min(cdiv((B)*(112)*((S3H)*(S3W)), 256), 65536), 256>>>(t, stats, b8_p_bn_g, b8_p_bn_b, p, q, (B)*(112)*((S3H)*(S3W)), 112, (S3H)*(S3W), 112, 1e-5, 0);
 // @layer blocks.8.project_conv.1 q[0] f32[(B)*(112)*((S3H)*(S3W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((672)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((672)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((112)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(q, b9_e_w_w, t, conv_part, B, 112, 672, S3H, S3W, S3H, S3W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((672)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((112)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(672)*(S3H)*(S3W), 256), 65536), 256>>>(conv_part, t, (B)*(672)*(S3H)*(S3W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((672)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8)), cdiv((112)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((672)/(1), 16)*cdiv(S3W, 64)*cdiv(S3H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(q, b9_e_w_w, t, B, 112, 672, S3H, S3W, S3H, S3W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @layer blocks.9.expand_conv.0 t[0] f32[(B)*(672)*(S3H)*(S3W)]
 // @launch l3_bn_stats<<<min(672, 65535), 256>>>(t, stats, B, 672, (S3H)*(S3W), 672);
 // @launch l3_bn_apply<<<min(cdiv((B)*(672)*((S3H)*(S3W)), 256), 65536), 256>>>(t, stats, b9_e_bn_g, b9_e_bn_b, 0, a, (B)*(672)*((S3H)*(S3W)), 672, (S3H)*(S3W), 672, 1e-5, 5);
@@ -185,14 +168,12 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
 // @launch l3_bn_stats<<<min(672, 65535), 256>>>(t, stats, B, 672, (S4H)*(S4W), 672);
 // @launch l3_bn_apply<<<min(cdiv((B)*(672)*((S4H)*(S4W)), 256), 65536), 256>>>(t, stats, b9_d_bn_g, b9_d_bn_b, 0, b, (B)*(672)*((S4H)*(S4W)), 672, (S4H)*(S4W), 672, 1e-5, 5);
 // @layer blocks.9.depthwise_conv.1 b[0] f32[(B)*(672)*((S4H)*(S4W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((192)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((192)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((672)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(b, b9_p_w_w, t, conv_part, B, 672, 192, S4H, S4W, S4H, S4W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((192)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((672)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(192)*(S4H)*(S4W), 256), 65536), 256>>>(conv_part, t, (B)*(192)*(S4H)*(S4W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((192)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((672)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((192)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(b, b9_p_w_w, t, B, 672, 192, S4H, S4W, S4H, S4W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @layer blocks.9.project_conv.0 t[0] f32[(B)*(192)*(S4H)*(S4W)]
 // @launch l3_bn_stats<<<min(192, 65535), 256>>>(t, stats, B, 192, (S4H)*(S4W), 192);
 // @launch l3_bn_apply<<<min(cdiv((B)*(192)*((S4H)*(S4W)), 256), 65536), 256>>>(t, stats, b9_p_bn_g, b9_p_bn_b, 0, p, (B)*(192)*((S4H)*(S4W)), 192, (S4H)*(S4W), 192, 1e-5, 0);
 // @layer blocks.9.project_conv.1 p[0] f32[(B)*(192)*((S4H)*(S4W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((1152)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((1152)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((192)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(p, b10_e_w_w, t, conv_part, B, 192, 1152, S4H, S4W, S4H, S4W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((1152)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((192)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(1152)*(S4H)*(S4W), 256), 65536), 256>>>(conv_part, t, (B)*(1152)*(S4H)*(S4W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((1152)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((192)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((1152)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(p, b10_e_w_w, t, B, 192, 1152, S4H, S4W, S4H, S4W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @layer blocks.10.expand_conv.0 t[0] f32[(B)*(1152)*(S4H)*(S4W)]
 // @launch l3_bn_stats<<<min(1152, 65535), 256>>>(t, stats, B, 1152, (S4H)*(S4W), 1152);
 // @launch l3_bn_apply<<<min(cdiv((B)*(1152)*((S4H)*(S4W)), 256), 65536), 256>>>(t, stats, b10_e_bn_g, b10_e_bn_b, 0, a, (B)*(1152)*((S4H)*(S4W)), 1152, (S4H)*(S4W), 1152, 1e-5, 5);
@@ -202,14 +183,12 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
 // @launch l3_bn_stats<<<min(1152, 65535), 256>>>(t, stats, B, 1152, (S4H)*(S4W), 1152);
 // @launch l3_bn_apply<<<min(cdiv((B)*(1152)*((S4H)*(S4W)), 256), 65536), 256>>>(t, stats, b10_d_bn_g, b10_d_bn_b, 0, b, (B)*(1152)*((S4H)*(S4W)), 1152, (S4H)*(S4W), 1152, 1e-5, 5);
 // @layer blocks.10.depthwise_conv.1 b[0] f32[(B)*(1152)*((S4H)*(S4W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((192)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((192)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((1152)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(b, b10_p_w_w, t, conv_part, B, 1152, 192, S4H, S4W, S4H, S4W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((192)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((1152)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(192)*(S4H)*(S4W), 256), 65536), 256>>>(conv_part, t, (B)*(192)*(S4H)*(S4W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((192)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((1152)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((192)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(b, b10_p_w_w, t, B, 1152, 192, S4H, S4W, S4H, S4W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @layer blocks.10.project_conv.0 t[0] f32[(B)*(192)*(S4H)*(S4W)]
 // @launch l3_bn_stats<<<min(192, 65535), 256>>>(t, stats, B, 192, (S4H)*(S4W), 192);
 // @launch l3_bn_apply<<<min(cdiv((B)*(192)*((S4H)*(S4W)), 256), 65536), 256>>>(t, stats, b10_p_bn_g, b10_p_bn_b, p, q, (B)*(192)*((S4H)*(S4W)), 192, (S4H)*(S4W), 192, 1e-5, 0);
 // @layer blocks.10.project_conv.1 q[0] f32[(B)*(192)*((S4H)*(S4W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((1152)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((1152)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((192)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(q, b11_e_w_w, t, conv_part, B, 192, 1152, S4H, S4W, S4H, S4W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((1152)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((192)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(1152)*(S4H)*(S4W), 256), 65536), 256>>>(conv_part, t, (B)*(1152)*(S4H)*(S4W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((1152)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((192)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((1152)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(q, b11_e_w_w, t, B, 192, 1152, S4H, S4W, S4H, S4W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @layer blocks.11.expand_conv.0 t[0] f32[(B)*(1152)*(S4H)*(S4W)]
 // @launch l3_bn_stats<<<min(1152, 65535), 256>>>(t, stats, B, 1152, (S4H)*(S4W), 1152);
 // @launch l3_bn_apply<<<min(cdiv((B)*(1152)*((S4H)*(S4W)), 256), 65536), 256>>>(t, stats, b11_e_bn_g, b11_e_bn_b, 0, a, (B)*(1152)*((S4H)*(S4W)), 1152, (S4H)*(S4W), 1152, 1e-5, 5);
@@ -219,14 +198,12 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
 // @launch l3_bn_stats<<<min(1152, 65535), 256>>>(t, stats, B, 1152, (S4H)*(S4W), 1152);
 // @launch l3_bn_apply<<<min(cdiv((B)*(1152)*((S4H)*(S4W)), 256), 65536), 256>>>(t, stats, b11_d_bn_g, b11_d_bn_b, 0, b, (B)*(1152)*((S4H)*(S4W)), 1152, (S4H)*(S4W), 1152, 1e-5, 5);
 // @layer blocks.11.depthwise_conv.1 b[0] f32[(B)*(1152)*((S4H)*(S4W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((192)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((192)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((1152)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(b, b11_p_w_w, t, conv_part, B, 1152, 192, S4H, S4W, S4H, S4W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((192)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((1152)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(192)*(S4H)*(S4W), 256), 65536), 256>>>(conv_part, t, (B)*(192)*(S4H)*(S4W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((192)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((1152)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((192)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(b, b11_p_w_w, t, B, 1152, 192, S4H, S4W, S4H, S4W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @layer blocks.11.project_conv.0 t[0] f32[(B)*(192)*(S4H)*(S4W)]
 // @launch l3_bn_stats<<<min(192, 65535), 256>>>(t, stats, B, 192, (S4H)*(S4W), 192);
 // @launch l3_bn_apply<<<min(cdiv((B)*(192)*((S4H)*(S4W)), 256), 65536), 256>>>(t, stats, b11_p_bn_g, b11_p_bn_b, q, p, (B)*(192)*((S4H)*(S4W)), 192, (S4H)*(S4W), 192, 1e-5, 0);
 // @layer blocks.11.project_conv.1 p[0] f32[(B)*(192)*((S4H)*(S4W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((1152)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((1152)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((192)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(p, b12_e_w_w, t, conv_part, B, 192, 1152, S4H, S4W, S4H, S4W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((1152)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((192)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(1152)*(S4H)*(S4W), 256), 65536), 256>>>(conv_part, t, (B)*(1152)*(S4H)*(S4W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((1152)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((192)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((1152)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(p, b12_e_w_w, t, B, 192, 1152, S4H, S4W, S4H, S4W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @layer blocks.12.expand_conv.0 t[0] f32[(B)*(1152)*(S4H)*(S4W)]
 // @launch l3_bn_stats<<<min(1152, 65535), 256>>>(t, stats, B, 1152, (S4H)*(S4W), 1152);
 // @launch l3_bn_apply<<<min(cdiv((B)*(1152)*((S4H)*(S4W)), 256), 65536), 256>>>(t, stats, b12_e_bn_g, b12_e_bn_b, 0, a, (B)*(1152)*((S4H)*(S4W)), 1152, (S4H)*(S4W), 1152, 1e-5, 5);
@@ -236,14 +213,12 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
 // @launch l3_bn_stats<<<min(1152, 65535), 256>>>(t, stats, B, 1152, (S4H)*(S4W), 1152);
 // @launch l3_bn_apply<<<min(cdiv((B)*(1152)*((S4H)*(S4W)), 256), 65536), 256>>>(t, stats, b12_d_bn_g, b12_d_bn_b, 0, b, (B)*(1152)*((S4H)*(S4W)), 1152, (S4H)*(S4W), 1152, 1e-5, 5);
 // @layer blocks.12.depthwise_conv.1 b[0] f32[(B)*(1152)*((S4H)*(S4W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((320)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((320)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((1152)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(b, b12_p_w_w, t, conv_part, B, 1152, 320, S4H, S4W, S4H, S4W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((320)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((1152)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(320)*(S4H)*(S4W), 256), 65536), 256>>>(conv_part, t, (B)*(320)*(S4H)*(S4W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((320)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((1152)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((320)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(b, b12_p_w_w, t, B, 1152, 320, S4H, S4W, S4H, S4W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @layer blocks.12.project_conv.0 t[0] f32[(B)*(320)*(S4H)*(S4W)]
 // @launch l3_bn_stats<<<min(320, 65535), 256>>>(t, stats, B, 320, (S4H)*(S4W), 320);
 // @launch l3_bn_apply<<<min(cdiv((B)*(320)*((S4H)*(S4W)), 256), 65536), 256>>>(t, stats, b12_p_bn_g, b12_p_bn_b, 0, q, (B)*(320)*((S4H)*(S4W)), 320, (S4H)*(S4W), 320, 1e-5, 0);
 // @layer blocks.12.project_conv.1 q[0] f32[(B)*(320)*((S4H)*(S4W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((1280)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((1280)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((320)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(q, head_w, t, conv_part, B, 320, 1280, S4H, S4W, S4H, S4W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((1280)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((320)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(1280)*(S4H)*(S4W), 256), 65536), 256>>>(conv_part, t, (B)*(1280)*(S4H)*(S4W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((1280)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8)), cdiv((320)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((1280)/(1), 16)*cdiv(S4W, 64)*cdiv(S4H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(q, head_w, t, B, 320, 1280, S4H, S4W, S4H, S4W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @layer conv2 t[0] f32[(B)*(1280)*(S4H)*(S4W)]
 // @launch l3_bn_stats<<<min(1280, 65535), 256>>>(t, stats, B, 1280, (S4H)*(S4W), 1280);
 // @launch l3_bn_apply<<<min(cdiv((B)*(1280)*((S4H)*(S4W)), 256), 65536), 256>>>(t, stats, head_bn_g, head_bn_b, 0, p, (B)*(1280)*((S4H)*(S4W)), 1280, (S4H)*(S4W), 1280, 1e-5, 1);

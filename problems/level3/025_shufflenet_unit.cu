@@ -3,7 +3,6 @@
 // group 1x1 conv BN ReLU, depthwise 3x3 BN, channel shuffle, group 1x1 conv BN ReLU, plus the 1x1
 // conv BN shortcut added after that ReLU; BatchNorm in training mode in double.
 #define CC 4 /* input channels per chunk of conv2d_ref */
-#define CONV2D_SPLIT /* conv2d_ref_split and conv2d_split_sum too */
 #include "shared/conv2d_ref.cuh"
 #include "shared/l3_ops.cuh"
 
@@ -12,28 +11,23 @@
 // @scratch t f32[B*CO*H*W]
 // @scratch d f32[B*CO*H*W]
 // @scratch stats f64[2*CO]
-// @scratch conv_part f64[4308992]
-// @launch conv2d_ref_split<<<min(((B)*(G)*cdiv((CO/4)/(G), 16)*cdiv(W, 64)*cdiv(H, 8))*(max(1, min(16, min(cdiv(264, (B)*(G)*cdiv((CO/4)/(G), 16)*cdiv(W, 64)*cdiv(H, 8)), cdiv((CI)/(G), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(x, c1_w, t, conv_part, B, CI, CO/4, H, W, H, W, 1, 1, 1, 1, 0, 0, 1, 1, G, max(1, min(16, min(cdiv(264, (B)*(G)*cdiv((CO/4)/(G), 16)*cdiv(W, 64)*cdiv(H, 8)), cdiv((CI)/(G), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(CO/4)*(H)*(W), 256), 65536), 256>>>(conv_part, t, (B)*(CO/4)*(H)*(W), max(1, min(16, min(cdiv(264, (B)*(G)*cdiv((CO/4)/(G), 16)*cdiv(W, 64)*cdiv(H, 8)), cdiv((CI)/(G), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(G)*cdiv((CO/4)/(G), 16)*cdiv(W, 64)*cdiv(H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(x, c1_w, t, B, CI, CO/4, H, W, H, W, 1, 1, 1, 1, 0, 0, 1, 1, G);
 // @layer conv1 t[0] f32[(B)*(CO/4)*(H)*(W)]
 // @launch l3_bn_stats<<<min(CO/4, 65535), 256>>>(t, stats, B, CO/4, (H)*(W), CO/4);
 // @launch l3_bn_apply<<<min(cdiv((B)*(CO/4)*((H)*(W)), 256), 65536), 256>>>(t, stats, bn1_g, bn1_b, 0, a, (B)*(CO/4)*((H)*(W)), CO/4, (H)*(W), CO/4, 1e-5, 1);
 // @layer bn1 a[0] f32[(B)*(CO/4)*((H)*(W))]
-// @launch conv2d_ref_split<<<min(((B)*(CO/4)*cdiv((CO/4)/(CO/4), 16)*cdiv(W, 64)*cdiv(H, 8))*(max(1, min(16, min(cdiv(264, (B)*(CO/4)*cdiv((CO/4)/(CO/4), 16)*cdiv(W, 64)*cdiv(H, 8)), cdiv((CO/4)/(CO/4), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(a, c2_w, t, conv_part, B, CO/4, CO/4, H, W, H, W, 3, 3, 1, 1, 1, 1, 1, 1, CO/4, max(1, min(16, min(cdiv(264, (B)*(CO/4)*cdiv((CO/4)/(CO/4), 16)*cdiv(W, 64)*cdiv(H, 8)), cdiv((CO/4)/(CO/4), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(CO/4)*(H)*(W), 256), 65536), 256>>>(conv_part, t, (B)*(CO/4)*(H)*(W), max(1, min(16, min(cdiv(264, (B)*(CO/4)*cdiv((CO/4)/(CO/4), 16)*cdiv(W, 64)*cdiv(H, 8)), cdiv((CO/4)/(CO/4), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(CO/4)*cdiv((CO/4)/(CO/4), 16)*cdiv(W, 64)*cdiv(H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(a, c2_w, t, B, CO/4, CO/4, H, W, H, W, 3, 3, 1, 1, 1, 1, 1, 1, CO/4);
 // @layer conv2 t[0] f32[(B)*(CO/4)*(H)*(W)]
 // @launch l3_bn_stats<<<min(CO/4, 65535), 256>>>(t, stats, B, CO/4, (H)*(W), CO/4);
 // @launch l3_bn_apply<<<min(cdiv((B)*(CO/4)*((H)*(W)), 256), 65536), 256>>>(t, stats, bn2_g, bn2_b, 0, b, (B)*(CO/4)*((H)*(W)), CO/4, (H)*(W), CO/4, 1e-5, 0);
 // @layer bn2 b[0] f32[(B)*(CO/4)*((H)*(W))]
 // @launch l3_channel_shuffle<<<min(cdiv((B)*(CO/4)*(H*W), 256), 65536), 256>>>(b, a, B, CO/4, H*W, G);
-// @launch conv2d_ref_split<<<min(((B)*(G)*cdiv((CO)/(G), 16)*cdiv(W, 64)*cdiv(H, 8))*(max(1, min(16, min(cdiv(264, (B)*(G)*cdiv((CO)/(G), 16)*cdiv(W, 64)*cdiv(H, 8)), cdiv((CO/4)/(G), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(a, c3_w, t, conv_part, B, CO/4, CO, H, W, H, W, 1, 1, 1, 1, 0, 0, 1, 1, G, max(1, min(16, min(cdiv(264, (B)*(G)*cdiv((CO)/(G), 16)*cdiv(W, 64)*cdiv(H, 8)), cdiv((CO/4)/(G), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(CO)*(H)*(W), 256), 65536), 256>>>(conv_part, t, (B)*(CO)*(H)*(W), max(1, min(16, min(cdiv(264, (B)*(G)*cdiv((CO)/(G), 16)*cdiv(W, 64)*cdiv(H, 8)), cdiv((CO/4)/(G), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(G)*cdiv((CO)/(G), 16)*cdiv(W, 64)*cdiv(H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(a, c3_w, t, B, CO/4, CO, H, W, H, W, 1, 1, 1, 1, 0, 0, 1, 1, G);
 // @layer conv3 t[0] f32[(B)*(CO)*(H)*(W)]
 // @launch l3_bn_stats<<<min(CO, 65535), 256>>>(t, stats, B, CO, (H)*(W), CO);
 // @launch l3_bn_apply<<<min(cdiv((B)*(CO)*((H)*(W)), 256), 65536), 256>>>(t, stats, bn3_g, bn3_b, 0, b, (B)*(CO)*((H)*(W)), CO, (H)*(W), CO, 1e-5, 1);
 // @layer bn3 b[0] f32[(B)*(CO)*((H)*(W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((CO)/(1), 16)*cdiv(W, 64)*cdiv(H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((CO)/(1), 16)*cdiv(W, 64)*cdiv(H, 8)), cdiv((CI)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(x, sc_w, t, conv_part, B, CI, CO, H, W, H, W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((CO)/(1), 16)*cdiv(W, 64)*cdiv(H, 8)), cdiv((CI)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(CO)*(H)*(W), 256), 65536), 256>>>(conv_part, t, (B)*(CO)*(H)*(W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((CO)/(1), 16)*cdiv(W, 64)*cdiv(H, 8)), cdiv((CI)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((CO)/(1), 16)*cdiv(W, 64)*cdiv(H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(x, sc_w, t, B, CI, CO, H, W, H, W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @layer shortcut.0 t[0] f32[(B)*(CO)*(H)*(W)]
 // @launch l3_bn_stats<<<min(CO, 65535), 256>>>(t, stats, B, CO, (H)*(W), CO);
 // @launch l3_bn_apply<<<min(cdiv((B)*(CO)*((H)*(W)), 256), 65536), 256>>>(t, stats, sbn_g, sbn_b, 0, d, (B)*(CO)*((H)*(W)), CO, (H)*(W), CO, 1e-5, 0);

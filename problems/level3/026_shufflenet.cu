@@ -4,7 +4,6 @@
 // channel shuffle, group 1x1 conv BN ReLU, plus the shortcut), conv 1x1 BN ReLU, global average pool,
 // Linear; BatchNorm in training mode in double.
 #define CC 4 /* input channels per chunk of conv2d_ref */
-#define CONV2D_SPLIT /* conv2d_ref_split and conv2d_split_sum too */
 #include "shared/conv2d_ref.cuh"
 #include "shared/l3_ops.cuh"
 #include "shared/matmul_tiled_ref.cuh"
@@ -26,7 +25,6 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
 // @scratch d f32[B*1024*S2H*S2W]
 // @scratch stats f64[2*1024]
 // @scratch acc f64[B*NC]
-// @scratch conv_part f64[4308992]
 // @launch conv2d_ref<<<min((B)*(1)*cdiv((24)/(1), 16)*cdiv(S1W, 64)*cdiv(S1H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(2) + (3))*(63*(2) + (3)))>>>(x, conv1_w, t, B, 3, 24, H, W, S1H, S1W, 3, 3, 2, 2, 1, 1, 1, 1, 1);
 // @layer conv1 t[0] f32[(B)*(24)*(S1H)*(S1W)]
 // @launch l3_bn_stats<<<min(24, 65535), 256>>>(t, stats, B, 24, (S1H)*(S1W), 24);
@@ -55,8 +53,7 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
 // @launch l3_bn_apply<<<min(cdiv((B)*(240)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, s2_0_sbn_g, s2_0_sbn_b, 0, d, (B)*(240)*((S2H)*(S2W)), 240, (S2H)*(S2W), 240, 1e-5, 0);
 // @layer stage2.0.shortcut.1 d[0] f32[(B)*(240)*((S2H)*(S2W))]
 // @launch l3_bias_act_f<<<min(cdiv((B)*240*(S2H)*(S2W), 256), 65536), 256>>>(b, 0, d, p, (B)*240*(S2H)*(S2W), 1, 240, 0);
-// @launch conv2d_ref_split<<<min(((B)*(3)*cdiv((60)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8))*(max(1, min(16, min(cdiv(264, (B)*(3)*cdiv((60)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((240)/(3), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(p, s2_1_c1_w, t, conv_part, B, 240, 60, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 3, max(1, min(16, min(cdiv(264, (B)*(3)*cdiv((60)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((240)/(3), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(60)*(S2H)*(S2W), 256), 65536), 256>>>(conv_part, t, (B)*(60)*(S2H)*(S2W), max(1, min(16, min(cdiv(264, (B)*(3)*cdiv((60)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((240)/(3), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(3)*cdiv((60)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(p, s2_1_c1_w, t, B, 240, 60, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 3);
 // @layer stage2.1.conv1 t[0] f32[(B)*(60)*(S2H)*(S2W)]
 // @launch l3_bn_stats<<<min(60, 65535), 256>>>(t, stats, B, 60, (S2H)*(S2W), 60);
 // @launch l3_bn_apply<<<min(cdiv((B)*(60)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, s2_1_bn1_g, s2_1_bn1_b, 0, a, (B)*(60)*((S2H)*(S2W)), 60, (S2H)*(S2W), 60, 1e-5, 1);
@@ -73,8 +70,7 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
 // @launch l3_bn_apply<<<min(cdiv((B)*(240)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, s2_1_bn3_g, s2_1_bn3_b, 0, b, (B)*(240)*((S2H)*(S2W)), 240, (S2H)*(S2W), 240, 1e-5, 1);
 // @layer stage2.1.bn3 b[0] f32[(B)*(240)*((S2H)*(S2W))]
 // @launch l3_bias_act_f<<<min(cdiv((B)*240*(S2H)*(S2W), 256), 65536), 256>>>(b, 0, p, q, (B)*240*(S2H)*(S2W), 1, 240, 0);
-// @launch conv2d_ref_split<<<min(((B)*(3)*cdiv((60)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8))*(max(1, min(16, min(cdiv(264, (B)*(3)*cdiv((60)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((240)/(3), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(q, s2_2_c1_w, t, conv_part, B, 240, 60, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 3, max(1, min(16, min(cdiv(264, (B)*(3)*cdiv((60)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((240)/(3), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(60)*(S2H)*(S2W), 256), 65536), 256>>>(conv_part, t, (B)*(60)*(S2H)*(S2W), max(1, min(16, min(cdiv(264, (B)*(3)*cdiv((60)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((240)/(3), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(3)*cdiv((60)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(q, s2_2_c1_w, t, B, 240, 60, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 3);
 // @layer stage2.2.conv1 t[0] f32[(B)*(60)*(S2H)*(S2W)]
 // @launch l3_bn_stats<<<min(60, 65535), 256>>>(t, stats, B, 60, (S2H)*(S2W), 60);
 // @launch l3_bn_apply<<<min(cdiv((B)*(60)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, s2_2_bn1_g, s2_2_bn1_b, 0, a, (B)*(60)*((S2H)*(S2W)), 60, (S2H)*(S2W), 60, 1e-5, 1);
@@ -91,8 +87,7 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
 // @launch l3_bn_apply<<<min(cdiv((B)*(240)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, s2_2_bn3_g, s2_2_bn3_b, 0, b, (B)*(240)*((S2H)*(S2W)), 240, (S2H)*(S2W), 240, 1e-5, 1);
 // @layer stage2.2.bn3 b[0] f32[(B)*(240)*((S2H)*(S2W))]
 // @launch l3_bias_act_f<<<min(cdiv((B)*240*(S2H)*(S2W), 256), 65536), 256>>>(b, 0, q, p, (B)*240*(S2H)*(S2W), 1, 240, 0);
-// @launch conv2d_ref_split<<<min(((B)*(3)*cdiv((120)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8))*(max(1, min(16, min(cdiv(264, (B)*(3)*cdiv((120)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((240)/(3), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(p, s3_0_c1_w, t, conv_part, B, 240, 120, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 3, max(1, min(16, min(cdiv(264, (B)*(3)*cdiv((120)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((240)/(3), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(120)*(S2H)*(S2W), 256), 65536), 256>>>(conv_part, t, (B)*(120)*(S2H)*(S2W), max(1, min(16, min(cdiv(264, (B)*(3)*cdiv((120)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((240)/(3), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(3)*cdiv((120)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(p, s3_0_c1_w, t, B, 240, 120, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 3);
 // @layer stage3.0.conv1 t[0] f32[(B)*(120)*(S2H)*(S2W)]
 // @launch l3_bn_stats<<<min(120, 65535), 256>>>(t, stats, B, 120, (S2H)*(S2W), 120);
 // @launch l3_bn_apply<<<min(cdiv((B)*(120)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, s3_0_bn1_g, s3_0_bn1_b, 0, a, (B)*(120)*((S2H)*(S2W)), 120, (S2H)*(S2W), 120, 1e-5, 1);
@@ -103,21 +98,18 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
 // @launch l3_bn_apply<<<min(cdiv((B)*(120)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, s3_0_bn2_g, s3_0_bn2_b, 0, b, (B)*(120)*((S2H)*(S2W)), 120, (S2H)*(S2W), 120, 1e-5, 0);
 // @layer stage3.0.bn2 b[0] f32[(B)*(120)*((S2H)*(S2W))]
 // @launch l3_channel_shuffle<<<min(cdiv((B)*(120)*((S2H)*(S2W)), 256), 65536), 256>>>(b, a, B, 120, (S2H)*(S2W), 3);
-// @launch conv2d_ref_split<<<min(((B)*(3)*cdiv((480)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8))*(max(1, min(16, min(cdiv(264, (B)*(3)*cdiv((480)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((120)/(3), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(a, s3_0_c3_w, t, conv_part, B, 120, 480, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 3, max(1, min(16, min(cdiv(264, (B)*(3)*cdiv((480)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((120)/(3), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(480)*(S2H)*(S2W), 256), 65536), 256>>>(conv_part, t, (B)*(480)*(S2H)*(S2W), max(1, min(16, min(cdiv(264, (B)*(3)*cdiv((480)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((120)/(3), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(3)*cdiv((480)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(a, s3_0_c3_w, t, B, 120, 480, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 3);
 // @layer stage3.0.conv3 t[0] f32[(B)*(480)*(S2H)*(S2W)]
 // @launch l3_bn_stats<<<min(480, 65535), 256>>>(t, stats, B, 480, (S2H)*(S2W), 480);
 // @launch l3_bn_apply<<<min(cdiv((B)*(480)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, s3_0_bn3_g, s3_0_bn3_b, 0, b, (B)*(480)*((S2H)*(S2W)), 480, (S2H)*(S2W), 480, 1e-5, 1);
 // @layer stage3.0.bn3 b[0] f32[(B)*(480)*((S2H)*(S2W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((480)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((480)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((240)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(p, s3_0_sc_w, t, conv_part, B, 240, 480, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((480)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((240)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(480)*(S2H)*(S2W), 256), 65536), 256>>>(conv_part, t, (B)*(480)*(S2H)*(S2W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((480)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((240)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((480)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(p, s3_0_sc_w, t, B, 240, 480, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @layer stage3.0.shortcut.0 t[0] f32[(B)*(480)*(S2H)*(S2W)]
 // @launch l3_bn_stats<<<min(480, 65535), 256>>>(t, stats, B, 480, (S2H)*(S2W), 480);
 // @launch l3_bn_apply<<<min(cdiv((B)*(480)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, s3_0_sbn_g, s3_0_sbn_b, 0, d, (B)*(480)*((S2H)*(S2W)), 480, (S2H)*(S2W), 480, 1e-5, 0);
 // @layer stage3.0.shortcut.1 d[0] f32[(B)*(480)*((S2H)*(S2W))]
 // @launch l3_bias_act_f<<<min(cdiv((B)*480*(S2H)*(S2W), 256), 65536), 256>>>(b, 0, d, q, (B)*480*(S2H)*(S2W), 1, 480, 0);
-// @launch conv2d_ref_split<<<min(((B)*(3)*cdiv((120)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8))*(max(1, min(16, min(cdiv(264, (B)*(3)*cdiv((120)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((480)/(3), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(q, s3_1_c1_w, t, conv_part, B, 480, 120, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 3, max(1, min(16, min(cdiv(264, (B)*(3)*cdiv((120)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((480)/(3), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(120)*(S2H)*(S2W), 256), 65536), 256>>>(conv_part, t, (B)*(120)*(S2H)*(S2W), max(1, min(16, min(cdiv(264, (B)*(3)*cdiv((120)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((480)/(3), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(3)*cdiv((120)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(q, s3_1_c1_w, t, B, 480, 120, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 3);
 // @layer stage3.1.conv1 t[0] f32[(B)*(120)*(S2H)*(S2W)]
 // @launch l3_bn_stats<<<min(120, 65535), 256>>>(t, stats, B, 120, (S2H)*(S2W), 120);
 // @launch l3_bn_apply<<<min(cdiv((B)*(120)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, s3_1_bn1_g, s3_1_bn1_b, 0, a, (B)*(120)*((S2H)*(S2W)), 120, (S2H)*(S2W), 120, 1e-5, 1);
@@ -128,15 +120,13 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
 // @launch l3_bn_apply<<<min(cdiv((B)*(120)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, s3_1_bn2_g, s3_1_bn2_b, 0, b, (B)*(120)*((S2H)*(S2W)), 120, (S2H)*(S2W), 120, 1e-5, 0);
 // @layer stage3.1.bn2 b[0] f32[(B)*(120)*((S2H)*(S2W))]
 // @launch l3_channel_shuffle<<<min(cdiv((B)*(120)*((S2H)*(S2W)), 256), 65536), 256>>>(b, a, B, 120, (S2H)*(S2W), 3);
-// @launch conv2d_ref_split<<<min(((B)*(3)*cdiv((480)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8))*(max(1, min(16, min(cdiv(264, (B)*(3)*cdiv((480)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((120)/(3), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(a, s3_1_c3_w, t, conv_part, B, 120, 480, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 3, max(1, min(16, min(cdiv(264, (B)*(3)*cdiv((480)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((120)/(3), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(480)*(S2H)*(S2W), 256), 65536), 256>>>(conv_part, t, (B)*(480)*(S2H)*(S2W), max(1, min(16, min(cdiv(264, (B)*(3)*cdiv((480)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((120)/(3), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(3)*cdiv((480)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(a, s3_1_c3_w, t, B, 120, 480, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 3);
 // @layer stage3.1.conv3 t[0] f32[(B)*(480)*(S2H)*(S2W)]
 // @launch l3_bn_stats<<<min(480, 65535), 256>>>(t, stats, B, 480, (S2H)*(S2W), 480);
 // @launch l3_bn_apply<<<min(cdiv((B)*(480)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, s3_1_bn3_g, s3_1_bn3_b, 0, b, (B)*(480)*((S2H)*(S2W)), 480, (S2H)*(S2W), 480, 1e-5, 1);
 // @layer stage3.1.bn3 b[0] f32[(B)*(480)*((S2H)*(S2W))]
 // @launch l3_bias_act_f<<<min(cdiv((B)*480*(S2H)*(S2W), 256), 65536), 256>>>(b, 0, q, p, (B)*480*(S2H)*(S2W), 1, 480, 0);
-// @launch conv2d_ref_split<<<min(((B)*(3)*cdiv((120)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8))*(max(1, min(16, min(cdiv(264, (B)*(3)*cdiv((120)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((480)/(3), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(p, s3_2_c1_w, t, conv_part, B, 480, 120, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 3, max(1, min(16, min(cdiv(264, (B)*(3)*cdiv((120)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((480)/(3), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(120)*(S2H)*(S2W), 256), 65536), 256>>>(conv_part, t, (B)*(120)*(S2H)*(S2W), max(1, min(16, min(cdiv(264, (B)*(3)*cdiv((120)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((480)/(3), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(3)*cdiv((120)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(p, s3_2_c1_w, t, B, 480, 120, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 3);
 // @layer stage3.2.conv1 t[0] f32[(B)*(120)*(S2H)*(S2W)]
 // @launch l3_bn_stats<<<min(120, 65535), 256>>>(t, stats, B, 120, (S2H)*(S2W), 120);
 // @launch l3_bn_apply<<<min(cdiv((B)*(120)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, s3_2_bn1_g, s3_2_bn1_b, 0, a, (B)*(120)*((S2H)*(S2W)), 120, (S2H)*(S2W), 120, 1e-5, 1);
@@ -147,15 +137,13 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
 // @launch l3_bn_apply<<<min(cdiv((B)*(120)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, s3_2_bn2_g, s3_2_bn2_b, 0, b, (B)*(120)*((S2H)*(S2W)), 120, (S2H)*(S2W), 120, 1e-5, 0);
 // @layer stage3.2.bn2 b[0] f32[(B)*(120)*((S2H)*(S2W))]
 // @launch l3_channel_shuffle<<<min(cdiv((B)*(120)*((S2H)*(S2W)), 256), 65536), 256>>>(b, a, B, 120, (S2H)*(S2W), 3);
-// @launch conv2d_ref_split<<<min(((B)*(3)*cdiv((480)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8))*(max(1, min(16, min(cdiv(264, (B)*(3)*cdiv((480)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((120)/(3), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(a, s3_2_c3_w, t, conv_part, B, 120, 480, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 3, max(1, min(16, min(cdiv(264, (B)*(3)*cdiv((480)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((120)/(3), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(480)*(S2H)*(S2W), 256), 65536), 256>>>(conv_part, t, (B)*(480)*(S2H)*(S2W), max(1, min(16, min(cdiv(264, (B)*(3)*cdiv((480)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((120)/(3), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(3)*cdiv((480)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(a, s3_2_c3_w, t, B, 120, 480, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 3);
 // @layer stage3.2.conv3 t[0] f32[(B)*(480)*(S2H)*(S2W)]
 // @launch l3_bn_stats<<<min(480, 65535), 256>>>(t, stats, B, 480, (S2H)*(S2W), 480);
 // @launch l3_bn_apply<<<min(cdiv((B)*(480)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, s3_2_bn3_g, s3_2_bn3_b, 0, b, (B)*(480)*((S2H)*(S2W)), 480, (S2H)*(S2W), 480, 1e-5, 1);
 // @layer stage3.2.bn3 b[0] f32[(B)*(480)*((S2H)*(S2W))]
 // @launch l3_bias_act_f<<<min(cdiv((B)*480*(S2H)*(S2W), 256), 65536), 256>>>(b, 0, p, q, (B)*480*(S2H)*(S2W), 1, 480, 0);
-// @launch conv2d_ref_split<<<min(((B)*(3)*cdiv((120)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8))*(max(1, min(16, min(cdiv(264, (B)*(3)*cdiv((120)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((480)/(3), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(q, s3_3_c1_w, t, conv_part, B, 480, 120, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 3, max(1, min(16, min(cdiv(264, (B)*(3)*cdiv((120)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((480)/(3), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(120)*(S2H)*(S2W), 256), 65536), 256>>>(conv_part, t, (B)*(120)*(S2H)*(S2W), max(1, min(16, min(cdiv(264, (B)*(3)*cdiv((120)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((480)/(3), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(3)*cdiv((120)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(q, s3_3_c1_w, t, B, 480, 120, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 3);
 // @layer stage3.3.conv1 t[0] f32[(B)*(120)*(S2H)*(S2W)]
 // @launch l3_bn_stats<<<min(120, 65535), 256>>>(t, stats, B, 120, (S2H)*(S2W), 120);
 // @launch l3_bn_apply<<<min(cdiv((B)*(120)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, s3_3_bn1_g, s3_3_bn1_b, 0, a, (B)*(120)*((S2H)*(S2W)), 120, (S2H)*(S2W), 120, 1e-5, 1);
@@ -166,15 +154,13 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
 // @launch l3_bn_apply<<<min(cdiv((B)*(120)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, s3_3_bn2_g, s3_3_bn2_b, 0, b, (B)*(120)*((S2H)*(S2W)), 120, (S2H)*(S2W), 120, 1e-5, 0);
 // @layer stage3.3.bn2 b[0] f32[(B)*(120)*((S2H)*(S2W))]
 // @launch l3_channel_shuffle<<<min(cdiv((B)*(120)*((S2H)*(S2W)), 256), 65536), 256>>>(b, a, B, 120, (S2H)*(S2W), 3);
-// @launch conv2d_ref_split<<<min(((B)*(3)*cdiv((480)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8))*(max(1, min(16, min(cdiv(264, (B)*(3)*cdiv((480)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((120)/(3), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(a, s3_3_c3_w, t, conv_part, B, 120, 480, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 3, max(1, min(16, min(cdiv(264, (B)*(3)*cdiv((480)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((120)/(3), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(480)*(S2H)*(S2W), 256), 65536), 256>>>(conv_part, t, (B)*(480)*(S2H)*(S2W), max(1, min(16, min(cdiv(264, (B)*(3)*cdiv((480)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((120)/(3), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(3)*cdiv((480)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(a, s3_3_c3_w, t, B, 120, 480, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 3);
 // @layer stage3.3.conv3 t[0] f32[(B)*(480)*(S2H)*(S2W)]
 // @launch l3_bn_stats<<<min(480, 65535), 256>>>(t, stats, B, 480, (S2H)*(S2W), 480);
 // @launch l3_bn_apply<<<min(cdiv((B)*(480)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, s3_3_bn3_g, s3_3_bn3_b, 0, b, (B)*(480)*((S2H)*(S2W)), 480, (S2H)*(S2W), 480, 1e-5, 1);
 // @layer stage3.3.bn3 b[0] f32[(B)*(480)*((S2H)*(S2W))]
 // @launch l3_bias_act_f<<<min(cdiv((B)*480*(S2H)*(S2W), 256), 65536), 256>>>(b, 0, q, p, (B)*480*(S2H)*(S2W), 1, 480, 0);
-// @launch conv2d_ref_split<<<min(((B)*(3)*cdiv((120)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8))*(max(1, min(16, min(cdiv(264, (B)*(3)*cdiv((120)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((480)/(3), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(p, s3_4_c1_w, t, conv_part, B, 480, 120, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 3, max(1, min(16, min(cdiv(264, (B)*(3)*cdiv((120)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((480)/(3), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(120)*(S2H)*(S2W), 256), 65536), 256>>>(conv_part, t, (B)*(120)*(S2H)*(S2W), max(1, min(16, min(cdiv(264, (B)*(3)*cdiv((120)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((480)/(3), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(3)*cdiv((120)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(p, s3_4_c1_w, t, B, 480, 120, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 3);
 // @layer stage3.4.conv1 t[0] f32[(B)*(120)*(S2H)*(S2W)]
 // @launch l3_bn_stats<<<min(120, 65535), 256>>>(t, stats, B, 120, (S2H)*(S2W), 120);
 // @launch l3_bn_apply<<<min(cdiv((B)*(120)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, s3_4_bn1_g, s3_4_bn1_b, 0, a, (B)*(120)*((S2H)*(S2W)), 120, (S2H)*(S2W), 120, 1e-5, 1);
@@ -185,15 +171,13 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
 // @launch l3_bn_apply<<<min(cdiv((B)*(120)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, s3_4_bn2_g, s3_4_bn2_b, 0, b, (B)*(120)*((S2H)*(S2W)), 120, (S2H)*(S2W), 120, 1e-5, 0);
 // @layer stage3.4.bn2 b[0] f32[(B)*(120)*((S2H)*(S2W))]
 // @launch l3_channel_shuffle<<<min(cdiv((B)*(120)*((S2H)*(S2W)), 256), 65536), 256>>>(b, a, B, 120, (S2H)*(S2W), 3);
-// @launch conv2d_ref_split<<<min(((B)*(3)*cdiv((480)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8))*(max(1, min(16, min(cdiv(264, (B)*(3)*cdiv((480)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((120)/(3), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(a, s3_4_c3_w, t, conv_part, B, 120, 480, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 3, max(1, min(16, min(cdiv(264, (B)*(3)*cdiv((480)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((120)/(3), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(480)*(S2H)*(S2W), 256), 65536), 256>>>(conv_part, t, (B)*(480)*(S2H)*(S2W), max(1, min(16, min(cdiv(264, (B)*(3)*cdiv((480)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((120)/(3), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(3)*cdiv((480)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(a, s3_4_c3_w, t, B, 120, 480, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 3);
 // @layer stage3.4.conv3 t[0] f32[(B)*(480)*(S2H)*(S2W)]
 // @launch l3_bn_stats<<<min(480, 65535), 256>>>(t, stats, B, 480, (S2H)*(S2W), 480);
 // @launch l3_bn_apply<<<min(cdiv((B)*(480)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, s3_4_bn3_g, s3_4_bn3_b, 0, b, (B)*(480)*((S2H)*(S2W)), 480, (S2H)*(S2W), 480, 1e-5, 1);
 // @layer stage3.4.bn3 b[0] f32[(B)*(480)*((S2H)*(S2W))]
 // @launch l3_bias_act_f<<<min(cdiv((B)*480*(S2H)*(S2W), 256), 65536), 256>>>(b, 0, p, q, (B)*480*(S2H)*(S2W), 1, 480, 0);
-// @launch conv2d_ref_split<<<min(((B)*(3)*cdiv((120)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8))*(max(1, min(16, min(cdiv(264, (B)*(3)*cdiv((120)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((480)/(3), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(q, s3_5_c1_w, t, conv_part, B, 480, 120, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 3, max(1, min(16, min(cdiv(264, (B)*(3)*cdiv((120)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((480)/(3), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(120)*(S2H)*(S2W), 256), 65536), 256>>>(conv_part, t, (B)*(120)*(S2H)*(S2W), max(1, min(16, min(cdiv(264, (B)*(3)*cdiv((120)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((480)/(3), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(3)*cdiv((120)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(q, s3_5_c1_w, t, B, 480, 120, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 3);
 // @layer stage3.5.conv1 t[0] f32[(B)*(120)*(S2H)*(S2W)]
 // @launch l3_bn_stats<<<min(120, 65535), 256>>>(t, stats, B, 120, (S2H)*(S2W), 120);
 // @launch l3_bn_apply<<<min(cdiv((B)*(120)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, s3_5_bn1_g, s3_5_bn1_b, 0, a, (B)*(120)*((S2H)*(S2W)), 120, (S2H)*(S2W), 120, 1e-5, 1);
@@ -204,15 +188,13 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
 // @launch l3_bn_apply<<<min(cdiv((B)*(120)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, s3_5_bn2_g, s3_5_bn2_b, 0, b, (B)*(120)*((S2H)*(S2W)), 120, (S2H)*(S2W), 120, 1e-5, 0);
 // @layer stage3.5.bn2 b[0] f32[(B)*(120)*((S2H)*(S2W))]
 // @launch l3_channel_shuffle<<<min(cdiv((B)*(120)*((S2H)*(S2W)), 256), 65536), 256>>>(b, a, B, 120, (S2H)*(S2W), 3);
-// @launch conv2d_ref_split<<<min(((B)*(3)*cdiv((480)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8))*(max(1, min(16, min(cdiv(264, (B)*(3)*cdiv((480)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((120)/(3), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(a, s3_5_c3_w, t, conv_part, B, 120, 480, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 3, max(1, min(16, min(cdiv(264, (B)*(3)*cdiv((480)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((120)/(3), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(480)*(S2H)*(S2W), 256), 65536), 256>>>(conv_part, t, (B)*(480)*(S2H)*(S2W), max(1, min(16, min(cdiv(264, (B)*(3)*cdiv((480)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((120)/(3), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(3)*cdiv((480)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(a, s3_5_c3_w, t, B, 120, 480, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 3);
 // @layer stage3.5.conv3 t[0] f32[(B)*(480)*(S2H)*(S2W)]
 // @launch l3_bn_stats<<<min(480, 65535), 256>>>(t, stats, B, 480, (S2H)*(S2W), 480);
 // @launch l3_bn_apply<<<min(cdiv((B)*(480)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, s3_5_bn3_g, s3_5_bn3_b, 0, b, (B)*(480)*((S2H)*(S2W)), 480, (S2H)*(S2W), 480, 1e-5, 1);
 // @layer stage3.5.bn3 b[0] f32[(B)*(480)*((S2H)*(S2W))]
 // @launch l3_bias_act_f<<<min(cdiv((B)*480*(S2H)*(S2W), 256), 65536), 256>>>(b, 0, q, p, (B)*480*(S2H)*(S2W), 1, 480, 0);
-// @launch conv2d_ref_split<<<min(((B)*(3)*cdiv((120)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8))*(max(1, min(16, min(cdiv(264, (B)*(3)*cdiv((120)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((480)/(3), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(p, s3_6_c1_w, t, conv_part, B, 480, 120, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 3, max(1, min(16, min(cdiv(264, (B)*(3)*cdiv((120)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((480)/(3), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(120)*(S2H)*(S2W), 256), 65536), 256>>>(conv_part, t, (B)*(120)*(S2H)*(S2W), max(1, min(16, min(cdiv(264, (B)*(3)*cdiv((120)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((480)/(3), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(3)*cdiv((120)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(p, s3_6_c1_w, t, B, 480, 120, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 3);
 // @layer stage3.6.conv1 t[0] f32[(B)*(120)*(S2H)*(S2W)]
 // @launch l3_bn_stats<<<min(120, 65535), 256>>>(t, stats, B, 120, (S2H)*(S2W), 120);
 // @launch l3_bn_apply<<<min(cdiv((B)*(120)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, s3_6_bn1_g, s3_6_bn1_b, 0, a, (B)*(120)*((S2H)*(S2W)), 120, (S2H)*(S2W), 120, 1e-5, 1);
@@ -223,15 +205,13 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
 // @launch l3_bn_apply<<<min(cdiv((B)*(120)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, s3_6_bn2_g, s3_6_bn2_b, 0, b, (B)*(120)*((S2H)*(S2W)), 120, (S2H)*(S2W), 120, 1e-5, 0);
 // @layer stage3.6.bn2 b[0] f32[(B)*(120)*((S2H)*(S2W))]
 // @launch l3_channel_shuffle<<<min(cdiv((B)*(120)*((S2H)*(S2W)), 256), 65536), 256>>>(b, a, B, 120, (S2H)*(S2W), 3);
-// @launch conv2d_ref_split<<<min(((B)*(3)*cdiv((480)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8))*(max(1, min(16, min(cdiv(264, (B)*(3)*cdiv((480)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((120)/(3), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(a, s3_6_c3_w, t, conv_part, B, 120, 480, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 3, max(1, min(16, min(cdiv(264, (B)*(3)*cdiv((480)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((120)/(3), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(480)*(S2H)*(S2W), 256), 65536), 256>>>(conv_part, t, (B)*(480)*(S2H)*(S2W), max(1, min(16, min(cdiv(264, (B)*(3)*cdiv((480)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((120)/(3), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(3)*cdiv((480)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(a, s3_6_c3_w, t, B, 120, 480, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 3);
 // @layer stage3.6.conv3 t[0] f32[(B)*(480)*(S2H)*(S2W)]
 // @launch l3_bn_stats<<<min(480, 65535), 256>>>(t, stats, B, 480, (S2H)*(S2W), 480);
 // @launch l3_bn_apply<<<min(cdiv((B)*(480)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, s3_6_bn3_g, s3_6_bn3_b, 0, b, (B)*(480)*((S2H)*(S2W)), 480, (S2H)*(S2W), 480, 1e-5, 1);
 // @layer stage3.6.bn3 b[0] f32[(B)*(480)*((S2H)*(S2W))]
 // @launch l3_bias_act_f<<<min(cdiv((B)*480*(S2H)*(S2W), 256), 65536), 256>>>(b, 0, p, q, (B)*480*(S2H)*(S2W), 1, 480, 0);
-// @launch conv2d_ref_split<<<min(((B)*(3)*cdiv((240)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8))*(max(1, min(16, min(cdiv(264, (B)*(3)*cdiv((240)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((480)/(3), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(q, s4_0_c1_w, t, conv_part, B, 480, 240, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 3, max(1, min(16, min(cdiv(264, (B)*(3)*cdiv((240)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((480)/(3), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(240)*(S2H)*(S2W), 256), 65536), 256>>>(conv_part, t, (B)*(240)*(S2H)*(S2W), max(1, min(16, min(cdiv(264, (B)*(3)*cdiv((240)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((480)/(3), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(3)*cdiv((240)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(q, s4_0_c1_w, t, B, 480, 240, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 3);
 // @layer stage4.0.conv1 t[0] f32[(B)*(240)*(S2H)*(S2W)]
 // @launch l3_bn_stats<<<min(240, 65535), 256>>>(t, stats, B, 240, (S2H)*(S2W), 240);
 // @launch l3_bn_apply<<<min(cdiv((B)*(240)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, s4_0_bn1_g, s4_0_bn1_b, 0, a, (B)*(240)*((S2H)*(S2W)), 240, (S2H)*(S2W), 240, 1e-5, 1);
@@ -242,21 +222,18 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
 // @launch l3_bn_apply<<<min(cdiv((B)*(240)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, s4_0_bn2_g, s4_0_bn2_b, 0, b, (B)*(240)*((S2H)*(S2W)), 240, (S2H)*(S2W), 240, 1e-5, 0);
 // @layer stage4.0.bn2 b[0] f32[(B)*(240)*((S2H)*(S2W))]
 // @launch l3_channel_shuffle<<<min(cdiv((B)*(240)*((S2H)*(S2W)), 256), 65536), 256>>>(b, a, B, 240, (S2H)*(S2W), 3);
-// @launch conv2d_ref_split<<<min(((B)*(3)*cdiv((960)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8))*(max(1, min(16, min(cdiv(264, (B)*(3)*cdiv((960)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((240)/(3), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(a, s4_0_c3_w, t, conv_part, B, 240, 960, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 3, max(1, min(16, min(cdiv(264, (B)*(3)*cdiv((960)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((240)/(3), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(960)*(S2H)*(S2W), 256), 65536), 256>>>(conv_part, t, (B)*(960)*(S2H)*(S2W), max(1, min(16, min(cdiv(264, (B)*(3)*cdiv((960)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((240)/(3), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(3)*cdiv((960)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(a, s4_0_c3_w, t, B, 240, 960, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 3);
 // @layer stage4.0.conv3 t[0] f32[(B)*(960)*(S2H)*(S2W)]
 // @launch l3_bn_stats<<<min(960, 65535), 256>>>(t, stats, B, 960, (S2H)*(S2W), 960);
 // @launch l3_bn_apply<<<min(cdiv((B)*(960)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, s4_0_bn3_g, s4_0_bn3_b, 0, b, (B)*(960)*((S2H)*(S2W)), 960, (S2H)*(S2W), 960, 1e-5, 1);
 // @layer stage4.0.bn3 b[0] f32[(B)*(960)*((S2H)*(S2W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((960)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((960)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((480)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(q, s4_0_sc_w, t, conv_part, B, 480, 960, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((960)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((480)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(960)*(S2H)*(S2W), 256), 65536), 256>>>(conv_part, t, (B)*(960)*(S2H)*(S2W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((960)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((480)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((960)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(q, s4_0_sc_w, t, B, 480, 960, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @layer stage4.0.shortcut.0 t[0] f32[(B)*(960)*(S2H)*(S2W)]
 // @launch l3_bn_stats<<<min(960, 65535), 256>>>(t, stats, B, 960, (S2H)*(S2W), 960);
 // @launch l3_bn_apply<<<min(cdiv((B)*(960)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, s4_0_sbn_g, s4_0_sbn_b, 0, d, (B)*(960)*((S2H)*(S2W)), 960, (S2H)*(S2W), 960, 1e-5, 0);
 // @layer stage4.0.shortcut.1 d[0] f32[(B)*(960)*((S2H)*(S2W))]
 // @launch l3_bias_act_f<<<min(cdiv((B)*960*(S2H)*(S2W), 256), 65536), 256>>>(b, 0, d, p, (B)*960*(S2H)*(S2W), 1, 960, 0);
-// @launch conv2d_ref_split<<<min(((B)*(3)*cdiv((240)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8))*(max(1, min(16, min(cdiv(264, (B)*(3)*cdiv((240)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((960)/(3), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(p, s4_1_c1_w, t, conv_part, B, 960, 240, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 3, max(1, min(16, min(cdiv(264, (B)*(3)*cdiv((240)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((960)/(3), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(240)*(S2H)*(S2W), 256), 65536), 256>>>(conv_part, t, (B)*(240)*(S2H)*(S2W), max(1, min(16, min(cdiv(264, (B)*(3)*cdiv((240)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((960)/(3), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(3)*cdiv((240)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(p, s4_1_c1_w, t, B, 960, 240, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 3);
 // @layer stage4.1.conv1 t[0] f32[(B)*(240)*(S2H)*(S2W)]
 // @launch l3_bn_stats<<<min(240, 65535), 256>>>(t, stats, B, 240, (S2H)*(S2W), 240);
 // @launch l3_bn_apply<<<min(cdiv((B)*(240)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, s4_1_bn1_g, s4_1_bn1_b, 0, a, (B)*(240)*((S2H)*(S2W)), 240, (S2H)*(S2W), 240, 1e-5, 1);
@@ -267,15 +244,13 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
 // @launch l3_bn_apply<<<min(cdiv((B)*(240)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, s4_1_bn2_g, s4_1_bn2_b, 0, b, (B)*(240)*((S2H)*(S2W)), 240, (S2H)*(S2W), 240, 1e-5, 0);
 // @layer stage4.1.bn2 b[0] f32[(B)*(240)*((S2H)*(S2W))]
 // @launch l3_channel_shuffle<<<min(cdiv((B)*(240)*((S2H)*(S2W)), 256), 65536), 256>>>(b, a, B, 240, (S2H)*(S2W), 3);
-// @launch conv2d_ref_split<<<min(((B)*(3)*cdiv((960)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8))*(max(1, min(16, min(cdiv(264, (B)*(3)*cdiv((960)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((240)/(3), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(a, s4_1_c3_w, t, conv_part, B, 240, 960, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 3, max(1, min(16, min(cdiv(264, (B)*(3)*cdiv((960)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((240)/(3), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(960)*(S2H)*(S2W), 256), 65536), 256>>>(conv_part, t, (B)*(960)*(S2H)*(S2W), max(1, min(16, min(cdiv(264, (B)*(3)*cdiv((960)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((240)/(3), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(3)*cdiv((960)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(a, s4_1_c3_w, t, B, 240, 960, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 3);
 // @layer stage4.1.conv3 t[0] f32[(B)*(960)*(S2H)*(S2W)]
 // @launch l3_bn_stats<<<min(960, 65535), 256>>>(t, stats, B, 960, (S2H)*(S2W), 960);
 // @launch l3_bn_apply<<<min(cdiv((B)*(960)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, s4_1_bn3_g, s4_1_bn3_b, 0, b, (B)*(960)*((S2H)*(S2W)), 960, (S2H)*(S2W), 960, 1e-5, 1);
 // @layer stage4.1.bn3 b[0] f32[(B)*(960)*((S2H)*(S2W))]
 // @launch l3_bias_act_f<<<min(cdiv((B)*960*(S2H)*(S2W), 256), 65536), 256>>>(b, 0, p, q, (B)*960*(S2H)*(S2W), 1, 960, 0);
-// @launch conv2d_ref_split<<<min(((B)*(3)*cdiv((240)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8))*(max(1, min(16, min(cdiv(264, (B)*(3)*cdiv((240)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((960)/(3), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(q, s4_2_c1_w, t, conv_part, B, 960, 240, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 3, max(1, min(16, min(cdiv(264, (B)*(3)*cdiv((240)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((960)/(3), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(240)*(S2H)*(S2W), 256), 65536), 256>>>(conv_part, t, (B)*(240)*(S2H)*(S2W), max(1, min(16, min(cdiv(264, (B)*(3)*cdiv((240)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((960)/(3), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(3)*cdiv((240)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(q, s4_2_c1_w, t, B, 960, 240, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 3);
 // @layer stage4.2.conv1 t[0] f32[(B)*(240)*(S2H)*(S2W)]
 // @launch l3_bn_stats<<<min(240, 65535), 256>>>(t, stats, B, 240, (S2H)*(S2W), 240);
 // @launch l3_bn_apply<<<min(cdiv((B)*(240)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, s4_2_bn1_g, s4_2_bn1_b, 0, a, (B)*(240)*((S2H)*(S2W)), 240, (S2H)*(S2W), 240, 1e-5, 1);
@@ -286,15 +261,13 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
 // @launch l3_bn_apply<<<min(cdiv((B)*(240)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, s4_2_bn2_g, s4_2_bn2_b, 0, b, (B)*(240)*((S2H)*(S2W)), 240, (S2H)*(S2W), 240, 1e-5, 0);
 // @layer stage4.2.bn2 b[0] f32[(B)*(240)*((S2H)*(S2W))]
 // @launch l3_channel_shuffle<<<min(cdiv((B)*(240)*((S2H)*(S2W)), 256), 65536), 256>>>(b, a, B, 240, (S2H)*(S2W), 3);
-// @launch conv2d_ref_split<<<min(((B)*(3)*cdiv((960)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8))*(max(1, min(16, min(cdiv(264, (B)*(3)*cdiv((960)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((240)/(3), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(a, s4_2_c3_w, t, conv_part, B, 240, 960, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 3, max(1, min(16, min(cdiv(264, (B)*(3)*cdiv((960)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((240)/(3), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(960)*(S2H)*(S2W), 256), 65536), 256>>>(conv_part, t, (B)*(960)*(S2H)*(S2W), max(1, min(16, min(cdiv(264, (B)*(3)*cdiv((960)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((240)/(3), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(3)*cdiv((960)/(3), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(a, s4_2_c3_w, t, B, 240, 960, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 3);
 // @layer stage4.2.conv3 t[0] f32[(B)*(960)*(S2H)*(S2W)]
 // @launch l3_bn_stats<<<min(960, 65535), 256>>>(t, stats, B, 960, (S2H)*(S2W), 960);
 // @launch l3_bn_apply<<<min(cdiv((B)*(960)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, s4_2_bn3_g, s4_2_bn3_b, 0, b, (B)*(960)*((S2H)*(S2W)), 960, (S2H)*(S2W), 960, 1e-5, 1);
 // @layer stage4.2.bn3 b[0] f32[(B)*(960)*((S2H)*(S2W))]
 // @launch l3_bias_act_f<<<min(cdiv((B)*960*(S2H)*(S2W), 256), 65536), 256>>>(b, 0, q, p, (B)*960*(S2H)*(S2W), 1, 960, 0);
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((1024)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((1024)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((960)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(p, conv5_w, t, conv_part, B, 960, 1024, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((1024)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((960)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(1024)*(S2H)*(S2W), 256), 65536), 256>>>(conv_part, t, (B)*(1024)*(S2H)*(S2W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((1024)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8)), cdiv((960)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((1024)/(1), 16)*cdiv(S2W, 64)*cdiv(S2H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(p, conv5_w, t, B, 960, 1024, S2H, S2W, S2H, S2W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @layer conv5 t[0] f32[(B)*(1024)*(S2H)*(S2W)]
 // @launch l3_bn_stats<<<min(1024, 65535), 256>>>(t, stats, B, 1024, (S2H)*(S2W), 1024);
 // @launch l3_bn_apply<<<min(cdiv((B)*(1024)*((S2H)*(S2W)), 256), 65536), 256>>>(t, stats, bn5_g, bn5_b, 0, q, (B)*(1024)*((S2H)*(S2W)), 1024, (S2H)*(S2W), 1024, 1e-5, 1);

@@ -3,7 +3,6 @@
 // Three stages of (3x3 conv with bias, BN, ReLU) twice and a 2x2 max pool, BatchNorm in training mode
 // in double; the mean over H and W in double; Linear.
 #define CC 4 /* input channels per chunk of conv2d_ref */
-#define CONV2D_SPLIT /* conv2d_ref_split and conv2d_split_sum too */
 #include "shared/conv2d_ref.cuh"
 #include "shared/l3_ops.cuh"
 #include "shared/matmul_tiled_ref.cuh"
@@ -23,46 +22,39 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
 // @scratch u f32[B*64*H*W]
 // @scratch stats f64[2*256]
 // @scratch acc f64[B*NC]
-// @scratch conv_part f64[4308992]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((64)/(1), 16)*cdiv(W, 64)*cdiv(H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((64)/(1), 16)*cdiv(W, 64)*cdiv(H, 8)), cdiv((CI)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(x, s0_c1_w, t, conv_part, B, CI, 64, H, W, H, W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((64)/(1), 16)*cdiv(W, 64)*cdiv(H, 8)), cdiv((CI)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(64)*(H)*(W), 256), 65536), 256>>>(conv_part, t, (B)*(64)*(H)*(W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((64)/(1), 16)*cdiv(W, 64)*cdiv(H, 8)), cdiv((CI)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((64)/(1), 16)*cdiv(W, 64)*cdiv(H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(x, s0_c1_w, t, B, CI, 64, H, W, H, W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(64)*(H)*(W), 256), 65536), 256>>>(t, s0_c1_b, 0, u, (B)*(64)*(H)*(W), (H)*(W), 64, 0);
 // @layer feature_extractor.0.0 u[0] f32[(B)*(64)*(H)*(W)]
 // @launch l3_bn_stats<<<min(64, 65535), 256>>>(u, stats, B, 64, (H)*(W), 64);
 // @launch l3_bn_apply<<<min(cdiv((B)*(64)*((H)*(W)), 256), 65536), 256>>>(u, stats, s0_bn1_g, s0_bn1_b, 0, a, (B)*(64)*((H)*(W)), 64, (H)*(W), 64, 1e-5, 1);
 // @layer feature_extractor.0.1 a[0] f32[(B)*(64)*((H)*(W))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((64)/(1), 16)*cdiv(W, 64)*cdiv(H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((64)/(1), 16)*cdiv(W, 64)*cdiv(H, 8)), cdiv((64)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(a, s0_c2_w, t, conv_part, B, 64, 64, H, W, H, W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((64)/(1), 16)*cdiv(W, 64)*cdiv(H, 8)), cdiv((64)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(64)*(H)*(W), 256), 65536), 256>>>(conv_part, t, (B)*(64)*(H)*(W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((64)/(1), 16)*cdiv(W, 64)*cdiv(H, 8)), cdiv((64)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((64)/(1), 16)*cdiv(W, 64)*cdiv(H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(a, s0_c2_w, t, B, 64, 64, H, W, H, W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(64)*(H)*(W), 256), 65536), 256>>>(t, s0_c2_b, 0, u, (B)*(64)*(H)*(W), (H)*(W), 64, 0);
 // @layer feature_extractor.0.3 u[0] f32[(B)*(64)*(H)*(W)]
 // @launch l3_bn_stats<<<min(64, 65535), 256>>>(u, stats, B, 64, (H)*(W), 64);
 // @launch l3_bn_apply<<<min(cdiv((B)*(64)*((H)*(W)), 256), 65536), 256>>>(u, stats, s0_bn2_g, s0_bn2_b, 0, b, (B)*(64)*((H)*(W)), 64, (H)*(W), 64, 1e-5, 1);
 // @layer feature_extractor.0.4 b[0] f32[(B)*(64)*((H)*(W))]
 // @launch l3_maxpool2d<<<min(cdiv((B*64)*(H1)*(W1), 256), 65536), 256>>>(b, a, B*64, H, W, H1, W1, 2, 2, 0);
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((128)/(1), 16)*cdiv(W1, 64)*cdiv(H1, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((128)/(1), 16)*cdiv(W1, 64)*cdiv(H1, 8)), cdiv((64)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(a, s1_c1_w, t, conv_part, B, 64, 128, H1, W1, H1, W1, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((128)/(1), 16)*cdiv(W1, 64)*cdiv(H1, 8)), cdiv((64)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(128)*(H1)*(W1), 256), 65536), 256>>>(conv_part, t, (B)*(128)*(H1)*(W1), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((128)/(1), 16)*cdiv(W1, 64)*cdiv(H1, 8)), cdiv((64)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((128)/(1), 16)*cdiv(W1, 64)*cdiv(H1, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(a, s1_c1_w, t, B, 64, 128, H1, W1, H1, W1, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(128)*(H1)*(W1), 256), 65536), 256>>>(t, s1_c1_b, 0, u, (B)*(128)*(H1)*(W1), (H1)*(W1), 128, 0);
 // @layer feature_extractor.1.0 u[0] f32[(B)*(128)*(H1)*(W1)]
 // @launch l3_bn_stats<<<min(128, 65535), 256>>>(u, stats, B, 128, (H1)*(W1), 128);
 // @launch l3_bn_apply<<<min(cdiv((B)*(128)*((H1)*(W1)), 256), 65536), 256>>>(u, stats, s1_bn1_g, s1_bn1_b, 0, a, (B)*(128)*((H1)*(W1)), 128, (H1)*(W1), 128, 1e-5, 1);
 // @layer feature_extractor.1.1 a[0] f32[(B)*(128)*((H1)*(W1))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((128)/(1), 16)*cdiv(W1, 64)*cdiv(H1, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((128)/(1), 16)*cdiv(W1, 64)*cdiv(H1, 8)), cdiv((128)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(a, s1_c2_w, t, conv_part, B, 128, 128, H1, W1, H1, W1, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((128)/(1), 16)*cdiv(W1, 64)*cdiv(H1, 8)), cdiv((128)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(128)*(H1)*(W1), 256), 65536), 256>>>(conv_part, t, (B)*(128)*(H1)*(W1), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((128)/(1), 16)*cdiv(W1, 64)*cdiv(H1, 8)), cdiv((128)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((128)/(1), 16)*cdiv(W1, 64)*cdiv(H1, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(a, s1_c2_w, t, B, 128, 128, H1, W1, H1, W1, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(128)*(H1)*(W1), 256), 65536), 256>>>(t, s1_c2_b, 0, u, (B)*(128)*(H1)*(W1), (H1)*(W1), 128, 0);
 // @layer feature_extractor.1.3 u[0] f32[(B)*(128)*(H1)*(W1)]
 // @launch l3_bn_stats<<<min(128, 65535), 256>>>(u, stats, B, 128, (H1)*(W1), 128);
 // @launch l3_bn_apply<<<min(cdiv((B)*(128)*((H1)*(W1)), 256), 65536), 256>>>(u, stats, s1_bn2_g, s1_bn2_b, 0, b, (B)*(128)*((H1)*(W1)), 128, (H1)*(W1), 128, 1e-5, 1);
 // @layer feature_extractor.1.4 b[0] f32[(B)*(128)*((H1)*(W1))]
 // @launch l3_maxpool2d<<<min(cdiv((B*128)*(H2)*(W2), 256), 65536), 256>>>(b, a, B*128, H1, W1, H2, W2, 2, 2, 0);
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((256)/(1), 16)*cdiv(W2, 64)*cdiv(H2, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((256)/(1), 16)*cdiv(W2, 64)*cdiv(H2, 8)), cdiv((128)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(a, s2_c1_w, t, conv_part, B, 128, 256, H2, W2, H2, W2, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((256)/(1), 16)*cdiv(W2, 64)*cdiv(H2, 8)), cdiv((128)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(256)*(H2)*(W2), 256), 65536), 256>>>(conv_part, t, (B)*(256)*(H2)*(W2), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((256)/(1), 16)*cdiv(W2, 64)*cdiv(H2, 8)), cdiv((128)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((256)/(1), 16)*cdiv(W2, 64)*cdiv(H2, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(a, s2_c1_w, t, B, 128, 256, H2, W2, H2, W2, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(256)*(H2)*(W2), 256), 65536), 256>>>(t, s2_c1_b, 0, u, (B)*(256)*(H2)*(W2), (H2)*(W2), 256, 0);
 // @layer feature_extractor.2.0 u[0] f32[(B)*(256)*(H2)*(W2)]
 // @launch l3_bn_stats<<<min(256, 65535), 256>>>(u, stats, B, 256, (H2)*(W2), 256);
 // @launch l3_bn_apply<<<min(cdiv((B)*(256)*((H2)*(W2)), 256), 65536), 256>>>(u, stats, s2_bn1_g, s2_bn1_b, 0, a, (B)*(256)*((H2)*(W2)), 256, (H2)*(W2), 256, 1e-5, 1);
 // @layer feature_extractor.2.1 a[0] f32[(B)*(256)*((H2)*(W2))]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((256)/(1), 16)*cdiv(W2, 64)*cdiv(H2, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((256)/(1), 16)*cdiv(W2, 64)*cdiv(H2, 8)), cdiv((256)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(a, s2_c2_w, t, conv_part, B, 256, 256, H2, W2, H2, W2, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((256)/(1), 16)*cdiv(W2, 64)*cdiv(H2, 8)), cdiv((256)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(256)*(H2)*(W2), 256), 65536), 256>>>(conv_part, t, (B)*(256)*(H2)*(W2), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((256)/(1), 16)*cdiv(W2, 64)*cdiv(H2, 8)), cdiv((256)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((256)/(1), 16)*cdiv(W2, 64)*cdiv(H2, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(a, s2_c2_w, t, B, 256, 256, H2, W2, H2, W2, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(256)*(H2)*(W2), 256), 65536), 256>>>(t, s2_c2_b, 0, u, (B)*(256)*(H2)*(W2), (H2)*(W2), 256, 0);
 // @layer feature_extractor.2.3 u[0] f32[(B)*(256)*(H2)*(W2)]
 // @launch l3_bn_stats<<<min(256, 65535), 256>>>(u, stats, B, 256, (H2)*(W2), 256);

@@ -5,7 +5,6 @@
 // shift roll and mask, projection; post-norm residuals; GELU MLP) and patch merging (reduction, then
 // LayerNorm), LayerNorm, mean over tokens, Linear; in double, rounded once per op.
 #define CC 1 /* input channels per chunk of conv2d_ref */
-#define CONV2D_SPLIT /* conv2d_ref_split and conv2d_split_sum too */
 #include "shared/conv2d_ref.cuh"
 #include "shared/l3_ops.cuh"
 #include "shared/matmul_tiled_ref.cuh"
@@ -29,9 +28,7 @@ l3_linear_nt(const float *__restrict__ x, const float *__restrict__ w, double *_
 // @scratch m f32[B*3136*96*4]
 // @scratch acc f64[B*3136*96*4]
 // @scratch tab f32[13*13*24]
-// @scratch conv_part f64[4308992]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((96)/(1), 16)*cdiv(56, 64)*cdiv(56, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((96)/(1), 16)*cdiv(56, 64)*cdiv(56, 8)), cdiv((CI)/(1), 1)/4)))), 1048576), 128, 12*(1*(4)*(4)*16 + 1*(7*(4) + (4))*(63*(4) + (4)))>>>(x, patch_w, t, conv_part, B, CI, 96, 224, 224, 56, 56, 4, 4, 4, 4, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((96)/(1), 16)*cdiv(56, 64)*cdiv(56, 8)), cdiv((CI)/(1), 1)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(96)*(56)*(56), 256), 65536), 256>>>(conv_part, t, (B)*(96)*(56)*(56), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((96)/(1), 16)*cdiv(56, 64)*cdiv(56, 8)), cdiv((CI)/(1), 1)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((96)/(1), 16)*cdiv(56, 64)*cdiv(56, 8), 1048576), 128, 12*(1*(4)*(4)*16 + 1*(7*(4) + (4))*(63*(4) + (4)))>>>(x, patch_w, t, B, CI, 96, 224, 224, 56, 56, 4, 4, 4, 4, 0, 0, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(96)*(56)*(56), 256), 65536), 256>>>(t, patch_b, 0, h, (B)*(96)*(56)*(56), (56)*(56), 96, 0);
 // @layer patch_embed.proj h[0] f32[(B)*(96)*(56)*(56)]
 // @launch l3_transpose<<<min(cdiv((B)*(96)*(3136), 256), 65536), 256>>>(h, t, B, 96, 3136);

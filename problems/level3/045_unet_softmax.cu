@@ -4,7 +4,6 @@
 // with 2x2 max pools, the bottleneck, four decoders (ConvTranspose2d 2x2/2 with bias, concatenated
 // with the encoder's output), final 1x1 conv; everything summed in double, rounded once per layer.
 #define CC 4 /* input channels per chunk of conv2d_ref */
-#define CONV2D_SPLIT /* conv2d_ref_split and conv2d_split_sum too */
 #include "shared/conv2d_ref.cuh"
 #include "shared/l3_ops.cuh"
 
@@ -18,17 +17,14 @@
 // @scratch e3 f32[B*256*H*W/16]
 // @scratch e4 f32[B*512*H*W/64]
 // @scratch stats f64[2*1024]
-// @scratch conv_part f64[4308992]
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((64)/(1), 16)*cdiv(W, 64)*cdiv(H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((64)/(1), 16)*cdiv(W, 64)*cdiv(H, 8)), cdiv((CI)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(x, enc1_c1_w, t, conv_part, B, CI, 64, H, W, H, W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((64)/(1), 16)*cdiv(W, 64)*cdiv(H, 8)), cdiv((CI)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(64)*(H)*(W), 256), 65536), 256>>>(conv_part, t, (B)*(64)*(H)*(W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((64)/(1), 16)*cdiv(W, 64)*cdiv(H, 8)), cdiv((CI)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((64)/(1), 16)*cdiv(W, 64)*cdiv(H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(x, enc1_c1_w, t, B, CI, 64, H, W, H, W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(64)*(H)*(W), 256), 65536), 256>>>(t, enc1_c1_b, 0, u, (B)*(64)*(H)*(W), (H)*(W), 64, 0);
 // @layer encoder1.double_conv.0 u[0] f32[(B)*(64)*(H)*(W)]
 // @launch l3_bn_stats<<<min(64, 65535), 256>>>(u, stats, B, 64, (H)*(W), 64);
 // @launch l3_bn_apply<<<min(cdiv((B)*(64)*((H)*(W)), 256), 65536), 256>>>(u, stats, enc1_bn1_g, enc1_bn1_b, 0, p, (B)*(64)*((H)*(W)), 64, (H)*(W), 64, 1e-5, 0);
 // @layer encoder1.double_conv.1 p[0] f32[(B)*(64)*((H)*(W))]
 // @launch l3_softmax_rows<<<min(cdiv(B*(64)*(H), 8), 65536), 256>>>(p, q, B*(64)*(H), W, W);
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((64)/(1), 16)*cdiv(W, 64)*cdiv(H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((64)/(1), 16)*cdiv(W, 64)*cdiv(H, 8)), cdiv((64)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(q, enc1_c2_w, t, conv_part, B, 64, 64, H, W, H, W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((64)/(1), 16)*cdiv(W, 64)*cdiv(H, 8)), cdiv((64)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(64)*(H)*(W), 256), 65536), 256>>>(conv_part, t, (B)*(64)*(H)*(W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((64)/(1), 16)*cdiv(W, 64)*cdiv(H, 8)), cdiv((64)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((64)/(1), 16)*cdiv(W, 64)*cdiv(H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(q, enc1_c2_w, t, B, 64, 64, H, W, H, W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(64)*(H)*(W), 256), 65536), 256>>>(t, enc1_c2_b, 0, u, (B)*(64)*(H)*(W), (H)*(W), 64, 0);
 // @layer encoder1.double_conv.3 u[0] f32[(B)*(64)*(H)*(W)]
 // @launch l3_bn_stats<<<min(64, 65535), 256>>>(u, stats, B, 64, (H)*(W), 64);
@@ -36,16 +32,14 @@
 // @layer encoder1.double_conv.4 p[0] f32[(B)*(64)*((H)*(W))]
 // @launch l3_softmax_rows<<<min(cdiv(B*(64)*(H), 8), 65536), 256>>>(p, e1, B*(64)*(H), W, W);
 // @launch l3_maxpool2d<<<min(cdiv((B*64)*(H/2)*(W/2), 256), 65536), 256>>>(e1, c, B*64, H, W, H/2, W/2, 2, 2, 0);
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((128)/(1), 16)*cdiv(W/2, 64)*cdiv(H/2, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((128)/(1), 16)*cdiv(W/2, 64)*cdiv(H/2, 8)), cdiv((64)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(c, enc2_c1_w, t, conv_part, B, 64, 128, H/2, W/2, H/2, W/2, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((128)/(1), 16)*cdiv(W/2, 64)*cdiv(H/2, 8)), cdiv((64)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(128)*(H/2)*(W/2), 256), 65536), 256>>>(conv_part, t, (B)*(128)*(H/2)*(W/2), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((128)/(1), 16)*cdiv(W/2, 64)*cdiv(H/2, 8)), cdiv((64)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((128)/(1), 16)*cdiv(W/2, 64)*cdiv(H/2, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(c, enc2_c1_w, t, B, 64, 128, H/2, W/2, H/2, W/2, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(128)*(H/2)*(W/2), 256), 65536), 256>>>(t, enc2_c1_b, 0, u, (B)*(128)*(H/2)*(W/2), (H/2)*(W/2), 128, 0);
 // @layer encoder2.double_conv.0 u[0] f32[(B)*(128)*(H/2)*(W/2)]
 // @launch l3_bn_stats<<<min(128, 65535), 256>>>(u, stats, B, 128, (H/2)*(W/2), 128);
 // @launch l3_bn_apply<<<min(cdiv((B)*(128)*((H/2)*(W/2)), 256), 65536), 256>>>(u, stats, enc2_bn1_g, enc2_bn1_b, 0, p, (B)*(128)*((H/2)*(W/2)), 128, (H/2)*(W/2), 128, 1e-5, 0);
 // @layer encoder2.double_conv.1 p[0] f32[(B)*(128)*((H/2)*(W/2))]
 // @launch l3_softmax_rows<<<min(cdiv(B*(128)*(H/2), 8), 65536), 256>>>(p, q, B*(128)*(H/2), W/2, W/2);
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((128)/(1), 16)*cdiv(W/2, 64)*cdiv(H/2, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((128)/(1), 16)*cdiv(W/2, 64)*cdiv(H/2, 8)), cdiv((128)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(q, enc2_c2_w, t, conv_part, B, 128, 128, H/2, W/2, H/2, W/2, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((128)/(1), 16)*cdiv(W/2, 64)*cdiv(H/2, 8)), cdiv((128)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(128)*(H/2)*(W/2), 256), 65536), 256>>>(conv_part, t, (B)*(128)*(H/2)*(W/2), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((128)/(1), 16)*cdiv(W/2, 64)*cdiv(H/2, 8)), cdiv((128)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((128)/(1), 16)*cdiv(W/2, 64)*cdiv(H/2, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(q, enc2_c2_w, t, B, 128, 128, H/2, W/2, H/2, W/2, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(128)*(H/2)*(W/2), 256), 65536), 256>>>(t, enc2_c2_b, 0, u, (B)*(128)*(H/2)*(W/2), (H/2)*(W/2), 128, 0);
 // @layer encoder2.double_conv.3 u[0] f32[(B)*(128)*(H/2)*(W/2)]
 // @launch l3_bn_stats<<<min(128, 65535), 256>>>(u, stats, B, 128, (H/2)*(W/2), 128);
@@ -53,16 +47,14 @@
 // @layer encoder2.double_conv.4 p[0] f32[(B)*(128)*((H/2)*(W/2))]
 // @launch l3_softmax_rows<<<min(cdiv(B*(128)*(H/2), 8), 65536), 256>>>(p, e2, B*(128)*(H/2), W/2, W/2);
 // @launch l3_maxpool2d<<<min(cdiv((B*128)*(H/4)*(W/4), 256), 65536), 256>>>(e2, c, B*128, H/2, W/2, H/4, W/4, 2, 2, 0);
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((256)/(1), 16)*cdiv(W/4, 64)*cdiv(H/4, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((256)/(1), 16)*cdiv(W/4, 64)*cdiv(H/4, 8)), cdiv((128)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(c, enc3_c1_w, t, conv_part, B, 128, 256, H/4, W/4, H/4, W/4, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((256)/(1), 16)*cdiv(W/4, 64)*cdiv(H/4, 8)), cdiv((128)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(256)*(H/4)*(W/4), 256), 65536), 256>>>(conv_part, t, (B)*(256)*(H/4)*(W/4), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((256)/(1), 16)*cdiv(W/4, 64)*cdiv(H/4, 8)), cdiv((128)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((256)/(1), 16)*cdiv(W/4, 64)*cdiv(H/4, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(c, enc3_c1_w, t, B, 128, 256, H/4, W/4, H/4, W/4, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(256)*(H/4)*(W/4), 256), 65536), 256>>>(t, enc3_c1_b, 0, u, (B)*(256)*(H/4)*(W/4), (H/4)*(W/4), 256, 0);
 // @layer encoder3.double_conv.0 u[0] f32[(B)*(256)*(H/4)*(W/4)]
 // @launch l3_bn_stats<<<min(256, 65535), 256>>>(u, stats, B, 256, (H/4)*(W/4), 256);
 // @launch l3_bn_apply<<<min(cdiv((B)*(256)*((H/4)*(W/4)), 256), 65536), 256>>>(u, stats, enc3_bn1_g, enc3_bn1_b, 0, p, (B)*(256)*((H/4)*(W/4)), 256, (H/4)*(W/4), 256, 1e-5, 0);
 // @layer encoder3.double_conv.1 p[0] f32[(B)*(256)*((H/4)*(W/4))]
 // @launch l3_softmax_rows<<<min(cdiv(B*(256)*(H/4), 8), 65536), 256>>>(p, q, B*(256)*(H/4), W/4, W/4);
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((256)/(1), 16)*cdiv(W/4, 64)*cdiv(H/4, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((256)/(1), 16)*cdiv(W/4, 64)*cdiv(H/4, 8)), cdiv((256)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(q, enc3_c2_w, t, conv_part, B, 256, 256, H/4, W/4, H/4, W/4, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((256)/(1), 16)*cdiv(W/4, 64)*cdiv(H/4, 8)), cdiv((256)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(256)*(H/4)*(W/4), 256), 65536), 256>>>(conv_part, t, (B)*(256)*(H/4)*(W/4), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((256)/(1), 16)*cdiv(W/4, 64)*cdiv(H/4, 8)), cdiv((256)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((256)/(1), 16)*cdiv(W/4, 64)*cdiv(H/4, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(q, enc3_c2_w, t, B, 256, 256, H/4, W/4, H/4, W/4, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(256)*(H/4)*(W/4), 256), 65536), 256>>>(t, enc3_c2_b, 0, u, (B)*(256)*(H/4)*(W/4), (H/4)*(W/4), 256, 0);
 // @layer encoder3.double_conv.3 u[0] f32[(B)*(256)*(H/4)*(W/4)]
 // @launch l3_bn_stats<<<min(256, 65535), 256>>>(u, stats, B, 256, (H/4)*(W/4), 256);
@@ -70,16 +62,14 @@
 // @layer encoder3.double_conv.4 p[0] f32[(B)*(256)*((H/4)*(W/4))]
 // @launch l3_softmax_rows<<<min(cdiv(B*(256)*(H/4), 8), 65536), 256>>>(p, e3, B*(256)*(H/4), W/4, W/4);
 // @launch l3_maxpool2d<<<min(cdiv((B*256)*(H/8)*(W/8), 256), 65536), 256>>>(e3, c, B*256, H/4, W/4, H/8, W/8, 2, 2, 0);
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((512)/(1), 16)*cdiv(W/8, 64)*cdiv(H/8, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((512)/(1), 16)*cdiv(W/8, 64)*cdiv(H/8, 8)), cdiv((256)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(c, enc4_c1_w, t, conv_part, B, 256, 512, H/8, W/8, H/8, W/8, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((512)/(1), 16)*cdiv(W/8, 64)*cdiv(H/8, 8)), cdiv((256)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(512)*(H/8)*(W/8), 256), 65536), 256>>>(conv_part, t, (B)*(512)*(H/8)*(W/8), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((512)/(1), 16)*cdiv(W/8, 64)*cdiv(H/8, 8)), cdiv((256)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((512)/(1), 16)*cdiv(W/8, 64)*cdiv(H/8, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(c, enc4_c1_w, t, B, 256, 512, H/8, W/8, H/8, W/8, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(512)*(H/8)*(W/8), 256), 65536), 256>>>(t, enc4_c1_b, 0, u, (B)*(512)*(H/8)*(W/8), (H/8)*(W/8), 512, 0);
 // @layer encoder4.double_conv.0 u[0] f32[(B)*(512)*(H/8)*(W/8)]
 // @launch l3_bn_stats<<<min(512, 65535), 256>>>(u, stats, B, 512, (H/8)*(W/8), 512);
 // @launch l3_bn_apply<<<min(cdiv((B)*(512)*((H/8)*(W/8)), 256), 65536), 256>>>(u, stats, enc4_bn1_g, enc4_bn1_b, 0, p, (B)*(512)*((H/8)*(W/8)), 512, (H/8)*(W/8), 512, 1e-5, 0);
 // @layer encoder4.double_conv.1 p[0] f32[(B)*(512)*((H/8)*(W/8))]
 // @launch l3_softmax_rows<<<min(cdiv(B*(512)*(H/8), 8), 65536), 256>>>(p, q, B*(512)*(H/8), W/8, W/8);
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((512)/(1), 16)*cdiv(W/8, 64)*cdiv(H/8, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((512)/(1), 16)*cdiv(W/8, 64)*cdiv(H/8, 8)), cdiv((512)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(q, enc4_c2_w, t, conv_part, B, 512, 512, H/8, W/8, H/8, W/8, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((512)/(1), 16)*cdiv(W/8, 64)*cdiv(H/8, 8)), cdiv((512)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(512)*(H/8)*(W/8), 256), 65536), 256>>>(conv_part, t, (B)*(512)*(H/8)*(W/8), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((512)/(1), 16)*cdiv(W/8, 64)*cdiv(H/8, 8)), cdiv((512)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((512)/(1), 16)*cdiv(W/8, 64)*cdiv(H/8, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(q, enc4_c2_w, t, B, 512, 512, H/8, W/8, H/8, W/8, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(512)*(H/8)*(W/8), 256), 65536), 256>>>(t, enc4_c2_b, 0, u, (B)*(512)*(H/8)*(W/8), (H/8)*(W/8), 512, 0);
 // @layer encoder4.double_conv.3 u[0] f32[(B)*(512)*(H/8)*(W/8)]
 // @launch l3_bn_stats<<<min(512, 65535), 256>>>(u, stats, B, 512, (H/8)*(W/8), 512);
@@ -87,16 +77,14 @@
 // @layer encoder4.double_conv.4 p[0] f32[(B)*(512)*((H/8)*(W/8))]
 // @launch l3_softmax_rows<<<min(cdiv(B*(512)*(H/8), 8), 65536), 256>>>(p, e4, B*(512)*(H/8), W/8, W/8);
 // @launch l3_maxpool2d<<<min(cdiv((B*512)*(H/16)*(W/16), 256), 65536), 256>>>(e4, c, B*512, H/8, W/8, H/16, W/16, 2, 2, 0);
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((1024)/(1), 16)*cdiv(W/16, 64)*cdiv(H/16, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((1024)/(1), 16)*cdiv(W/16, 64)*cdiv(H/16, 8)), cdiv((512)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(c, bott_c1_w, t, conv_part, B, 512, 1024, H/16, W/16, H/16, W/16, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((1024)/(1), 16)*cdiv(W/16, 64)*cdiv(H/16, 8)), cdiv((512)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(1024)*(H/16)*(W/16), 256), 65536), 256>>>(conv_part, t, (B)*(1024)*(H/16)*(W/16), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((1024)/(1), 16)*cdiv(W/16, 64)*cdiv(H/16, 8)), cdiv((512)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((1024)/(1), 16)*cdiv(W/16, 64)*cdiv(H/16, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(c, bott_c1_w, t, B, 512, 1024, H/16, W/16, H/16, W/16, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(1024)*(H/16)*(W/16), 256), 65536), 256>>>(t, bott_c1_b, 0, u, (B)*(1024)*(H/16)*(W/16), (H/16)*(W/16), 1024, 0);
 // @layer bottleneck.double_conv.0 u[0] f32[(B)*(1024)*(H/16)*(W/16)]
 // @launch l3_bn_stats<<<min(1024, 65535), 256>>>(u, stats, B, 1024, (H/16)*(W/16), 1024);
 // @launch l3_bn_apply<<<min(cdiv((B)*(1024)*((H/16)*(W/16)), 256), 65536), 256>>>(u, stats, bott_bn1_g, bott_bn1_b, 0, p, (B)*(1024)*((H/16)*(W/16)), 1024, (H/16)*(W/16), 1024, 1e-5, 0);
 // @layer bottleneck.double_conv.1 p[0] f32[(B)*(1024)*((H/16)*(W/16))]
 // @launch l3_softmax_rows<<<min(cdiv(B*(1024)*(H/16), 8), 65536), 256>>>(p, q, B*(1024)*(H/16), W/16, W/16);
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((1024)/(1), 16)*cdiv(W/16, 64)*cdiv(H/16, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((1024)/(1), 16)*cdiv(W/16, 64)*cdiv(H/16, 8)), cdiv((1024)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(q, bott_c2_w, t, conv_part, B, 1024, 1024, H/16, W/16, H/16, W/16, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((1024)/(1), 16)*cdiv(W/16, 64)*cdiv(H/16, 8)), cdiv((1024)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(1024)*(H/16)*(W/16), 256), 65536), 256>>>(conv_part, t, (B)*(1024)*(H/16)*(W/16), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((1024)/(1), 16)*cdiv(W/16, 64)*cdiv(H/16, 8)), cdiv((1024)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((1024)/(1), 16)*cdiv(W/16, 64)*cdiv(H/16, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(q, bott_c2_w, t, B, 1024, 1024, H/16, W/16, H/16, W/16, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(1024)*(H/16)*(W/16), 256), 65536), 256>>>(t, bott_c2_b, 0, u, (B)*(1024)*(H/16)*(W/16), (H/16)*(W/16), 1024, 0);
 // @layer bottleneck.double_conv.3 u[0] f32[(B)*(1024)*(H/16)*(W/16)]
 // @launch l3_bn_stats<<<min(1024, 65535), 256>>>(u, stats, B, 1024, (H/16)*(W/16), 1024);
@@ -106,16 +94,14 @@
 // @launch l3_upconv2x2<<<min(cdiv((B)*(512)*4*(H/16)*(W/16), 256), 65536), 256>>>(c, up4_w, up4_b, t, B, 1024, 512, H/16, W/16);
 // @launch l3_copy_channels<<<min(cdiv((B)*(512)*((H/8)*(W/8)), 256), 65536), 256>>>(t, c, B, 512, (H/8)*(W/8), 1024, 0);
 // @launch l3_copy_channels<<<min(cdiv((B)*(512)*((H/8)*(W/8)), 256), 65536), 256>>>(e4, c, B, 512, (H/8)*(W/8), 1024, 512);
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((512)/(1), 16)*cdiv(W/8, 64)*cdiv(H/8, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((512)/(1), 16)*cdiv(W/8, 64)*cdiv(H/8, 8)), cdiv((1024)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(c, dec4_c1_w, t, conv_part, B, 1024, 512, H/8, W/8, H/8, W/8, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((512)/(1), 16)*cdiv(W/8, 64)*cdiv(H/8, 8)), cdiv((1024)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(512)*(H/8)*(W/8), 256), 65536), 256>>>(conv_part, t, (B)*(512)*(H/8)*(W/8), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((512)/(1), 16)*cdiv(W/8, 64)*cdiv(H/8, 8)), cdiv((1024)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((512)/(1), 16)*cdiv(W/8, 64)*cdiv(H/8, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(c, dec4_c1_w, t, B, 1024, 512, H/8, W/8, H/8, W/8, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(512)*(H/8)*(W/8), 256), 65536), 256>>>(t, dec4_c1_b, 0, u, (B)*(512)*(H/8)*(W/8), (H/8)*(W/8), 512, 0);
 // @layer decoder4.double_conv.0 u[0] f32[(B)*(512)*(H/8)*(W/8)]
 // @launch l3_bn_stats<<<min(512, 65535), 256>>>(u, stats, B, 512, (H/8)*(W/8), 512);
 // @launch l3_bn_apply<<<min(cdiv((B)*(512)*((H/8)*(W/8)), 256), 65536), 256>>>(u, stats, dec4_bn1_g, dec4_bn1_b, 0, p, (B)*(512)*((H/8)*(W/8)), 512, (H/8)*(W/8), 512, 1e-5, 0);
 // @layer decoder4.double_conv.1 p[0] f32[(B)*(512)*((H/8)*(W/8))]
 // @launch l3_softmax_rows<<<min(cdiv(B*(512)*(H/8), 8), 65536), 256>>>(p, q, B*(512)*(H/8), W/8, W/8);
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((512)/(1), 16)*cdiv(W/8, 64)*cdiv(H/8, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((512)/(1), 16)*cdiv(W/8, 64)*cdiv(H/8, 8)), cdiv((512)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(q, dec4_c2_w, t, conv_part, B, 512, 512, H/8, W/8, H/8, W/8, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((512)/(1), 16)*cdiv(W/8, 64)*cdiv(H/8, 8)), cdiv((512)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(512)*(H/8)*(W/8), 256), 65536), 256>>>(conv_part, t, (B)*(512)*(H/8)*(W/8), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((512)/(1), 16)*cdiv(W/8, 64)*cdiv(H/8, 8)), cdiv((512)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((512)/(1), 16)*cdiv(W/8, 64)*cdiv(H/8, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(q, dec4_c2_w, t, B, 512, 512, H/8, W/8, H/8, W/8, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(512)*(H/8)*(W/8), 256), 65536), 256>>>(t, dec4_c2_b, 0, u, (B)*(512)*(H/8)*(W/8), (H/8)*(W/8), 512, 0);
 // @layer decoder4.double_conv.3 u[0] f32[(B)*(512)*(H/8)*(W/8)]
 // @launch l3_bn_stats<<<min(512, 65535), 256>>>(u, stats, B, 512, (H/8)*(W/8), 512);
@@ -125,16 +111,14 @@
 // @launch l3_upconv2x2<<<min(cdiv((B)*(256)*4*(H/8)*(W/8), 256), 65536), 256>>>(c, up3_w, up3_b, t, B, 512, 256, H/8, W/8);
 // @launch l3_copy_channels<<<min(cdiv((B)*(256)*((H/4)*(W/4)), 256), 65536), 256>>>(t, c, B, 256, (H/4)*(W/4), 512, 0);
 // @launch l3_copy_channels<<<min(cdiv((B)*(256)*((H/4)*(W/4)), 256), 65536), 256>>>(e3, c, B, 256, (H/4)*(W/4), 512, 256);
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((256)/(1), 16)*cdiv(W/4, 64)*cdiv(H/4, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((256)/(1), 16)*cdiv(W/4, 64)*cdiv(H/4, 8)), cdiv((512)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(c, dec3_c1_w, t, conv_part, B, 512, 256, H/4, W/4, H/4, W/4, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((256)/(1), 16)*cdiv(W/4, 64)*cdiv(H/4, 8)), cdiv((512)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(256)*(H/4)*(W/4), 256), 65536), 256>>>(conv_part, t, (B)*(256)*(H/4)*(W/4), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((256)/(1), 16)*cdiv(W/4, 64)*cdiv(H/4, 8)), cdiv((512)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((256)/(1), 16)*cdiv(W/4, 64)*cdiv(H/4, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(c, dec3_c1_w, t, B, 512, 256, H/4, W/4, H/4, W/4, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(256)*(H/4)*(W/4), 256), 65536), 256>>>(t, dec3_c1_b, 0, u, (B)*(256)*(H/4)*(W/4), (H/4)*(W/4), 256, 0);
 // @layer decoder3.double_conv.0 u[0] f32[(B)*(256)*(H/4)*(W/4)]
 // @launch l3_bn_stats<<<min(256, 65535), 256>>>(u, stats, B, 256, (H/4)*(W/4), 256);
 // @launch l3_bn_apply<<<min(cdiv((B)*(256)*((H/4)*(W/4)), 256), 65536), 256>>>(u, stats, dec3_bn1_g, dec3_bn1_b, 0, p, (B)*(256)*((H/4)*(W/4)), 256, (H/4)*(W/4), 256, 1e-5, 0);
 // @layer decoder3.double_conv.1 p[0] f32[(B)*(256)*((H/4)*(W/4))]
 // @launch l3_softmax_rows<<<min(cdiv(B*(256)*(H/4), 8), 65536), 256>>>(p, q, B*(256)*(H/4), W/4, W/4);
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((256)/(1), 16)*cdiv(W/4, 64)*cdiv(H/4, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((256)/(1), 16)*cdiv(W/4, 64)*cdiv(H/4, 8)), cdiv((256)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(q, dec3_c2_w, t, conv_part, B, 256, 256, H/4, W/4, H/4, W/4, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((256)/(1), 16)*cdiv(W/4, 64)*cdiv(H/4, 8)), cdiv((256)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(256)*(H/4)*(W/4), 256), 65536), 256>>>(conv_part, t, (B)*(256)*(H/4)*(W/4), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((256)/(1), 16)*cdiv(W/4, 64)*cdiv(H/4, 8)), cdiv((256)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((256)/(1), 16)*cdiv(W/4, 64)*cdiv(H/4, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(q, dec3_c2_w, t, B, 256, 256, H/4, W/4, H/4, W/4, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(256)*(H/4)*(W/4), 256), 65536), 256>>>(t, dec3_c2_b, 0, u, (B)*(256)*(H/4)*(W/4), (H/4)*(W/4), 256, 0);
 // @layer decoder3.double_conv.3 u[0] f32[(B)*(256)*(H/4)*(W/4)]
 // @launch l3_bn_stats<<<min(256, 65535), 256>>>(u, stats, B, 256, (H/4)*(W/4), 256);
@@ -144,16 +128,14 @@
 // @launch l3_upconv2x2<<<min(cdiv((B)*(128)*4*(H/4)*(W/4), 256), 65536), 256>>>(c, up2_w, up2_b, t, B, 256, 128, H/4, W/4);
 // @launch l3_copy_channels<<<min(cdiv((B)*(128)*((H/2)*(W/2)), 256), 65536), 256>>>(t, c, B, 128, (H/2)*(W/2), 256, 0);
 // @launch l3_copy_channels<<<min(cdiv((B)*(128)*((H/2)*(W/2)), 256), 65536), 256>>>(e2, c, B, 128, (H/2)*(W/2), 256, 128);
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((128)/(1), 16)*cdiv(W/2, 64)*cdiv(H/2, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((128)/(1), 16)*cdiv(W/2, 64)*cdiv(H/2, 8)), cdiv((256)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(c, dec2_c1_w, t, conv_part, B, 256, 128, H/2, W/2, H/2, W/2, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((128)/(1), 16)*cdiv(W/2, 64)*cdiv(H/2, 8)), cdiv((256)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(128)*(H/2)*(W/2), 256), 65536), 256>>>(conv_part, t, (B)*(128)*(H/2)*(W/2), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((128)/(1), 16)*cdiv(W/2, 64)*cdiv(H/2, 8)), cdiv((256)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((128)/(1), 16)*cdiv(W/2, 64)*cdiv(H/2, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(c, dec2_c1_w, t, B, 256, 128, H/2, W/2, H/2, W/2, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(128)*(H/2)*(W/2), 256), 65536), 256>>>(t, dec2_c1_b, 0, u, (B)*(128)*(H/2)*(W/2), (H/2)*(W/2), 128, 0);
 // @layer decoder2.double_conv.0 u[0] f32[(B)*(128)*(H/2)*(W/2)]
 // @launch l3_bn_stats<<<min(128, 65535), 256>>>(u, stats, B, 128, (H/2)*(W/2), 128);
 // @launch l3_bn_apply<<<min(cdiv((B)*(128)*((H/2)*(W/2)), 256), 65536), 256>>>(u, stats, dec2_bn1_g, dec2_bn1_b, 0, p, (B)*(128)*((H/2)*(W/2)), 128, (H/2)*(W/2), 128, 1e-5, 0);
 // @layer decoder2.double_conv.1 p[0] f32[(B)*(128)*((H/2)*(W/2))]
 // @launch l3_softmax_rows<<<min(cdiv(B*(128)*(H/2), 8), 65536), 256>>>(p, q, B*(128)*(H/2), W/2, W/2);
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((128)/(1), 16)*cdiv(W/2, 64)*cdiv(H/2, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((128)/(1), 16)*cdiv(W/2, 64)*cdiv(H/2, 8)), cdiv((128)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(q, dec2_c2_w, t, conv_part, B, 128, 128, H/2, W/2, H/2, W/2, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((128)/(1), 16)*cdiv(W/2, 64)*cdiv(H/2, 8)), cdiv((128)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(128)*(H/2)*(W/2), 256), 65536), 256>>>(conv_part, t, (B)*(128)*(H/2)*(W/2), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((128)/(1), 16)*cdiv(W/2, 64)*cdiv(H/2, 8)), cdiv((128)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((128)/(1), 16)*cdiv(W/2, 64)*cdiv(H/2, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(q, dec2_c2_w, t, B, 128, 128, H/2, W/2, H/2, W/2, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(128)*(H/2)*(W/2), 256), 65536), 256>>>(t, dec2_c2_b, 0, u, (B)*(128)*(H/2)*(W/2), (H/2)*(W/2), 128, 0);
 // @layer decoder2.double_conv.3 u[0] f32[(B)*(128)*(H/2)*(W/2)]
 // @launch l3_bn_stats<<<min(128, 65535), 256>>>(u, stats, B, 128, (H/2)*(W/2), 128);
@@ -163,23 +145,20 @@
 // @launch l3_upconv2x2<<<min(cdiv((B)*(64)*4*(H/2)*(W/2), 256), 65536), 256>>>(c, up1_w, up1_b, t, B, 128, 64, H/2, W/2);
 // @launch l3_copy_channels<<<min(cdiv((B)*(64)*((H)*(W)), 256), 65536), 256>>>(t, c, B, 64, (H)*(W), 128, 0);
 // @launch l3_copy_channels<<<min(cdiv((B)*(64)*((H)*(W)), 256), 65536), 256>>>(e1, c, B, 64, (H)*(W), 128, 64);
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((64)/(1), 16)*cdiv(W, 64)*cdiv(H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((64)/(1), 16)*cdiv(W, 64)*cdiv(H, 8)), cdiv((128)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(c, dec1_c1_w, t, conv_part, B, 128, 64, H, W, H, W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((64)/(1), 16)*cdiv(W, 64)*cdiv(H, 8)), cdiv((128)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(64)*(H)*(W), 256), 65536), 256>>>(conv_part, t, (B)*(64)*(H)*(W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((64)/(1), 16)*cdiv(W, 64)*cdiv(H, 8)), cdiv((128)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((64)/(1), 16)*cdiv(W, 64)*cdiv(H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(c, dec1_c1_w, t, B, 128, 64, H, W, H, W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(64)*(H)*(W), 256), 65536), 256>>>(t, dec1_c1_b, 0, u, (B)*(64)*(H)*(W), (H)*(W), 64, 0);
 // @layer decoder1.double_conv.0 u[0] f32[(B)*(64)*(H)*(W)]
 // @launch l3_bn_stats<<<min(64, 65535), 256>>>(u, stats, B, 64, (H)*(W), 64);
 // @launch l3_bn_apply<<<min(cdiv((B)*(64)*((H)*(W)), 256), 65536), 256>>>(u, stats, dec1_bn1_g, dec1_bn1_b, 0, p, (B)*(64)*((H)*(W)), 64, (H)*(W), 64, 1e-5, 0);
 // @layer decoder1.double_conv.1 p[0] f32[(B)*(64)*((H)*(W))]
 // @launch l3_softmax_rows<<<min(cdiv(B*(64)*(H), 8), 65536), 256>>>(p, q, B*(64)*(H), W, W);
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((64)/(1), 16)*cdiv(W, 64)*cdiv(H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((64)/(1), 16)*cdiv(W, 64)*cdiv(H, 8)), cdiv((64)/(1), 4)/4)))), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(q, dec1_c2_w, t, conv_part, B, 64, 64, H, W, H, W, 3, 3, 1, 1, 1, 1, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((64)/(1), 16)*cdiv(W, 64)*cdiv(H, 8)), cdiv((64)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(64)*(H)*(W), 256), 65536), 256>>>(conv_part, t, (B)*(64)*(H)*(W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((64)/(1), 16)*cdiv(W, 64)*cdiv(H, 8)), cdiv((64)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((64)/(1), 16)*cdiv(W, 64)*cdiv(H, 8), 1048576), 128, 12*(4*(3)*(3)*16 + 4*(7*(1) + (3))*(63*(1) + (3)))>>>(q, dec1_c2_w, t, B, 64, 64, H, W, H, W, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(64)*(H)*(W), 256), 65536), 256>>>(t, dec1_c2_b, 0, u, (B)*(64)*(H)*(W), (H)*(W), 64, 0);
 // @layer decoder1.double_conv.3 u[0] f32[(B)*(64)*(H)*(W)]
 // @launch l3_bn_stats<<<min(64, 65535), 256>>>(u, stats, B, 64, (H)*(W), 64);
 // @launch l3_bn_apply<<<min(cdiv((B)*(64)*((H)*(W)), 256), 65536), 256>>>(u, stats, dec1_bn2_g, dec1_bn2_b, 0, p, (B)*(64)*((H)*(W)), 64, (H)*(W), 64, 1e-5, 0);
 // @layer decoder1.double_conv.4 p[0] f32[(B)*(64)*((H)*(W))]
 // @launch l3_softmax_rows<<<min(cdiv(B*(64)*(H), 8), 65536), 256>>>(p, c, B*(64)*(H), W, W);
-// @launch conv2d_ref_split<<<min(((B)*(1)*cdiv((CO)/(1), 16)*cdiv(W, 64)*cdiv(H, 8))*(max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((CO)/(1), 16)*cdiv(W, 64)*cdiv(H, 8)), cdiv((64)/(1), 4)/4)))), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(c, final_w, t, conv_part, B, 64, CO, H, W, H, W, 1, 1, 1, 1, 0, 0, 1, 1, 1, max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((CO)/(1), 16)*cdiv(W, 64)*cdiv(H, 8)), cdiv((64)/(1), 4)/4))));
-// @launch conv2d_split_sum<<<min(cdiv((B)*(CO)*(H)*(W), 256), 65536), 256>>>(conv_part, t, (B)*(CO)*(H)*(W), max(1, min(16, min(cdiv(264, (B)*(1)*cdiv((CO)/(1), 16)*cdiv(W, 64)*cdiv(H, 8)), cdiv((64)/(1), 4)/4))));
+// @launch conv2d_ref<<<min((B)*(1)*cdiv((CO)/(1), 16)*cdiv(W, 64)*cdiv(H, 8), 1048576), 128, 12*(4*(1)*(1)*16 + 4*(7*(1) + (1))*(63*(1) + (1)))>>>(c, final_w, t, B, 64, CO, H, W, H, W, 1, 1, 1, 1, 0, 0, 1, 1, 1);
 // @launch l3_bias_act_f<<<min(cdiv((B)*(CO)*(H)*(W), 256), 65536), 256>>>(t, final_b, 0, y, (B)*(CO)*(H)*(W), (H)*(W), CO, 0);
 // @layer final_conv y[0] f32[(B)*(CO)*(H)*(W)]

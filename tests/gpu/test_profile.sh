@@ -1,7 +1,7 @@
 #!/bin/sh
 # test_profile: `kverify dump --profile RUNS` (the reference's device time by kernel, CUPTI):
 # level1/019_relu's reference is one relu_ref launch an execution; DenseNet-201's (no @for
-# loops) issues one launch per launch line, its split convolutions among them; the per-kernel
+# loops) issues one launch per launch line, conv2d_ref and the BatchNorms among them; the per-kernel
 # times add up to the total, and the dump's outputs are those of a dump without --profile.
 . "$KC_ROOT/tests/gpu/lib.sh"
 "$KC_BIN/kverify" gpus >/dev/null 2>&1 || { echo "SKIP: no usable GPU"; exit 0; }
@@ -35,7 +35,7 @@ def check(meta, runs, launches, must):
     assert set(must) <= names, (must, names)
     return p
 check(w + "/relu/meta.json", 3, 1, ["relu_ref"])
-p = check(w + "/d201/meta.json", 2, lines, ["conv2d_ref_split", "conv2d_split_sum", "l3_bn_apply"])
+p = check(w + "/d201/meta.json", 2, lines, ["conv2d_ref", "l3_bn_apply", "l3_bn_stats"])
 print("DenseNet-201 small: %.3f ms of kernels, %d launches; costliest %s" % (p["device_ms"], p["launches"], p["kernels"][0]))
 PY
 echo "ok: kverify dump --profile"

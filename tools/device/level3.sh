@@ -10,11 +10,11 @@
 #           under .torchcache in the tree, which a warm machine keeps for the next call
 #   compile baselines.py --compile, serially, with the warm caches (COMPILE_S budget)
 #   demo    make demo with DEMO_PROBLEMS=level3 on the GPU, each step's seconds
-#   split   the split convolutions and the tensor-core ones against the reference
-#           (tests/gpu/test_conv_split.sh) and kverify dump --profile (tests/gpu/test_profile.sh),
-#           then the timed A/B for SPLIT_IDS (default DenseNet-201, AlexNet, ResNet-101): the
-#           reference, its convolutions unsplit and on the tensor cores as timed candidates
-#           (median ms at the default dims): split.txt, split_ab.txt
+#   split   the split convolutions (gen_level3.py --conv-split) and the tensor-core ones against
+#           the committed references (tests/gpu/test_conv_split.sh) and kverify dump --profile
+#           (tests/gpu/test_profile.sh), then the timed A/B for SPLIT_IDS (default DenseNet-201,
+#           AlexNet, ResNet-101): the reference, its split and its tensor-core versions as timed
+#           candidates (median ms at the default dims): split.txt, split_ab.txt
 #   profile the reference's device time by kernel at the default dims (kverify dump --profile 3)
 #           for PROFILE_IDS (default the six costliest networks): profile3.json, one object
 # The baselines file (problems/level3/baselines/*.json) comes back in $OUT after eager/compile.
@@ -68,12 +68,14 @@ run_part() {
             KC_BIN="$B" OUT=/tmp/split timeout "${SPLIT_S:-240}" sh tests/gpu/$t.sh >> "$OUT/split.txt" 2>&1
             echo "$t rc=$?: $(tail -1 "$OUT/split.txt")" >> "$S"
         done
+        mkdir -p /tmp/sp/level3
+        ln -sfn "$R/problems/shared" /tmp/sp/shared
+        python3 tools/problems/gen_level3.py --conv-split --out /tmp/sp/level3 >/dev/null
         for id in ${SPLIT_IDS:-016_densenet201 005_alexnet 010_resnet101}; do
             "$B/kverify" problems --show-reference "level3/$id" > "/tmp/$id.cu"
-            python3 tools/problems/unsplit_convs.py "/tmp/$id.cu" "/tmp/${id}_unsplit.cu" >/dev/null ||
-                cp "/tmp/$id.cu" "/tmp/${id}_unsplit.cu"
+            KC_PROBLEMS=/tmp/sp "$B/kverify" problems --show-reference "level3/$id" > "/tmp/${id}_split.cu"
             python3 tools/problems/unsplit_convs.py "/tmp/$id.cu" "/tmp/${id}_gemm.cu" --gemm >/dev/null
-            for v in "" _unsplit _gemm; do
+            for v in "" _split _gemm; do
                 timeout 150 "$B/kverify" check --problem "level3/$id" "/tmp/$id$v.cu" --json --sanitizer none \
                     > "/tmp/ab$v.json" 2>/dev/null
                 python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); t = d.get("timing") or {}

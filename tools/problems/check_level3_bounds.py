@@ -18,6 +18,10 @@ the dynamic shared memory it stages (conv2d_ref's chunk, the SSD kernels', NetVL
 every launch keeps grid.y and grid.z at most 65535 and grid.x below 2^31.
 
     python3 tools/problems/check_level3_bounds.py [--only 10,35] [--bin bin] [--draws 2]
+                                                  [--problems DIR]
+
+--problems DIR reads DIR/level3 (with DIR/shared beside it: gen_level3.py --conv-split's
+references, say) instead of problems/, and gives kverify the same DIR (KC_PROBLEMS).
 """
 import argparse
 import glob
@@ -432,10 +436,12 @@ def main():
     ap.add_argument("--only", default="")
     ap.add_argument("--bin", default="", help="a build's bin/ (kverify problems --draw: drawn dims sets too)")
     ap.add_argument("--draws", type=int, default=2)
+    ap.add_argument("--problems", default=os.path.join(ROOT, "problems"))
     args = ap.parse_args()
+    os.environ["KC_PROBLEMS"] = os.path.abspath(args.problems)
     only = {int(x) for x in args.only.split(",") if x}
     problems, n = [], 0
-    for path in sorted(glob.glob(os.path.join(ROOT, "problems", "level3", "*.json"))):
+    for path in sorted(glob.glob(os.path.join(args.problems, "level3", "*.json"))):
         m = kcproblems.load_manifest(path)
         if only and m["kernelbench"]["problem_id"] not in only:
             continue

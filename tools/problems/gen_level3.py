@@ -13,6 +13,10 @@ KernelBench, as the project's convention allows): --kernelbench DIR reads it fro
 KernelBench/level3/; without it, the committed manifest's torch_reference is kept.
 
     python3 tools/problems/gen_level3.py [--only 1,2] [--out problems/level3] [--kernelbench DIR]
+                                         [--conv-split]
+
+--conv-split writes the references with their convolutions split over the input channels
+(conv2d_ref_split, level3_net.CONV_SPLIT), not yet the committed ones (docs/LEVEL3.md).
 """
 import argparse
 import json
@@ -21,6 +25,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+import level3_net  # noqa: E402
 import level3_specs  # noqa: E402
 
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
@@ -82,7 +87,9 @@ def main():
     ap.add_argument("--only", default="")
     ap.add_argument("--out", default=os.path.join(ROOT, "problems", "level3"))
     ap.add_argument("--kernelbench", default="", help="a KernelBench checkout (for torch_reference)")
+    ap.add_argument("--conv-split", action="store_true", help="convolutions split over input channels")
     args = ap.parse_args()
+    level3_net.CONV_SPLIT = args.conv_split
     os.makedirs(args.out, exist_ok=True)
     only = {int(x) for x in args.only.split(",") if x}
     n = 0

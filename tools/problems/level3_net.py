@@ -35,6 +35,9 @@ F32_GRID = "min(cdiv(%s, 256), 65536)"
 # SPLIT_BLOCKS, and a tile holds at most 16 x 8 x 64 outputs: CONV_PART doubles always suffice.
 SPLIT_BLOCKS, SPLIT_MAX, SPLIT_MIN_CHUNKS = 264, 16, 4
 CONV_PART = (2 * SPLIT_BLOCKS - 2) * 16 * 8 * 64
+# Off in the committed references until a GPU has verified the split kernels against conv2d_ref
+# and timed them (docs/LEVEL3.md): gen_level3.py --conv-split writes the split references.
+CONV_SPLIT = False
 
 # PyTorch's default initialisers, as the manifest writes them
 def fan_in(expr):
@@ -240,8 +243,8 @@ class Net:
 
     def conv(self, x, w, y, B, CI, CO, H, W, OH, OW, K, S, P, G=1, cc=4, split=True):
         """y = conv2d(x, w) without bias (conv2d_ref.cuh: exact products, double sums, float), split
-        over the input channels where the tiles are few (SPLIT_BLOCKS above), unless split is
-        False or the input channels make too few chunks for any split."""
+        over the input channels where the tiles are few (SPLIT_BLOCKS above) when CONV_SPLIT is on,
+        unless split is False or the input channels make too few chunks for any split."""
         if isinstance(CI, int) and isinstance(G, int):
             self.count(CI // G, [B, CO, OH, OW, K, K])
         else:
@@ -249,7 +252,7 @@ class Net:
         smem = "12*(%d*(%s)*(%s)*16 + %d*(7*(%s) + (%s))*(63*(%s) + (%s)))" % (cc, K, K, cc, S, K, S, K)
         tiles = "(%s)*(%s)*cdiv((%s)/(%s), 16)*cdiv(%s, 64)*cdiv(%s, 8)" % (B, G, CO, G, OW, OH)
         self.include("#define CC %d /* input channels per chunk of conv2d_ref */" % cc)
-        if not split or isinstance(CI, int) and isinstance(G, int) and -(-(CI // G) // cc) < 2 * SPLIT_MIN_CHUNKS:
+        if not (split and CONV_SPLIT) or isinstance(CI, int) and isinstance(G, int) and -(-(CI // G) // cc) < 2 * SPLIT_MIN_CHUNKS:
             self.include('#include "shared/conv2d_ref.cuh"')  # too few chunks to split, any dims
             self.launch("conv2d_ref<<<min(%s, 1048576), 128, %s>>>(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, 1, 1, %s)"
                         % (tiles, smem, x, w, y, B, CI, CO, H, W, OH, OW, K, K, S, S, P, P, G))

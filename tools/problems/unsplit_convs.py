@@ -1,17 +1,17 @@
 #!/usr/bin/env python3
-"""unsplit_convs: rewrites a level-3 reference (kverify problems --show-reference ID) so that
-every convolution runs unsplit: each `conv2d_ref_split` launch becomes the `conv2d_ref` launch
-of the same convolution (one pass over all input channels, floats stored directly) and the
-`conv2d_split_sum` launch after it goes. Verified as a candidate against the split reference,
-the result tells whether the split kernels compute what conv2d_ref computes at every dims set a
-verification runs (tests/gpu/test_conv_split.sh; docs/LEVEL3.md, "Convolutions split over their
-input channels"). With --drop-sum N it instead keeps the splits and drops only the N-th sum
-launch (0-based): that layer's output is then never written where its split count exceeds 1,
-a control the verifier must label wrong. With --gemm every ungrouped convolution, split or not, becomes a
-`conv2d_gemm_ref` launch (problems/shared/conv2d_gemm_ref.cuh, the implicit product on the FP64
-tensor cores, pasted in before the launch lines with matmul_tiled_ref.cuh when the reference
-lacks it): verified as a candidate, it says whether that experimental kernel is right and how
-its time compares with the reference's.
+"""unsplit_convs: rewrites a level-3 reference (kverify problems --show-reference ID) whose
+convolutions run split over their input channels (gen_level3.py --conv-split) so that every
+convolution runs unsplit: each `conv2d_ref_split` launch becomes the `conv2d_ref` launch of the
+same convolution and the `conv2d_split_sum` launch after it goes. On a split reference this
+gives back the committed reference's launch lines exactly (tests/cli/test_conv_split.sh checks
+it: the split launches are the committed ones plus the partial-sum buffer and the split count).
+With --drop-sum N it keeps the splits and drops only the N-th sum launch (0-based): that layer's
+output is then never written where its split count exceeds 1, a control the verifier must label
+wrong (tests/gpu/test_conv_split.sh). With --gemm every ungrouped convolution, split or not,
+becomes a `conv2d_gemm_ref` launch (problems/shared/conv2d_gemm_ref.cuh, the implicit product on
+the FP64 tensor cores, pasted in before the launch lines, with matmul_tiled_ref.cuh when the
+reference lacks it): verified as a candidate, it says whether that experimental kernel is right
+and how its time compares with the reference's (docs/LEVEL3.md).
 
     python3 tools/problems/unsplit_convs.py REFERENCE.cu OUT.cu [--drop-sum N | --gemm]
 
@@ -45,13 +45,25 @@ def top_level(text, sep):
     return out
 
 
+def strip_parens(text):
+    """text without parentheses that enclose all of it (the split launch's "(TILES)")."""
+    if text.startswith("(") and text.endswith(")"):
+        depth = 0
+        for i, ch in enumerate(text):
+            depth += (ch == "(") - (ch == ")")
+            if depth == 0 and i < len(text) - 1:
+                return text
+        return text[1:-1]
+    return text
+
+
 def unsplit_line(indent, config, args):
     """The conv2d_ref launch of a conv2d_ref_split launch: its grid without the split factor,
     its arguments without the partial-sum buffer (4th) and the split count (last)."""
     grid, block, smem = top_level(config, ",")
     m = re.match(r"^min\((.*)\)$", grid)
     product, cap = top_level(m.group(1), ",")
-    tiles = top_level(product, "*")[0]  # "(TILES)*(KS)"
+    tiles = strip_parens(top_level(product, "*")[0])  # "(TILES)*(KS)"
     a = top_level(args, ",")
     a = a[:3] + a[4:-1]
     return "// %s@launch conv2d_ref<<<min(%s, %s), %s, %s>>>(%s);" % (indent, tiles, cap, block, smem, ", ".join(a))
