@@ -65,7 +65,7 @@ FAKE_STATE="$T/stuck" FAKE_MODE=stuck_exit "$KC_BIN/kverify" check --sanitizer n
     --problem level1/019_relu "$relu" >"$T/out" 2>&1 || { cat "$T/out"; fail "stuck_exit: the check itself"; }
 secs=$(since "$t0")
 grep -q "level1/019_relu: correct" "$T/out" || { cat "$T/out"; fail "stuck_exit: not labelled correct"; }
-awk -v s="$secs" 'BEGIN { exit !(s < 10) }' || fail "kverify waited $secs s for a worker that ignores its input's end"
+awk -v s="$secs" 'BEGIN { exit !(s < 20) }' || fail "kverify waited $secs s for a worker that ignores its input's end (3 s grace; 60 s: no limit)"
 pid=$(cat "$T/stuck/stuck.pid") || fail "the stuck worker did not run"
 ! kill -0 "$pid" 2>/dev/null || { kill "$pid"; fail "the worker that ignored its input's end still runs"; }
 echo "ok: a hang killed after $waited ms (deadline 250), the next candidate waited $start ms for the replacement (1000 ms start-up); a worker stuck on its way out was killed, kverify ended after $secs s"
