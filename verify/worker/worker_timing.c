@@ -101,7 +101,7 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
             cupti_acc.records++;
             if (cupti_profile)
                 wk_profile_add(cupti_profile, k->name ? k->name : "(unnamed)",
-                            (double)(k->end - k->start));
+                               (double)(k->end - k->start));
         }
     }
     free(buffer);
