@@ -3,7 +3,8 @@
  * uses it to start every GPU's worker ahead of the first job) and leaves the others to
  * proc_pool_acquire; a released slot wakes every waiter, so a caller waiting for any slot is
  * not lost behind one waiting for a particular slot; a replaced process's successor starts at
- * once and is greeted when next needed (issue 37). The children are /bin/cat processes, and
+ * once and is greeted when next needed (issue 37), also when a holder of the slot's GPU came
+ * first (proc_pool_hold_slot). The children are /bin/cat processes, and
  * shells that take a while to say hello. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -198,6 +199,32 @@ static void test_replace_starts_ahead_of_need(void **state)
     sb_free(&err);
 }
 
+/* proc_pool_hold_slot takes a slot's GPU (the warm start's sanitizer start-up) without
+ * greeting the replacement that is starting there: the next job still waits for its start-up
+ * and says so (the CI failure of stop 45, where the warm thread's greeting hid it). */
+static void test_hold_leaves_the_greeting_to_the_job(void **state)
+{
+    (void)state;
+    struct slow w = {.delay = "1"};
+    proc_pool *p = proc_pool_new(1, spawn_slow, &w);
+    proc_pool_set_greet(p, greet_line);
+    ipc_child *c;
+    strbuf err = STRBUF_INIT;
+    int slot;
+    assert_int_equal(proc_pool_acquire(p, &slot, &c, &err), 0);
+    proc_pool_replace(p, 0);
+    proc_pool_release(p, 0);
+    proc_pool_hold_slot(p, 0);
+    assert_int_equal(w.greets, 1); /* the replacement is not awaited by the holder */
+    proc_pool_release(p, 0);
+    assert_int_equal(proc_pool_acquire(p, &slot, &c, &err), 0);
+    assert_int_equal(w.greets, 2);
+    assert_true(proc_pool_start_ms(p, 0) >= 500); /* the job waited for most of the start-up */
+    proc_pool_release(p, 0);
+    proc_pool_free(p);
+    sb_free(&err);
+}
+
 /* A replacement that cannot greet (started while the old process still held the device's
  * memory, say) is killed and the taker starts another; a pool freed while its replacement is
  * still starting kills it rather than waiting for its start-up. */
@@ -233,6 +260,7 @@ int main(void)
         cmocka_unit_test(test_release_wakes_every_waiter),
         cmocka_unit_test(test_replace_starts_ahead_of_need),
         cmocka_unit_test(test_replace_that_cannot_greet),
+        cmocka_unit_test(test_hold_leaves_the_greeting_to_the_job),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

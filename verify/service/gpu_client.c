@@ -117,10 +117,10 @@ static void *warm_gpu(void *arg)
     if (proc_pool_acquire_slot(a->g->procs, a->slot, &child, &err) == 0) {
         proc_pool_release(a->g->procs, a->slot); /* the worker is up: jobs may use it now */
         sanitizer_prepare(&a->g->opt);          /* the harness compile, holding no GPU */
-        if (proc_pool_acquire_slot(a->g->procs, a->slot, &child, &err) == 0) {
-            sanitizer_warm(&a->g->opt, a->slot); /* starts the tool: a fork and exec */
-            proc_pool_release(a->g->procs, a->slot);
-        }
+        /* the GPU only: a worker replaced meanwhile is greeted by the job that waits for it */
+        proc_pool_hold_slot(a->g->procs, a->slot);
+        sanitizer_warm(&a->g->opt, a->slot); /* starts the tool: a fork and exec */
+        proc_pool_release(a->g->procs, a->slot);
     }
     sb_free(&err);
     return NULL;

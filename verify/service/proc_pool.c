@@ -115,13 +115,18 @@ int proc_pool_acquire(proc_pool *p, int *slot, ipc_child **child, strbuf *err)
     return proc_pool_acquire_keyed(p, NULL, slot, child, err);
 }
 
-int proc_pool_acquire_slot(proc_pool *p, int slot, ipc_child **child, strbuf *err)
+void proc_pool_hold_slot(proc_pool *p, int slot)
 {
     pthread_mutex_lock(&p->lock);
     while (p->slots[slot].busy)
         pthread_cond_wait(&p->freed, &p->lock);
     p->slots[slot].busy = 1;
     pthread_mutex_unlock(&p->lock);
+}
+
+int proc_pool_acquire_slot(proc_pool *p, int slot, ipc_child **child, strbuf *err)
+{
+    proc_pool_hold_slot(p, slot);
     return start_slot(p, slot, child, err);
 }
 

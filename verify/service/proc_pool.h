@@ -37,6 +37,10 @@ int proc_pool_acquire_keyed(proc_pool *pool, const char *key, int *slot, ipc_chi
                             strbuf *err);
 /* Takes slot `slot` itself (waiting while it is busy) and starts its process if needed. */
 int proc_pool_acquire_slot(proc_pool *pool, int slot, ipc_child **child, strbuf *err);
+/* Takes slot `slot` (waiting while it is busy) without starting or greeting its process: the
+ * slot's GPU for work of the caller's own; a process started ahead of need stays unawaited, so
+ * the next job that waits for it says so. Released with proc_pool_release. */
+void proc_pool_hold_slot(proc_pool *pool, int slot);
 void proc_pool_release(proc_pool *pool, int slot);
 /* Number of slots currently busy, and callers waiting for one (for progress displays). */
 int proc_pool_busy(proc_pool *pool, int *waiting);
