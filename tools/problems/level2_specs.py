@@ -1,7 +1,7 @@
 """level2_specs: the chain specs of KernelBench level 2, one per problem (001-100), read by
 tools/problems/gen_level2.py. Facts (ops, order, semantics, default shapes, constants) follow
 KernelBench's level2/*.py; the text and code are ours. Each spec: the leading op with its
-default dims, the chain (ops of gen_level2: Ew, Reduce, Softmax, Norm, Pool, Save, Reshape,
+default dims, the chain (ops of level2_ops: Ew, Reduce, Softmax, Norm, Pool, Save, Reshape,
 Linear2), extra inputs and params, the output shape, and `torch`: forward lines written by hand
 (the independent transcription tools/baselines/crosscheck.py runs in float64).
 
@@ -10,7 +10,7 @@ Three sections, in the order they were written: problems 001-037 and 039-045, th
 first line of each generated reference still names the file its spec was first written in
 (its "specs_file", set at the end of this module): the references are stored by their sha256 in
 the databases that used them, so their text does not change."""
-from gen_level2 import Ew, Linear2, Norm, Pool, Reduce, Reshape, Save, Softmax  # noqa: F401
+from level2_ops import Ew, Linear2, Norm, Pool, Reduce, Reshape, Save, Softmax  # noqa: F401
 
 SPECS = []
 

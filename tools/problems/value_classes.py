@@ -463,7 +463,7 @@ LEAD_PHRASE = {"linear": "Linear", "conv2d": "Conv2d", "conv3d": "Conv3d",
 
 def _chain_kinds(spec):
     """The chain's op kinds: softmax, lse, norm, reduce, maxred, pool, relu-like (fmax/fmin/clamp)."""
-    import gen_level2 as g
+    import level2_ops as g
     kinds = set()
     for op in spec["chain"]:
         if isinstance(op, g.Softmax):
@@ -516,7 +516,7 @@ def _level2_vary(spec):
     """Per param, by its use in the chain: eps positive; a divisor non-zero; clamp bounds as ordered
     pairs; additive and multiplicative constants any sign, zero and a large magnitude (L2_VARY
     where the tolerance does not absorb 100)."""
-    import gen_level2 as g
+    import level2_ops as g
     stmts = [op.stmt for op in spec["chain"] if isinstance(op, g.Ew)]
     out = {}
     for p in spec.get("params", []):
