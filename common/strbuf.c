@@ -1,6 +1,6 @@
 /* strbuf: growable NUL-terminated string buffer (see strbuf.h). */
 #include "common/strbuf.h"
-#include "common/error.h"
+#include "common/die.h"
 
 #include <ctype.h>
 #include <stdio.h>

@@ -54,7 +54,8 @@ awk -v w="$waited" 'BEGIN { exit !(w >= 240 && w < 3000) }' || fail "killed afte
     fail "timeout basis: $(ev 1 '$.timeout')"
 start=$(ev 2 '$.client_ms.worker_start')
 [ -n "$start" ] || fail "the candidate after the kill does not say how long it waited for the new worker: $(ev 2 '$')"
-awk -v s="$start" 'BEGIN { exit !(s > 0 && s < 1500) }' || fail "waited $start ms for a worker that starts in 1000"
+# what is left of the replacement's 1 s start-up, with a loaded machine's slack
+awk -v s="$start" 'BEGIN { exit !(s > 0 && s < 2500) }' || fail "waited $start ms for a worker that starts in 1000"
 [ -z "$(ev 1 '$.client_ms.worker_start')" ] || fail "the first candidate waited for a worker the warm start had up"
 # what the kill cost, for the GPU runs to break down: the old worker's end, the new one's start-up
 [ -n "$(ev 1 '$.client_ms.worker_kill')" ] || fail "the timed-out job does not say how long its worker took to end"

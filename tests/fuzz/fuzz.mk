@@ -12,7 +12,7 @@ FUZZ_LIBS   := -lsqlite3 -ljansson -lcrypto -lm -lpthread
 
 # The targets (one per parser of untrusted bytes) and the modules they link.
 FUZZ_TARGETS := $(shell cat tests/fuzz/targets)
-FUZZ_MODULES := common/strbuf.c common/error.c common/expr.c common/candidate.c common/schedule.c common/problem.c common/problem_shared.c common/problem_hidden.c common/problem_values.c \
+FUZZ_MODULES := common/strbuf.c common/die.c common/error.c common/expr.c common/candidate.c common/schedule.c common/problem.c common/problem_shared.c common/problem_hidden.c common/problem_values.c \
                 common/suite.c common/fsutil.c common/prompt_text.c common/hash.c common/verdicts.c common/gpu_peaks.c \
                 collect/llm_wire.c collect/sse.c verify/service/ipc.c verify/service/policy.c verify/service/gpu_result.c verify/service/deadline.c \
                 common/db.c $(FUZZ_O)/gen/kc_sql.c curate/merge.c curate/db_check.c
