@@ -15,7 +15,8 @@ FUZZ_TARGETS := $(shell cat tests/fuzz/targets)
 FUZZ_MODULES := common/strbuf.c common/die.c common/error.c common/expr.c common/candidate.c common/schedule.c common/problem.c common/problem_shared.c common/problem_hidden.c common/problem_values.c \
                 common/suite.c common/fsutil.c common/prompt_text.c common/hash.c common/verdicts.c common/gpu_peaks.c \
                 collect/llm_wire.c collect/sse.c verify/service/ipc.c verify/service/policy.c verify/service/gpu_result.c verify/service/deadline.c \
-                common/db.c $(FUZZ_O)/gen/kc_sql.c curate/merge.c curate/db_check.c
+                common/db.c $(FUZZ_O)/gen/kc_sql.c curate/merge.c curate/db_check.c \
+                verify/cli/serve_request.c verify/service/report.c common/reward.c
 FUZZ_MOD_OBJ := $(patsubst %.c,$(FUZZ_O)/obj/%.o,$(FUZZ_MODULES))
 FUZZ_BINS    := $(patsubst %,$(FUZZ_O)/fuzz_%,$(FUZZ_TARGETS))
 

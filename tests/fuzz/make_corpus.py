@@ -235,6 +235,24 @@ add("ipc", msg({"job": "compile", "id": 3}, b"__global__ void k(){}\n// @launch 
 add("ipc", b'{"blobs":[4]}\nab', "ipc")
 add("ipc", b'{"no_blobs":1}\n{"blobs":[]}\n', "ipc")
 
+# serve: bodies of kverify serve's POST /v1/verify (one item, a batch, reward parameters, ids
+# of every JSON type, and refusals: a bad id, a long completion, too many items, a typo).
+BLOCK = "```cuda\n__global__ void k(float *y) { y[0] = 1; }\n// @launch k<<<1, 1>>>(y);\n```"
+for body in [
+    {"problem_id": "level1/019_relu", "completion": BLOCK},
+    {"problem_id": "level1/019_relu", "completion": "no code", "id": 7},
+    {"items": [{"problem_id": "level2/001_conv2d_relu_bias_add", "completion": "x", "id": "a"},
+               {"problem_id": "level3/001_mlp", "completion": "y", "id": {"k": [1, None]}}],
+     "reward": {"correct": 1.0, "speedup_weight": 0.5, "speedup_cap": 4}},
+    {"items": [], "reward": {"suspicious_speedup": 100}},
+    {"items": [{"problem_id": "a/b", "completion": ""}] * 4},
+    {"problem_id": "../etc/passwd", "completion": "x"},
+    {"problem_id": "level1/019_relu", "completion": "z" * 65},
+    {"problem_id": "level1/019_relu", "completion": "x", "reward": {"corect": 1}},
+]:
+    add("serve", json.dumps(body), "serve")
+add("serve", b'{"problem_id": "level1/019_relu", "problem_id": "x", "completion": ""}', "serve")
+
 if len(sys.argv) == 3 and sys.argv[1] == "--add":
     chosen = groups.get(sys.argv[2])
     if chosen is None:

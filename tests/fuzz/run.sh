@@ -18,7 +18,7 @@ export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}"
 max_len() {
     case "$1" in
     expr) echo 1024 ;;
-    launch | sse | ipc) echo 8192 ;;
+    launch | sse | ipc | serve) echo 8192 ;;
     *) echo 32768 ;;
     esac
 }
