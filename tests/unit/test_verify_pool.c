@@ -166,6 +166,14 @@ static int greet_line(void *ctx, int slot, ipc_child *child, strbuf *err)
     return 0;
 }
 
+/* One slot whose process says hello after w's delay, read by greet_line. */
+static proc_pool *greeting_pool(struct slow *w)
+{
+    proc_pool *p = proc_pool_new(1, spawn_slow, w);
+    proc_pool_set_greet(p, greet_line);
+    return p;
+}
+
 /* After a kill (proc_pool_replace) the replacement starts at once, not when the slot is next
  * taken: a taker that comes after the start-up finds it up (it only reads the hello); the old
  * process is gone by the time proc_pool_replace returns. */
@@ -173,8 +181,7 @@ static void test_replace_starts_ahead_of_need(void **state)
 {
     (void)state;
     struct slow w = {.delay = "1"};
-    proc_pool *p = proc_pool_new(1, spawn_slow, &w);
-    proc_pool_set_greet(p, greet_line);
+    proc_pool *p = greeting_pool(&w);
     ipc_child *c;
     strbuf err = STRBUF_INIT;
     int slot;
@@ -206,12 +213,11 @@ static void test_hold_leaves_the_greeting_to_the_job(void **state)
 {
     (void)state;
     struct slow w = {.delay = "1"};
-    proc_pool *p = proc_pool_new(1, spawn_slow, &w);
-    proc_pool_set_greet(p, greet_line);
+    proc_pool *p = greeting_pool(&w);
     ipc_child *c;
-    strbuf err = STRBUF_INIT;
     int slot;
-    assert_int_equal(proc_pool_acquire(p, &slot, &c, &err), 0);
+    strbuf err = STRBUF_INIT;
+    assert_int_equal(proc_pool_acquire(p, &slot, &c, &err), 0); /* a job whose worker is killed */
     proc_pool_replace(p, 0);
     proc_pool_release(p, 0);
     proc_pool_hold_slot(p, 0);
@@ -232,8 +238,7 @@ static void test_replace_that_cannot_greet(void **state)
 {
     (void)state;
     struct slow w = {.delay = "0", .script = {NULL, "exit 3"}};
-    proc_pool *p = proc_pool_new(1, spawn_slow, &w);
-    proc_pool_set_greet(p, greet_line);
+    proc_pool *p = greeting_pool(&w);
     ipc_child *c;
     strbuf err = STRBUF_INIT;
     int slot;
