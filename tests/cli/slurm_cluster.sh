@@ -113,6 +113,7 @@ SlurmdTimeout=30
 GresTypes=gpu
 NodeName=kcnode NodeHostname=$HOST NodeAddr=127.0.0.1 CPUs=4 RealMemory=1000 Gres=gpu:$NGPU State=UNKNOWN
 PartitionName=kc Nodes=kcnode Default=YES MaxTime=INFINITE State=UP
+MaxArraySize=${SLURM_MAX_ARRAY:-1001}
 EOF
     [ -n "${KC_SLURM_BUNDLE:-}" ] && echo "PluginDir=$KC_SLURM_BUNDLE/plugins" >>"$C/slurm.conf"
     # a cgroup-v2 host (the GPU machines' containers) has no systemd to ask for slurmd's scope

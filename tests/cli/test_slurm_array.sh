@@ -11,8 +11,11 @@
 # twice). Also: an array submitted by hand with the wrong task count refuses to run, and a
 # shard refuses a database of another split; a submit that sbatch refuses (5 GPUs per task on a
 # node of 4) shows sbatch's reason and leaves nothing behind, so the same directory
-# takes a fresh submit; a task with a two-minute time limit is warned (--signal=B:USR1@S), stops
-# kcollect cleanly (exit 130, no marker) before the limit, and resubmit resumes its database.
+# takes a fresh submit; 6 shards on a cluster whose arrays hold 4 (MaxArraySize) go out in
+# two windows (the second after the first under --max-running), merge to the same run, and
+# resubmit windows the same way; a task with a two-minute time limit is warned
+# (--signal=B:USR1@S), stops kcollect cleanly (exit 130, no marker) before the limit, and
+# resubmit resumes its database.
 # Every daemon it started is stopped at exit.
 # SKIP (exit 0, with the reason) when Slurm or munge is not installed or cannot start here.
 set -eu
@@ -20,6 +23,7 @@ set -eu
 
 skip() { echo "SKIP: test_slurm_array: $*"; exit 0; }
 . "$(dirname "$0")/slurm_cluster.sh"
+SLURM_MAX_ARRAY=4 # an array holds shards 0-3 at most: 6 shards need two windows
 start_cluster
 
 # ---- the collection: a compile-only run on the bundled fake LLM, 2 samples a problem ----
@@ -125,6 +129,37 @@ for s in 0 1 2 3; do
     done || fail "a trajectory is in the wrong shard"
 done
 
+# ---- more shards than one array may hold: windows ----
+# 6 shards on a cluster whose MaxArraySize is 4: arrays of shards 0-3 and 4-5 (offset 4), the
+# second after the first (--max-running); each task's log under its shard's number; the merge
+# equals the unsharded run; resubmit of shards 1 and 5 windows them the same way.
+D4="$C/shared/run4"
+sh "$KCS" submit --dir "$D4" --shards 6 --max-running 3 --config "$T/kc.json" -- $ARGS >"$T/win.out" 2>&1 ||
+    fail "a submit of 6 shards on a cluster of MaxArraySize 4: $(cat "$T/win.out")"
+grep -q "shards 0-3 of 6" "$T/win.out" && grep -q "shards 4-5 of 6" "$T/win.out" ||
+    fail "not two windows: $(cat "$T/win.out")"
+j1=$(sed -n 1p "$D4/jobs"); j2=$(sed -n 2p "$D4/jobs")
+[ "$(cat "$D4/job_offsets")" = "$(printf '%s 0\n%s 4' "$j1" "$j2")" ] || fail "job_offsets: $(cat "$D4/job_offsets")"
+scontrol show job "$j2" | grep -q "Dependency=afterany:${j1}" ||
+    fail "the second window does not wait for the first: $(scontrol show job "$j2" | grep -i depend)"
+wait_idle
+for s in 0 1 2 3 4 5; do
+    [ -f "$D4/done/shard-$s.ok" ] || fail "window shard $s has no completion marker: $(cat "$D4"/logs/* 2>/dev/null | tail -20)"
+    grep -q "shard $s/6 on " "$D4"/logs/shard-$s-*.out || fail "no log of shard $s under its number: $(ls "$D4/logs")"
+done
+[ -z "$(ls "$D4"/logs/slurm-* 2>/dev/null)" ] || fail "sbatch's empty output files were left: $(ls "$D4/logs")"
+sh "$KCS" merge --dir "$D4" >"$T/merge4.out" 2>&1 || fail "merge of the windows: $(cat "$T/merge4.out")"
+sqlite3 "$D4/merged.db" "$TRAJ" >"$T/merged4.traj"
+diff "$T/one.traj" "$T/merged4.traj" >"$T/diff" || fail "6 windowed shards differ from the unsharded run: $(head "$T/diff")"
+rm "$D4/done/shard-1.ok" "$D4/done/shard-5.ok"
+sh "$KCS" resubmit --dir "$D4" >"$T/win2.out" 2>&1 || fail "resubmit of windowed shards: $(cat "$T/win2.out")"
+grep -q "shards 1 of 6" "$T/win2.out" && grep -q "shards 5 of 6" "$T/win2.out" || fail "resubmit: $(cat "$T/win2.out")"
+[ "$(tail -1 "$D4/job_offsets" | cut -d' ' -f2)" = 4 ] || fail "shard 5 was not resubmitted at offset 4: $(cat "$D4/job_offsets")"
+wait_idle
+[ -f "$D4/done/shard-1.ok" ] && [ -f "$D4/done/shard-5.ok" ] ||
+    fail "the resubmitted windows did not complete: $(tail -5 "$D4"/logs/shard-5-*.out)"
+grep -q "shard 5/6 on " "$D4/logs/shard-5-$(tail -1 "$D4/jobs").out" || fail "shard 5's resubmitted log: $(ls "$D4/logs")"
+
 # ---- guards ----
 # an array submitted by hand with another task count than the tool asked for runs nothing
 sbatch --parsable --array=0-1 --output="$T/hand-%a.out" "$D/job.sh" 4 >/dev/null
@@ -178,4 +213,4 @@ scancel "$job"
 wait_idle
 [ "$(sqlite3 "$D3/shard-0.db" "SELECT count(*) FROM trajectories WHERE status = 'done'")" -ge "$done1" ] ||
     fail "the resumed shard lost trajectories"
-echo "ok: 4-task array on 4 GPUs, one cancelled and resubmitted, merged = unsharded run; refused submit, time limit"
+echo "ok: 4-task array on 4 GPUs, one cancelled and resubmitted, merged = unsharded run; 6 shards in windows of 4; refused submit, time limit"

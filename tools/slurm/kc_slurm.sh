@@ -4,7 +4,7 @@
 # only the incomplete ones, and merges the shards (kcurate merge) and curates once.
 #
 #   kc_slurm.sh submit   --dir DIR --shards N [--config FILE] [--gpus-per-task G]
-#                        [--max-running M] [--stop-before S] [--sbatch 'OPTIONS']
+#                        [--max-running M] [--stop-before S] [--window W] [--sbatch 'OPTIONS']
 #                        -- KCOLLECT_OPTIONS...
 #   kc_slurm.sh status   --dir DIR          one line per shard; exit 0 when all are complete
 #   kc_slurm.sh resubmit --dir DIR          submits the shards that are neither complete nor
@@ -19,6 +19,15 @@
 # silently leave half the work undone). Nothing is written into DIR before sbatch accepts the
 # array: a refused submit (sbatch's own message is shown) leaves DIR as it was, and the same
 # command can be run again once the cause is fixed.
+#
+# More shards than one array may hold: Slurm refuses array indices of MaxArraySize and above
+# (1001 by default), so the shards go out in windows of W (--window, default the cluster's
+# MaxArraySize from scontrol): one array per window, its task T running shard OFFSET + T, each
+# array's offset kept in DIR/job_offsets beside its job id in DIR/jobs. resubmit windows the
+# incomplete shards the same way. With --max-running M each window's array waits for the one
+# before it to end (--dependency=afterany), so that no more than M tasks run at once in all.
+# Each task's log is DIR/logs/shard-I-JOB.out (JOB: its array's job id); sbatch's own output
+# file (DIR/logs/slurm-JOB_T.out) keeps only what a task says before it knows its shard.
 #
 # Stopping before the time limit: the array asks Slurm for --signal=B:USR1@S (S = --stop-before,
 # default 60 seconds; 0: none), and the job script passes that signal on to kcollect as a
@@ -61,7 +70,7 @@ opt_value() {
     *)
         [ $# -ge 2 ] || usage_error "$1 needs a value"
         case ${2%%=*} in
-        --|--dir|--shards|--config|--gpus-per-task|--max-running|--stop-before|--sbatch|--out|-o|--help|-h)
+        --|--dir|--shards|--config|--gpus-per-task|--max-running|--stop-before|--window|--sbatch|--out|-o|--help|-h)
             usage_error "$1 needs a value, not the option '$2'" ;;
         esac
         VALUE=$2; TAKE=2 ;;
@@ -94,6 +103,8 @@ write_plan() {
         echo "GPUS_PER_TASK=$GPUS_PER_TASK"
         echo "MAX_RUNNING=$MAX_RUNNING"
         echo "STOP_BEFORE=$STOP_BEFORE"
+        echo "WINDOW=$WINDOW"
+        echo "LOGS_BY_SHARD=1"
         echo "SBATCH_OPTS=$(quote "$SBATCH_OPTS")"
     } >"$1"
 }
@@ -104,7 +115,8 @@ write_job_script() {
     {
         echo "#!/bin/sh"
         echo "# Written by kc_slurm.sh submit: one shard of the collection per array task. Submit it only"
-        echo "# through kc_slurm.sh (its argument is the task count it submitted the array with)."
+        echo "# through kc_slurm.sh (its arguments: the task count it submitted the array with, and the"
+        echo "# array's offset: task T runs shard OFFSET + T)."
         echo "set -u"
         echo "N=$N"
         echo "DIR=$(quote "$DIR")"
@@ -113,15 +125,21 @@ write_job_script() {
         echo "KCOLLECT_ARGS=$(quote "$KCOLLECT_ARGS")"
         cat <<'EOF'
 expected=${1:?"submit through kc_slurm.sh (submit or resubmit), not sbatch by hand"}
-I=${SLURM_ARRAY_TASK_ID:?"not a Slurm array task"}
+offset=${2:-0}
+task=${SLURM_ARRAY_TASK_ID:?"not a Slurm array task"}
+case $offset in ''|*[!0-9]*) echo "kc_slurm: offset '$offset' is not a whole number: refusing" >&2; exit 3 ;; esac
 if [ "${SLURM_ARRAY_TASK_COUNT:-}" != "$expected" ]; then
     echo "kc_slurm: the array has ${SLURM_ARRAY_TASK_COUNT:-no} tasks but was meant to have $expected ($N shards): refusing, nothing collected" >&2
     exit 3
 fi
+I=$((offset + task))
 if [ "$I" -ge "$N" ]; then
-    echo "kc_slurm: task $I is beyond the $N shards: refusing" >&2
+    echo "kc_slurm: task $task of offset $offset is shard $I, beyond the $N shards: refusing" >&2
     exit 3
 fi
+# from here on the shard's own log; sbatch's file (said nothing so far) goes
+exec >>"$DIR/logs/shard-$I-${SLURM_ARRAY_JOB_ID:-none}.out" 2>&1
+rm -f "$DIR/logs/slurm-${SLURM_ARRAY_JOB_ID:-none}_$task.out"
 echo "kc_slurm: shard $I/$N on $(hostname) (job ${SLURM_ARRAY_JOB_ID:-?}_$I, GPUs: ${CUDA_VISIBLE_DEVICES:-none})"
 rm -f "$DIR/done/shard-$I.ok"
 eval "set -- $KCOLLECT_ARGS"
@@ -152,35 +170,81 @@ EOF
     chmod +x "$1"
 }
 
-# submit_array SCRIPT SPEC COUNT: sbatch SCRIPT as an array over SPEC (COUNT tasks); the job id
-# is added to DIR/jobs. sbatch's own message when it refuses.
+# submit_array SCRIPT SPEC COUNT OFFSET SHARDS: sbatch SCRIPT as an array over SPEC (COUNT tasks;
+# task T runs shard OFFSET + T; SHARDS names them for the messages), after job $AFTER when that is
+# set; the job id goes to DIR/jobs, with its offset to DIR/job_offsets, and into JOB. sbatch's own
+# message when it refuses.
 submit_array() {
     spec=$2
     [ -n "${MAX_RUNNING:-}" ] && spec="$spec%$MAX_RUNNING"
+    after=""
+    [ -n "${AFTER:-}" ] && after="--dependency=afterany:$AFTER"
+    output="$DIR/logs/slurm-%A_%a.out"
+    [ "${LOGS_BY_SHARD:-0}" = 1 ] || output="$DIR/logs/shard-%a-%A.out" # a job.sh from before windows
     gres=""
     [ "${GPUS_PER_TASK:-0}" -gt 0 ] && gres="--gres=gpu:$GPUS_PER_TASK"
     signal=""
     [ "${STOP_BEFORE:-0}" -gt 0 ] && signal="--signal=B:USR1@$STOP_BEFORE"
     errs=$(mktemp) || die "cannot make a temporary file"
     # shellcheck disable=SC2086 # SBATCH_OPTS is a list of options
-    if ! out=$(sbatch --parsable --job-name=kcorpus --array="$spec" $gres $signal ${SBATCH_OPTS:-} \
-                      --output="$DIR/logs/shard-%a-%A.out" "$1" "$3" 2>"$errs"); then
-        echo "kc_slurm: error: sbatch refused the array (shards $2 of $N):" >&2
+    if ! out=$(sbatch --parsable --job-name=kcorpus --array="$spec" $gres $signal $after ${SBATCH_OPTS:-} \
+                      --output="$output" "$1" "$3" "$4" 2>"$errs"); then
+        echo "kc_slurm: error: sbatch refused the array (shards $5 of $N):" >&2
         { cat "$errs"; [ -z "$out" ] || printf '%s\n' "$out"; } | sed 's/^/  /' >&2
         rm -f "$errs"
         return 1
     fi
     cat "$errs" >&2 # sbatch's warnings
     rm -f "$errs"
-    job=$(printf '%s\n' "$out" | tail -1)
-    job=${job%%;*}
-    echo "$job" >>"$DIR/jobs"
-    echo "submitted job array $job: shards $2 of $N (logs in $DIR/logs)"
+    JOB=$(printf '%s\n' "$out" | tail -1)
+    JOB=${JOB%%;*}
+    echo "$JOB" >>"$DIR/jobs"
+    echo "$JOB $4" >>"$DIR/job_offsets"
+    echo "submitted job array $JOB: shards $5 of $N (logs in $DIR/logs)"
+}
+
+# cluster_window: the shards one array may hold: --window, else the cluster's MaxArraySize (the
+# highest index an array may use is one less), else Slurm's default of 1001.
+cluster_window() {
+    if [ -n "${WINDOW:-}" ]; then echo "$WINDOW"; return; fi
+    w=$(scontrol show config 2>/dev/null | sed -n 's/^MaxArraySize *= *\([0-9]*\).*/\1/p')
+    [ -n "$w" ] || w=1001
+    [ "$w" -ge 1 ] || die "this cluster allows no job arrays (MaxArraySize = 0)"
+    echo "$w"
+}
+
+# range_spec A B: the shard range A-B (or A) as text.
+range_spec() { if [ "$1" -eq "$2" ]; then echo "$1"; else echo "$1-$2"; fi; }
+
+# submit_windows SCRIPT AFTER SHARDS...: the shards (ascending) as one array per window of
+# cluster_window shards (indices relative to the window's first shard), each after the one
+# before when --max-running caps them, the first after job AFTER when that is not empty;
+# returns 1 at the first refusal (earlier windows stay submitted: resubmit finishes the rest).
+submit_windows() {
+    script=$1; AFTER=$2; shift 2
+    w=$(cluster_window)
+    while [ $# -gt 0 ]; do
+        base=$(( $1 / w * w ))
+        spec=""; names=""; count=0; lo=""; prev=""
+        while [ $# -gt 0 ] && [ $(( $1 / w * w )) -eq "$base" ]; do
+            spec="${spec:+$spec,}$(( $1 - base ))"
+            if [ -n "$prev" ] && [ "$1" -eq $((prev + 1)) ]; then :; else
+                [ -z "$lo" ] || names="${names:+$names,}$(range_spec "$lo" "$prev")"
+                lo=$1
+            fi
+            prev=$1; count=$((count + 1)); shift
+        done
+        names="${names:+$names,}$(range_spec "$lo" "$prev")"
+        # a whole window as a range: a short array spec whatever its size
+        [ "$count" -eq $((prev - base + 1)) ] && [ "$lo" -eq "$base" ] && spec=$(range_spec 0 $((prev - base)))
+        submit_array "$script" "$spec" "$count" "$base" "$names" || return 1
+        [ -z "${MAX_RUNNING:-}" ] || AFTER=$JOB
+    done
 }
 
 cmd_submit() {
     help_asked "$@"
-    N=""; CONFIG=""; GPUS_PER_TASK=0; MAX_RUNNING=""; SBATCH_OPTS=""; STOP_BEFORE=60; dir=""
+    N=""; CONFIG=""; GPUS_PER_TASK=0; MAX_RUNNING=""; SBATCH_OPTS=""; STOP_BEFORE=60; WINDOW=""; dir=""
     while [ $# -gt 0 ]; do
         case $1 in
         --) shift; break ;;
@@ -190,6 +254,8 @@ cmd_submit() {
         --gpus-per-task|--gpus-per-task=*) opt_value "$@"; GPUS_PER_TASK=$VALUE; number --gpus-per-task "$VALUE" ;;
         --max-running|--max-running=*) opt_value "$@"; MAX_RUNNING=$VALUE; number --max-running "$VALUE" ;;
         --stop-before|--stop-before=*) opt_value "$@"; STOP_BEFORE=$VALUE; number --stop-before "$VALUE" ;;
+        --window|--window=*) opt_value "$@"; WINDOW=$VALUE; number --window "$VALUE"
+            [ "$VALUE" -ge 1 ] || usage_error "--window must be at least 1" ;;
         --sbatch|--sbatch=*) opt_value "$@"; SBATCH_OPTS=$VALUE ;;
         *) usage_error "submit: unknown option '$1' (kcollect's options go after --)" ;;
         esac
@@ -233,8 +299,14 @@ submit_new() {
     KCOLLECT_ARGS=$args
     script=$(mktemp "$DIR/.job.sh.XXXXXX") || die "cannot write into $DIR"
     write_job_script "$script"
-    if ! submit_array "$script" "0-$((N - 1))" "$N"; then
-        rm -f "$script" "$DIR/jobs"
+    LOGS_BY_SHARD=1
+    if ! submit_windows "$script" "" $(seq 0 $((N - 1))); then
+        if [ -s "$DIR/jobs" ]; then # a later window refused: the earlier ones run the same script
+            mv "$script" "$DIR/job.sh"
+            write_plan "$DIR/plan.env"
+            die "only part of the array was submitted ($DIR/jobs); fix the cause, then: kc_slurm.sh resubmit --dir $DIR"
+        fi
+        rm -f "$script" "$DIR/jobs" "$DIR/job_offsets"
         [ -z "$CONFIG" ] || rm -f "$DIR/kcollect.json"
         for d in $made; do rmdir "$d" 2>/dev/null || true; done
         exit 1
@@ -243,11 +315,15 @@ submit_new() {
     write_plan "$DIR/plan.env"
 }
 
-# The array tasks of our jobs that Slurm still holds (pending or running), as "INDEX STATE".
+# The shards of our jobs' array tasks that Slurm still holds (pending or running), as "SHARD
+# STATE JOB": a task's index plus its array's offset (DIR/job_offsets; none there: 0).
 queued_tasks() {
     [ -s "$DIR/jobs" ] || return 0
     command -v squeue >/dev/null 2>&1 || return 0
-    squeue -h -r -j "$(paste -sd, "$DIR/jobs")" -o '%K %T' 2>/dev/null || true
+    squeue -h -r -j "$(paste -sd, "$DIR/jobs")" -o '%F %K %T' 2>/dev/null |
+        awk -v offsets="$DIR/job_offsets" '
+            BEGIN { while ((getline line < offsets) > 0) { split(line, f, " "); off[f[1]] = f[2] } }
+            { print $2 + off[$1], $3, $1 }' || true
 }
 
 # shard_state I QUEUED: complete | queued/running (Slurm's state) | incomplete | not started
@@ -285,12 +361,14 @@ cmd_resubmit() {
     load_plan
     # a plan written before --stop-before: its job script has no USR1 trap, and USR1 would end it
     STOP_BEFORE=${STOP_BEFORE:-0}
+    # a plan written before windows: its job script knows no offset, so one array holds them all
+    [ "${LOGS_BY_SHARD:-0}" = 1 ] || WINDOW=$N
     command -v sbatch >/dev/null 2>&1 || die "no sbatch here: resubmit from a Slurm login node"
     queued=$(queued_tasks)
     todo=""; n=0; i=0
     while [ $i -lt "$N" ]; do
         case $(shard_state $i "$queued") in
-        incomplete|"not started") todo="${todo:+$todo,}$i"; n=$((n + 1)) ;;
+        incomplete|"not started") todo="$todo $i"; n=$((n + 1)) ;;
         esac
         i=$((i + 1))
     done
@@ -298,7 +376,11 @@ cmd_resubmit() {
         echo "nothing to resubmit (every shard is complete, queued or running: see status)"
         return 0
     fi
-    submit_array "$DIR/job.sh" "$todo" "$n" || exit 1
+    # under --max-running the new windows queue behind our last array Slurm still holds
+    last=""
+    [ -z "${MAX_RUNNING:-}" ] || last=$(printf '%s\n' "$queued" | awk 'NF == 3 { print $3 }' | sort -n | tail -1)
+    # shellcheck disable=SC2086 # todo is a list of shard numbers
+    submit_windows "$DIR/job.sh" "$last" $todo || exit 1
 }
 
 cmd_merge() {
