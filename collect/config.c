@@ -213,6 +213,8 @@ int config_set_as(collect_config *c, const char *key, const char *what, const ch
         c->concurrency = (int)n;
     } else if (!strcmp(key, "compile_only")) {
         return parse_bool(what, v, &c->compile_only, err);
+    } else if (!strcmp(key, "spread_endpoints")) {
+        return parse_bool(what, v, &c->client.spread, err);
     } else if (!strcmp(key, "stream")) {
         return parse_bool(what, v, &c->stream, err);
     } else if (!strcmp(key, "max_tokens")) {
@@ -463,6 +465,7 @@ void config_json(const collect_config *c, strbuf *out)
     json_t *o = settings_json(c);
     json_object_set_new(o, "concurrency", json_integer(c->concurrency));
     json_object_set_new(o, "stream", json_boolean(c->stream));
+    json_object_set_new(o, "spread_endpoints", json_boolean(c->client.spread));
     json_object_set_new(o, "rpm", json_integer(c->rpm));
     json_object_set_new(o, "tpm", json_integer(c->tpm));
     json_object_set_new(o, "retries", json_integer(c->client.max_attempts - 1));

@@ -147,6 +147,9 @@ typedef struct llm_client_options {
     const char *anthropic_version; /* default "2023-06-01" */
     int max_connect_failures; /* consecutive connection failures (over all calls) after which
                                  an endpoint is dead for the run (default 3) */
+    int spread;               /* 1: each call starts at the next live endpoint in turn (round
+                                 robin, from spread_start); 0: at the first (failover order) */
+    unsigned spread_start;    /* the first call's endpoint under spread (kcollect: its shard) */
 } llm_client_options;
 
 void llm_client_options_default(llm_client_options *o);
@@ -165,6 +168,7 @@ typedef struct llm_client {
     ratelimit *limits; /* may be NULL */
     volatile sig_atomic_t *cancel; /* may be NULL; non-zero stops waits and transfers */
     pthread_mutex_t lock;
+    unsigned calls; /* calls begun (spread: where the next one starts) */
 } llm_client;
 
 /* The client does not own endpoints or limits. */

@@ -45,6 +45,7 @@ void llm_client_init(llm_client *c, llm_endpoint *endpoints, int n, const llm_cl
     c->opt = *o;
     c->limits = limits;
     c->cancel = cancel;
+    c->calls = o->spread_start;
     pthread_mutex_init(&c->lock, NULL);
 }
 
@@ -396,6 +397,16 @@ static int next_endpoint(llm_client *c, int after)
     return pick;
 }
 
+/* Where a call starts looking for a live endpoint (next_endpoint's `after`): before the first,
+ * or, spread, one endpoint further on with each call. */
+static int first_after(llm_client *c)
+{
+    if (!c->opt.spread)
+        return -1;
+    unsigned k = __atomic_fetch_add(&c->calls, 1, __ATOMIC_RELAXED);
+    return (int)(k % (unsigned)c->n_endpoints) - 1;
+}
+
 int llm_endpoint_count_attempt(llm_endpoint *e, const llm_reply *r, int max_connect_failures)
 {
     if (r->connect_failed)
@@ -468,7 +479,7 @@ int llm_call(llm_client *c, const llm_request *q, llm_reply *r, strbuf *body_out
         r->outcome = LLM_FATAL_RUN;
         return kc_fail(err, "no endpoint configured");
     }
-    int ep = next_endpoint(c, -1);
+    int ep = next_endpoint(c, first_after(c));
     int attempts = 0;
     enum llm_outcome out = LLM_RETRY;
     strbuf last = STRBUF_INIT;

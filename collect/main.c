@@ -25,6 +25,9 @@ static const char usage_text[] =
     "                        mode, model fake-echo): synthetic answers, marked synthetic in\n"
     "                        the database and every export; also used when neither an\n"
     "                        endpoint nor a model is given\n"
+    "  --spread-endpoints    the requests go round the endpoints in turn (the same model served\n"
+    "                        several times; a shard starts at its own); a failing one is still\n"
+    "                        failed over. Default: all to the first, the others as failover\n"
     "  --model NAME          model name sent to the endpoint (refused without an endpoint)\n"
     "  --api openai|anthropic  wire protocol (default openai)\n"
     "  --db PATH             database (default kc.db)\n"
@@ -82,6 +85,7 @@ static const struct flag {
     {"--problem-budget", "problem_budget", NULL},
     {"--problem-budget-tokens", "problem_budget_tokens", NULL}, {"--concurrency", "concurrency", NULL},
     {"--compile-only", "compile_only", "true"}, {"--no-stream", "stream", "false"},
+    {"--spread-endpoints", "spread_endpoints", "true"},
     {"--stream", "stream", "true"},   {"--max-tokens", "max_tokens", NULL},
     {"--temperature", "temperature", NULL}, {"--seed", "seed", NULL},
     {"--context", "context", NULL},   {"--target-speedup", "target_speedup", NULL},

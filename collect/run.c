@@ -100,7 +100,9 @@ static void setup_client(collector *c, char **urls, int n_urls)
                                          /* the bundled test server gets no key */
                                          config_is_bundled(cfg) ? NULL : (char *)config_key_for(cfg, cfg->api), 0};
     rl_init(&c->limits, cfg->concurrency, cfg->rpm, cfg->tpm);
-    llm_client_init(&c->client, c->endpoints, c->n_endpoints, &cfg->client, &c->limits, c->cancel);
+    llm_client_options opt = cfg->client;
+    opt.spread_start = (unsigned)cfg->shard.index; /* the shards of an array start apart */
+    llm_client_init(&c->client, c->endpoints, c->n_endpoints, &opt, &c->limits, c->cancel);
 }
 
 static void teardown(collector *c)

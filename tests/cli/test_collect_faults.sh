@@ -90,4 +90,21 @@ DB="$T/f.db"
 [ "$(stat bad requests)" = 1 ] || fail "the dead endpoint was asked again"
 [ "$(sqlite3 "$DB" "SELECT endpoint FROM requests")" = "http://127.0.0.1:$(cat "$T/good.port")/v1" ] \
     || fail "requests.endpoint should name the endpoint that answered"
+kill "$SERVER" "$SERVER2"; wait "$SERVER" "$SERVER2" 2>/dev/null || true
+
+# --spread-endpoints: the requests go round two servers of the same model (each answers about
+# half); without it every request goes to the first (the second is the failover).
+start s1 0
+SERVER=$(cat "$T/s1.pid")
+start s2 0
+SERVER2=$(cat "$T/s2.pid")
+EPS="http://127.0.0.1:$(cat "$T/s1.port")/v1,http://127.0.0.1:$(cat "$T/s2.port")/v1"
+"$KC_BIN/kcollect" --problems level1/019_relu,level1/020_leaky_relu --model fake --db "$T/s.db" \
+    --samples 4 --turns 1 --compile-only $FAST --endpoint "$EPS" >"$T/out7" 2>&1 || fail "run on two endpoints: $(cat "$T/out7")"
+[ "$(stat s1 requests)|$(stat s2 requests)" = "8|0" ] || fail "without --spread-endpoints: $(stat s1 requests)|$(stat s2 requests), not 8|0"
+"$KC_BIN/kcollect" --problems level1/019_relu,level1/020_leaky_relu --model fake --db "$T/s2.db" \
+    --samples 4 --turns 1 --compile-only $FAST --endpoint "$EPS" --spread-endpoints >"$T/out8" 2>&1 ||
+    fail "spread run: $(cat "$T/out8")"
+[ "$(stat s1 requests)|$(stat s2 requests)" = "12|4" ] || fail "--spread-endpoints: $(stat s1 requests)|$(stat s2 requests), not 12|4"
+[ "$(sqlite3 "$T/s2.db" "SELECT count(DISTINCT endpoint) FROM requests")" = 2 ] || fail "the spread run's requests name one endpoint"
 echo ok

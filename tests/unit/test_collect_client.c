@@ -3,7 +3,8 @@
  * quota/auth/model errors (never retried), a hung reply (attempt timeout), a
  * stream that only sends keep-alives (the idle timeout fires anyway), a reset
  * connection, a stream cut mid-way, malformed JSON, a 20 MB answer, failover
- * to a second endpoint, the total deadline, and the rate limiter. The server
+ * to a second endpoint, requests spread round the endpoints in turn, the total deadline, and
+ * the rate limiter. The server
  * counts requests, so each test also asserts how many were sent. */
 #include "collect/llm.h"
 #include "collect/ratelimit.h"
@@ -375,6 +376,51 @@ static void failover_to_second_endpoint(void **state)
     sb_free(&err);
 }
 
+/* spread: call k starts at endpoint (spread_start + k) mod n, a dead one skipped; without it
+ * every call starts at the first live one. Two URLs of the one server stand for two servers. */
+static int answered_by(llm_client *c, int seed)
+{
+    llm_request q = {"fake", "s", spec_msg, 1, 100, -1, seed, 0};
+    llm_reply r;
+    llm_reply_init(&r);
+    strbuf body = STRBUF_INIT, err = STRBUF_INIT;
+    assert_int_equal(llm_call(c, &q, &r, &body, &err), 0);
+    int ep = r.endpoint;
+    llm_reply_free(&r);
+    sb_free(&body);
+    sb_free(&err);
+    return ep;
+}
+
+static void spread_over_endpoints(void **state)
+{
+    (void)state;
+    set_faults("");
+    char other[64];
+    snprintf(other, sizeof other, "http://localhost:%d/v1", server_port);
+    llm_endpoint e[3] = {{base_url, LLM_OPENAI, NULL, 0}, {other, LLM_OPENAI, NULL, 0},
+                         {"http://127.0.0.1:1/v1", LLM_OPENAI, NULL, 0}};
+    llm_client_options o = fast_options();
+    llm_client c;
+    llm_client_init(&c, e, 2, &o, NULL, NULL);
+    for (int k = 0; k < 3; k++)
+        assert_int_equal(answered_by(&c, 910 + k), 0); /* failover order */
+    llm_client_destroy(&c);
+    o.spread = 1;
+    o.spread_start = 1;
+    llm_client_init(&c, e, 2, &o, NULL, NULL);
+    for (int k = 0; k < 4; k++)
+        assert_int_equal(answered_by(&c, 920 + k), (1 + k) % 2);
+    llm_client_destroy(&c);
+    e[2].dead = 1; /* found dead earlier: the turn passes it by */
+    o.spread_start = 0;
+    llm_client_init(&c, e, 3, &o, NULL, NULL);
+    int want[6] = {0, 1, 0, 0, 1, 0};
+    for (int k = 0; k < 6; k++)
+        assert_int_equal(answered_by(&c, 930 + k), want[k]);
+    llm_client_destroy(&c);
+}
+
 static void rate_limits(void **state)
 {
     (void)state;
@@ -436,6 +482,7 @@ int main(void)
         cmocka_unit_test(total_deadline),
         cmocka_unit_test(huge_answer),
         cmocka_unit_test(failover_to_second_endpoint),
+        cmocka_unit_test(spread_over_endpoints),
         cmocka_unit_test(rate_limits),
         cmocka_unit_test(cancel_stops_a_call),
     };
