@@ -8,7 +8,8 @@
 #     partial sums inside conv_part), and it compiles as a candidate of the committed problem;
 #   - unsplit_convs.py on it gives back the committed reference's launch lines exactly (each
 #     split launch is the committed conv2d_ref launch plus conv_part and KS);
-#   - --drop-sum 5 drops exactly one sum launch and keeps the splits (the GPU test's control);
+#   - --drop-sum 5 drops exactly one sum launch and keeps the splits (the GPU test's control),
+#     and check_level3_bounds.py then names the split whose partial sums nothing adds;
 #   - --gemm on the committed reference: its 102 convolutions become conv2d_gemm_ref launches,
 #     the kernel (with matmul_tiled_ref.cuh's mm_step) is pasted in, and it compiles without
 #     spills; on split ShuffleNet the grouped convolutions stay split (22 of 25) with their sums;
@@ -40,6 +41,16 @@ cmp -s "$T/unsplit.lines" "$T/ref.lines" ||
 python3 "$tool" "$T/split.cu" "$T/drop.cu" --drop-sum 5 >"$T/out" || fail "drop-sum: $(cat "$T/out")"
 [ "$(launches "$T/drop.cu" conv2d_split_sum)/$(launches "$T/drop.cu" conv2d_ref_split)" = 100/101 ] ||
     fail "drop-sum left $(launches "$T/drop.cu" conv2d_split_sum) sums, $(launches "$T/drop.cu" conv2d_ref_split) splits"
+# and the bounds check sees the dropped sum: a split whose partial sums nothing adds
+mkdir -p "$T/q/level3"
+ln -s "$KC_PROBLEMS/shared" "$T/q/shared"
+cp "$T/p/level3/016_densenet201.json" "$T/q/level3/"
+python3 "$tool" "$T/p/level3/016_densenet201.cu" "$T/q/level3/016_densenet201.cu" --drop-sum 5 >/dev/null ||
+    fail "drop-sum on the generated file"
+python3 "$KC_ROOT/tools/problems/check_level3_bounds.py" --only 16 --problems "$T/q" >"$T/bounds2" &&
+    fail "the bounds check passed a split whose sum was dropped"
+grep -q "launched before the partial sums of conv2d_ref_split" "$T/bounds2" ||
+    fail "the dropped sum was not named: $(tail -3 "$T/bounds2")"
 python3 "$tool" "$T/ref.cu" "$T/gemm.cu" --gemm >"$T/out" || fail "gemm: $(cat "$T/out")"
 [ "$(launches "$T/gemm.cu" conv2d_gemm_ref)" -eq 102 ] || fail "gemm launches: $(launches "$T/gemm.cu" conv2d_gemm_ref)"
 [ "$(launches "$T/gemm.cu" conv2d_ref)" -eq 0 ] || fail "convolutions left after --gemm"

@@ -15,7 +15,10 @@ one block per 64x64 tile; the recurrent steps, a warp per hidden unit and a bloc
 entry) needs grid and block to reach every output element; a grid-stride kernel needs the block
 shape it assumes (a multiple of 32 for a warp or block reduction, conv2d_ref's 128 threads) and
 the dynamic shared memory it stages (conv2d_ref's chunk, the SSD kernels', NetVLAD's scales);
-every launch keeps grid.y and grid.z at most 65535 and grid.x below 2^31.
+every launch keeps grid.y and grid.z at most 65535 and grid.x below 2^31. And a split
+convolution's two launches come as a pair: conv2d_split_sum right after its conv2d_ref_split, on
+the same output, with the same KS and n = B * CO * OH * OW (else some outputs go unsummed, or
+conv_part is overwritten before it is read).
 
     python3 tools/problems/check_level3_bounds.py [--only 10,35] [--bin bin] [--draws 2]
                                                   [--problems DIR]
@@ -303,6 +306,7 @@ def check(m, cu, dims, label, problems):
             bufs[s[1]] = (kcproblems.eval_dim_expr(s[3], env), "scratch")
             dtypes[s[1]] = s[2]
     written = []  # (buffer, first, end) the last launch wrote
+    pending = []  # the conv2d_ref_split whose partial sums the next launch must add: (y, KS, n, line)
 
     def ptr(arg, env):
         mm = re.match(r"^(\w+)\[(.*)\]$", arg)
@@ -352,6 +356,26 @@ def check(m, cu, dims, label, problems):
         if not any(b == buf and lo <= first and first + n <= hi for b, lo, hi in written):
             problems.append("%s: [%d, %d) of %s was not written by the launch before it (%r)" % (what, first, first + n, buf, written))
 
+    def pair_split(kernel, vals, args):
+        """conv2d_ref_split and conv2d_split_sum come in pairs: the sum right after its split, on
+        the same y, with the same KS and n = B * CO * OH * OW (else outputs go unsummed, or
+        conv_part is overwritten before it is read)."""
+        what = "%s %s: %s" % (m["id"], label, kernel)
+        if kernel == "conv2d_split_sum":
+            if not pending:
+                problems.append("%s: no conv2d_ref_split just before it" % what)
+                return
+            y, ks, n, line = pending.pop()
+            got = vals[1]
+            if not (isinstance(got, Ptr) and (got.buf, got.base) == (y.buf, y.base)) or vals[3] != ks or vals[2] != n:
+                problems.append("%s (%s): y, n, KS = (%s, %r, %r), but the split before it (%s) wrote y %s, n %d, KS %d"
+                                % (what, ", ".join(args), args[1], vals[2], vals[3], line, y.buf, n, ks))
+            return
+        if pending:
+            problems.append("%s: launched before the partial sums of %s were added (conv2d_split_sum)" % (what, pending.pop()[3]))
+        if kernel == "conv2d_ref_split" and isinstance(vals[2], Ptr):
+            pending.append((vals[2], vals[20], vals[4] * vals[6] * vals[9] * vals[10], "conv2d_ref_split(%s)" % ", ".join(args[:3])))
+
     def launch(s, env):
         kernel, g, args = s[1], s[2], s[3]
         if kernel not in KERNELS:
@@ -367,6 +391,7 @@ def check(m, cu, dims, label, problems):
             else:
                 vals.append(kcproblems.eval_dim_expr(a, env))
         gz = grid_of(g, env)
+        pair_split(kernel, vals, args)
         coverage(m, kernel, vals, gz, grid_of(g, env, 1), grid_of(g, env, 2), defs, label, problems)
         del written[:]
         for idx, count, mode in KERNELS[kernel](vals, gz):
@@ -386,6 +411,8 @@ def check(m, cu, dims, label, problems):
                 problems.append("%s %s: %s writes input %s (argument %d)" % (m["id"], label, kernel, p.buf, idx + 1))
 
     run([s for s in steps if s[0] != "scratch"], env)
+    if pending:
+        problems.append("%s %s: the partial sums of %s are never added" % (m["id"], label, pending[0][3]))
 
 
 def signatures(src):
