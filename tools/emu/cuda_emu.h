@@ -6,9 +6,12 @@
 // thread that ends while others wait at a barrier is reported). Blocks run one after another.
 // What the kernels' inline PTX does is given here in C++: cp.async copies (synchronous, which is
 // one of the orders the GPU may take) and the m8n8k4 FP64 MMA (the warp's 32 lanes meet at a
-// block-wide barrier, exchange fragments in PTX's layout, and each computes its two results).
+// warp-wide barrier, exchange fragments in PTX's layout, and each computes its two results).
+// Warp collectives (__shfl_xor_sync with a full mask, the MMA) wait for the 32 lanes of their
+// warp only. A barrier that cannot complete (a thread ended, or threads wait at different
+// barriers with no other thread left to run) is reported, not hung on.
 // tools/emu/prep.py rewrites a .cuh so that it compiles here; tests/emu/ holds the checks.
-// Not modelled: warp shuffles and votes, atomics, streams, anything timing-dependent.
+// Not modelled: votes, partial-warp masks, atomics, streams, anything timing-dependent.
 #ifndef KC_CUDA_EMU_H
 #define KC_CUDA_EMU_H
 
@@ -55,14 +58,13 @@ using std::fma;
 
 namespace emu {
 
-enum { BARRIER_SYNC = 1, BARRIER_MMA = 2 };
+enum { RUNNABLE = 0, AT_SYNC = 1, AT_WARP = 2, DONE = 3 };
 constexpr size_t STACK_BYTES = 256 * 1024;
 
 struct fiber {
     ucontext_t ctx;
     dim3 idx;
-    bool done;
-    int waiting; /* the barrier kind it stopped at this round (0: ran to its end) */
+    int state;
 };
 
 struct scheduler {
@@ -82,11 +84,11 @@ inline scheduler sched;
     exit(2);
 }
 
-/* switches from the current fiber back to the scheduler, saying at which barrier it stopped */
-inline void yield(int kind)
+/* switches from the current fiber back to the scheduler, waiting at a barrier of kind `state` */
+inline void yield(int state)
 {
     fiber &f = sched.fibers[sched.cur];
-    f.waiting = kind;
+    f.state = state;
 #if EMU_ASAN
     void *fake = nullptr;
     __sanitizer_start_switch_fiber(&fake, sched.main_stack_bottom, sched.main_stack_size);
@@ -103,8 +105,7 @@ inline void entry()
     __sanitizer_finish_switch_fiber(nullptr, &sched.main_stack_bottom, &sched.main_stack_size);
 #endif
     (*sched.body)();
-    sched.fibers[sched.cur].done = true;
-    sched.fibers[sched.cur].waiting = 0;
+    sched.fibers[sched.cur].state = DONE;
 #if EMU_ASAN
     __sanitizer_start_switch_fiber(nullptr, sched.main_stack_bottom, sched.main_stack_size);
 #endif
@@ -127,7 +128,35 @@ inline void resume(int i)
 #endif
 }
 
-/* one block: every thread a fiber, run round by round from barrier to barrier */
+/* Releases the barriers that every thread they wait for has reached: __syncthreads when every
+ * thread of the block waits there, a warp collective when its warp's 32 lanes do. Returns how
+ * many threads it released; a thread that ended while others of its block or warp wait at a
+ * barrier is an error. */
+inline int release(int n)
+{
+    int released = 0, at_sync = 0, done = 0;
+    for (const fiber &f : sched.fibers)
+        at_sync += f.state == AT_SYNC, done += f.state == DONE;
+    if (at_sync && done)
+        fail("a thread ended while others wait at __syncthreads()");
+    if (at_sync == n)
+        for (fiber &f : sched.fibers)
+            f.state = RUNNABLE, released++;
+    for (int w = 0; w * 32 < n; w++) {
+        int lanes = std::min(32, n - w * 32), waiting = 0, ended = 0;
+        for (int l = 0; l < lanes; l++)
+            waiting += sched.fibers[w * 32 + l].state == AT_WARP, ended += sched.fibers[w * 32 + l].state == DONE;
+        if (waiting && ended)
+            fail("a lane ended while others of its warp wait at a warp collective");
+        if (waiting == lanes)
+            for (int l = 0; l < lanes; l++)
+                sched.fibers[w * 32 + l].state = RUNNABLE, released++;
+    }
+    return released;
+}
+
+/* one block: every thread a fiber, each run until it waits at a barrier, the barriers released
+ * when complete */
 inline void run_block(const dim3 &block)
 {
     const int n = (int)(block.x * block.y * block.z);
@@ -137,6 +166,7 @@ inline void run_block(const dim3 &block)
     for (int i = 0; i < n; i++) {
         fiber &f = sched.fibers[i];
         f.idx = dim3(i % block.x, i / block.x % block.y, i / (block.x * block.y));
+        f.state = RUNNABLE;
         getcontext(&f.ctx);
         f.ctx.uc_stack.ss_sp = sched.stacks[i].data();
         f.ctx.uc_stack.ss_size = STACK_BYTES;
@@ -144,25 +174,16 @@ inline void run_block(const dim3 &block)
         makecontext(&f.ctx, entry, 0);
     }
     for (;;) {
-        int kind = -1, ended = 0, waited = 0;
-        for (int i = 0; i < n; i++) {
-            if (sched.fibers[i].done)
-                continue;
-            resume(i);
-            const fiber &f = sched.fibers[i];
-            if (f.done) {
-                ended++;
-                continue;
-            }
-            waited++;
-            if (kind >= 0 && kind != f.waiting)
-                fail("threads wait at different kinds of barrier");
-            kind = f.waiting;
-        }
-        if (waited == 0)
+        for (int i = 0; i < n; i++)
+            if (sched.fibers[i].state == RUNNABLE)
+                resume(i);
+        int done = 0;
+        for (const fiber &f : sched.fibers)
+            done += f.state == DONE;
+        if (done == n)
             return;
-        if (ended)
-            fail("a thread ended while others wait at a barrier");
+        if (release(n) == 0)
+            fail("threads wait at barriers that cannot complete (some at __syncthreads(), some at a warp collective)");
     }
 }
 
@@ -182,35 +203,41 @@ template <class F> void launch(dim3 grid, dim3 block, F call)
     sched.body = nullptr;
 }
 
-/* the m8n8k4 FP64 MMA's fragments of each warp of the block */
-struct mma_frags {
-    double a[32], b[32], c[32][2];
-};
-inline std::vector<mma_frags> mma_buf;
-
 inline int linear_thread()
 {
     return (int)(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z));
 }
 
+/* a warp's exchange area: each lane's 8 bytes, and the MMA's fragments */
+struct warp_area {
+    unsigned char word[32][8];
+    double a[32], b[32], c[32][2];
+};
+inline std::vector<warp_area> warp_buf;
+
+inline warp_area &my_warp()
+{
+    const int nwarps = (int)((blockDim.x * blockDim.y * blockDim.z + 31) / 32);
+    if ((int)warp_buf.size() < nwarps)
+        warp_buf.resize(nwarps);
+    return warp_buf[linear_thread() / 32];
+}
+
 } // namespace emu
 
-inline void __syncthreads() { emu::yield(emu::BARRIER_SYNC); }
+inline void __syncthreads() { emu::yield(emu::AT_SYNC); }
 
 /* cp.async.ca.shared.global of 4 bytes: ok == false stores 0 and reads nothing */
 inline void emu_copy4(float *dst, const float *src, bool ok) { *dst = ok ? *src : 0.0f; }
 
 /* mma.sync.aligned.m8n8k4.row.col.f64: lane l gives a[l/4][l%4] and b[l%4][l/4] and holds
- * c[l/4][2*(l%4)], c[l/4][2*(l%4)+1]; every lane of every warp of the block calls it together */
+ * c[l/4][2*(l%4)], c[l/4][2*(l%4)+1]; the warp's 32 lanes call it together */
 inline void emu_mma(double (&c)[2], double a, double b)
 {
-    const int t = emu::linear_thread(), w = t / 32, l = t % 32;
-    const int nwarps = (int)((blockDim.x * blockDim.y * blockDim.z + 31) / 32);
-    if ((int)emu::mma_buf.size() < nwarps)
-        emu::mma_buf.resize(nwarps);
-    emu::mma_frags &f = emu::mma_buf[w];
+    const int l = emu::linear_thread() % 32;
+    emu::warp_area &f = emu::my_warp();
     f.a[l] = a, f.b[l] = b, f.c[l][0] = c[0], f.c[l][1] = c[1];
-    emu::yield(emu::BARRIER_MMA); /* every lane's fragments are in */
+    emu::yield(emu::AT_WARP); /* every lane's fragments are in */
     const int row = l / 4;
     double d[2];
     for (int e = 0; e < 2; e++) {
@@ -220,8 +247,24 @@ inline void emu_mma(double (&c)[2], double a, double b)
             sum = std::fma(f.a[row * 4 + k], f.b[col * 4 + k], sum);
         d[e] = sum;
     }
-    emu::yield(emu::BARRIER_MMA); /* every lane has read them: the next call may write */
+    emu::yield(emu::AT_WARP); /* every lane has read them: the next call may write */
     c[0] = d[0], c[1] = d[1];
+}
+
+/* __shfl_xor_sync over the whole warp (mask 0xffffffff, width 32): lane l gets lane l ^ m's v */
+template <class T> T __shfl_xor_sync(unsigned mask, T v, int m, int width = 32)
+{
+    static_assert(sizeof(T) <= 8, "a shuffled value is at most 8 bytes");
+    if (mask != 0xffffffffu || width != 32 || m < 0 || m > 31)
+        emu::fail("__shfl_xor_sync: only the full warp (mask 0xffffffff, width 32) is modelled");
+    const int l = emu::linear_thread() % 32;
+    emu::warp_area &f = emu::my_warp();
+    memcpy(f.word[l], &v, sizeof(T));
+    emu::yield(emu::AT_WARP);
+    T got;
+    memcpy(&got, f.word[l ^ m], sizeof(T));
+    emu::yield(emu::AT_WARP);
+    return got;
 }
 
 #endif
