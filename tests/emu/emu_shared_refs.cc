@@ -11,6 +11,7 @@
 //   larger than a tile, grids smaller than the tile count (the grid-stride loop).
 // Exit 0 and a summary line, or 1 naming the first shape and output that differ.
 #include "cuda_emu.h"
+#include "emu_check.h"
 
 #define CC_EMU 4 /* conv2d_ref's input channels per chunk (its header undefines CC) */
 #define CC CC_EMU
@@ -24,6 +25,9 @@
 #include <string>
 
 namespace {
+
+using emu_check::normal;
+using emu_check::ulps;
 
 struct conv_shape {
     int B, CI, CO, H, W, KH, KW, SH, SW, PH, PW, DH, DW, G;
@@ -46,15 +50,6 @@ struct conv_shape {
 
 int failures = 0, compared = 0;
 
-/* distance in float ulps (both finite) */
-long long ulps(float a, float b)
-{
-    int32_t ia, ib;
-    memcpy(&ia, &a, 4), memcpy(&ib, &b, 4);
-    long long la = ia < 0 ? (long long)INT32_MIN - ia : ia, lb = ib < 0 ? (long long)INT32_MIN - ib : ib;
-    return la > lb ? la - lb : lb - la;
-}
-
 void expect_close(const char *kernel, const std::string &shape, const std::vector<float> &got,
                   const std::vector<float> &want, long long max_ulps)
 {
@@ -67,15 +62,6 @@ void expect_close(const char *kernel, const std::string &shape, const std::vecto
                     got[i], want[i]);
         return;
     }
-}
-
-std::vector<float> random_floats(std::mt19937 &rng, size_t n)
-{
-    std::normal_distribution<float> d(0.0f, 1.0f);
-    std::vector<float> v(n);
-    for (float &x : v)
-        x = d(rng);
-    return v;
 }
 
 std::vector<float> conv_loops(const conv_shape &s, const std::vector<float> &x, const std::vector<float> &w)
@@ -165,8 +151,8 @@ void check_conv(const conv_shape &s, std::mt19937 &rng)
         failures++;
         return;
     }
-    const std::vector<float> x = random_floats(rng, (size_t)s.B * s.CI * s.H * s.W);
-    const std::vector<float> w = random_floats(rng, (size_t)s.CO * (s.CI / s.G) * s.KH * s.KW);
+    const std::vector<float> x = normal<float>(rng, (size_t)s.B * s.CI * s.H * s.W);
+    const std::vector<float> w = normal<float>(rng, (size_t)s.CO * (s.CI / s.G) * s.KH * s.KW);
     const std::vector<float> want = conv_loops(s, x, w);
     std::vector<float> ref(want.size()), got(want.size());
     const int tiles = s.B * s.G * ((s.CO / s.G + 15) / 16) * ((s.OW() + 63) / 64) * ((s.OH() + 7) / 8);
@@ -183,7 +169,7 @@ void check_conv(const conv_shape &s, std::mt19937 &rng)
 
 void check_matmul(long long rows, long long cols, long long inner, std::mt19937 &rng)
 {
-    const std::vector<float> A = random_floats(rng, rows * inner), B = random_floats(rng, inner * cols);
+    const std::vector<float> A = normal<float>(rng, rows * inner), B = normal<float>(rng, inner * cols);
     std::vector<float> want(rows * cols), got(rows * cols, NAN);
     for (long long r = 0; r < rows; r++)
         for (long long c = 0; c < cols; c++) {

@@ -3,7 +3,10 @@
 // machine without a GPU. Each thread of a block is a fiber (ucontext); __syncthreads() hands
 // control back to the block's scheduler, which runs every thread up to the barrier before any goes
 // on, so shared memory behaves as on the GPU for kernels whose barriers all threads reach (a
-// thread that ends while others wait at a barrier is reported). Blocks run one after another.
+// thread that ends while others wait at a barrier is reported). Between barriers the threads run
+// one after another, first to last and last to first in turn, so that a read of what another
+// thread writes with no barrier between them sees the old value in one of the two orders (a
+// missing barrier often shows as a wrong output, though not always). Blocks run one after another.
 // What the kernels' inline PTX does is given here in C++: cp.async copies (synchronous, which is
 // one of the orders the GPU may take) and the m8n8k4 FP64 MMA (the warp's 32 lanes meet at a
 // warp-wide barrier, exchange fragments in PTX's layout, and each computes its two results).
@@ -37,6 +40,7 @@
 #define __forceinline__ inline
 #define __shared__ static
 #define __launch_bounds__(...)
+#define __align__(n) __attribute__((aligned(n)))
 
 struct dim3 {
     unsigned x, y, z;
@@ -55,6 +59,7 @@ inline int max(int a, int b) { return a > b ? a : b; }
 inline long long min(long long a, long long b) { return a < b ? a : b; }
 inline long long max(long long a, long long b) { return a > b ? a : b; }
 using std::fma;
+using std::isnan;
 
 namespace emu {
 
@@ -173,10 +178,14 @@ inline void run_block(const dim3 &block)
         f.ctx.uc_link = &sched.main;
         makecontext(&f.ctx, entry, 0);
     }
-    for (;;) {
-        for (int i = 0; i < n; i++)
+    for (int round = 0;; round++) {
+        /* first to last, then last to first: a thread that reads what another writes with no
+         * barrier between them sees the unwritten value in one of the two orders */
+        for (int k = 0; k < n; k++) {
+            const int i = round % 2 ? n - 1 - k : k;
             if (sched.fibers[i].state == RUNNABLE)
                 resume(i);
+        }
         int done = 0;
         for (const fiber &f : sched.fibers)
             done += f.state == DONE;
@@ -226,6 +235,23 @@ inline warp_area &my_warp()
 } // namespace emu
 
 inline void __syncthreads() { emu::yield(emu::AT_SYNC); }
+
+/* the CUDA built-ins the shared kernels use, with their host meaning: a read-only load is a load;
+ * a trap ends the check with an error; the casts reinterpret bits */
+template <class T> inline T __ldg(const T *p) { return *p; }
+[[noreturn]] inline void __trap() { emu::fail("__trap()"); }
+inline float __int_as_float(int v)
+{
+    float f;
+    memcpy(&f, &v, sizeof f);
+    return f;
+}
+inline double __longlong_as_double(long long v)
+{
+    double d;
+    memcpy(&d, &v, sizeof d);
+    return d;
+}
 
 /* cp.async.ca.shared.global of 4 bytes: ok == false stores 0 and reads nothing */
 inline void emu_copy4(float *dst, const float *src, bool ok) { *dst = ok ? *src : 0.0f; }
