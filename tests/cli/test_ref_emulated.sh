@@ -1,6 +1,6 @@
 #!/bin/sh
 # test_ref_emulated: the shared reference kernels of problems/shared/ run on the CPU
-# (tools/emu/cuda_emu.h: a block's threads as fibers meeting at each barrier, warp collectives per
+# (tests/emu/cuda_emu.h: a block's threads as fibers meeting at each barrier, warp collectives per
 # warp, cp.async and the FP64 MMA in C++), each check of tests/emu/emu_*.cc built with ASan/UBSan
 # and run against its plain loops; every program must exit 0 and print its summary line ("NAME:
 # ..."); ASan stops at a read outside a buffer. emu_shared_refs.cc holds matmul_ref (the
@@ -15,14 +15,14 @@
 command -v python3 >/dev/null 2>&1 || { echo "SKIP: python3 absent"; exit 0; }
 CXX=${CXX_EMU:-clang++}
 command -v "$CXX" >/dev/null 2>&1 || { echo "SKIP: $CXX absent (make deps installs clang)"; exit 0; }
-prep="$KC_ROOT/tools/emu/prep.py"
+prep="$KC_ROOT/tests/emu/prep.py"
 mkdir -p "$T/h" "$T/bad" "$T/bin"
 for f in "$KC_PROBLEMS"/shared/*.cuh; do
     python3 "$prep" "$f" "$T/h/$(basename "$f")" || fail "prep.py $(basename "$f")"
 done
 build() { # SOURCE OUT HEADER_DIR
     "$CXX" -std=c++17 -O1 -g -Wall -Wextra -Werror -fsanitize=address,undefined -fno-sanitize-recover=undefined \
-        -I"$KC_ROOT/tools/emu" -I"$3" "$1" -o "$2" 2>"$2.err"
+        -I"$KC_ROOT/tests/emu" -I"$3" "$1" -o "$2" 2>"$2.err"
 }
 
 # every check, built two at a time

@@ -1,4 +1,4 @@
-// emu_check: what the CPU checks of tests/emu/ share besides the emulator (tools/emu/cuda_emu.h):
+// emu_check: what the CPU checks of tests/emu/ share besides the emulator (tests/emu/cuda_emu.h):
 // the distance of two floats in ulps, drawn inputs, and picking a whole number in a range.
 #ifndef KC_EMU_CHECK_H
 #define KC_EMU_CHECK_H

@@ -1,6 +1,6 @@
 // emu_conv_linear: the shared direct-convolution and linear kernels of problems/shared/ that
-// emu_shared_refs.cc does not hold, run on the CPU by tools/emu/cuda_emu.h (headers prepared by
-// tools/emu/prep.py, as tests/cli/test_ref_emulated.sh does), against plain loops in double over
+// emu_shared_refs.cc does not hold, run on the CPU by tests/emu/cuda_emu.h (headers prepared by
+// tests/emu/prep.py, as tests/cli/test_ref_emulated.sh does), against plain loops in double over
 // the same inputs:
 //   conv1d_ref (conv1d_ref.cuh, COB 16 as level1/067 and 076 define it),
 //   conv3d_ref of conv3d_blocked_ref.cuh and conv3d_ref of conv3d_direct_ref.cuh,

@@ -1,5 +1,5 @@
 // emu_conv_transpose: the transposed-convolution kernels of problems/shared/, run on the CPU by
-// tools/emu/cuda_emu.h (headers prepared by tools/emu/prep.py, as for emu_shared_refs.cc),
+// tests/emu/cuda_emu.h (headers prepared by tests/emu/prep.py, as for emu_shared_refs.cc),
 // against a plain scatter loop in double over the same float inputs, written from PyTorch's
 // ConvTranspose definition (x[b, ci, i] * w[ci, j, k] added to y[b, g*(CO/G) + j, i*S - P + k*DIL]
 // per axis; output size (I - 1)*S - 2*P + DIL*(K - 1) + OP + 1):

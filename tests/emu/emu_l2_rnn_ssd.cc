@@ -1,6 +1,6 @@
 // emu_l2_rnn_ssd: the level-2 epilogue kernels of problems/shared/l2_ops.cuh, the recurrent cell
 // steps of l3_rnn.cuh and Mamba-2's closed-form scan of l3_ssd.cuh, run on the CPU by
-// tools/emu/cuda_emu.h (headers prepared by tools/emu/prep.py, as for emu_shared_refs.cc) with
+// tests/emu/cuda_emu.h (headers prepared by tests/emu/prep.py, as for emu_shared_refs.cc) with
 // the grids, blocks and dynamic shared memory of their `// @launch` lines, against plain loops
 // in double. Outputs are NaN-filled (a NaN with a payload of its own) before each launch, so an
 // output a kernel does not write fails.

@@ -1,6 +1,6 @@
 // emu_l3_ops: the level-3 layer kernels of problems/shared/l3_ops.cuh and the attention and
-// transformer kernels of problems/shared/l3_attn.cuh, run on the CPU by tools/emu/cuda_emu.h
-// (headers prepared by tools/emu/prep.py, as tests/cli/test_ref_emulated.sh does; included in the
+// transformer kernels of problems/shared/l3_attn.cuh, run on the CPU by tests/emu/cuda_emu.h
+// (headers prepared by tests/emu/prep.py, as tests/cli/test_ref_emulated.sh does; included in the
 // order of the references that use them: l3_ops.cuh, matmul_tiled_ref.cuh, l3_attn.cuh), against
 // plain loops in double over the same inputs. Every kernel of the two headers is checked:
 //   l3_ops.cuh: l3_bn_stats, l3_bn_apply, l3_copy_channels, l3_bias_act_f, l3_bias_act_d (every

@@ -1,6 +1,6 @@
 // emu_shared_refs: the shared convolution and matrix-product kernels of problems/shared/, run on
-// the CPU by tools/emu/cuda_emu.h (tests/cli/test_ref_emulated.sh prepares the headers with
-// tools/emu/prep.py and builds this file), against plain loops in double over the same float
+// the CPU by tests/emu/cuda_emu.h (tests/cli/test_ref_emulated.sh prepares the headers with
+// tests/emu/prep.py and builds this file), against plain loops in double over the same float
 // inputs. Each output must be within one float ulp of the loop's (the kernels sum the same
 // exact products in double, in another order, and round once):
 //   matmul_ref (the emulator's MMA layout: a wrong one fails here first, on a kernel the GPU has

@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 """prep.py: rewrites a shared reference header (problems/shared/*.cuh) so that the host C++ of
-tools/emu/cuda_emu.h compiles it: the inline PTX becomes cuda_emu.h's C++ (copy4's cp.async ->
+tests/emu/cuda_emu.h compiles it: the inline PTX becomes cuda_emu.h's C++ (copy4's cp.async ->
 emu_copy4, mm_dmma's MMA -> emu_mma, cp.async's wait and commit -> nothing: the copies are
 synchronous), `extern __shared__ T s[];` points at the emulator's dynamic shared memory, and
 `#pragma unroll` goes. Refuses (exit 1) a header with inline PTX it does not know, so an
 emulated check never runs code other than the kernel's.
 
-    python3 tools/emu/prep.py IN.cuh OUT.cuh
+    python3 tests/emu/prep.py IN.cuh OUT.cuh
 """
 import re
 import sys
@@ -53,7 +53,7 @@ def main():
     with open(sys.argv[1]) as f:
         text = f.read()
     with open(sys.argv[2], "w") as f:
-        f.write("// %s rewritten for tools/emu/cuda_emu.h by tools/emu/prep.py\n" % sys.argv[1])
+        f.write("// %s rewritten for tests/emu/cuda_emu.h by tests/emu/prep.py\n" % sys.argv[1])
         f.write(prep(text))
 
 

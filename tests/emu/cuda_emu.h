@@ -13,7 +13,7 @@
 // Warp collectives (__shfl_xor_sync with a full mask, the MMA) wait for the 32 lanes of their
 // warp only. A barrier that cannot complete (a thread ended, or threads wait at different
 // barriers with no other thread left to run) is reported, not hung on.
-// tools/emu/prep.py rewrites a .cuh so that it compiles here; tests/emu/ holds the checks.
+// tests/emu/prep.py rewrites a .cuh so that it compiles here; tests/emu/ holds the checks.
 // Not modelled: votes, partial-warp masks, atomics, streams, anything timing-dependent.
 #ifndef KC_CUDA_EMU_H
 #define KC_CUDA_EMU_H
