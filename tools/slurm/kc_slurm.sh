@@ -140,7 +140,7 @@ fi
 # from here on the shard's own log; sbatch's file (said nothing so far) goes
 exec >>"$DIR/logs/shard-$I-${SLURM_ARRAY_JOB_ID:-none}.out" 2>&1
 rm -f "$DIR/logs/slurm-${SLURM_ARRAY_JOB_ID:-none}_$task.out"
-echo "kc_slurm: shard $I/$N on $(hostname) (job ${SLURM_ARRAY_JOB_ID:-?}_$I, GPUs: ${CUDA_VISIBLE_DEVICES:-none})"
+echo "kc_slurm: shard $I/$N on $(hostname) (job ${SLURM_ARRAY_JOB_ID:-?}_$task, GPUs: ${CUDA_VISIBLE_DEVICES:-none})"
 rm -f "$DIR/done/shard-$I.ok"
 eval "set -- $KCOLLECT_ARGS"
 # The task lives as long as kcollect does: on scancel (SIGTERM to the task's processes) kcollect
@@ -161,7 +161,7 @@ while :; do
 done
 echo "kc_slurm: shard $I/$N: kcollect exited $rc"
 if [ $rc -eq 0 ]; then
-    echo "shard $I/$N complete $(date -u +%Y-%m-%dT%H:%M:%SZ) job ${SLURM_ARRAY_JOB_ID:-?}_$I" >"$DIR/done/.shard-$I.tmp"
+    echo "shard $I/$N complete $(date -u +%Y-%m-%dT%H:%M:%SZ) job ${SLURM_ARRAY_JOB_ID:-?}_$task" >"$DIR/done/.shard-$I.tmp"
     mv "$DIR/done/.shard-$I.tmp" "$DIR/done/shard-$I.ok"
 fi
 exit $rc
@@ -222,7 +222,7 @@ range_spec() { if [ "$1" -eq "$2" ]; then echo "$1"; else echo "$1-$2"; fi; }
 # returns 1 at the first refusal (earlier windows stay submitted: resubmit finishes the rest).
 submit_windows() {
     script=$1; AFTER=$2; shift 2
-    w=$(cluster_window)
+    w=$(cluster_window) || return 1
     while [ $# -gt 0 ]; do
         base=$(( $1 / w * w ))
         spec=""; names=""; count=0; lo=""; prev=""
