@@ -8,7 +8,8 @@
 # conv2d_split_sum at KS 1-16 and conv2d_gemm_ref (6 drawn shapes here); emu_conv_linear.cc
 # conv1d, conv3d (blocked and direct), depthwise, pointwise and linear; emu_conv_transpose.cc
 # the transposed convolutions; emu_l2_rnn_ssd.cc level 2's epilogue kernels, the LSTM/GRU steps
-# and Mamba-2's scan; emu_l3_ops.cc level 3's generic and attention kernels. Also: prep.py refuses
+# and Mamba-2's scan; emu_l3_ops.cc level 3's generic and attention kernels; emu_attention.cc
+# the attention suite's kernel, all ten variants (fp16/bf16 from tests/emu/include/). Also: prep.py refuses
 # a header with inline PTX it does not model, and a split that skips a chunk fails the check (so
 # the check can fail). SKIP when clang++ is absent.
 . "$KC_ROOT/tests/cli/lib.sh"
@@ -17,12 +18,12 @@ CXX=${CXX_EMU:-clang++}
 command -v "$CXX" >/dev/null 2>&1 || { echo "SKIP: $CXX absent (make deps installs clang)"; exit 0; }
 prep="$KC_ROOT/tests/emu/prep.py"
 mkdir -p "$T/h" "$T/bad" "$T/bin"
-for f in "$KC_PROBLEMS"/shared/*.cuh; do
+for f in "$KC_PROBLEMS"/shared/*.cuh "$KC_PROBLEMS"/attention/shared/*.cuh; do
     python3 "$prep" "$f" "$T/h/$(basename "$f")" || fail "prep.py $(basename "$f")"
 done
 build() { # SOURCE OUT HEADER_DIR
     "$CXX" -std=c++17 -O1 -g -Wall -Wextra -Werror -fsanitize=address,undefined -fno-sanitize-recover=undefined \
-        -I"$KC_ROOT/tests/emu" -I"$3" "$1" -o "$2" 2>"$2.err"
+        -I"$KC_ROOT/tests/emu" -I"$KC_ROOT/tests/emu/include" -I"$3" "$1" -o "$2" 2>"$2.err"
 }
 
 # every check, built two at a time

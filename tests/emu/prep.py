@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """prep.py: rewrites a shared reference header (problems/shared/*.cuh) so that the host C++ of
 tests/emu/cuda_emu.h compiles it: the inline PTX becomes cuda_emu.h's C++ (copy4's cp.async ->
-emu_copy4, mm_dmma's MMA -> emu_mma, cp.async's wait and commit -> nothing: the copies are
+emu_copy4, mm_dmma's and attention's dmma's MMA -> emu_mma, cp.async's wait and commit -> nothing: the copies are
 synchronous), `extern __shared__ T s[];` points at the emulator's dynamic shared memory, and
 `#pragma unroll` goes. Refuses (exit 1) a header with inline PTX it does not know, so an
 emulated check never runs code other than the kernel's.
@@ -15,6 +15,7 @@ import sys
 PTX_FUNCTIONS = {
     "copy4": "{ emu_copy4(dst, src, ok); }",
     "mm_dmma": "{ emu_mma(c, a, b); }",
+    "dmma": "{ emu_mma(c, a, b); }",
 }
 # PTX statements that become nothing (the copies are done when issued)
 PTX_NOOPS = re.compile(r'asm\s+volatile\s*\(\s*"cp\.async\.(wait_all|commit_group);"\s*:::\s*"memory"\s*\)\s*;')
