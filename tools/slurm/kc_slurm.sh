@@ -300,19 +300,28 @@ submit_new() {
     script=$(mktemp "$DIR/.job.sh.XXXXXX") || die "cannot write into $DIR"
     write_job_script "$script"
     LOGS_BY_SHARD=1
-    if ! submit_windows "$script" "" $(seq 0 $((N - 1))); then
-        if [ -s "$DIR/jobs" ]; then # a later window refused: the earlier ones run the same script
-            mv "$script" "$DIR/job.sh"
-            write_plan "$DIR/plan.env"
-            die "only part of the array was submitted ($DIR/jobs); fix the cause, then: kc_slurm.sh resubmit --dir $DIR"
-        fi
-        rm -f "$script" "$DIR/jobs" "$DIR/job_offsets"
-        [ -z "$CONFIG" ] || rm -f "$DIR/kcollect.json"
-        for d in $made; do rmdir "$d" 2>/dev/null || true; done
-        exit 1
-    fi
+    trap 'submit_stopped "was interrupted" 130' INT TERM
+    submit_windows "$script" "" $(seq 0 $((N - 1))) || submit_stopped "refused a window" 1
+    trap - INT TERM
     mv "$script" "$DIR/job.sh"
     write_plan "$DIR/plan.env"
+}
+
+# submit_stopped WHAT STATUS: a submit that sbatch refused or that was interrupted. With a window
+# accepted, the plan and job script are kept (the accepted windows run that script) and resubmit
+# finishes the rest; with none, what submit_new made goes again. Exits STATUS.
+submit_stopped() {
+    trap - INT TERM
+    if [ -s "$DIR/jobs" ]; then
+        mv "$script" "$DIR/job.sh"
+        write_plan "$DIR/plan.env"
+        echo "kc_slurm: error: the submit $1 after part of the array ($DIR/jobs); once the cause is fixed: kc_slurm.sh resubmit --dir $DIR" >&2
+        exit "$2"
+    fi
+    rm -f "$script" "$DIR/jobs" "$DIR/job_offsets"
+    [ -z "$CONFIG" ] || rm -f "$DIR/kcollect.json"
+    for d in $made; do rmdir "$d" 2>/dev/null || true; done
+    exit "$2"
 }
 
 # The shards of our jobs' array tasks that Slurm still holds (pending or running), as "SHARD
